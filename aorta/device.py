@@ -1,0 +1,369 @@
+"""The device layer: the one module through which accelerator calls go.
+
+Backends: ``cuda`` (NVIDIA), ``rocm`` (AMD; PyTorch's ``torch.cuda`` is HIP there) and ``cpu``. The CPU
+backend has the same interface so every benchmark runs on a machine without a GPU: its streams are
+distinct no-op objects and its events read the host clock when recorded, which is the completion time
+because CPU ops are synchronous.
+
+Streams: ``torch.cuda.Stream()`` draws from a pool of 32 streams per priority and hands them out
+round-robin, so stream 33 is stream 1 again (GPU_FACTS.md). ``Device.streams(n)`` therefore creates
+native streams through the runtime (``cudaStreamCreateWithPriority`` / ``hipStreamCreateWithPriority``)
+and wraps them with ``torch.cuda.ExternalStream``; it checks that the handles really are distinct.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import torch
+
+BACKENDS = ("auto", "cuda", "rocm", "cpu")
+
+# Environment variables that change how work is scheduled or communicated (recorded with every run).
+SCHEDULING_ENV_PATTERN = re.compile(
+    r"^(CUDA_DEVICE_MAX_CONNECTIONS|CUDA_VISIBLE_DEVICES|CUDA_LAUNCH_BLOCKING|GPU_MAX_HW_QUEUES|"
+    r"HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES|NCCL_.*|RCCL_.*|HSA_.*|TORCH_NCCL_.*|PYTORCH_.*ALLOC.*)$"
+)
+
+
+class DeviceUnavailable(RuntimeError):
+    """The requested backend cannot be used on this machine."""
+
+
+class StreamLimit(RuntimeError):
+    """Fewer distinct streams can be had than were asked for."""
+
+
+def detect_backend(requested: str = "auto") -> str:
+    """Resolve ``auto`` to the backend torch can use here; check an explicit request is usable."""
+    if requested not in BACKENDS:
+        raise ValueError(f"unknown device backend {requested!r}; allowed: {', '.join(BACKENDS)}")
+    gpu_vendor = "rocm" if getattr(torch.version, "hip", None) else "cuda"
+    has_gpu = torch.cuda.is_available()
+    if requested == "auto":
+        return gpu_vendor if has_gpu else "cpu"
+    if requested == "cpu":
+        return "cpu"
+    if not has_gpu:
+        raise DeviceUnavailable(f"--aorta-device={requested}: torch sees no GPU on this machine")
+    if requested != gpu_vendor:
+        raise DeviceUnavailable(
+            f"--aorta-device={requested}: this torch build is for {gpu_vendor} "
+            f"(torch {torch.__version__}, hip={torch.version.hip}, cuda={torch.version.cuda})"
+        )
+    return requested
+
+
+@dataclass(frozen=True)
+class DeviceProperties:
+    backend: str
+    name: str
+    arch: str
+    compute_units: int | None  # SMs on NVIDIA, CUs on AMD
+    l2_cache_bytes: int | None
+    total_memory_bytes: int | None
+    device_count: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class CpuStream:
+    """A stand-in stream: distinct object, no ordering effect (CPU ops are synchronous)."""
+
+    def __init__(self, index: int, priority: int = 0):
+        self.index = index
+        self.priority = priority
+
+    def wait_stream(self, other: CpuStream) -> None:  # ordering is implicit on the CPU
+        return None
+
+    def wait_event(self, event: CpuEvent) -> None:
+        return None
+
+
+class CpuEvent:
+    """Host-clock event: the time at which it was recorded (= completion, ops being synchronous)."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter):
+        self._clock = clock
+        self.t_s: float | None = None
+
+    def record(self, stream: object | None = None) -> None:
+        self.t_s = self._clock()
+
+    def elapsed_time(self, end: CpuEvent) -> float:
+        if self.t_s is None or end.t_s is None:
+            raise RuntimeError("elapsed_time on an event that was never recorded")
+        return (end.t_s - self.t_s) * 1e3
+
+
+class Device:
+    """One accelerator (or the CPU). Passed to whatever needs device calls; never a module global."""
+
+    def __init__(self, backend: str, index: int = 0):
+        self.backend = backend
+        self.index = index
+        self.is_gpu = backend in ("cuda", "rocm")
+        self.torch_device = torch.device("cuda", index) if self.is_gpu else torch.device("cpu")
+        self._native: dict[int, list] = {}  # priority -> streams created so far (kept for reuse)
+        self._cpu_streams: list[CpuStream] = []
+        if self.is_gpu:
+            torch.cuda.set_device(index)
+
+    @classmethod
+    def open(cls, requested: str = "auto", index: int = 0) -> Device:
+        return cls(detect_backend(requested), index)
+
+    def __repr__(self) -> str:
+        return f"Device({self.backend!r}, index={self.index})"
+
+    # ----------------------------------------------------------------- properties
+    def properties(self) -> DeviceProperties:
+        if not self.is_gpu:
+            import platform
+
+            return DeviceProperties("cpu", platform.processor() or platform.machine(), platform.machine(),
+                                    os.cpu_count(), None, None, 1)
+        p = torch.cuda.get_device_properties(self.index)
+        arch = getattr(p, "gcnArchName", "") if self.backend == "rocm" else f"sm_{p.major}{p.minor}"
+        return DeviceProperties(
+            backend=self.backend,
+            name=p.name,
+            arch=arch or f"{p.major}.{p.minor}",
+            compute_units=p.multi_processor_count,
+            l2_cache_bytes=getattr(p, "L2_cache_size", None),
+            total_memory_bytes=p.total_memory,
+            device_count=torch.cuda.device_count(),
+        )
+
+    def software(self) -> dict:
+        """Versions of the stack under the benchmark (torch, CUDA or HIP, NCCL or RCCL)."""
+        info: dict = {"torch": torch.__version__, "cuda": torch.version.cuda,
+                      "hip": getattr(torch.version, "hip", None)}
+        if self.is_gpu:
+            with contextlib.suppress(Exception):
+                v = torch.cuda.nccl.version()
+                info["rccl" if self.backend == "rocm" else "nccl"] = ".".join(map(str, v)) if isinstance(
+                    v, tuple) else str(v)
+        return info
+
+    @staticmethod
+    def scheduling_env(environ: dict | None = None) -> dict[str, str]:
+        env = os.environ if environ is None else environ
+        return {k: env[k] for k in sorted(env) if SCHEDULING_ENV_PATTERN.match(k)}
+
+    def hardware_queue_setting(self) -> dict[str, str]:
+        """The env var that sets how many hardware queues streams map onto, and its value in force."""
+        if self.backend == "rocm":
+            return {"GPU_MAX_HW_QUEUES": os.environ.get("GPU_MAX_HW_QUEUES", "default (4)")}
+        if self.backend == "cuda":
+            return {"CUDA_DEVICE_MAX_CONNECTIONS": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", "default (8)")}
+        return {}
+
+    # ----------------------------------------------------------------- streams
+    def streams(self, n: int, priority: int = 0) -> list:
+        """``n`` really distinct streams at ``priority`` (lower number = higher priority on CUDA/HIP)."""
+        if n < 1:
+            raise ValueError(f"stream count must be >= 1, got {n}")
+        if not self.is_gpu:
+            while len(self._cpu_streams) < n:
+                self._cpu_streams.append(CpuStream(len(self._cpu_streams), priority))
+            return self._cpu_streams[:n]
+        made = self._native.setdefault(priority, [])
+        while len(made) < n:
+            made.append(self._new_native_stream(priority))
+        out = made[:n]
+        handles = {self.stream_handle(s) for s in out}
+        if len(handles) != n:
+            raise StreamLimit(f"asked for {n} distinct streams, got {len(handles)} distinct handles")
+        return out
+
+    def priority_range(self) -> tuple[int, int]:
+        """(lowest priority, highest priority) as the runtime numbers them; (0, 0) on CPU."""
+        if not self.is_gpu:
+            return (0, 0)
+        return tuple(torch.cuda.Stream.priority_range())  # type: ignore[return-value]
+
+    def _new_native_stream(self, priority: int):
+        create = _native_stream_creator(self.backend)
+        if create is None:
+            # No runtime binding: the torch pool is distinct only up to 32 streams per priority.
+            s = torch.cuda.Stream(device=self.torch_device, priority=priority)
+            return s
+        handle = create(priority)
+        return torch.cuda.ExternalStream(handle, device=self.torch_device)
+
+    def stream_handle(self, stream) -> int:
+        if not self.is_gpu:
+            return id(stream)
+        return int(stream.cuda_stream)
+
+    def distinct_stream_count(self, streams: list) -> int | None:
+        """Distinct native handles among ``streams``; ``None`` on CPU (no hardware streams there)."""
+        if not self.is_gpu:
+            return None
+        return len({self.stream_handle(s) for s in streams})
+
+    def current_stream(self):
+        if not self.is_gpu:
+            return _CPU_ORIGIN
+        return torch.cuda.current_stream(self.torch_device)
+
+    def use(self, stream):
+        """Context manager that makes ``stream`` current."""
+        if not self.is_gpu:
+            return contextlib.nullcontext()
+        return torch.cuda.stream(stream)
+
+    def wait_event(self, stream, event) -> None:
+        stream.wait_event(event)
+
+    def wait_stream(self, waiter, waitee) -> None:
+        waiter.wait_stream(waitee)
+
+    # ----------------------------------------------------------------- events / sync
+    def event(self, timing: bool = True):
+        if not self.is_gpu:
+            return CpuEvent()
+        return torch.cuda.Event(enable_timing=timing)
+
+    def synchronize(self) -> None:
+        if self.is_gpu:
+            torch.cuda.synchronize(self.torch_device)
+
+    # ----------------------------------------------------------------- memory
+    def reset_peak_memory(self) -> None:
+        if self.is_gpu:
+            torch.cuda.reset_peak_memory_stats(self.torch_device)
+
+    def peak_memory_bytes(self) -> int | None:
+        return torch.cuda.max_memory_allocated(self.torch_device) if self.is_gpu else None
+
+    def free_memory(self) -> None:
+        if self.is_gpu:
+            torch.cuda.empty_cache()
+
+    # ----------------------------------------------------------------- graphs
+    def supports_graphs(self) -> bool:
+        return self.is_gpu
+
+    def capture_graph(self, fn: Callable[[], None], warmup: int = 2):
+        """Capture ``fn`` (which may fork onto other streams and must join back) as one graph.
+
+        Returns the ``replay`` callable. Warm-up runs on a side stream first, as PyTorch requires.
+        """
+        if not self.is_gpu:
+            raise DeviceUnavailable("CUDA/HIP graphs need a GPU")
+        side = torch.cuda.Stream(device=self.torch_device)
+        side.wait_stream(torch.cuda.current_stream(self.torch_device))  # inputs written on the origin stream
+        with torch.cuda.stream(side):
+            for _ in range(warmup):
+                fn()
+        torch.cuda.current_stream(self.torch_device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn()
+        return graph.replay
+
+    def is_out_of_memory(self, exc: BaseException) -> bool:
+        oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", ())
+        return isinstance(exc, oom) or "out of memory" in str(exc).lower()
+
+
+_CPU_ORIGIN = CpuStream(-1)
+
+
+# --------------------------------------------------------------------------- native stream creation
+_NON_BLOCKING = 0x1  # cudaStreamNonBlocking == hipStreamNonBlocking
+
+
+def _native_stream_creator(backend: str) -> Callable[[int], int] | None:
+    """A function ``priority -> native stream handle``, or ``None`` when no runtime binding loads."""
+    if backend == "cuda":
+        try:
+            from cuda.bindings import runtime as cudart  # type: ignore[import-not-found]
+        except ImportError:
+            cudart = None
+        if cudart is not None:
+            def create_cuda(priority: int) -> int:
+                err, stream = cudart.cudaStreamCreateWithPriority(_NON_BLOCKING, priority)
+                if int(err) != 0:
+                    raise RuntimeError(f"cudaStreamCreateWithPriority failed: {err}")
+                return int(stream)
+            return create_cuda
+        return _ctypes_creator(["libcudart.so", "libcudart.so.13", "libcudart.so.12"], "cudaStreamCreateWithPriority")
+    if backend == "rocm":
+        return _ctypes_creator(["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.7"],
+                               "hipStreamCreateWithPriority")
+    return None
+
+
+def _ctypes_creator(libnames: list[str], symbol: str) -> Callable[[int], int] | None:
+    for name in libnames:
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        fn = getattr(lib, symbol, None)
+        if fn is None:
+            continue
+        fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.c_int]
+        fn.restype = ctypes.c_int
+
+        def create(priority: int, fn=fn) -> int:
+            handle = ctypes.c_void_p()
+            rc = fn(ctypes.byref(handle), _NON_BLOCKING, priority)
+            if rc != 0:
+                raise RuntimeError(f"{symbol} failed with code {rc}")
+            return int(handle.value)
+        return create
+    return None
+
+
+
+def driver_version(backend: str) -> str | None:
+    """The GPU driver's version (NVML or nvidia-smi on NVIDIA; amdsmi or rocm-smi on AMD); None if unknown."""
+    if backend == "cuda":
+        try:
+            import pynvml  # type: ignore[import-not-found]
+
+            pynvml.nvmlInit()
+            try:
+                v = pynvml.nvmlSystemGetDriverVersion()
+                return v.decode() if isinstance(v, bytes) else str(v)
+            finally:
+                pynvml.nvmlShutdown()
+        except Exception:
+            return _tool_output(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+    if backend == "rocm":
+        try:
+            import amdsmi  # type: ignore[import-not-found]
+
+            amdsmi.amdsmi_init()
+            try:
+                handle = amdsmi.amdsmi_get_processor_handles()[0]
+                return str(amdsmi.amdsmi_get_gpu_driver_info(handle).get("driver_version"))
+            finally:
+                amdsmi.amdsmi_shut_down()
+        except Exception:
+            out = _tool_output(["rocm-smi", "--showdriverversion"])
+            m = re.search(r"Driver version:\s*(\S+)", out or "")
+            return m.group(1) if m else None
+    return None
+
+
+def _tool_output(cmd: list[str]) -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.splitlines()[0].strip() if out else None

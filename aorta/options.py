@@ -1,0 +1,96 @@
+"""Command-line option converters (``parse_*``) and the resolved options, parsed once.
+
+Converters raise ``argparse.ArgumentTypeError`` with the option, the value and what is allowed, so a
+bad value is a usage error before any benchmark runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from aorta.timing.loop import SYNC_MODES
+from aorta.workloads.base import ISSUE_ORDERS, SIZES
+
+MAX_STREAMS = 1024
+DEVICE_CHOICES = ("auto", "cuda", "rocm", "cpu")
+
+
+def _int_list(option: str, text: str, lo: int, hi: int) -> tuple[int, ...]:
+    parts = str(text).split(",")
+    values = []
+    for part in parts:
+        part = part.strip()
+        try:
+            value = int(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{option}={text!r}: {part!r} is not an integer; give an int or a comma list such as 1,4,16,64"
+            ) from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{option}={text!r}: {value} is out of range; allowed {lo} to {hi}")
+        values.append(value)
+    return tuple(dict.fromkeys(values))  # keep order, drop repeats
+
+
+def parse_streams(text: str) -> tuple[int, ...]:
+    return _int_list("--streams", text, 1, MAX_STREAMS)
+
+
+def _one_int(option: str, text: str, lo: int, hi: int) -> int:
+    values = _int_list(option, text, lo, hi)
+    if len(values) != 1 or "," in str(text):
+        raise argparse.ArgumentTypeError(f"{option}={text!r}: give one integer from {lo} to {hi}")
+    return values[0]
+
+
+def parse_rounds(text: str) -> int:
+    return _one_int("--rounds", text, 1, 100_000)
+
+
+def parse_warmup(text: str) -> int:
+    return _one_int("--warmup", text, 0, 100_000)
+
+
+def parse_iterations(text: str) -> int:
+    return _one_int("--aorta-iterations", text, 1, 1_000_000)
+
+
+def _choice(option: str, allowed: tuple[str, ...]):
+    def parse(text: str) -> str:
+        if text not in allowed:
+            raise argparse.ArgumentTypeError(f"{option}={text!r}: allowed values are {', '.join(allowed)}")
+        return text
+    parse.__name__ = f"parse_{option.strip('-').replace('-', '_')}"
+    return parse
+
+
+parse_sync_mode = _choice("--sync-mode", SYNC_MODES)
+parse_device = _choice("--aorta-device", DEVICE_CHOICES)
+parse_size = _choice("--aorta-size", ("auto", *SIZES))
+
+
+def parse_issue_order(text: str) -> tuple[str, ...]:
+    values = tuple(dict.fromkeys(v.strip() for v in str(text).split(",")))
+    for v in values:
+        if v not in ISSUE_ORDERS:
+            raise argparse.ArgumentTypeError(
+                f"--issue-order={text!r}: {v!r} is not allowed; allowed: {', '.join(ISSUE_ORDERS)} (or both, comma-separated)")
+    return values
+
+
+@dataclass(frozen=True, kw_only=True)
+class AortaOptions:
+    streams: tuple[int, ...]
+    rounds: int
+    warmup: int
+    sync_mode: str
+    device: str
+    size: str  # auto / smoke / full
+    issue_order: tuple[str, ...]
+    iterations: int | None  # fixed K per round; None = probe
+
+    def resolved_size(self, backend: str) -> str:
+        if self.size != "auto":
+            return self.size
+        return "smoke" if backend == "cpu" else "full"

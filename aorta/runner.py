@@ -1,0 +1,123 @@
+"""Run one workload: set up, check against one stream, time, derive figures.
+
+The sequence is fixed: ``setup`` -> one-stream reference -> poisoned outputs -> multi-stream run ->
+compare (a mismatch raises ``WorkloadCheckError`` and nothing is timed) -> optional graph capture and
+its own check -> the one timing loop -> metrics and stream figures for extra_info.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from aorta import results, stats
+from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
+from aorta.workloads.base import Metric, Workload, clone_result, compare_results
+
+
+@dataclass
+class BenchResult:
+    run: TimedRun
+    metrics: list[Metric]
+    extra_info: dict[str, Any] = field(default_factory=dict)
+
+
+def poison(value: Any) -> None:
+    """Overwrite outputs in place so an output the next run fails to write cannot pass the check."""
+    if isinstance(value, torch.Tensor):
+        if value.is_floating_point() or value.is_complex():
+            value.fill_(float("nan"))
+        elif value.dtype == torch.bool:
+            value.logical_not_()
+        else:
+            value.fill_(torch.iinfo(value.dtype).min)
+    elif isinstance(value, dict):
+        for v in value.values():
+            poison(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            poison(v)
+
+
+def check_against_one_stream(device, workload: Workload, streams) -> Any:
+    """Run the step on the origin stream alone, then on ``streams``; raise if the results differ."""
+    origin = device.current_stream()
+    one = RoundRecorder(device, [origin] * len(streams), record_intervals=False)
+    workload.step(one)
+    device.synchronize()  # the reference must be complete before it is copied
+    reference = clone_result(workload.result())
+    poison(workload.result())
+    many = RoundRecorder(device, streams, record_intervals=False)
+    run_forked(device, streams, lambda: workload.step(many))
+    device.synchronize()  # read the multi-stream result only after every stream finished
+    compare_results(workload.result(), reference, *workload.tolerance())
+    return reference
+
+
+def _graph_step(device, workload: Workload, streams, reference):
+    """Capture one multi-stream iteration as a graph, check one replay, return the replay step."""
+    rec = RoundRecorder(device, streams, record_intervals=False)
+    replay = device.capture_graph(lambda: run_forked(device, streams, lambda: workload.step(rec)))
+    poison(workload.result())
+    replay()
+    device.synchronize()  # the replayed result is read next
+    compare_results(workload.result(), reference, *workload.tolerance(), where="graph replay result")
+    return lambda _rec: replay()
+
+
+def run_workload(device, workload: Workload, streams, plan: TimingPlan) -> BenchResult:
+    workload.setup()
+    reference = check_against_one_stream(device, workload, streams)
+    if workload.uses_graph():
+        step = _graph_step(device, workload, streams, reference)
+        run = time_rounds(device, [], step, plan, record_intervals=False)
+    else:
+        run = time_rounds(device, streams, workload.step, plan)
+    per_iter = run.per_iteration_ms
+    metrics = workload.metrics(per_iter)
+    more, unavailable = workload.extra_metrics(run)
+    metrics = metrics + more
+
+    extra: dict[str, Any] = {
+        "aorta_schema": results.SCHEMA_VERSION,
+        "workload": workload.spec.name,
+        "category": workload.spec.category,
+        "priority": workload.spec.priority,
+        "backend": device.backend,
+        "size": workload.size,
+        "dtype": workload.dtype_name,
+        "streams_requested": workload.n_streams,
+        "distinct_streams": device.distinct_stream_count(streams),
+        "issue_order": workload.issue_order,
+        "sync_mode": run.sync_mode,
+        "timing_method": run.method,
+        "iterations_per_round": run.iterations_per_round,
+        "clock": run.clock,
+        "device_ms_per_iteration": per_iter,
+        "host_wall": _host_figures(run),
+        "metrics": {m.name: m.as_dict() for m in metrics},
+        "headline_metric": workload.spec.metric,
+        "unavailable": dict(unavailable),
+        "workload_info": workload.info(),
+    }
+    if device.distinct_stream_count(streams) is None:
+        extra["unavailable"]["distinct_streams"] = "CPU backend: no hardware streams"
+    if run.method == "graph_replay":
+        extra["unavailable"]["per_stream_busy_ms"] = "graph replay: no per-stream events inside a graph"
+        extra["effective_concurrency"] = None
+    else:
+        figs = results.stream_figures([r.stream_intervals_ms for r in run.rounds], run.device_ms,
+                                      workload.n_streams)
+        extra.update(figs)
+    return BenchResult(run, metrics, extra)
+
+
+def _host_figures(run: TimedRun) -> dict:
+    enqueue = [r.host_enqueue_ms for r in run.rounds]
+    out = {"enqueue_ms_median": stats.median(enqueue), "total_ms": run.host_total_ms}
+    walls = [r.host_wall_ms for r in run.rounds if r.host_wall_ms is not None]
+    if walls:
+        out["wall_ms_median"] = stats.median(walls)
+    return out

@@ -1,0 +1,13 @@
+"""The one timing loop (``loop.time_rounds``) and what it returns."""
+
+from aorta.timing.loop import (
+    RoundRecorder,
+    RoundTiming,
+    TimedRun,
+    TimingPlan,
+    choose_iterations,
+    run_forked,
+    time_rounds,
+)
+
+__all__ = ["RoundRecorder", "RoundTiming", "TimedRun", "TimingPlan", "choose_iterations", "run_forked", "time_rounds"]

@@ -1,0 +1,17 @@
+"""The registry of hardware-queue workloads: name -> class."""
+
+from __future__ import annotations
+
+from aorta.workloads.base import Workload
+from aorta.workloads.large_gemm import LargeGemmOnly
+
+REGISTRY: dict[str, type[Workload]] = {cls.spec.name: cls for cls in (
+    LargeGemmOnly,
+)}
+
+
+def get_workload(name: str) -> type[Workload]:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown workload {name!r}; valid names: {', '.join(sorted(REGISTRY))}") from None

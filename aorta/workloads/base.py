@@ -1,0 +1,184 @@
+"""What every workload declares and implements.
+
+A workload is a small class with a frozen ``WorkloadSpec`` (name, category, priority, stream range,
+its metric) and three methods: ``setup`` allocates seeded inputs, ``step(rec)`` enqueues one iteration
+on the streams it was given (``with rec.on(i):``), ``result`` returns what the last step produced.
+The runner checks the multi-stream result against the same step run on one stream before timing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import torch
+
+PRIORITIES = ("p0", "p1", "p2", "p3")
+CATEGORIES = ("compute", "scheduling", "training", "inference", "pipeline", "latency", "memory", "compile")
+SIZES = ("smoke", "full")
+ISSUE_ORDERS = ("breadth", "depth")
+DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32, "fp16": torch.float16}
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadSpec:
+    name: str
+    category: str
+    priority: str
+    description: str
+    metric: str  # name of the workload's own headline metric
+    unit: str
+    higher_is_better: bool
+    min_streams: int = 1
+    max_streams: int = 1024
+    recommended_streams: tuple[int, ...] = (1, 4, 16)
+    dtypes: tuple[str, ...] = ("bf16", "fp32")
+
+    def __post_init__(self) -> None:
+        if self.category not in CATEGORIES:
+            raise ValueError(f"{self.name}: category {self.category!r} not in {CATEGORIES}")
+        if self.priority not in PRIORITIES:
+            raise ValueError(f"{self.name}: priority {self.priority!r} not in {PRIORITIES}")
+        if not 1 <= self.min_streams <= self.max_streams:
+            raise ValueError(f"{self.name}: need 1 <= min_streams <= max_streams, got "
+                             f"{self.min_streams}..{self.max_streams}")
+        for d in self.dtypes:
+            if d not in DTYPES:
+                raise ValueError(f"{self.name}: dtype {d!r} not in {sorted(DTYPES)}")
+
+    def stream_skip_reason(self, n: int) -> str | None:
+        """Why ``n`` streams cannot run this workload, or ``None`` if they can."""
+        if n < self.min_streams:
+            return f"{self.name} needs at least {self.min_streams} streams (asked for {n})"
+        if n > self.max_streams:
+            return f"{self.name} supports at most {self.max_streams} streams (asked for {n})"
+        return None
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One figure a workload reports; ``samples`` holds one value per timed round where derivable."""
+
+    name: str
+    value: float
+    unit: str
+    higher_is_better: bool
+    samples: tuple[float, ...] = field(default=())
+
+    def as_dict(self) -> dict:
+        d: dict[str, Any] = {"value": self.value, "unit": self.unit, "higher_is_better": self.higher_is_better}
+        if self.samples:
+            d["samples"] = list(self.samples)
+        return d
+
+
+class WorkloadCheckError(AssertionError):
+    """The multi-stream result differs from the one-stream reference: never timed, never saved."""
+
+
+class Workload:
+    spec: ClassVar[WorkloadSpec]
+
+    def __init__(self, device, n_streams: int, *, size: str = "full", dtype: str | None = None,
+                 issue_order: str = "breadth", seed: int = 0, **params: Any):
+        if size not in SIZES:
+            raise ValueError(f"size must be one of {SIZES}, got {size!r}")
+        if issue_order not in ISSUE_ORDERS:
+            raise ValueError(f"issue_order must be one of {ISSUE_ORDERS}, got {issue_order!r}")
+        dtype = dtype or self.spec.dtypes[0]
+        if dtype not in self.spec.dtypes:
+            raise ValueError(f"{self.spec.name}: dtype {dtype!r} not supported; allowed: {self.spec.dtypes}")
+        self.device = device
+        self.n_streams = n_streams
+        self.size = size
+        self.dtype_name = dtype
+        self.dtype = DTYPES[dtype]
+        self.issue_order = issue_order
+        self.seed = seed
+        self.params = params
+
+    # -- to implement -----------------------------------------------------------------
+    def setup(self) -> None:
+        raise NotImplementedError
+
+    def step(self, rec) -> None:
+        raise NotImplementedError
+
+    def result(self) -> Any:
+        raise NotImplementedError
+
+    def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
+        raise NotImplementedError
+
+    # -- may override -----------------------------------------------------------------
+    def tolerance(self) -> tuple[float, float]:
+        """(rtol, atol) for the one-stream check; bf16 rounding differs with reduction order."""
+        return (2e-2, 2e-2) if self.dtype in (torch.bfloat16, torch.float16) else (1e-4, 1e-4)
+
+    def size_label(self) -> str:
+        """Human-readable size, named in out-of-memory failures."""
+        return f"{self.size} {self.params}" if self.params else self.size
+
+    def info(self) -> dict:
+        """Workload-specific facts for extra_info (shapes, counts)."""
+        return {}
+
+    def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
+        """Metrics that need the whole timed run (e.g. overlap from intervals) and unavailable ones."""
+        return [], {}
+
+    def uses_graph(self) -> bool:
+        return False
+
+    # -- helpers ----------------------------------------------------------------------
+    def generator(self) -> torch.Generator:
+        g = torch.Generator(device=self.device.torch_device)
+        g.manual_seed(self.seed)
+        return g
+
+    def randn(self, *shape: int, gen: torch.Generator, dtype=None, scale: float = 1.0) -> torch.Tensor:
+        t = torch.randn(*shape, generator=gen, device=self.device.torch_device, dtype=torch.float32)
+        return (t * scale).to(dtype or self.dtype)
+
+    def stream_order(self) -> list[int]:
+        return list(range(self.n_streams))
+
+
+def compare_results(out: Any, ref: Any, rtol: float, atol: float, where: str = "result") -> None:
+    """Raise ``WorkloadCheckError`` naming the first element that differs (tensors, lists, dicts)."""
+    if isinstance(ref, dict):
+        if set(out) != set(ref):
+            raise WorkloadCheckError(f"{where}: keys differ: {sorted(out)} vs {sorted(ref)}")
+        for k in ref:
+            compare_results(out[k], ref[k], rtol, atol, f"{where}[{k!r}]")
+        return
+    if isinstance(ref, (list, tuple)):
+        if len(out) != len(ref):
+            raise WorkloadCheckError(f"{where}: {len(out)} items vs {len(ref)} in the reference")
+        for i, (o, r) in enumerate(zip(out, ref)):
+            compare_results(o, r, rtol, atol, f"{where}[{i}]")
+        return
+    if isinstance(ref, torch.Tensor):
+        if out.shape != ref.shape:
+            raise WorkloadCheckError(f"{where}: shape {tuple(out.shape)} vs reference {tuple(ref.shape)}")
+        o, r = out.float(), ref.float()
+        if not torch.isfinite(o).all():
+            raise WorkloadCheckError(f"{where}: non-finite values in the multi-stream result")
+        if not torch.allclose(o, r, rtol=rtol, atol=atol):
+            diff = (o - r).abs().max().item()
+            raise WorkloadCheckError(f"{where}: differs from the one-stream reference (max abs diff {diff:.3g}, "
+                                     f"rtol={rtol}, atol={atol})")
+        return
+    if out != ref:
+        raise WorkloadCheckError(f"{where}: {out!r} vs reference {ref!r}")
+
+
+def clone_result(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, dict):
+        return {k: clone_result(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(clone_result(v) for v in value)
+    return value

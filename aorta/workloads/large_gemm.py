@@ -1,0 +1,57 @@
+"""large_gemm_only: one large GEMM per stream; the compute-bound reference (TFLOP/s)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from aorta.stats import median
+from aorta.workloads.base import Metric, Workload, WorkloadSpec
+
+# (M, N, K) per stream. 8192^3 bf16 is ~1.4 ms on an H100 (700-800 TFLOP/s, GPU_FACTS.md); fp32
+# without TF32 runs ~52 TFLOP/s, so its size is halved to keep a 64-stream round near a second.
+SIZES = {("full", "bf16"): (8192, 8192, 8192), ("full", "fp32"): (4096, 4096, 4096),
+         ("smoke", "bf16"): (96, 96, 96), ("smoke", "fp32"): (96, 96, 96)}
+
+
+class LargeGemmOnly(Workload):
+    spec = WorkloadSpec(
+        name="large_gemm_only", category="compute", priority="p0",
+        description="one large GEMM per stream (bf16 tensor cores or fp32); TFLOP/s, the compute-bound reference",
+        metric="tflops", unit="TFLOP/s", higher_is_better=True, max_streams=128,
+        recommended_streams=(1, 4, 16),
+    )
+
+    def setup(self) -> None:
+        m, n, k = self.params.get("shape") or SIZES[(self.size, self.dtype_name)]
+        self.shape = (m, n, k)
+        gen = self.generator()
+        # Random data, never zeros: a bf16 GEMM runs ~13% faster on zeros (METHOD.md).
+        self.a = [self.randn(m, k, gen=gen) for _ in range(self.n_streams)]  # (M, K)
+        self.b = [self.randn(k, n, gen=gen, scale=k ** -0.5) for _ in range(self.n_streams)]  # (K, N)
+        self.c = [self.a[0].new_empty(m, n) for _ in range(self.n_streams)]  # (M, N)
+
+    def step(self, rec) -> None:
+        for i in range(self.n_streams):
+            with rec.on(i):
+                torch.matmul(self.a[i], self.b[i], out=self.c[i])
+
+    def result(self):
+        return self.c
+
+    def flops_per_iteration(self) -> float:
+        m, n, k = self.shape
+        return 2.0 * m * n * k * self.n_streams
+
+    def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
+        tflops = [self.flops_per_iteration() / (ms * 1e-3) / 1e12 for ms in per_iteration_ms]
+        return [Metric("tflops", median(tflops), "TFLOP/s", True, tuple(tflops))]
+
+    def info(self) -> dict:
+        m, n, k = self.shape
+        return {"m": m, "n": n, "k": k, "gemms_per_iteration": self.n_streams}
+
+    def size_label(self) -> str:
+        m, n, k = self.shape if hasattr(self, "shape") else SIZES[(self.size, self.dtype_name)]
+        return f"{self.n_streams} x {self.dtype_name} GEMM {m}x{n}x{k}"
