@@ -238,6 +238,19 @@ class Device:
         if self.is_gpu:
             torch.cuda.synchronize(self.torch_device)
 
+    def spin(self, cycles: int) -> None:
+        """Enqueue one single-thread kernel that spins ``cycles`` GPU clock cycles (no memory traffic).
+
+        On the CPU backend the host busy-waits ``cycles`` nanoseconds instead: the CPU stand-in for
+        a long one-block kernel, synchronous like every CPU op.
+        """
+        if self.is_gpu:
+            torch.cuda._sleep(int(cycles))
+        else:
+            deadline = time.perf_counter_ns() + int(cycles)
+            while time.perf_counter_ns() < deadline:
+                pass
+
     # ----------------------------------------------------------------- memory
     def reset_peak_memory(self) -> None:
         if self.is_gpu:

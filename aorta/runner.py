@@ -70,11 +70,13 @@ def _graph_step(device, workload: Workload, streams, reference):
 def run_workload(device, workload: Workload, streams, plan: TimingPlan) -> BenchResult:
     workload.setup()
     reference = check_against_one_stream(device, workload, streams)
+    no_intervals = workload.interval_unavailable_reason()
     if workload.uses_graph():
         step = _graph_step(device, workload, streams, reference)
         run = time_rounds(device, [], step, plan, record_intervals=False)
+        no_intervals = "graph replay: no per-stream events inside a graph"
     else:
-        run = time_rounds(device, streams, workload.step, plan)
+        run = time_rounds(device, streams, workload.step, plan, record_intervals=no_intervals is None)
     per_iter = run.per_iteration_ms
     metrics = workload.metrics(per_iter)
     more, unavailable = workload.extra_metrics(run)
@@ -104,9 +106,11 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan) -> Bench
     }
     if device.distinct_stream_count(streams) is None:
         extra["unavailable"]["distinct_streams"] = "CPU backend: no hardware streams"
-    if run.method == "graph_replay":
-        extra["unavailable"]["per_stream_busy_ms"] = "graph replay: no per-stream events inside a graph"
+    if no_intervals:
+        extra["unavailable"]["per_stream_busy_ms"] = no_intervals
+        extra["unavailable"]["effective_concurrency"] = no_intervals
         extra["effective_concurrency"] = None
+        extra["per_stream_busy_ms"] = None
     else:
         figs = results.stream_figures([r.stream_intervals_ms for r in run.rounds], run.device_ms,
                                       workload.n_streams)

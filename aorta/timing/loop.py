@@ -66,6 +66,7 @@ class RoundRecorder:
         self.streams = list(streams)
         self._record = record_intervals
         self._marks: list[tuple[int, object, object]] = []
+        self._open: dict[int, object] = {}
 
     @property
     def n_streams(self) -> int:
@@ -76,17 +77,29 @@ class RoundRecorder:
 
     @contextlib.contextmanager
     def on(self, i: int) -> Iterator[object]:
-        stream = self.streams[i]
-        with self.device.use(stream):
-            if not self._record:
-                yield stream
-                return
-            begin = self.device.event()
-            begin.record(stream)
-            yield stream
-            end = self.device.event()
-            end.record(stream)
-            self._marks.append((i, begin, end))
+        """Run the block on stream ``i`` as one recorded segment (begin event, work, end event)."""
+        self.begin(i)
+        with self.device.use(self.streams[i]):
+            yield self.streams[i]
+        self.end(i)
+
+    def use(self, i: int):
+        """Make stream ``i`` current without recording events (work between ``begin`` and ``end``)."""
+        return self.device.use(self.streams[i])
+
+    def begin(self, i: int) -> None:
+        """Open a segment on stream ``i``: an event recorded on it now marks where its work starts."""
+        if self._record:
+            event = self.device.event()
+            event.record(self.streams[i])
+            self._open[i] = event
+
+    def end(self, i: int) -> None:
+        """Close stream ``i``'s open segment with an end event after the work enqueued on it."""
+        if self._record:
+            event = self.device.event()
+            event.record(self.streams[i])
+            self._marks.append((i, self._open.pop(i), event))
 
     def wait(self, waiter: int, waitee: int) -> None:
         """Stream ``waiter`` waits for the work enqueued so far on stream ``waitee``."""
@@ -94,6 +107,8 @@ class RoundRecorder:
             self.device.wait_stream(self.streams[waiter], self.streams[waitee])
 
     def _take_marks(self) -> list[tuple[int, object, object]]:
+        if self._open:
+            raise RuntimeError(f"step left segments open on streams {sorted(self._open)}: call end(i)")
         marks, self._marks = self._marks, []
         return marks
 

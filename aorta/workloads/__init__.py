@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from aorta.workloads.base import Workload
+from aorta.workloads.hetero import HeteroKernels
 from aorta.workloads.large_gemm import LargeGemmOnly
+from aorta.workloads.stream_concurrency import StreamConcurrency
+from aorta.workloads.tiny_kernel import TinyKernelStress
 
 REGISTRY: dict[str, type[Workload]] = {cls.spec.name: cls for cls in (
     LargeGemmOnly,
+    TinyKernelStress,
+    HeteroKernels,
+    StreamConcurrency,
 )}
 
 

@@ -131,6 +131,10 @@ class Workload:
     def uses_graph(self) -> bool:
         return False
 
+    def interval_unavailable_reason(self) -> str | None:
+        """Why this workload records no per-stream intervals (``None``: it records them)."""
+        return None
+
     # -- helpers ----------------------------------------------------------------------
     def generator(self) -> torch.Generator:
         g = torch.Generator(device=self.device.torch_device)

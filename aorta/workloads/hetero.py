@@ -1,0 +1,83 @@
+"""hetero_kernels: large GEMMs on half the streams while tiny kernels run on the others (convoy effect).
+
+Reports tiny-kernel latency beside the GEMMs (from the tiny streams' event intervals), GEMM TFLOP/s over
+the time the GEMM streams were busy, and, when the benchmark also runs the ``alone`` variant, the
+tiny-kernel latency without GEMMs and the slowdown between the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from aorta import overlap
+from aorta.stats import median
+from aorta.workloads.base import Metric, Workload, WorkloadSpec
+
+GEMM_SHAPE = {"full": (8192, 8192, 8192), "smoke": (64, 64, 64)}
+TINY_PER_STREAM = {"full": 256, "smoke": 16}
+
+
+class HeteroKernels(Workload):
+    spec = WorkloadSpec(
+        name="hetero_kernels", category="latency", priority="p0",
+        description="large GEMMs on half the streams beside tiny kernels on the rest; tiny-kernel latency and GEMM TFLOP/s",
+        metric="tiny_us_per_kernel", unit="us", higher_is_better=False, min_streams=2, max_streams=256,
+        recommended_streams=(2, 4, 16),
+    )
+
+    def setup(self) -> None:
+        self.with_gemms = self.params.get("with_gemms", True)
+        self.n_gemm = self.n_streams // 2
+        self.gemm_streams = list(range(self.n_gemm))
+        self.tiny_streams = list(range(self.n_gemm, self.n_streams))
+        self.tiny_per_stream = TINY_PER_STREAM[self.size]
+        m, n, k = self.shape = GEMM_SHAPE[self.size]
+        gen = self.generator()
+        self.a = [self.randn(m, k, gen=gen) for _ in self.gemm_streams]  # (M, K)
+        self.b = [self.randn(k, n, gen=gen, scale=k ** -0.5) for _ in self.gemm_streams]  # (K, N)
+        self.c = [self.a[0].new_empty(m, n) for _ in self.gemm_streams]  # (M, N)
+        dev = self.device.torch_device
+        self.base = [torch.full((1,), float(i), device=dev) for i in self.tiny_streams]
+        self.x = [torch.empty(1, device=dev) for _ in self.tiny_streams]
+
+    def step(self, rec) -> None:
+        if self.with_gemms:
+            for g, i in enumerate(self.gemm_streams):
+                with rec.on(i):
+                    torch.matmul(self.a[g], self.b[g], out=self.c[g])
+        for t, i in enumerate(self.tiny_streams):
+            with rec.on(i):
+                self.x[t].copy_(self.base[t])
+                for _ in range(self.tiny_per_stream - 1):
+                    self.x[t].add_(1.0)
+
+    def result(self):
+        return {"tiny": self.x, "gemm": self.c if self.with_gemms else []}
+
+    def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
+        return []  # everything here needs the stream intervals: see extra_metrics
+
+    def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
+        k = run.iterations_per_round
+        tiny_us, gemm_tflops = [], []
+        flops = 2.0 * self.shape[0] * self.shape[1] * self.shape[2] * self.n_gemm * k
+        for r in run.rounds:
+            busy = overlap.per_stream_busy_ms(r.stream_intervals_ms)
+            per_stream = [busy.get(i, 0.0) * 1e3 / (self.tiny_per_stream * k) for i in self.tiny_streams]
+            tiny_us.append(median(per_stream))
+            if self.with_gemms:
+                gemm_ms = overlap.length_ms([iv for i in self.gemm_streams for iv in r.stream_intervals_ms.get(i, ())])
+                if gemm_ms > 0:
+                    gemm_tflops.append(flops / (gemm_ms * 1e-3) / 1e12)
+        out = [Metric("tiny_us_per_kernel", median(tiny_us), "us", False, tuple(tiny_us))]
+        if gemm_tflops:
+            out.append(Metric("gemm_tflops", median(gemm_tflops), "TFLOP/s", True, tuple(gemm_tflops)))
+        unavailable = {} if self.with_gemms else {"gemm_tflops": "alone variant: no GEMMs run"}
+        return out, unavailable
+
+    def info(self) -> dict:
+        m, n, k = self.shape
+        return {"with_gemms": self.with_gemms, "gemm_streams": self.n_gemm, "tiny_streams": len(self.tiny_streams),
+                "gemm_mnk": [m, n, k], "tiny_kernels_per_stream": self.tiny_per_stream}

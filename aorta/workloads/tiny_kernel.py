@@ -1,0 +1,79 @@
+"""tiny_kernel_stress: many tiny kernels spread over N streams; µs per launch (dispatch cost).
+
+Floors to read the result against (GPU_FACTS.md, H100): ~9 µs host cost per eager launch, ~1.8 µs
+of GPU time per tiny kernel with the queue full, ~1.0 µs per kernel replayed from a CUDA graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from aorta.stats import median
+from aorta.workloads.base import Metric, Workload, WorkloadSpec
+
+MODES = ("eager", "graph")
+TOTAL_KERNELS = {"full": 4096, "smoke": 64}
+
+
+class TinyKernelStress(Workload):
+    spec = WorkloadSpec(
+        name="tiny_kernel_stress", category="scheduling", priority="p0",
+        description="many 1-element kernels spread over N streams, eager or CUDA-graph replay; µs per launch",
+        metric="us_per_launch", unit="us", higher_is_better=False, max_streams=1024,
+        recommended_streams=(1, 4, 16, 64), dtypes=("fp32",),
+    )
+
+    def setup(self) -> None:
+        self.mode = self.params.get("mode", "eager")
+        if self.mode not in MODES:
+            raise ValueError(f"tiny_kernel_stress mode must be one of {MODES}, got {self.mode!r}")
+        total = self.params.get("total_kernels") or TOTAL_KERNELS[self.size]
+        # The same total work at every stream count, so µs per launch compares across the sweep.
+        self.per_stream = max(2, total // self.n_streams)
+        self.total_kernels = self.per_stream * self.n_streams
+        dev = self.device.torch_device
+        self.base = [torch.full((1,), float(i), device=dev) for i in range(self.n_streams)]
+        self.x = [torch.empty(1, device=dev) for _ in range(self.n_streams)]
+
+    def _kernel(self, i: int, j: int) -> None:
+        if j == 0:
+            self.x[i].copy_(self.base[i])  # restart from a known value: every round computes the same
+        else:
+            self.x[i].add_(1.0)
+
+    def step(self, rec) -> None:
+        n = self.n_streams
+        if self.issue_order == "breadth":
+            for j in range(self.per_stream):
+                for i in range(n):
+                    with rec.use(i):
+                        self._kernel(i, j)
+        else:
+            for i in range(n):
+                with rec.use(i):
+                    for j in range(self.per_stream):
+                        self._kernel(i, j)
+
+    def result(self):
+        return self.x
+
+    def interval_unavailable_reason(self) -> str | None:
+        return ("per-kernel events would cost more than the 1-element kernels they bracket, and one event "
+                "pair per stream would span the whole round: no per-stream intervals are recorded")
+
+    def uses_graph(self) -> bool:
+        return self.mode == "graph"
+
+    def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
+        us = [ms * 1e3 / self.total_kernels for ms in per_iteration_ms]
+        per_s = [1e6 / u for u in us]
+        return [Metric("us_per_launch", median(us), "us", False, tuple(us)),
+                Metric("launches_per_s", median(per_s), "1/s", True, tuple(per_s))]
+
+    def info(self) -> dict:
+        return {"mode": self.mode, "kernels_per_stream": self.per_stream, "total_kernels": self.total_kernels}
+
+    def size_label(self) -> str:
+        return f"{self.n_streams} streams x {getattr(self, 'per_stream', '?')} tiny kernels"

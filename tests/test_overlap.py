@@ -1,0 +1,60 @@
+"""Interval math on hand-drawn timelines; expected values written as arithmetic."""
+
+import pytest
+
+from aorta import overlap
+
+#   A: [0----4]      [6--8]
+#   B:    [2------7]
+A = [(0, 4), (6, 8)]
+B = [(2, 7)]
+
+
+def test_union_merges_overlapping_and_touching():
+    assert overlap.union([(5, 6), (0, 2), (1, 3), (3, 4)]) == [(0, 4), (5, 6)]
+
+
+def test_union_does_not_mutate_its_input():
+    data = [(3, 4), (0, 1)]
+    overlap.union(data)
+    assert data == [(3, 4), (0, 1)]
+
+
+def test_intersection_and_overlapped():
+    assert overlap.intersection(A, B) == [(2, 4), (6, 7)]
+    assert overlap.overlapped_ms(A, B) == (4 - 2) + (7 - 6)
+
+
+def test_exposed_is_b_minus_a():
+    assert overlap.difference(B, A) == [(4, 6)]
+    assert overlap.exposed_ms(A, B) == 6 - 4
+
+
+def test_overlap_ratio_is_share_of_b_hidden():
+    assert overlap.overlap_ratio(A, B) == pytest.approx(3 / 5)
+    assert overlap.overlap_ratio(A, []) is None
+    assert overlap.overlap_ratio([(0, 10)], [(1, 2)]) == 1.0
+    assert overlap.overlap_ratio([(5, 10)], [(1, 2)]) == 0.0
+
+
+def test_effective_concurrency():
+    streams = {0: [(0, 10)], 1: [(0, 10)], 2: [(0, 5)]}
+    assert overlap.effective_concurrency(streams) == pytest.approx((10 + 10 + 5) / 10)
+    assert overlap.effective_concurrency(streams, round_span_ms=20) == pytest.approx(25 / 20)
+    serial = {0: [(0, 1)], 1: [(1, 2)], 2: [(2, 3)]}
+    assert overlap.effective_concurrency(serial) == pytest.approx(1.0)
+    assert overlap.effective_concurrency({}) is None
+
+
+def test_per_stream_busy_counts_overlaps_once():
+    assert overlap.per_stream_busy_ms({"s": [(0, 3), (2, 5), (7, 8)]}) == {"s": (5 - 0) + (8 - 7)}
+
+
+def test_active_segments():
+    segs = overlap.active_segments({"a": [(0, 4)], "b": [(2, 6)]})
+    assert segs == [(0, 2, ("a",)), (2, 4, ("a", "b")), (4, 6, ("b",))]
+
+
+def test_bad_interval_is_rejected():
+    with pytest.raises(ValueError, match="ends before it starts"):
+        overlap.union([(3, 1)])

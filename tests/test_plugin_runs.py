@@ -1,0 +1,141 @@
+"""The plugin from the outside: a CPU run of the P0 benchmarks and what lands in the JSON."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aorta import stats
+
+REPO = Path(__file__).resolve().parents[1]
+
+P0_FIELDS = {"streams_requested", "distinct_streams", "issue_order", "sync_mode", "timing_method",
+             "iterations_per_round", "per_stream_busy_ms", "effective_concurrency", "host_wall", "metrics",
+             "headline_metric", "device_ms_per_iteration", "unavailable"}
+
+
+@pytest.fixture(scope="module")
+def p0_run(tmp_path_factory):
+    """One CPU run of the P0 benchmarks at smoke size, both issue orders, 1 and 2 streams."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("p0") / "run.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(REPO / "benchmarks" / "hw_queue"), "-m", "p0", "--streams=1,2",
+         "--issue-order=breadth,depth", "--rounds=3", "--warmup=1", f"--benchmark-json={out}",
+         "-p", "no:cacheprovider", "-q"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    return proc, json.loads(out.read_text()) if out.exists() else None
+
+
+def test_p0_benchmarks_pass_on_cpu(p0_run):
+    proc, data = p0_run
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    names = {b["name"].split("[")[0] for b in data["benchmarks"]}
+    assert names == {"test_large_gemm_only", "test_tiny_kernel_stress", "test_hetero_kernels",
+                     "test_stream_concurrency"}
+
+
+def test_json_holds_the_aorta_fields(p0_run):
+    _, data = p0_run
+    for bench in data["benchmarks"]:
+        extra = bench["extra_info"]
+        assert P0_FIELDS <= set(extra), bench["name"]
+        assert extra["distinct_streams"] is None and "distinct_streams" in extra["unavailable"]
+        headline = extra["metrics"][extra["headline_metric"]]
+        assert {"value", "unit", "higher_is_better"} <= set(headline)
+
+
+def test_stats_hold_device_time_per_round(p0_run):
+    _, data = p0_run
+    for bench in data["benchmarks"]:
+        samples_ms = bench["extra_info"]["device_ms_per_iteration"]
+        assert bench["stats"]["rounds"] == len(samples_ms) == 3
+        assert bench["stats"]["median"] == pytest.approx(stats.median(samples_ms) / 1e3)
+
+
+def test_machine_info_records_the_stack(p0_run):
+    _, data = p0_run
+    info = data["machine_info"]["aorta"]
+    assert info["backend"] == "cpu"
+    assert {"torch", "cuda", "hip", "driver", "env", "hardware_queues"} <= set(info)
+
+
+def test_terminal_summary_lists_every_benchmark(p0_run):
+    proc, data = p0_run
+    assert "aorta: device-timed results" in proc.stdout
+    for bench in data["benchmarks"]:
+        assert bench["name"] in proc.stdout
+    assert "benchmark JSON:" in proc.stdout
+
+
+def test_one_stream_figure_beside_tiny_kernels(p0_run):
+    _, data = p0_run
+    tiny = [b for b in data["benchmarks"] if b["name"].startswith("test_tiny_kernel_stress[streams2")]
+    assert tiny
+    for b in tiny:
+        assert "one_stream_us_per_launch" in b["extra_info"]["metrics"]
+
+
+def test_hetero_reports_latency_alone_and_beside_gemms(p0_run):
+    _, data = p0_run
+    (hetero,) = [b for b in data["benchmarks"] if b["name"].startswith("test_hetero_kernels")]
+    metrics = hetero["extra_info"]["metrics"]
+    assert {"tiny_us_per_kernel", "tiny_us_per_kernel_alone", "convoy_slowdown", "gemm_tflops"} <= set(metrics)
+
+
+BROKEN = '''
+import torch
+import pytest
+from aorta.workloads.large_gemm import LargeGemmOnly
+
+
+class SkipsLastStream(LargeGemmOnly):
+    def step(self, rec):
+        for i in range(self.n_streams - 1 if rec.n_streams > 1 and rec.streams[0] is not rec.streams[-1] else self.n_streams):
+            with rec.on(i):
+                torch.matmul(self.a[i], self.b[i], out=self.c[i])
+
+
+class RunsOutOfMemory(LargeGemmOnly):
+    def setup(self):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 512.00 GiB")
+
+
+def test_wrong_result_fails(hw_queue):
+    hw_queue(SkipsLastStream, 2)
+
+
+def test_oom_fails_naming_the_size(hw_queue):
+    hw_queue(RunsOutOfMemory, 2)
+
+
+def test_the_run_goes_on(hw_queue):
+    hw_queue(LargeGemmOnly, 2)
+
+
+def test_above_the_maximum_skips(hw_queue):
+    hw_queue(LargeGemmOnly, 200)
+'''
+
+
+def test_wrong_result_and_oom_fail_that_test_only(run_pytest, pytester):
+    pytester.makepyfile(test_broken=BROKEN)
+    result = run_pytest("--rounds=2", "--warmup=0", "-rA")
+    result.assert_outcomes(passed=1, failed=2, skipped=1)
+    out = result.stdout.str()
+    assert "large_gemm_only output check failed, nothing timed" in out
+    assert "out of memory at size 2 x bf16 GEMM 96x96x96" in out
+    assert "large_gemm_only supports at most 128 streams (asked for 200)" in out
+
+
+def test_xdist_says_benchmarks_are_disabled(run_pytest, pytester):
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_x="from aorta.workloads.large_gemm import LargeGemmOnly\n\n"
+                               "def test_g(hw_queue):\n    hw_queue(LargeGemmOnly, 1)\n")
+    result = run_pytest("-n", "2", "-rs")
+    out = result.stdout.str()
+    assert "pytest-xdist (-n) disables pytest-benchmark" in out

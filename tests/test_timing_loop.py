@@ -1,0 +1,126 @@
+"""The timing loop's logic with a scripted clock: no GPU needed."""
+
+import pytest
+
+from aorta.timing import TimingPlan, choose_iterations, time_rounds
+
+
+class ScriptedEvent:
+    def __init__(self, clock):
+        self.clock, self.t = clock, None
+
+    def record(self, stream=None):
+        self.t = self.clock.next_event()
+
+    def elapsed_time(self, end):
+        return end.t - self.t
+
+
+class ScriptedDevice:
+    """Events read times (ms) from a script; streams are labels; counts synchronizes."""
+
+    is_gpu = False
+
+    def __init__(self, event_times):
+        self.times = list(event_times)
+        self.syncs = 0
+
+    def next_event(self):
+        return self.times.pop(0)
+
+    def event(self):
+        return ScriptedEvent(self)
+
+    def current_stream(self):
+        return "origin"
+
+    def use(self, stream):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def wait_event(self, stream, event):
+        pass
+
+    def wait_stream(self, a, b):
+        pass
+
+    def synchronize(self):
+        self.syncs += 1
+
+
+def two_stream_step(rec):
+    with rec.on(0):
+        pass
+    with rec.on(1):
+        pass
+
+
+def round_events(t0, s0, e0, s1, e1, t_end):
+    return [t0, s0, e0, s1, e1, t_end]
+
+
+def test_round_time_and_stream_intervals_come_from_events():
+    # warm-up round, then two timed rounds; each: start, begin0, end0, begin1, end1, end
+    script = round_events(0, 0, 1, 0, 1, 1) + round_events(10, 10, 14, 11, 13, 15) + round_events(20, 20, 22, 20, 23, 24)
+    dev = ScriptedDevice(script)
+    run = time_rounds(dev, ["s0", "s1"], two_stream_step,
+                      TimingPlan(warmup_rounds=1, rounds=2, iterations_per_round=1))
+    assert run.device_ms == [15 - 10, 24 - 20]
+    assert run.rounds[0].stream_intervals_ms == {0: [(0, 4)], 1: [(1, 3)]}
+    assert run.rounds[1].stream_intervals_ms == {0: [(0, 2)], 1: [(0, 3)]}
+    assert run.method == "events" and run.clock == "host_clock"
+    assert dev.syncs == 1 + 2  # after warm-up, then once per round (per_round)
+
+
+def test_end_only_synchronizes_once_and_still_reads_every_round():
+    script = round_events(0, 0, 1, 0, 1, 2) + round_events(2, 2, 3, 2, 3, 5)
+    dev = ScriptedDevice(script)
+    run = time_rounds(dev, ["s0", "s1"], two_stream_step,
+                      TimingPlan(warmup_rounds=0, rounds=2, sync_mode="end_only", iterations_per_round=1))
+    assert run.device_ms == [2, 3]
+    assert dev.syncs == 1 + 1  # after (empty) warm-up, then one at the end
+    assert all(r.host_wall_ms is None for r in run.rounds)
+
+
+def test_host_wall_is_kept_beside_device_time():
+    host = iter([0.0, 1.0, 1.001, 1.003, 1.004, 1.006, 9.0])  # begin, t0, t1, t2 per round..., total
+    dev = ScriptedDevice([0, 0, 1, 0, 1, 2])
+    run = time_rounds(dev, ["a", "b"], two_stream_step,
+                      TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1), host_clock=lambda: next(host))
+    r = run.rounds[0]
+    assert r.device_ms == 2
+    assert r.host_enqueue_ms == pytest.approx(1.0)
+    assert r.host_wall_ms == pytest.approx(3.0)
+
+
+def test_probe_under_the_floor_batches_k_iterations():
+    # probe round: one iteration reads 0.005 ms -> K = ceil(0.5 / 0.005) = 100 iterations per round
+    probe = [0.0, 0.005]
+    dev = ScriptedDevice(probe + [0.0, 0.6])
+    calls = []
+    run = time_rounds(dev, [], lambda rec: calls.append(1), TimingPlan(warmup_rounds=0, rounds=1))
+    assert run.iterations_per_round == 100
+    assert run.method == "events_k_batched"
+    assert len(calls) == 1 + 100
+    assert run.per_iteration_ms == [pytest.approx(0.6 / 100)]
+
+
+def test_choose_iterations():
+    assert choose_iterations(0.5) == 1
+    assert choose_iterations(0.001, target_ms=0.5) == 500
+    assert choose_iterations(0.0, max_iterations=7) == 7
+
+
+def test_open_segment_is_an_error():
+    dev = ScriptedDevice([0, 0, 1])
+    with pytest.raises(RuntimeError, match="left segments open"):
+        time_rounds(dev, ["s"], lambda rec: rec.begin(0), TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1))
+
+
+@pytest.mark.parametrize("bad", [dict(rounds=0), dict(warmup_rounds=-1), dict(sync_mode="sometimes"),
+                                 dict(iterations_per_round=0)])
+def test_plan_rejects_bad_values(bad):
+    kwargs = dict(warmup_rounds=0, rounds=1) | bad
+    with pytest.raises(ValueError):
+        TimingPlan(**kwargs)
