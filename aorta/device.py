@@ -217,10 +217,10 @@ class Device:
         return torch.cuda.current_stream(self.torch_device)
 
     def use(self, stream):
-        """Context manager that makes ``stream`` current."""
+        """Context manager that makes ``stream`` current (cheap: tiny-kernel loops switch per launch)."""
         if not self.is_gpu:
             return contextlib.nullcontext()
-        return torch.cuda.stream(stream)
+        return _StreamSwitch(stream, self.torch_device)
 
     def wait_event(self, stream, event) -> None:
         stream.wait_event(event)
@@ -291,6 +291,26 @@ class Device:
 
 
 _CPU_ORIGIN = CpuStream(-1)
+
+
+class _StreamSwitch:
+    """``torch.cuda.stream`` without its per-call device checks: set, run, restore the previous stream."""
+
+    __slots__ = ("stream", "device", "prev")
+
+    def __init__(self, stream, device):
+        self.stream, self.device, self.prev = stream, device, None
+
+    def __enter__(self):
+        self.prev = torch.cuda.current_stream(self.device)
+        if self.prev != self.stream:
+            torch.cuda.set_stream(self.stream)
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.prev != self.stream:
+            torch.cuda.set_stream(self.prev)
+        return False
 
 
 # --------------------------------------------------------------------------- native stream creation

@@ -77,7 +77,14 @@ class RoundRecorder:
 
     @contextlib.contextmanager
     def on(self, i: int) -> Iterator[object]:
-        """Run the block on stream ``i`` as one recorded segment (begin event, work, end event)."""
+        """Run the block on stream ``i`` as one recorded segment (begin event, work, end event).
+
+        Mind the hardware queues: an end event waits for the stream's work, and streams share a few
+        queues (CUDA_DEVICE_MAX_CONNECTIONS, default 8; GPU_MAX_HW_QUEUES on ROCm), so an end event
+        issued between other streams' launches serializes the streams that share its queue. Workloads
+        that measure the scheduler open every stream with ``begin(i)`` first, issue all the work, and
+        close them with ``end(i)`` last.
+        """
         self.begin(i)
         with self.device.use(self.streams[i]):
             yield self.streams[i]

@@ -43,15 +43,30 @@ class HeteroKernels(Workload):
         self.x = [torch.empty(1, device=dev) for _ in self.tiny_streams]
 
     def step(self, rec) -> None:
+        for i in range(self.n_streams):  # open all first: no event between launches (see RoundRecorder.on)
+            rec.begin(i)
         if self.with_gemms:
             for g, i in enumerate(self.gemm_streams):
-                with rec.on(i):
+                with rec.use(i):
                     torch.matmul(self.a[g], self.b[g], out=self.c[g])
-        for t, i in enumerate(self.tiny_streams):
-            with rec.on(i):
-                self.x[t].copy_(self.base[t])
-                for _ in range(self.tiny_per_stream - 1):
-                    self.x[t].add_(1.0)
+        if self.issue_order == "breadth":
+            for j in range(self.tiny_per_stream):
+                for t, i in enumerate(self.tiny_streams):
+                    with rec.use(i):
+                        self._tiny(t, j)
+        else:
+            for t, i in enumerate(self.tiny_streams):
+                with rec.use(i):
+                    for j in range(self.tiny_per_stream):
+                        self._tiny(t, j)
+        for i in range(self.n_streams):
+            rec.end(i)
+
+    def _tiny(self, t: int, j: int) -> None:
+        if j == 0:
+            self.x[t].copy_(self.base[t])  # restart from a known value: every round computes the same
+        else:
+            self.x[t].add_(1.0)
 
     def result(self):
         return {"tiny": self.x, "gemm": self.c if self.with_gemms else []}

@@ -46,16 +46,27 @@ class StreamConcurrency(Workload):
         return max(1, int(per_ms * self.kernel_ms_target))
 
     def step(self, rec) -> None:
-        # One recorded segment per kernel: a stream's interval is when its kernel really ran, so the
-        # event-based effective concurrency can be read beside the work-based one.
+        # Every stream is opened before any launch and closed after all of them: an event issued
+        # between launches would wait in a shared hardware queue and serialize the streams behind it.
         n = self.n_streams
-        order = ([(i, j) for j in range(KERNELS_PER_STREAM) for i in range(n)] if self.issue_order == "breadth"
-                 else [(i, j) for i in range(n) for j in range(KERNELS_PER_STREAM)])
-        for i, j in order:
-            with rec.on(i):
-                self.device.spin(self.cycles)
-                if j == KERNELS_PER_STREAM - 1:
+        for i in range(n):
+            rec.begin(i)
+        if self.issue_order == "breadth":
+            for _ in range(KERNELS_PER_STREAM):
+                for i in range(n):
+                    with rec.use(i):
+                        self.device.spin(self.cycles)
+            for i in range(n):
+                with rec.use(i):
                     self.out[i:i + 1].fill_(float(i + 1))  # proves stream i ran its work
+        else:
+            for i in range(n):
+                with rec.use(i):
+                    for _ in range(KERNELS_PER_STREAM):
+                        self.device.spin(self.cycles)
+                    self.out[i:i + 1].fill_(float(i + 1))
+        for i in range(n):
+            rec.end(i)
 
     def result(self):
         return self.out
