@@ -112,10 +112,25 @@ def test_choose_iterations():
     assert choose_iterations(0.0, max_iterations=7) == 7
 
 
-def test_open_segment_is_an_error():
-    dev = ScriptedDevice([0, 0, 1])
-    with pytest.raises(RuntimeError, match="left segments open"):
-        time_rounds(dev, ["s"], lambda rec: rec.begin(0), TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1))
+def test_use_opens_an_interval_at_first_launch_and_closes_it_at_the_join():
+    # start, begin s0 (first use), begin s1 (first use), [second use of s0: no event], end s0, end s1, end
+    dev = ScriptedDevice([0, 1, 2, 9, 7, 10])
+
+    def step(rec):
+        for i in (0, 1, 0):
+            with rec.use(i):
+                pass
+
+    run = time_rounds(dev, ["s0", "s1"], step, TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1))
+    assert run.rounds[0].stream_intervals_ms == {0: [(1, 9)], 1: [(2, 7)]}
+    assert run.device_ms == [10]
+
+
+def test_no_events_when_intervals_are_off():
+    dev = ScriptedDevice([0, 5])
+    run = time_rounds(dev, ["s0"], lambda rec: rec.use(0).__enter__(),
+                      TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1), record_intervals=False)
+    assert run.rounds[0].stream_intervals_ms == {} and run.device_ms == [5]
 
 
 @pytest.mark.parametrize("bad", [dict(rounds=0), dict(warmup_rounds=-1), dict(sync_mode="sometimes"),

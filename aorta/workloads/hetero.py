@@ -7,16 +7,19 @@ tiny-kernel latency without GEMMs and the slowdown between the two.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import torch
 
 from aorta import overlap
 from aorta.stats import median
+from aorta.timing import RoundRecorder, run_forked
 from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workloads.spin import cycles_for_ms
 
 GEMM_SHAPE = {"full": (8192, 8192, 8192), "smoke": (64, 64, 64)}
-TINY_PER_STREAM = {"full": 256, "smoke": 16}
+TINY_TOTAL = {"full": 1024, "smoke": 32}  # tiny kernels per round, split over the tiny streams
 
 
 class HeteroKernels(Workload):
@@ -32,7 +35,7 @@ class HeteroKernels(Workload):
         self.n_gemm = self.n_streams // 2
         self.gemm_streams = list(range(self.n_gemm))
         self.tiny_streams = list(range(self.n_gemm, self.n_streams))
-        self.tiny_per_stream = TINY_PER_STREAM[self.size]
+        self.tiny_per_stream = max(8, TINY_TOTAL[self.size] // len(self.tiny_streams))
         m, n, k = self.shape = GEMM_SHAPE[self.size]
         gen = self.generator()
         self.a = [self.randn(m, k, gen=gen) for _ in self.gemm_streams]  # (M, K)
@@ -41,10 +44,23 @@ class HeteroKernels(Workload):
         dev = self.device.torch_device
         self.base = [torch.full((1,), float(i), device=dev) for i in self.tiny_streams]
         self.x = [torch.empty(1, device=dev) for _ in self.tiny_streams]
+        self.hold_cycles = 0
+        self.hold_cycles = cycles_for_ms(self.device, self._hold_ms())
+
+    def _hold_ms(self) -> float:
+        """Long enough for the host to enqueue a whole step behind the hold (measured, with margin)."""
+        streams = self.device.streams(self.n_streams)
+        rec = RoundRecorder(self.device, streams, record_intervals=False)
+        t0 = time.perf_counter()
+        run_forked(self.device, streams, lambda: self.step(rec))
+        enqueue_ms = (time.perf_counter() - t0) * 1e3
+        self.device.synchronize()  # the probe step's work is done before the real rounds
+        return 1.5 * enqueue_ms + 0.2
 
     def step(self, rec) -> None:
-        for i in range(self.n_streams):  # open all first: no event between launches (see RoundRecorder.on)
-            rec.begin(i)
+        # Launches queue behind the hold and start together: the tiny kernels' latency is then the
+        # GPU's, not the host's launch rate (~9 us per eager launch).
+        rec.hold(self.hold_cycles)
         if self.with_gemms:
             for g, i in enumerate(self.gemm_streams):
                 with rec.use(i):
@@ -59,8 +75,6 @@ class HeteroKernels(Workload):
                 with rec.use(i):
                     for j in range(self.tiny_per_stream):
                         self._tiny(t, j)
-        for i in range(self.n_streams):
-            rec.end(i)
 
     def _tiny(self, t: int, j: int) -> None:
         if j == 0:
@@ -94,5 +108,5 @@ class HeteroKernels(Workload):
 
     def info(self) -> dict:
         m, n, k = self.shape
-        return {"with_gemms": self.with_gemms, "gemm_streams": self.n_gemm, "tiny_streams": len(self.tiny_streams),
+        return {"with_gemms": self.with_gemms, "hold_cycles": self.hold_cycles, "gemm_streams": self.n_gemm, "tiny_streams": len(self.tiny_streams),
                 "gemm_mnk": [m, n, k], "tiny_kernels_per_stream": self.tiny_per_stream}

@@ -13,12 +13,11 @@ from collections.abc import Sequence
 import torch
 
 from aorta.stats import median
-from aorta.timing import TimingPlan, time_rounds
 from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workloads.spin import cycles_for_ms, spin_alone_ms
 
 KERNEL_MS = {"full": 10.0, "smoke": 0.2}
 KERNELS_PER_STREAM = 2
-PROBE_CYCLES = {"gpu": 2_000_000, "cpu": 200_000}  # GPU clock cycles, or ns of busy-wait on the CPU
 
 
 class StreamConcurrency(Workload):
@@ -31,42 +30,22 @@ class StreamConcurrency(Workload):
 
     def setup(self) -> None:
         self.kernel_ms_target = self.params.get("kernel_ms") or KERNEL_MS[self.size]
-        self.cycles = self._calibrate_cycles()
-        self.kernel_alone_ms = self._time_alone(self.cycles)
+        self.cycles = cycles_for_ms(self.device, self.kernel_ms_target)
+        self.kernel_alone_ms = spin_alone_ms(self.device, self.cycles)
         self.out = torch.empty(self.n_streams, device=self.device.torch_device)  # (K,): stream i writes i + 1
 
-    def _time_alone(self, cycles: int) -> float:
-        run = time_rounds(self.device, [], lambda rec: self.device.spin(cycles),
-                          TimingPlan(warmup_rounds=1, rounds=3, iterations_per_round=1), record_intervals=False)
-        return median(run.device_ms)
-
-    def _calibrate_cycles(self) -> int:
-        probe = PROBE_CYCLES["gpu" if self.device.is_gpu else "cpu"]
-        per_ms = probe / self._time_alone(probe)
-        return max(1, int(per_ms * self.kernel_ms_target))
-
     def step(self, rec) -> None:
-        # Every stream is opened before any launch and closed after all of them: an event issued
-        # between launches would wait in a shared hardware queue and serialize the streams behind it.
         n = self.n_streams
-        for i in range(n):
-            rec.begin(i)
-        if self.issue_order == "breadth":
-            for _ in range(KERNELS_PER_STREAM):
-                for i in range(n):
-                    with rec.use(i):
-                        self.device.spin(self.cycles)
-            for i in range(n):
-                with rec.use(i):
-                    self.out[i:i + 1].fill_(float(i + 1))  # proves stream i ran its work
-        else:
-            for i in range(n):
-                with rec.use(i):
-                    for _ in range(KERNELS_PER_STREAM):
-                        self.device.spin(self.cycles)
-                    self.out[i:i + 1].fill_(float(i + 1))
-        for i in range(n):
-            rec.end(i)
+        if self.issue_order == "breadth":  # kernel j of every stream, then kernel j + 1
+            order = [i for _ in range(KERNELS_PER_STREAM) for i in range(n)]
+        else:  # both kernels of a stream back to back: shows the hardware queues' false dependencies
+            order = [i for i in range(n) for _ in range(KERNELS_PER_STREAM)]
+        for i in order:
+            with rec.use(i):
+                self.device.spin(self.cycles)
+        for i in range(n):  # after every spin, so the check adds no dependency between the spins
+            with rec.use(i):
+                self.out[i:i + 1].fill_(float(i + 1))  # proves stream i ran its work
 
     def result(self):
         return self.out
