@@ -42,7 +42,7 @@ print(f"{'gpu.unavailable':>28}: {gpu.get('unavailable')}")
 print("gpu.topology:\n" + str(gpu.get("topology")))
 
 print("\n== telemetry per benchmark ==")
-head = (f"{'benchmark':<36} {'src':<6} {'n':>3} {'sm MHz min/med/max':>20} {'mem MHz':>7} "
+head = (f"{'benchmark':<36} {'src':<10} {'n':>3} {'sm MHz min/med/max':>20} {'mem MHz':>7} "
         f"{'power W min/med/max':>21} {'temp C':>11} {'util%':>5} {'throttled':>9}  causes")
 print(head)
 for b in data["benchmarks"] + fallback:
@@ -58,7 +58,7 @@ for b in data["benchmarks"] + fallback:
         return "-" if not v else f"{v['median']:.0f}"
 
     thr = f"{t.get('throttled_rounds')}/{t.get('rounds')}" if t.get("rounds") is not None else "n/a"
-    print(f"{b['name']:<36} {t.get('source', '?')[:6]:<6} {t.get('samples', 0):>3} {mmm('sm_clock_mhz'):>20} "
+    print(f"{b['name']:<36} {t.get('source', '?')[:10]:<10} {t.get('samples', 0):>3} {mmm('sm_clock_mhz'):>20} "
           f"{med('mem_clock_mhz'):>7} {mmm('power_w'):>21} {mmm('temperature_c'):>11} {med('gpu_util_pct'):>5} "
           f"{thr:>9}  {t.get('throttle_causes', t.get('reason'))}")
 print("\nfull telemetry of the first benchmark:")
