@@ -10,7 +10,7 @@ import shutil
 from collections.abc import Callable
 
 from aorta.telemetry import parse
-from aorta.telemetry.sources import open_source, run_tool
+from aorta.telemetry.sources import nvml_handle, open_source, run_tool
 
 NVSMI_STATIC_FIELDS = ("name", "driver_version", "vbios_version", "clocks.max.sm", "clocks.max.mem",
                        "power.limit", "power.default_limit", "ecc.mode.current", "pcie.link.gen.max",
@@ -39,7 +39,7 @@ def _nvml_facts(index: int, pci_bus_id: str | None, facts: dict, missing: dict) 
     nv = pynvml
     nv.nvmlInit()
     try:
-        h = nv.nvmlDeviceGetHandleByPciBusId(pci_bus_id) if pci_bus_id else nv.nvmlDeviceGetHandleByIndex(index)
+        h = nvml_handle(nv, index, pci_bus_id)
         _try(facts, missing, "driver_version", lambda: _text(nv.nvmlSystemGetDriverVersion()))
         _try(facts, missing, "cuda_driver_version", lambda: nv.nvmlSystemGetCudaDriverVersion())
         _try(facts, missing, "vbios_version", lambda: _text(nv.nvmlDeviceGetVbiosVersion(h)))

@@ -46,6 +46,18 @@ def _none_on_error(fn: Callable[[], float | None]) -> float | None:
 
 
 # --------------------------------------------------------------------------- NVIDIA
+def nvml_handle(nv, index: int, pci_bus_id: str | None):
+    """The NVML handle of the GPU torch calls ``index``: found by PCI bus id where torch gives one (NVML
+    numbers GPUs in PCI order, ignoring ``CUDA_VISIBLE_DEVICES``), else by index."""
+    if pci_bus_id:
+        for key in (pci_bus_id, pci_bus_id.encode()):  # older bindings want bytes
+            try:
+                return nv.nvmlDeviceGetHandleByPciBusId(key)
+            except TypeError:
+                continue
+    return nv.nvmlDeviceGetHandleByIndex(index)
+
+
 class NvmlSource:
     name = "nvml"
 
@@ -55,8 +67,7 @@ class NvmlSource:
         self._nv = pynvml
         pynvml.nvmlInit()
         try:
-            self._h = (pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id) if pci_bus_id
-                       else pynvml.nvmlDeviceGetHandleByIndex(index))
+            self._h = nvml_handle(pynvml, index, pci_bus_id)
         except Exception:
             pynvml.nvmlShutdown()
             raise
