@@ -59,14 +59,16 @@ def test_cpu_run_records_telemetry_as_unavailable_with_the_reason(pytester):
     assert host["hostname"] and host["kernel"] and host["cpu_model"]
 
 
-def test_samples_are_summarized_per_benchmark(pytester):
-    result, data = _run(pytester, "--aorta-telemetry-interval-ms=1000", reasons=())
+def test_samples_are_summarized_per_benchmark_and_an_unthrottled_gpu_keeps_every_round(pytester):
+    result, data = _run(pytester, "--aorta-telemetry-interval-ms=1000", "--aorta-drop-throttled", reasons=())
     result.assert_outcomes(passed=1)
-    tel = data["benchmarks"][0]["extra_info"]["telemetry"]
+    extra = data["benchmarks"][0]["extra_info"]
+    tel = extra["telemetry"]
     assert tel["source"] == "fake" and tel["samples_total"] >= 1
-    assert tel["rounds"] == 3 and tel["throttled_rounds"] == 0
+    assert tel["rounds"] == 3 and tel["throttled_rounds"] == 0 and tel["dropped_rounds"] == 0
     assert tel["figures"]["power_w"]["median"] == 650.0
     assert tel["limits"]["sm_clock_max_mhz"] == 1980.0
+    assert len(extra["device_ms_per_iteration"]) == 3
 
 
 def test_throttled_rounds_are_flagged_and_reported(pytester):
@@ -84,14 +86,6 @@ def test_drop_throttled_fails_when_every_round_was_throttled(pytester):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*--aorta-drop-throttled: all 3 timed rounds were taken while the GPU was "
                                  "throttled*nothing is recorded*"])
-
-
-def test_drop_throttled_keeps_rounds_of_an_unthrottled_gpu(pytester):
-    result, data = _run(pytester, "--aorta-telemetry-interval-ms=1000", "--aorta-drop-throttled", reasons=())
-    result.assert_outcomes(passed=1)
-    bench = data["benchmarks"][0]
-    assert bench["extra_info"]["telemetry"]["dropped_rounds"] == 0
-    assert len(bench["extra_info"]["device_ms_per_iteration"]) == 3
 
 
 def test_bad_telemetry_options_are_usage_errors(pytester):

@@ -52,6 +52,7 @@ class TelemetryOptions:
 class TelemetryState:
     throttled: list[str] = field(default_factory=list)  # one line per benchmark with throttled rounds
     unavailable_reason: str | None = None
+    limits: object | None = None  # the source's Limits, read once per session (static)
 
 
 TELEMETRY_OPTIONS = pytest.StashKey[TelemetryOptions]()
@@ -118,8 +119,10 @@ class Monitor:
             return run, {"telemetry": summary, "unavailable": {"telemetry": summary["reason"]}}
         samples = self.sampler.samples()
         spans = [(r.host_start_s, r.host_end_s) for r in run.rounds]
+        if self._state.limits is None:
+            self._state.limits = self._source.limits()
         summary, throttled = summarize(samples, source=self._source.name, interval_ms=self._opts.interval_ms,
-                                       limits=self._source.limits(), spans_s=spans)
+                                       limits=self._state.limits, spans_s=spans)
         if self.sampler.errors:
             summary["read_errors"] = self.sampler.errors
             summary["first_read_error"] = self.sampler.first_error
