@@ -19,7 +19,7 @@ rc2=$?
 set -e
 echo "pytest exit code: $rc (NVML run), $rc2 (nvidia-smi run)"
 
-"$PY" - "$OUT/telemetry.json" "$OUT/telemetry_nvidia_smi.json" <<'PY'
+"$PY" - "$OUT/telemetry.json" "$OUT/telemetry_nvidia_smi.json" <<'PY' || echo "could not read $OUT/telemetry.json (see $OUT/telemetry.log)"
 import json
 import sys
 
