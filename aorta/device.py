@@ -154,6 +154,17 @@ class Device:
                     v, tuple) else str(v)
         return info
 
+    def pci_bus_id(self) -> str | None:
+        """``"00000000:19:00.0"`` (NVML / nvidia-smi form) of this GPU, so telemetry reads the same GPU
+        torch uses whatever ``CUDA_VISIBLE_DEVICES`` renumbered; ``None`` on CPU or an older torch."""
+        if not self.is_gpu:
+            return None
+        p = torch.cuda.get_device_properties(self.index)
+        domain, bus, dev = (getattr(p, f"pci_{k}_id", None) for k in ("domain", "bus", "device"))
+        if bus is None or dev is None:
+            return None
+        return f"{domain or 0:08X}:{bus:02X}:{dev:02X}.0"
+
     @staticmethod
     def scheduling_env(environ: dict | None = None) -> dict[str, str]:
         env = os.environ if environ is None else environ

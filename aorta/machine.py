@@ -1,14 +1,49 @@
-"""What is recorded about the machine and software stack with every run (pytest-benchmark machine_info)."""
+"""What is recorded about the machine and software stack with every run (pytest-benchmark machine_info).
+
+GPU facts come through the device layer (``aorta.device``) and the telemetry layer
+(``aorta.telemetry.inventory``): no vendor call is made here. Host facts are read from the OS.
+"""
 
 from __future__ import annotations
 
+import os
+import platform
+import socket
+import sys
+
 from aorta.device import Device, driver_version
+
+
+def cpu_model(cpuinfo_text: str | None = None) -> str:
+    """The CPU's model name from ``/proc/cpuinfo`` (``platform.processor()`` elsewhere)."""
+    if cpuinfo_text is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+                cpuinfo_text = f.read()
+        except OSError:
+            cpuinfo_text = ""
+    for line in cpuinfo_text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("model name", "Model", "cpu model"):
+            return value.strip()
+    return platform.processor() or platform.machine()
+
+
+def host_info() -> dict:
+    return {
+        "hostname": socket.gethostname(),
+        "kernel": platform.release(),
+        "os": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "python": sys.version.split()[0],
+    }
 
 
 def machine_info(device: Device) -> dict:
     props = device.properties()
     sw = device.software()
-    return {
+    info = {
         "backend": device.backend,
         "gpu_name": props.name if device.is_gpu else None,
         "gpu_arch": props.arch if device.is_gpu else None,
@@ -20,4 +55,13 @@ def machine_info(device: Device) -> dict:
         **sw,
         "hardware_queues": device.hardware_queue_setting(),
         "env": Device.scheduling_env(),
+        "host": host_info(),
     }
+    if device.is_gpu:
+        from aorta.telemetry.inventory import gpu_inventory
+
+        info["gpu_index"] = device.index
+        info["gpu"] = gpu_inventory(device.backend, device.index, device.pci_bus_id())
+    else:
+        info["gpu"] = {"unavailable": {"gpu_facts": "CPU backend: no GPU"}}
+    return info

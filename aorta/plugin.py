@@ -28,6 +28,11 @@ from aorta.runner import run_workload
 from aorta.timing import TimingPlan
 from aorta.workloads.base import WorkloadCheckError
 
+# Plugin pieces that live in their own modules (one line each).
+pytest_plugins = [
+    "aorta.telemetry.plugin",
+]
+
 MARKERS = {
     "gpu": "needs a CUDA or ROCm GPU",
     **{p: f"priority {p[1]} workload" for p in ("p0", "p1", "p2", "p3")},
@@ -139,7 +144,8 @@ def timing_plan(aorta_options: AortaOptions) -> TimingPlan:
 
 
 @pytest.fixture
-def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_plan: TimingPlan):
+def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_plan: TimingPlan,
+             aorta_telemetry):
     """``hw_queue(WorkloadClass, n_streams, **kw)``: check, time and record one workload.
 
     Skips below the workload's minimum or above its maximum stream count; a wrong result or an
@@ -155,7 +161,7 @@ def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_p
         workload = workload_cls(aorta_device, n_streams, **kwargs)
         try:
             streams = aorta_device.streams(n_streams)
-            result = run_workload(aorta_device, workload, streams, timing_plan)
+            result = run_workload(aorta_device, workload, streams, timing_plan, review=aorta_telemetry.review)
         except StreamLimit as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")
         except WorkloadCheckError as exc:

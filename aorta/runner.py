@@ -7,6 +7,7 @@ its own check -> the one timing loop -> metrics and stream figures for extra_inf
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,7 +68,10 @@ def _graph_step(device, workload: Workload, streams, reference):
     return lambda _rec: replay()
 
 
-def run_workload(device, workload: Workload, streams, plan: TimingPlan) -> BenchResult:
+def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
+                 review: Callable[[TimedRun], tuple[TimedRun, dict]] | None = None) -> BenchResult:
+    """``review`` (optional) sees the timed rounds before any figure is derived: it may drop rounds
+    (e.g. those taken while the GPU was throttled) and returns extra_info entries to add."""
     workload.setup()
     reference = check_against_one_stream(device, workload, streams)
     no_intervals = workload.interval_unavailable_reason()
@@ -77,6 +81,9 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan) -> Bench
         no_intervals = "graph replay: no per-stream events inside a graph"
     else:
         run = time_rounds(device, streams, workload.step, plan, record_intervals=no_intervals is None)
+    reviewed: dict[str, Any] = {}
+    if review is not None:
+        run, reviewed = review(run)
     per_iter = run.per_iteration_ms
     metrics = workload.metrics(per_iter)
     more, unavailable = workload.extra_metrics(run)
@@ -104,6 +111,11 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan) -> Bench
         "unavailable": dict(unavailable),
         "workload_info": workload.info(),
     }
+    for key, value in reviewed.items():
+        if key == "unavailable":
+            extra["unavailable"].update(value)
+        else:
+            extra[key] = value
     if device.distinct_stream_count(streams) is None:
         extra["unavailable"]["distinct_streams"] = "CPU backend: no hardware streams"
     if not device.is_gpu and not no_intervals:

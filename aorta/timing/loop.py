@@ -135,6 +135,11 @@ class RoundTiming:
     host_enqueue_ms: float
     host_wall_ms: float | None  # enqueue + synchronize (per_round mode only)
     stream_intervals_ms: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
+    # Absolute host-clock times (seconds, the loop's ``host_clock``) bracketing when the round could have
+    # run on the device: enqueue start -> its synchronize (per_round) or the final synchronize (end_only).
+    # Telemetry samples taken on the same clock are matched to rounds through them.
+    host_start_s: float | None = None
+    host_end_s: float | None = None
 
 
 @dataclass
@@ -186,11 +191,13 @@ def run_forked(device, streams: Sequence, body: Callable[[], None]) -> None:
         device.wait_stream(origin, s)  # join: the caller's next read sees every stream's writes
 
 
-def _read_round(start, end, marks, host_enqueue_ms: float, host_wall_ms: float | None) -> RoundTiming:
+def _read_round(start, end, marks, host_enqueue_ms: float, host_wall_ms: float | None,
+                host_span_s: tuple[float, float] | None = None) -> RoundTiming:
     intervals: dict[int, list[tuple[float, float]]] = {}
     for i, begin, stop in marks:
         intervals.setdefault(i, []).append((start.elapsed_time(begin), start.elapsed_time(stop)))
-    return RoundTiming(start.elapsed_time(end), host_enqueue_ms, host_wall_ms, intervals)
+    t_start, t_end = host_span_s if host_span_s is not None else (None, None)
+    return RoundTiming(start.elapsed_time(end), host_enqueue_ms, host_wall_ms, intervals, t_start, t_end)
 
 
 def time_rounds(device, streams: Sequence, step: StepFn, plan: TimingPlan, *,
@@ -220,12 +227,13 @@ def time_rounds(device, streams: Sequence, step: StepFn, plan: TimingPlan, *,
         if plan.sync_mode == "per_round":
             device.synchronize()  # per_round: this round's events are complete and host wall is real
             t2 = host_clock()
-            timings.append(_read_round(start, end, marks, (t1 - t0) * 1e3, (t2 - t0) * 1e3))
+            timings.append(_read_round(start, end, marks, (t1 - t0) * 1e3, (t2 - t0) * 1e3, (t0, t2)))
         else:
-            pending.append((start, end, marks, (t1 - t0) * 1e3))
+            pending.append((start, end, marks, (t1 - t0) * 1e3, t0))
     if pending:
         device.synchronize()  # end_only: one synchronize, then every round's events are read
-        timings.extend(_read_round(s, e, m, enq, None) for s, e, m, enq in pending)
+        t_sync = host_clock()
+        timings.extend(_read_round(s, e, m, enq, None, (t0, t_sync)) for s, e, m, enq, t0 in pending)
     host_total_ms = (host_clock() - t_begin) * 1e3
 
     if plan.graph:

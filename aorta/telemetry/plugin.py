@@ -1,0 +1,167 @@
+"""Telemetry in the pytest run: options, the sampler around each benchmark, throttled rounds.
+
+The ``hw_queue`` fixture asks for ``aorta_telemetry``; its sampler thread runs from the test's set-up
+to its teardown, and ``review`` (called by the runner right after the timing loop, before metrics and
+before pytest-benchmark's replay) summarizes the samples, flags throttled rounds and, with
+``--aorta-drop-throttled``, drops them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field, replace
+
+import pytest
+
+from aorta.telemetry.sampler import Sampler
+from aorta.telemetry.sources import SOURCES, open_source
+from aorta.telemetry.summary import summarize, unavailable_summary
+
+DEFAULT_INTERVAL_MS = 100
+MAX_INTERVAL_MS = 60_000
+
+
+def parse_telemetry_interval_ms(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--aorta-telemetry-interval-ms={text!r}: not an integer; give milliseconds from 0 (off) "
+            f"to {MAX_INTERVAL_MS}") from None
+    if not 0 <= value <= MAX_INTERVAL_MS:
+        raise argparse.ArgumentTypeError(
+            f"--aorta-telemetry-interval-ms={text!r}: allowed 0 (off) to {MAX_INTERVAL_MS}")
+    return value
+
+
+def parse_telemetry_source(text: str) -> str:
+    allowed = ("auto", *SOURCES)
+    if text not in allowed:
+        raise argparse.ArgumentTypeError(f"--aorta-telemetry-source={text!r}: allowed values are {', '.join(allowed)}")
+    return text
+
+
+@dataclass(frozen=True, kw_only=True)
+class TelemetryOptions:
+    interval_ms: int
+    drop_throttled: bool
+    source: str
+
+
+@dataclass
+class TelemetryState:
+    throttled: list[str] = field(default_factory=list)  # one line per benchmark with throttled rounds
+    unavailable_reason: str | None = None
+    limits: object | None = None  # the source's Limits, read once per session (static)
+
+
+TELEMETRY_OPTIONS = pytest.StashKey[TelemetryOptions]()
+TELEMETRY_STATE = pytest.StashKey[TelemetryState]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("aorta", "aorta GPU benchmarks")
+    g.addoption("--aorta-telemetry-interval-ms", type=parse_telemetry_interval_ms, default=DEFAULT_INTERVAL_MS,
+                metavar="MS", help=f"GPU telemetry sampling interval during each benchmark (default "
+                                   f"{DEFAULT_INTERVAL_MS}; 0 turns telemetry off)")
+    g.addoption("--aorta-telemetry-source", type=parse_telemetry_source, default="auto",
+                help="auto (NVML, else nvidia-smi; amdsmi, else rocm-smi) or one of " + ", ".join(SOURCES))
+    g.addoption("--aorta-drop-throttled", action="store_true", default=False,
+                help="discard rounds taken while the GPU was throttled (counted in extra_info['telemetry'])")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    opts = TelemetryOptions(interval_ms=config.getoption("aorta_telemetry_interval_ms"),
+                            drop_throttled=config.getoption("aorta_drop_throttled"),
+                            source=config.getoption("aorta_telemetry_source"))
+    if opts.drop_throttled and opts.interval_ms == 0:
+        raise pytest.UsageError("--aorta-drop-throttled needs telemetry, but --aorta-telemetry-interval-ms=0 "
+                                "turns it off: give an interval > 0 or leave out --aorta-drop-throttled")
+    config.stash[TELEMETRY_OPTIONS] = opts
+    config.stash[TELEMETRY_STATE] = TelemetryState()
+
+
+@pytest.fixture(scope="session")
+def aorta_telemetry_source(pytestconfig: pytest.Config, aorta_device):
+    """``(source, None)`` opened once per session, or ``(None, reason)``."""
+    opts = pytestconfig.stash[TELEMETRY_OPTIONS]
+    if opts.interval_ms == 0:
+        yield None, "telemetry off (--aorta-telemetry-interval-ms=0)"
+        return
+    try:
+        pci = aorta_device.pci_bus_id()
+    except Exception:  # the index still identifies the GPU where CUDA_VISIBLE_DEVICES is unset
+        pci = None
+    source, reason = open_source(aorta_device.backend, aorta_device.index, pci, opts.source)
+    pytestconfig.stash[TELEMETRY_STATE].unavailable_reason = reason
+    yield source, reason
+    if source is not None:
+        source.close()
+
+
+class Monitor:
+    """One benchmark's sampler and the review of its timed rounds."""
+
+    def __init__(self, request, source, reason: str | None, opts: TelemetryOptions):
+        self._node = request.node.name
+        self._state = request.config.stash[TELEMETRY_STATE]
+        self._opts = opts
+        self._source = source
+        self._reason = reason
+        self.sampler = Sampler(source, opts.interval_ms / 1e3).start() if source is not None else None
+
+    def review(self, run):
+        """``(run, extra)``: the rounds to keep and ``{"telemetry": summary}`` for extra_info."""
+        if self.sampler is None:
+            summary = unavailable_summary(self._reason or "no telemetry source")
+            if self._opts.drop_throttled:
+                summary["dropped_rounds"] = 0
+            return run, {"telemetry": summary, "unavailable": {"telemetry": summary["reason"]}}
+        samples = self.sampler.samples()
+        spans = [(r.host_start_s, r.host_end_s) for r in run.rounds]
+        if self._state.limits is None:
+            self._state.limits = self._source.limits()
+        summary, throttled = summarize(samples, source=self._source.name, interval_ms=self._opts.interval_ms,
+                                       limits=self._state.limits, spans_s=spans)
+        if self.sampler.errors:
+            summary["read_errors"] = self.sampler.errors
+            summary["first_read_error"] = self.sampler.first_error
+        if self.sampler.gave_up:
+            summary["sampler_stopped"] = self.sampler.gave_up
+        n = len(run.rounds)
+        if summary["throttled_rounds"]:
+            causes = ", ".join(f"{c} ({k})" for c, k in summary["throttle_causes"].items())
+            self._state.throttled.append(f"{self._node}: {summary['throttled_rounds']}/{n} rounds throttled: {causes}")
+        if self._opts.drop_throttled:
+            kept = [r for r, t in zip(run.rounds, throttled) if not t]
+            if not kept:
+                pytest.fail(f"--aorta-drop-throttled: all {n} timed rounds were taken while the GPU was throttled "
+                            f"({summary['throttle_causes']}); nothing is recorded", pytrace=False)
+            summary["dropped_rounds"] = n - len(kept)
+            summary["dropped_round_indices"] = summary["throttled_round_indices"]
+            run = replace(run, rounds=kept)
+        return run, {"telemetry": summary}
+
+    def stop(self) -> None:
+        if self.sampler is not None:
+            self.sampler.stop()
+
+
+@pytest.fixture
+def aorta_telemetry(request, pytestconfig: pytest.Config, aorta_telemetry_source):
+    """The sampler for this test: started at set-up, stopped at teardown."""
+    source, reason = aorta_telemetry_source
+    monitor = Monitor(request, source, reason, pytestconfig.stash[TELEMETRY_OPTIONS])
+    yield monitor
+    monitor.stop()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(TELEMETRY_STATE, None)
+    if state is None or not state.throttled:
+        return
+    terminalreporter.section("aorta: GPU throttled during benchmarks")
+    for line in state.throttled:
+        terminalreporter.write_line(line, yellow=True)
+    if not config.stash[TELEMETRY_OPTIONS].drop_throttled:
+        terminalreporter.write_line("(rerun with --aorta-drop-throttled to discard those rounds)")

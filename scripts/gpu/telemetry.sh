@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# For the lead, on one NVIDIA GPU: a benchmark run with telemetry, then its telemetry summary and
+# machine_info read back from the JSON, and what the CUDA launch script would run.
+# Writes under $OUT: telemetry.json, telemetry.log, launch_dry_run.txt.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+
+set +e
+"$PY" -m pytest benchmarks/hw_queue -k "large_gemm" --streams=1,4 \
+    --benchmark-json="$OUT/telemetry.json" 2>&1 | tee "$OUT/telemetry.log"
+rc=${PIPESTATUS[0]}
+# The command-line fallback on the same GPU: nvidia-smi instead of NVML (parsers on live output).
+"$PY" -m pytest benchmarks/hw_queue -k "large_gemm and bf16" --streams=4 --aorta-telemetry-source=nvidia-smi \
+    --benchmark-json="$OUT/telemetry_nvidia_smi.json" >"$OUT/telemetry_nvidia_smi.log" 2>&1
+rc2=$?
+set -e
+echo "pytest exit code: $rc (NVML run), $rc2 (nvidia-smi run)"
+
+"$PY" - "$OUT/telemetry.json" "$OUT/telemetry_nvidia_smi.json" <<'PY' || echo "could not read $OUT/telemetry.json (see $OUT/telemetry.log)"
+import json
+import sys
+
+data = json.load(open(sys.argv[1]))
+try:
+    fallback = json.load(open(sys.argv[2]))["benchmarks"]
+except (OSError, ValueError, KeyError):
+    fallback = []
+mi = data["machine_info"].get("aorta", {})
+gpu = mi.get("gpu", {})
+print("\n== machine_info (aorta) ==")
+for key in ("backend", "gpu_name", "gpu_arch", "driver", "torch", "cuda", "nccl", "hardware_queues", "env"):
+    print(f"{key:>16}: {mi.get(key)}")
+print(f"{'host':>16}: {mi.get('host')}")
+for key in ("source", "pci_bus_id", "driver_version", "cuda_driver_version", "vbios_version", "sm_clock_max_mhz",
+            "mem_clock_max_mhz", "power_limit_w", "power_default_limit_w", "ecc_enabled", "persistence_mode",
+            "pcie_link_gen_current", "pcie_link_width_current", "telemetry_source", "telemetry_limits"):
+    print(f"{'gpu.' + key:>28}: {gpu.get(key)}")
+print(f"{'gpu.unavailable':>28}: {gpu.get('unavailable')}")
+print("gpu.topology:\n" + str(gpu.get("topology")))
+
+print("\n== telemetry per benchmark ==")
+head = (f"{'benchmark':<36} {'src':<10} {'n':>3} {'sm MHz min/med/max':>20} {'mem MHz':>7} "
+        f"{'power W min/med/max':>21} {'temp C':>11} {'util%':>5} {'throttled':>9}  causes")
+print(head)
+for b in data["benchmarks"] + fallback:
+    t = b["extra_info"].get("telemetry", {})
+    f = t.get("figures", {})
+
+    def mmm(name, f=f):
+        v = f.get(name)
+        return "-" if not v else f"{v['min']:.0f}/{v['median']:.0f}/{v['max']:.0f}"
+
+    def med(name, f=f):
+        v = f.get(name)
+        return "-" if not v else f"{v['median']:.0f}"
+
+    thr = f"{t.get('throttled_rounds')}/{t.get('rounds')}" if t.get("rounds") is not None else "n/a"
+    print(f"{b['name']:<36} {t.get('source', '?')[:10]:<10} {t.get('samples', 0):>3} {mmm('sm_clock_mhz'):>20} "
+          f"{med('mem_clock_mhz'):>7} {mmm('power_w'):>21} {mmm('temperature_c'):>11} {med('gpu_util_pct'):>5} "
+          f"{thr:>9}  {t.get('throttle_causes', t.get('reason'))}")
+print("\nfull telemetry of the first benchmark:")
+print(json.dumps(data["benchmarks"][0]["extra_info"].get("telemetry"), indent=1) if data["benchmarks"] else "none")
+PY
+
+echo
+echo "== scripts/launch_cuda.sh --dry-run =="
+scripts/launch_cuda.sh --dry-run 2>&1 | tee "$OUT/launch_dry_run.txt"
+[ "$rc" -ne 0 ] && exit "$rc"
+exit "$rc2"
