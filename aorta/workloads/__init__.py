@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from aorta.workloads.activation_ckpt import ActivationCkpt
 from aorta.workloads.base import Workload
+from aorta.workloads.continuous_batch import ContinuousBatch
+from aorta.workloads.fsdp_tp import FsdpTp
+from aorta.workloads.grad_accum import GradAccum
 from aorta.workloads.large_gemm import LargeGemmOnly
+from aorta.workloads.moe import Moe
+from aorta.workloads.speculative_decode import SpeculativeDecode
 
 REGISTRY: dict[str, type[Workload]] = {cls.spec.name: cls for cls in (
     LargeGemmOnly,
+    Moe,
+    FsdpTp,
+    ActivationCkpt,
+    GradAccum,
+    SpeculativeDecode,
+    ContinuousBatch,
 )}
 
 

@@ -31,8 +31,8 @@ GROUPS = 8  # independent sequence groups: 2 streams each, so up to 16 streams
 SIZES = {
     "full": dict(vocab=32000, d_model=1024, d_ff=4096, heads=8, layers=4, draft_layers=1, k=4, windows=4,
                  batch=8, prompt=128),
-    "smoke": dict(vocab=64, d_model=32, d_ff=64, heads=2, layers=3, draft_layers=1, k=4, windows=3,
-                  batch=2, prompt=8),
+    "smoke": dict(vocab=64, d_model=32, d_ff=64, heads=2, layers=2, draft_layers=1, k=3, windows=2,
+                  batch=2, prompt=6),
 }
 
 
