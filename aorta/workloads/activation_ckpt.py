@@ -92,7 +92,9 @@ class ActivationCkpt(Workload):
                     out.add_(self.stream_grads[s][i])
 
     def result(self):
-        return self.grads
+        # stream_grads cross from each stream to stream 0's combine; included so that a combine that
+        # reads them early fails the one-stream check (every stream has at least one chunk).
+        return {"grads": self.grads, "stream_grads": self.stream_grads}
 
     def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
         samples = CHUNKS * self.rows

@@ -90,7 +90,7 @@ class ContinuousBatch(Workload):
 
     def _prefill(self, grp: dict, slot: int, length: int) -> torch.Tensor:
         """Prompt positions [0, length) of ``slot`` through the model into its cache; x (1, length, D)."""
-        x = self.model.embed[grp["prompts"][slot, :length]].unsqueeze(0)
+        x = decoder.embed(self.model, grp["prompts"][slot, :length]).unsqueeze(0)
         if length == self.cfg["arrival_prompt"]:
             mask = grp["arrival_mask"]  # built once in setup: no allocation in a step
         else:  # setup-time prefill of the active requests
@@ -113,7 +113,7 @@ class ContinuousBatch(Workload):
     def _decode(self, grp: dict, j: int) -> None:
         it, B, D = grp["iters"][j], self.cfg["batch"], self.cfg["d_model"]
         b, span = it["b"], it["span"]
-        x = self.model.embed[grp["cur"][:b]].unsqueeze(1)  # (b, 1, D)
+        x = decoder.embed(self.model, grp["cur"][:b]).unsqueeze(1)  # (b, 1, D)
         for (kc, vc), lw in zip(grp["kv"], self.model.layers):
             def write(k, v, kc=kc, vc=vc):
                 kc.view(-1, D).index_copy_(0, it["flat"], k.reshape(b, D))
@@ -161,6 +161,8 @@ class ContinuousBatch(Workload):
         for grp in self.groups:
             out.append(grp["generated"][:B, :J])
             out.append(grp["generated"][B, :J - grp["join"] + 1])
+            # the arrival's cache rows cross from the prefill stream to the decode stream
+            out.extend(c[B, :self.cfg["arrival_prompt"]] for kv in grp["kv"] for c in kv)
         return out
 
     # -- figures -------------------------------------------------------------------------------------

@@ -55,6 +55,16 @@ def make_decoder(workload, gen: torch.Generator, *, vocab: int, d_model: int, d_
     )
 
 
+def embed(weights: DecoderWeights, tokens: torch.Tensor) -> torch.Tensor:
+    """Embedding rows of ``tokens`` (any shape) -> (..., D).
+
+    Tokens are taken modulo the vocabulary: they always are in range, but a token buffer that the
+    one-stream check poisoned and a racing stream failed to write then reads as a wrong token (and
+    fails the check) instead of tripping a device-side index assert that would end the process.
+    """
+    return weights.embed[tokens.remainder(weights.embed.shape[0])]
+
+
 def layer(x: torch.Tensor, w: LayerWeights, heads: int, write_kv: Callable[[torch.Tensor, torch.Tensor], None],
           keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     """One layer over new positions.

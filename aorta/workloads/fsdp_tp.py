@@ -143,7 +143,10 @@ class FsdpTp(Workload):
             rec.wait(0, s)  # the next step's backward overwrites dW/db that these comm ops read
 
     def result(self):
-        return {"out": self.a[-1], "grad_shard": self.grad_shard, "bias_grad": self.bias_grad}
+        # w_full (comm -> compute) and dw/db (compute -> comm) cross streams: poisoned by the one-stream
+        # check, so a stream that reads them before they are written fails it.
+        return {"out": self.a[-1], "grad_shard": self.grad_shard, "bias_grad": self.bias_grad,
+                "w_full": self.w_full, "dw": self.dw, "db": self.db}
 
     def comm_ops_per_step(self) -> int:
         return 4 * self.layers - 1

@@ -92,7 +92,9 @@ class GradAccum(Workload):
             rec.wait(0, s)  # the optimizer step (and the next step's backward) needs every bucket reduced
 
     def result(self):
-        return {"acc_w": self.acc_w, "acc_b": self.acc_b}
+        # dw/db (compute -> reduce streams, both parities written every step) are included so that a
+        # reduction that reads a bucket before its backward wrote it fails the one-stream check.
+        return {"acc_w": self.acc_w, "acc_b": self.acc_b, "dw": self.dw, "db": self.db}
 
     def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
         samples = self.micro_batches * self.micro_batch

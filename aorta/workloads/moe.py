@@ -110,7 +110,9 @@ class Moe(Workload):
             torch.sum(self.gathered.view(self.tokens, TOP_K, self.d_model), dim=1, out=self.out)  # (T, D)
 
     def result(self):
-        return {"out": self.out, "top_idx": self.top_idx}
+        # w_sorted (gate -> experts) and y_sorted (experts -> combine) cross streams: poisoned by the
+        # one-stream check, so a stream that reads them before they are written fails it.
+        return {"out": self.out, "top_idx": self.top_idx, "w_sorted": self.w_sorted, "y_sorted": self.y_sorted}
 
     def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
         rate = [self.tokens / (ms * 1e-3) for ms in per_iteration_ms]

@@ -85,7 +85,7 @@ class SpeculativeDecode(Workload):
 
     def _forward(self, g: int, kv: list, start: int, length: int, mask) -> torch.Tensor:
         """Run the layers that own ``kv`` over positions [start, start + length); returns x (B, T, D)."""
-        x = self.model.embed[self.tokens[g][:, start:start + length]]  # (B, T, D)
+        x = decoder.embed(self.model, self.tokens[g][:, start:start + length])  # (B, T, D)
         end = start + length
         for (kc, vc), lw in zip(kv, self.model.layers):
             def write(k, v, kc=kc, vc=vc):
