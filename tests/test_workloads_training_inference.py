@@ -199,3 +199,28 @@ def test_benchmark_files_run_on_cpu_and_record_every_workload(tmp_path):
         extra = b["extra_info"]
         assert extra["headline_metric"] in extra["metrics"]
         assert len(b["stats"]["data"]) == 2
+
+
+# -- fsdp_tp with a real process group (gloo, two CPU processes) ------------------------------------
+def _fsdp_tp_rank(rank: int, world: int, init_file: str, out_dir: str) -> None:
+    import torch.distributed as dist
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    try:
+        dev = Device.open("cpu")
+        workload = FsdpTp(dev, 3, size="smoke")
+        res = run_workload(dev, workload, dev.streams(3), PLAN)
+        Path(out_dir, f"rank{rank}.json").write_text(json.dumps(res.extra_info["workload_info"]))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_fsdp_tp_runs_real_collectives_when_a_process_group_is_up(tmp_path):
+    import torch.multiprocessing as mp
+
+    mp.spawn(_fsdp_tp_rank, args=(2, str(tmp_path / "init"), str(tmp_path)), nprocs=2, join=True)
+    for rank in range(2):
+        info = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        assert info["comm"] == "collectives" and info["world_size"] == 2
+        assert info["shard_bytes_per_layer"] == 32 * 32 * 2 // 2  # hidden^2 bf16 elements / world

@@ -77,6 +77,11 @@ class FsdpTp(Workload):
         self.grad_shard = [empty(self.shard_numel) for _ in range(L)]  # reduce-scattered weight grads
         self.bias_grad = [empty(D) for _ in range(L)]  # all-reduced bias grads
         self.comm_label = "collectives" if self._dist is not None else "d2d_copies_single_process"
+        if self._dist is not None:
+            # all_gather_into_tensor / reduce_scatter_tensor; newer torch renames them *_single (same op)
+            self._all_gather = getattr(self._dist, "all_gather_single", None) or self._dist.all_gather_into_tensor
+            self._reduce_scatter = (getattr(self._dist, "reduce_scatter_single", None)
+                                    or self._dist.reduce_scatter_tensor)
 
     # -- communication (one op per segment on a comm stream) ---------------------------------------
     def _comm(self, rec, kind: str, layer: int) -> None:
@@ -98,12 +103,12 @@ class FsdpTp(Workload):
                 out.copy_(self.w_shard[layer])
             else:
                 # wait() on this stream: the segment's end event follows the transfer, not the launch.
-                dist.all_gather_into_tensor(out, self.w_shard[layer], async_op=True).wait()
+                self._all_gather(out, self.w_shard[layer], async_op=True).wait()
         elif kind == "reduce_scatter":
             if dist is None:
                 self.grad_shard[layer].copy_(self.dw[layer].view(-1))
             else:
-                dist.reduce_scatter_tensor(self.grad_shard[layer], self.dw[layer].view(-1), async_op=True).wait()
+                self._reduce_scatter(self.grad_shard[layer], self.dw[layer].view(-1), async_op=True).wait()
         elif kind == "all_reduce":
             self.bias_grad[layer].copy_(self.db[layer])
             if dist is not None:
