@@ -104,6 +104,7 @@ def test_moe_routes_uneven_token_counts_to_every_expert(cpu):
     info = res.extra_info["workload_info"]
     assert sum(workload.counts) == info["tokens"] * info["top_k"]
     assert 0 < info["tokens_per_expert_min"] < info["tokens_per_expert_max"]
+    assert res.extra_info["metrics"]["expert_concurrency"]["unit"] == "ratio"
 
 
 def test_grad_accum_reduce_overlap_is_unavailable_on_one_stream(cpu):

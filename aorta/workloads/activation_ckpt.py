@@ -101,6 +101,11 @@ class ActivationCkpt(Workload):
         rate = [samples / (ms * 1e-3) for ms in per_iteration_ms]
         return [Metric("samples_per_s", median(rate), "samples/s", True, tuple(rate))]
 
+    def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
+        return [], {"recompute_overlap_ratio": (
+            "a chunk's recomputation and gradient kernels run inside one autograd call on one stream, so "
+            "events cannot separate them; overlap between chunks shows in effective_concurrency")}
+
     def info(self) -> dict:
         fwd = CHUNKS * self.blocks * 2 * (2.0 * self.rows * self.d_model * self.d_ff)
         return {

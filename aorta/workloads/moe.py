@@ -22,8 +22,10 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
+from aorta import overlap
 from aorta.stats import median
 from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workloads.segments import SegmentPlan
 
 EXPERTS = 64
 TOP_K = 2
@@ -86,6 +88,8 @@ class Moe(Workload):
         return list(range(EXPERTS))  # breadth: expert e on stream e % n, round-robin
 
     def step(self, rec) -> None:
+        plan = SegmentPlan()
+        plan.add(0, "gate")
         with rec.on(0):
             torch.addmm(self.gate_bias, self.x, self.w_gate, out=self.logits)
             top = self.logits.float().topk(TOP_K, dim=-1)
@@ -103,8 +107,11 @@ class Moe(Workload):
                 F.silu(hs, inplace=True)
                 torch.mm(hs, self.w2[e], out=ys)  # (count_e, D)
                 ys.mul_(self.w_sorted[lo:hi].unsqueeze(1))
+            plan.add(self._expert_stream(e), "expert")
         for s in range(1, self.n_streams):
             rec.wait(0, s)  # the combine reads every expert's rows of y_sorted
+        plan.add(0, "combine")
+        self.plan = plan
         with rec.on(0):
             torch.index_select(self.y_sorted, 0, self.inverse, out=self.gathered)
             torch.sum(self.gathered.view(self.tokens, TOP_K, self.d_model), dim=1, out=self.out)  # (T, D)
@@ -117,6 +124,23 @@ class Moe(Workload):
     def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
         rate = [self.tokens / (ms * 1e-3) for ms in per_iteration_ms]
         return [Metric("tokens_per_s", median(rate), "tokens/s", True, tuple(rate))]
+
+    def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
+        """Expert concurrency: Σ per-stream busy of expert segments / span of the expert phase, per round."""
+        samples = []
+        for r in run.rounds:
+            experts: dict[int, list] = {}
+            for stream_index, stream_ivs in r.stream_intervals_ms.items():
+                labels = self.plan.labels(stream_index)
+                for j, iv in enumerate(stream_ivs):
+                    if labels[j % len(labels)] == "expert":
+                        experts.setdefault(stream_index, []).append(iv)
+            c = overlap.effective_concurrency(experts)
+            if c is not None:
+                samples.append(c)
+        if not samples:
+            return [], {"expert_concurrency": "no expert intervals recorded (graph replay)"}
+        return [Metric("expert_concurrency", median(samples), "ratio", True, tuple(samples))], {}
 
     def info(self) -> dict:
         mean = sum(self.counts) / len(self.counts)
