@@ -22,10 +22,10 @@ from aorta.stats import median
 from aorta.workloads.base import Metric, Workload, WorkloadSpec
 
 CHUNKS = 16
-# (blocks, rows per chunk, d_model, d_ff). Full bf16: 32 chunks x (forward + recompute + 2x backward)
-# of 4 blocks of 2 GEMMs of 2*512*1024*4096 FLOP, ~2.2 TFLOP a step (~4 ms on an H100); fp32 (no TF32)
-# uses a quarter of the GEMM work.
-SIZES = {("full", "bf16"): (4, 512, 1024, 4096), ("full", "fp32"): (4, 512, 512, 2048),
+# (blocks, rows per chunk, d_model, d_ff). Full bf16: 16 chunks x (forward + recompute + 2x backward)
+# of 4 blocks of 2 GEMMs of 2*1024*1024*4096 FLOP, ~4.4 TFLOP a step (~8 ms on an H100); fp32 (no
+# TF32, ~52 TFLOP/s) does an eighth of that GEMM work.
+SIZES = {("full", "bf16"): (4, 1024, 1024, 4096), ("full", "fp32"): (4, 512, 512, 2048),
          ("smoke", "bf16"): (2, 4, 16, 32), ("smoke", "fp32"): (2, 4, 16, 32)}
 
 
