@@ -245,6 +245,13 @@ class Device:
             return CpuEvent()
         return torch.cuda.Event(enable_timing=timing)
 
+    def record_event(self, stream):
+        """A non-timing event recorded on ``stream`` now: a later ``wait_event`` orders work after exactly
+        what ``stream`` had enqueued at this point (a ``wait_stream`` would also wait for anything later)."""
+        event = CpuEvent() if not self.is_gpu else torch.cuda.Event(enable_timing=False)
+        event.record(stream)
+        return event
+
     def synchronize(self) -> None:
         if self.is_gpu:
             torch.cuda.synchronize(self.torch_device)

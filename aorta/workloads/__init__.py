@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from aorta.workloads.activation_ckpt import ActivationCkpt
 from aorta.workloads.base import Workload
+from aorta.workloads.continuous_batch import ContinuousBatch
+from aorta.workloads.fsdp_tp import FsdpTp
+from aorta.workloads.grad_accum import GradAccum
 from aorta.workloads.hetero import HeteroKernels
 from aorta.workloads.large_gemm import LargeGemmOnly
+from aorta.workloads.moe import Moe
+from aorta.workloads.speculative_decode import SpeculativeDecode
 from aorta.workloads.stream_concurrency import StreamConcurrency
 from aorta.workloads.tiny_kernel import TinyKernelStress
 
@@ -13,6 +19,12 @@ REGISTRY: dict[str, type[Workload]] = {cls.spec.name: cls for cls in (
     TinyKernelStress,
     HeteroKernels,
     StreamConcurrency,
+    Moe,
+    FsdpTp,
+    ActivationCkpt,
+    GradAccum,
+    SpeculativeDecode,
+    ContinuousBatch,
 )}
 
 

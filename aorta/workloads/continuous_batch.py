@@ -1,0 +1,207 @@
+"""continuous_batch: prefill of arriving requests on one stream beside decode steps that read a real KV
+cache on the others; tokens/s and decode-step p99.
+
+The running batch is split into 16 decode groups; group ``g`` decodes on stream ``1 + g % (n - 1)``
+(everything on stream 0 when n = 1). Each group starts a step with requests of different prompt
+lengths already in its KV cache and runs D decode iterations: embed the current tokens, write the new
+key/value at each sequence's own position (``index_copy_`` at flat indices fixed in ``setup``), attend
+over the cache with a per-sequence length mask, pick the next token. Meanwhile one new request per
+group arrives: stream 0 prefills its prompt into a free cache slot, and the group's decode stream
+waits for that prefill's event before the iteration at which the request joins the batch (continuous
+batching: the batch grows mid-step, without draining it).
+
+Every step starts from the same state (the same prompts, the same cache positions rewritten), so
+steps are repeatable and the one-stream check can compare them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import torch
+
+from aorta import stats
+from aorta.workloads import decoder
+from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workloads.segments import SegmentPlan
+
+GROUPS = 16
+# prompt_min/max: active requests' lengths; arrival_prompt: a new request's prompt length.
+SIZES = {
+    "full": dict(vocab=32000, d_model=1024, d_ff=4096, heads=8, layers=2, batch=8, iterations=4,
+                 prompt_min=256, prompt_max=768, arrival_prompt=512),
+    "smoke": dict(vocab=64, d_model=32, d_ff=64, heads=2, layers=1, batch=2, iterations=2,
+                  prompt_min=4, prompt_max=8, arrival_prompt=6),
+}
+
+
+class ContinuousBatch(Workload):
+    spec = WorkloadSpec(
+        name="continuous_batch", category="inference", priority="p1",
+        description="prefill of arriving requests on one stream beside KV-cache decode steps of 16 groups "
+                    "on the others; requests join mid-step; tokens/s, decode-step p99",
+        metric="tokens_per_s", unit="tokens/s", higher_is_better=True,
+        max_streams=1 + GROUPS, recommended_streams=(1, 2, 4, 17),
+    )
+
+    def setup(self) -> None:
+        cfg = {**SIZES[self.size], **self.params.get("config", {})}
+        self.cfg = cfg
+        if cfg["iterations"] < 2:
+            raise ValueError(f"continuous_batch: iterations must be >= 2 (got {cfg['iterations']})")
+        dev = self.device.torch_device
+        gen = self.generator()
+        rng = random.Random(self.seed)
+        self.model = decoder.make_decoder(self, gen, vocab=cfg["vocab"], d_model=cfg["d_model"],
+                                          d_ff=cfg["d_ff"], layers=cfg["layers"], heads=cfg["heads"])
+        B, D, J, Pa = cfg["batch"], cfg["d_model"], cfg["iterations"], cfg["arrival_prompt"]
+        slots = B + 1  # slot B takes the arriving request
+        self.t_max = max(cfg["prompt_max"], Pa + 1) + J
+        lt = lambda *v: torch.tensor(v, device=dev, dtype=torch.long)  # noqa: E731
+        self.groups = []
+        for g in range(GROUPS):
+            lengths = [rng.randint(cfg["prompt_min"], cfg["prompt_max"]) for _ in range(B)]
+            join = 1 + g % (J - 1)  # decode iteration at which the arrival joins
+            prompts = torch.randint(0, cfg["vocab"], (slots, self.t_max), generator=gen, device=dev)
+            kv = [(torch.zeros(slots, self.t_max, D, device=dev, dtype=self.dtype),
+                   torch.zeros(slots, self.t_max, D, device=dev, dtype=self.dtype)) for _ in range(cfg["layers"])]
+            grp = {"lengths": lengths, "join": join, "prompts": prompts, "kv": kv,
+                   "first": prompts[torch.arange(B, device=dev), lt(*[n - 1 for n in lengths])],  # (B,)
+                   "cur": torch.empty(slots, device=dev, dtype=torch.long),
+                   "generated": torch.empty(slots, J + 1, device=dev, dtype=torch.long),
+                   "iters": []}
+            # Per decode iteration: batch size, flat cache index of each sequence's new position, the
+            # attended length and the mask of valid keys (all host-known: no sync in a step).
+            for j in range(J):
+                pos = [n - 1 + j for n in lengths] + ([Pa + j - join] if j >= join else [])
+                span = max(pos) + 1
+                mask = torch.arange(span, device=dev).unsqueeze(0) <= lt(*pos).unsqueeze(1)  # (b, S)
+                grp["iters"].append({"b": len(pos), "span": span,
+                                     "flat": lt(*[s * self.t_max + p for s, p in enumerate(pos)]),
+                                     "mask": mask.view(len(pos), 1, 1, span)})
+            grp["arrival_mask"] = (torch.arange(Pa, device=dev).unsqueeze(0)
+                                   <= torch.arange(Pa, device=dev).unsqueeze(1)).view(1, 1, Pa, Pa)
+            self.groups.append(grp)
+            # Untimed: the active requests' prompts (all but their last token) into the cache.
+            for s, n in enumerate(lengths):
+                self._prefill(grp, s, n - 1)
+        self.plan = SegmentPlan()
+
+    def _prefill(self, grp: dict, slot: int, length: int) -> torch.Tensor:
+        """Prompt positions [0, length) of ``slot`` through the model into its cache; x (1, length, D)."""
+        x = decoder.embed(self.model, grp["prompts"][slot, :length]).unsqueeze(0)
+        if length == self.cfg["arrival_prompt"]:
+            mask = grp["arrival_mask"]  # built once in setup: no allocation in a step
+        else:  # setup-time prefill of the active requests
+            mask = torch.ones(length, length, device=x.device, dtype=torch.bool).tril().view(1, 1, length, length)
+        for (kc, vc), lw in zip(grp["kv"], self.model.layers):
+            def write(k, v, kc=kc, vc=vc):
+                kc[slot, :length].copy_(k[0])
+                vc[slot, :length].copy_(v[0])
+            x = decoder.layer(x, lw, self.model.heads, write, kc[slot:slot + 1, :length],
+                              vc[slot:slot + 1, :length], mask)
+        return x
+
+    def _prefill_arrival(self, grp: dict) -> None:
+        B = self.cfg["batch"]
+        x = self._prefill(grp, B, self.cfg["arrival_prompt"])
+        tok = decoder.next_tokens(x[:, -1:], self.model)[0]  # (1,) first generated token
+        grp["cur"][B:].copy_(tok)
+        grp["generated"][B:, 0].copy_(tok)
+
+    def _decode(self, grp: dict, j: int) -> None:
+        it, B, D = grp["iters"][j], self.cfg["batch"], self.cfg["d_model"]
+        b, span = it["b"], it["span"]
+        x = decoder.embed(self.model, grp["cur"][:b]).unsqueeze(1)  # (b, 1, D)
+        for (kc, vc), lw in zip(grp["kv"], self.model.layers):
+            def write(k, v, kc=kc, vc=vc):
+                kc.view(-1, D).index_copy_(0, it["flat"], k.reshape(b, D))
+                vc.view(-1, D).index_copy_(0, it["flat"], v.reshape(b, D))
+            x = decoder.layer(x, lw, self.model.heads, write, kc[:b, :span], vc[:b, :span], it["mask"])
+        nxt = decoder.next_tokens(x, self.model)[:, 0]  # (b,)
+        grp["cur"][:b].copy_(nxt)
+        grp["generated"][:B, j].copy_(nxt[:B])
+        if b > B:
+            grp["generated"][B, j - grp["join"] + 1].copy_(nxt[B])
+
+    def _decode_stream(self, g: int) -> int:
+        return 1 + g % (self.n_streams - 1) if self.n_streams > 1 else 0
+
+    def step(self, rec) -> None:
+        plan = SegmentPlan()
+        for s in range(1, self.n_streams):
+            rec.wait(0, s)  # prefill rewrites arrival slots the last step's decodes read
+        for g, grp in enumerate(self.groups):
+            s = self._decode_stream(g)
+            with rec.on(s):
+                grp["cur"][:self.cfg["batch"]].copy_(grp["first"])
+            plan.add(s, ("reset", g, 0))
+        prefilled: dict[int, object] = {}
+        for j in range(self.cfg["iterations"]):
+            for g, grp in enumerate(self.groups):
+                if grp["join"] == j + 1:  # prefill now, beside decode iteration j; joins at j + 1
+                    with rec.on(0):
+                        self._prefill_arrival(grp)
+                    plan.add(0, ("prefill", g, j))
+                    prefilled[g] = self.device.record_event(rec.stream(0))
+            for g, grp in enumerate(self.groups):
+                s = self._decode_stream(g)
+                if grp["join"] == j:
+                    # the request's cache rows and first token come from its prefill on stream 0
+                    self.device.wait_event(rec.stream(s), prefilled[g])
+                with rec.on(s):
+                    self._decode(grp, j)
+                plan.add(s, ("decode", g, j))
+        self.plan = plan
+
+    def result(self):
+        B, J = self.cfg["batch"], self.cfg["iterations"]
+        out = []
+        for grp in self.groups:
+            out.append(grp["generated"][:B, :J])
+            out.append(grp["generated"][B, :J - grp["join"] + 1])
+            # the arrival's cache rows cross from the prefill stream to the decode stream
+            out.extend(c[B, :self.cfg["arrival_prompt"]] for kv in grp["kv"] for c in kv)
+        return out
+
+    # -- figures -------------------------------------------------------------------------------------
+    def tokens_per_step(self) -> int:
+        """Generated tokens: one per sequence per decode iteration, plus each arrival's first token."""
+        return sum(it["b"] for grp in self.groups for it in grp["iters"]) + len(self.groups)
+
+    def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
+        rate = [self.tokens_per_step() / (ms * 1e-3) for ms in per_iteration_ms]
+        return [Metric("tokens_per_s", stats.median(rate), "tokens/s", True, tuple(rate))]
+
+    def decode_step_ms(self, intervals) -> list[float]:
+        return [end - start for _, label, (start, end) in self.plan.label_intervals(intervals)
+                if label[0] == "decode"]
+
+    def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
+        per_round = [self.decode_step_ms(r.stream_intervals_ms) for r in run.rounds]
+        per_round = [s for s in per_round if s]
+        if not per_round:
+            reason = "no per-segment intervals recorded (graph replay)"
+            return [], {"decode_step_p99_ms": reason, "decode_step_p50_ms": reason}
+        pooled = [x for s in per_round for x in s]
+        return [
+            Metric("decode_step_p99_ms", stats.percentile(pooled, 99), "ms", False,
+                   tuple(stats.percentile(s, 99) for s in per_round)),
+            Metric("decode_step_p50_ms", stats.percentile(pooled, 50), "ms", False,
+                   tuple(stats.percentile(s, 50) for s in per_round)),
+        ], {}
+
+    def info(self) -> dict:
+        lengths = [n for grp in self.groups for n in grp["lengths"]]
+        return {**self.cfg, "groups": GROUPS, "decode_streams": max(self.n_streams - 1, 1),
+                "prefill_stream": 0, "arrivals_per_step": GROUPS,
+                "context_min": min(lengths), "context_max": max(lengths),
+                "generated_tokens_per_step": self.tokens_per_step(),
+                "prefill_tokens_per_step": GROUPS * self.cfg["arrival_prompt"]}
+
+    def size_label(self) -> str:
+        c = SIZES[self.size]
+        return (f"{GROUPS} groups x {c['batch']} requests, contexts {c['prompt_min']}-{c['prompt_max']}, "
+                f"d_model {c['d_model']}, {c['layers']} layers, {self.dtype_name}")
+

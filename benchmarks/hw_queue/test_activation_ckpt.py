@@ -1,0 +1,10 @@
+import pytest
+
+from aorta.workloads.activation_ckpt import ActivationCkpt
+
+pytestmark = [pytest.mark.p2, pytest.mark.training]
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp32"])
+def test_activation_ckpt(hw_queue, streams, dtype):
+    hw_queue(ActivationCkpt, streams, dtype=dtype)

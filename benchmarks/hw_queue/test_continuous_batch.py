@@ -1,0 +1,10 @@
+import pytest
+
+from aorta.workloads.continuous_batch import ContinuousBatch
+
+pytestmark = [pytest.mark.p1, pytest.mark.inference]
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp32"])
+def test_continuous_batch(hw_queue, streams, dtype):
+    hw_queue(ContinuousBatch, streams, dtype=dtype)

@@ -1,0 +1,10 @@
+import pytest
+
+from aorta.workloads.grad_accum import GradAccum
+
+pytestmark = [pytest.mark.p2, pytest.mark.training]
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp32"])
+def test_grad_accum(hw_queue, streams, dtype):
+    hw_queue(GradAccum, streams, dtype=dtype)

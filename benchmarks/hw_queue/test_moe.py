@@ -1,0 +1,10 @@
+import pytest
+
+from aorta.workloads.moe import Moe
+
+pytestmark = [pytest.mark.p1, pytest.mark.training]
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp32"])
+def test_moe(hw_queue, streams, dtype):
+    hw_queue(Moe, streams, dtype=dtype)
