@@ -28,6 +28,10 @@ from aorta.runner import run_workload
 from aorta.timing import TimingPlan
 from aorta.workloads.base import WorkloadCheckError
 
+pytest_plugins = [
+    "aorta.report.plugin",
+]
+
 MARKERS = {
     "gpu": "needs a CUDA or ROCm GPU",
     **{p: f"priority {p[1]} workload" for p in ("p0", "p1", "p2", "p3")},
@@ -47,6 +51,7 @@ class SessionState:
 
 OPTIONS = pytest.StashKey[AortaOptions]()
 STATE = pytest.StashKey[SessionState]()
+BENCH_RESULT = pytest.StashKey[object]()  # the test's recorded BenchResult, for plugins (traces)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -170,6 +175,7 @@ def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_p
             benchmark.extra_info.update(result.extra_info)
             replay_into(benchmark, state.clock, result.run.per_iteration_ms)
             state.rows.append(_summary_row(request.node.name, result.extra_info))
+            request.node.stash[BENCH_RESULT] = result
         return result
 
     return run

@@ -1,0 +1,115 @@
+"""Draw the report's figures (matplotlib, Agg; imported only when a report is asked for).
+
+Each function takes data made by ``summary`` and a path, and writes one PNG. ``matplotlib.figure.Figure``
+is used without pyplot, so no global backend or window state is touched. A figure whose data a run
+could not measure is still drawn, with the reason written on it, never with invented numbers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: a report is written on headless CI machines and GPU nodes
+
+from matplotlib.figure import Figure  # noqa: E402
+
+DPI = 96
+COLOURS = {"compute_only_ms": "#4C72B0", "overlapped_ms": "#55A868", "exposed_comm_ms": "#C44E52",
+           "idle_ms": "#BBBBBB", "comm_busy_ms": "#DD8452", "compute_busy_ms": "#4C72B0", "step_ms": "#333333"}
+
+
+def _note(ax, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True, transform=ax.transAxes, fontsize=10,
+            color="#884444")
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.savefig(path, dpi=DPI, format="png")
+    return path
+
+
+def draw_timeline(label: str, scenarios: dict[str, list[dict]], path: Path) -> Path:
+    """Per FSDP scenario, per step: step time, compute busy, communication busy and overlapped (ms)."""
+    names = sorted(scenarios)
+    fig = Figure(figsize=(9, 2.6 * max(1, len(names))), layout="constrained")
+    axes = fig.subplots(max(1, len(names)), 1, squeeze=False)[:, 0]
+    for ax, scenario in zip(axes, names):
+        rows = scenarios[scenario]
+        steps = [r["step"] for r in rows]
+        drew = False
+        for key, title in (("step_ms", "step"), ("compute_busy_ms", "compute"), ("comm_busy_ms", "communication"),
+                           ("overlapped_ms", "overlapped")):
+            pts = [(s, r[key]) for s, r in zip(steps, rows) if r[key] is not None]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=title,
+                        color=COLOURS[key])
+                drew = True
+        if all(r["comm_busy_ms"] is None for r in rows):
+            ax.text(0.01, 0.95, "overlap unavailable: no device kernel timestamps in this run",
+                    transform=ax.transAxes, va="top", fontsize=8, color="#884444")
+        if not drew:
+            _note(ax, "no step figures were measured")
+        ax.set_title(f"{label}: {scenario}", fontsize=10)
+        ax.set_xlabel("step")
+        ax.set_ylabel("ms")
+        if drew:
+            ax.legend(fontsize=8, loc="upper right")
+    return _save(fig, path)
+
+
+def draw_overlap_breakdown(label: str, scenario: str, rows: list[dict], path: Path) -> Path:
+    """Stacked per step: compute alone, overlapped, exposed communication, idle (ms; they sum to the step)."""
+    fig = Figure(figsize=(8, 3.2), layout="constrained")
+    ax = fig.subplots()
+    parts = (("compute_only_ms", "compute only"), ("overlapped_ms", "overlapped"),
+             ("exposed_comm_ms", "exposed comm"), ("idle_ms", "idle"))
+    usable = [r for r in rows if all(r[k] is not None for k, _ in parts)]
+    if usable:
+        steps = [r["step"] for r in usable]
+        bottom = [0.0] * len(usable)
+        for key, title in parts:
+            vals = [r[key] for r in usable]
+            ax.bar(steps, vals, bottom=bottom, label=title, color=COLOURS[key])
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        ax.legend(fontsize=8, loc="upper right")
+    else:
+        _note(ax, "overlap breakdown unavailable: this run has no device kernel timestamps\n"
+                  "(compute, communication and overlap need a GPU profiler)")
+    ax.set_title(f"{label}: {scenario} overlap breakdown per step", fontsize=10)
+    ax.set_xlabel("step")
+    ax.set_ylabel("ms")
+    return _save(fig, path)
+
+
+def draw_scaling(title: str, entry: dict, path: Path) -> Path:
+    """Headline metric and effective concurrency against stream count, one line per run."""
+    fig = Figure(figsize=(9, 3.4), layout="constrained")
+    ax_m, ax_c = fig.subplots(1, 2)
+    any_conc = False
+    for label, points in entry["runs"].items():
+        pts = [(s, v) for s, v, _ in points if v is not None]
+        if pts:
+            ax_m.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
+        conc = [(s, c) for s, _, c in points if c is not None]
+        if conc:
+            ax_c.plot([p[0] for p in conc], [p[1] for p in conc], marker="o", label=label)
+            any_conc = True
+    streams = sorted({p[0] for pts in entry["runs"].values() for p in pts})
+    for ax in (ax_m, ax_c):
+        if len(streams) > 1 and streams[0] > 0:
+            ax.set_xscale("log", base=2)
+        ax.set_xticks(streams, [str(s) for s in streams])
+        ax.set_xlabel("streams")
+    ax_m.set_ylabel(f"{entry['headline_metric']} ({entry['unit']})")
+    ax_m.set_title(f"{title}: {entry['headline_metric']}", fontsize=10)
+    ax_c.set_ylabel("effective concurrency")
+    ax_c.set_title("effective concurrency", fontsize=10)
+    if any_conc:
+        ax_c.plot(streams, streams, ls=":", color="#999999", label="ideal")
+        ax_c.legend(fontsize=8)
+    else:
+        _note(ax_c, "unavailable (graph replay: no per-stream events)")
+    ax_m.legend(fontsize=8)
+    return _save(fig, path)
