@@ -13,7 +13,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from aorta.report import html_page, summary as summ
+from aorta.report import html_page
+from aorta.report import summary as summ
 from aorta.report.errors import ReportInputError
 from aorta.report.runs import Run, load_runs
 from aorta.report.verdicts import gate_verdicts, load_verdict_file

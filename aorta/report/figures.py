@@ -14,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")  # no display: a report is written on headless CI machines and GPU nodes
 
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 DPI = 96
 COLOURS = {"compute_only_ms": "#4C72B0", "overlapped_ms": "#55A868", "exposed_comm_ms": "#C44E52",
@@ -54,14 +55,15 @@ def draw_timeline(label: str, scenarios: dict[str, list[dict]], path: Path) -> P
         ax.set_title(f"{label}: {scenario}", fontsize=10)
         ax.set_xlabel("step")
         ax.set_ylabel("ms")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if drew:
-            ax.legend(fontsize=8, loc="upper right")
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, path)
 
 
 def draw_overlap_breakdown(label: str, scenario: str, rows: list[dict], path: Path) -> Path:
     """Stacked per step: compute alone, overlapped, exposed communication, idle (ms; they sum to the step)."""
-    fig = Figure(figsize=(8, 3.2), layout="constrained")
+    fig = Figure(figsize=(7, 3.0), layout="constrained")
     ax = fig.subplots()
     parts = (("compute_only_ms", "compute only"), ("overlapped_ms", "overlapped"),
              ("exposed_comm_ms", "exposed comm"), ("idle_ms", "idle"))
@@ -73,7 +75,8 @@ def draw_overlap_breakdown(label: str, scenario: str, rows: list[dict], path: Pa
             vals = [r[key] for r in usable]
             ax.bar(steps, vals, bottom=bottom, label=title, color=COLOURS[key])
             bottom = [b + v for b, v in zip(bottom, vals)]
-        ax.legend(fontsize=8, loc="upper right")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     else:
         _note(ax, "overlap breakdown unavailable: this run has no device kernel timestamps\n"
                   "(compute, communication and overlap need a GPU profiler)")

@@ -118,10 +118,10 @@ def _environment_section(summary: dict) -> str:
 def _scaling_section(summary: dict, scaling: dict, figures: dict[str, Path]) -> str:
     if not scaling:
         return ""
-    labels = [s["label"] for s in summary["runs"]]
     parts = ["<h2>Hardware-queue workloads</h2>"]
     for key in sorted(scaling):
         entry = scaling[key]
+        labels = [s["label"] for s in summary["runs"] if s["label"] in entry["runs"]]
         parts.append(f"<h3>{_e(key)}</h3>")
         if key in figures:
             parts.append('<div class="figs">' + _img(figures[key], f"{key}: stream scaling") + "</div>")
@@ -143,9 +143,12 @@ def _fsdp_section(summary: dict, figures: dict[str, Path]) -> str:
                         if c["kind"] == "fsdp_scenario"})
     if not scenarios:
         return ""
-    labels = [s["label"] for s in summary["runs"]]
+    labels = [s["label"] for s in summary["runs"]
+              if any(c["kind"] == "fsdp_scenario" for c in s["configurations"].values())]
     by_label = {s["label"]: s["configurations"] for s in summary["runs"]}
-    parts = ["<h2>FSDP scenarios</h2>"]
+    parts = ["<h2>FSDP scenarios</h2><p class=\"note\">Per step: step time is the slowest rank's; compute, "
+             "communication, overlapped, exposed and idle are averaged over ranks. Tables give the median step; "
+             "n/a = not measured in that run.</p>"]
     for scenario in scenarios:
         parts.append(f"<h3>{_e(scenario)}</h3>")
         cfgs = {lab: by_label[lab].get(f"fsdp:{scenario}") for lab in labels}
@@ -165,7 +168,8 @@ def _fsdp_section(summary: dict, figures: dict[str, Path]) -> str:
 
 def _benchmarks_section(summary: dict) -> str:
     """Every benchmark configuration side by side (headline and device time), with what was unavailable."""
-    labels = [s["label"] for s in summary["runs"]]
+    labels = [s["label"] for s in summary["runs"]
+              if any(c["kind"] == "benchmark" for c in s["configurations"].values())]
     by_label = {s["label"]: s["configurations"] for s in summary["runs"]}
     keys = sorted({k for c in by_label.values() for k, v in c.items() if v["kind"] == "benchmark"})
     if not keys:

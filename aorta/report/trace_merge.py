@@ -129,10 +129,12 @@ def reference_points_us(traces: list[RankTrace], align: str) -> tuple[dict[int, 
         missing = [str(t.path) for t in traces if not isinstance(t.doc.get("baseTimeNanoseconds"), int)]
         raise ReportInputError(f"--align base-time: no baseTimeNanoseconds in {', '.join(missing)}")
     if align in ("auto", "base-time") and has_base:
-        firsts = {t.rank: min(e["ts"] for e in _complete(t.events)) + t.doc["baseTimeNanoseconds"] / 1e3
-                  for t in traces}
-        origin = min(firsts.values())
-        return ({t.rank: origin - t.doc["baseTimeNanoseconds"] / 1e3 for t in traces},
+        # bases taken relative to the smallest one, in integers first: base_ns / 1000 alone (~1.8e15 us)
+        # would leave a float64 with sub-microsecond error
+        low = min(t.doc["baseTimeNanoseconds"] for t in traces)
+        rel_us = {t.rank: (t.doc["baseTimeNanoseconds"] - low) / 1e3 for t in traces}
+        origin = min(min(e["ts"] for e in _complete(t.events)) + rel_us[t.rank] for t in traces)
+        return ({t.rank: origin - rel_us[t.rank] for t in traces},
                 "base-time: baseTimeNanoseconds/1000 + ts, earliest event of all ranks = 0")
     steps = {t.rank: profiler_steps(t.events) for t in traces}
     common = set.intersection(*(set(s) for s in steps.values())) if steps else set()
