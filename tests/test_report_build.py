@@ -38,7 +38,7 @@ def test_summary_json_holds_every_run_and_the_comparison(full_report):
     assert [r["label"] for r in summary["runs"]] == ["old", "new", "per_round", "end_only"]
     assert (summary["reference"], summary["candidate"]) == ("old", "new")
     top = summary["comparison"][0]
-    assert (top["configuration"], top["metric"], top["better"]) == ("fsdp:baseline", "exposed_comm_ms", False)
+    assert (top["configuration"], top["metric"], top["better"]) == ("fsdp:baseline", "exposed_comm_ms_per_step", False)
     assert summary["verdicts"] is None and "no verdicts" in summary["verdict_note"]
 
 
@@ -65,7 +65,9 @@ def test_the_page_shows_verdict_note_changes_environments_and_configurations(ful
     order = [page.index(h) for h in ("<h2>Verdicts", "<h2>Biggest changes", "<h2>Environments",
                                      "<h2>Hardware-queue workloads", "<h2>FSDP scenarios")]
     assert order == sorted(order)
-    assert "TORCH_NCCL_HIGH_PRIORITY" in page and "FixtureGPU" in page
+    env = page[page.index("<h2>Environments"):page.index("<h2>Hardware-queue workloads")]
+    assert '<tr class="differs"><td>sync mode</td><td>-</td><td>-</td><td>per_round</td><td>end_only</td>' in env
+    assert "busbw_gbps.all_gather" in page and "exposed_comm_ms_per_step" in page
 
 
 def test_verdicts_from_a_gate_file_are_shown(tmp_path):

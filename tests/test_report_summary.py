@@ -2,6 +2,7 @@
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -37,23 +38,30 @@ def test_benchmark_summary_holds_the_recorded_metrics_and_median_device_time():
     assert cfg["unavailable"] == {"distinct_streams": "CPU backend: no hardware streams"}
 
 
-def test_fsdp_summary_is_the_median_step_of_the_slowest_rank_and_rank_averaged_figures():
+def test_fsdp_summary_is_the_slowest_ranks_median_step_and_window_figures_per_step():
     cfgs = run_summary(load_run(FSDP_A, "a"))["configurations"]
     base = cfgs["fsdp:baseline"]
-    assert (base["steps"], base["ranks"]) == (4, 2)
+    assert (base["ranks"], base["timed_steps"], base["profiled_steps"]) == (2, 4, 2)
     f = {k: v["value"] for k, v in base["figures"].items()}
-    # slowest rank (1): compute 30.75 + 0.5*step, step = compute + comm 12 - overlapped 9 + idle 2
-    assert f["step_ms"] == pytest.approx(30.75 + 0.5 * 1.5 + 12 - 9 + 2)
-    assert f["compute_busy_ms"] == pytest.approx(30.375 + 0.5 * 1.5)
-    assert f["exposed_comm_ms"] == pytest.approx(12 - 9)
+    # slowest rank (1): 40 + 0.5*step + 0.75 over timed steps 1..4 -> median at step 2.5
+    assert f["step_ms"] == pytest.approx(40 + 0.5 * 2.5 + 0.75)
+    # each profiled step: compute 0-30 ms, all-gather 21-33 ms
+    assert f["compute_busy_ms_per_step"] == pytest.approx(30.0)
+    assert f["comm_busy_ms_per_step"] == pytest.approx(33 - 21)
+    assert f["overlapped_ms_per_step"] == pytest.approx(30 - 21)
+    assert f["exposed_comm_ms_per_step"] == pytest.approx(33 - 30)
     assert f["overlap_ratio"] == pytest.approx(9 / 12)
+    # window: first kernel at 0, last ends at 40 + 33 ms; busy 2 x 33 ms
+    assert f["idle_ms_per_step"] == pytest.approx((40 + 33 - 2 * 33) / 2)
+    assert f["busbw_gbps.all_gather"] == pytest.approx(250.0)
+    assert f["tokens_per_s"] == pytest.approx(2 * 4096 / (f["step_ms"] / 1e3), rel=0.02)
     assert cfgs["fsdp:explicit_prefetch"]["figures"]["overlap_ratio"]["value"] == pytest.approx(11 / 12)
 
 
 def test_comparison_puts_the_biggest_change_first_with_its_direction():
     summary = build_summary(load_runs([(str(FSDP_A), "a"), (str(FSDP_B), "b")]), "a", "b")
     first = summary["comparison"][0]
-    assert (first["configuration"], first["metric"]) == ("fsdp:baseline", "exposed_comm_ms")
+    assert (first["configuration"], first["metric"]) == ("fsdp:baseline", "exposed_comm_ms_per_step")
     assert first["ratio"] == pytest.approx(6 / 3) and first["better"] is False
     sizes = [abs(math.log(r["ratio"])) for r in summary["comparison"]]  # halving and doubling weigh the same
     assert sizes == sorted(sizes, reverse=True)
@@ -85,13 +93,23 @@ def test_environment_rows_mark_what_differs():
     assert not rows["torch"]["differs"]
 
 
-def test_cpu_artifacts_without_overlap_figures_stay_unavailable(tmp_path):
-    (tmp_path / "rank_0_metrics.jsonl").write_text(
-        '{"scenario": "baseline", "step": 0, "step_ms": 5.0, "comm_busy_ms": null, "overlapped_ms": null}\n')
+def test_cpu_artifacts_without_kernel_timestamps_keep_overlap_unavailable_with_the_reason(tmp_path):
+    lines = [{"kind": "step", "scenario": "baseline", "rank": 0, "step": s, "phase": "timed", "step_ms": 5.0 + s}
+             for s in range(3)]
+    lines.append({"kind": "overlap", "scenario": "baseline", "rank": 0, "steps": 0, "available": False,
+                  "reason": "CPU: no device kernel timestamps", "figures": None})
+    (tmp_path / "rank_0_metrics.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     cfg = run_summary(load_run(tmp_path, "cpu"))["configurations"]["fsdp:baseline"]
-    assert cfg["figures"]["step_ms"]["value"] == 5.0
+    assert cfg["figures"]["step_ms"]["value"] == 6.0
     assert cfg["figures"]["overlap_ratio"]["value"] is None
-    assert "overlap_ratio" in cfg["unavailable"] and "exposed_comm_ms" in cfg["unavailable"]
+    assert cfg["unavailable"]["exposed_comm_ms_per_step"] == "CPU: no device kernel timestamps"
+
+
+def test_a_run_folder_with_its_benchmark_json_brings_the_environment(tmp_path):
+    shutil.copytree(FSDP_A / "artifacts", tmp_path / "artifacts")
+    shutil.copy(HWQ_A, tmp_path / "run.json")
+    run = load_run(tmp_path, "a")
+    assert run.machine["backend"] == "cpu" and run.fsdp and run.benchmarks
 
 
 @pytest.mark.parametrize("content, message", [
@@ -113,7 +131,7 @@ def test_an_artifacts_folder_without_rank_files_or_with_bad_lines_is_refused(tmp
     with pytest.raises(ReportInputError, match="no rank_<r>_metrics.jsonl"):
         load_run(tmp_path, "x")
     f = tmp_path / "rank_0_metrics.jsonl"
-    f.write_text('{"step": 0, "step_ms": "fast"}\n')
+    f.write_text('{"kind": "step", "scenario": "b", "step": 0, "step_ms": "fast"}\n')
     with pytest.raises(ReportInputError, match=r"rank_0_metrics.jsonl:1: step_ms must be a number"):
         read_rank_file(f)
 

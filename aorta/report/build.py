@@ -64,15 +64,15 @@ def draw_figures(runs: list[Run], scaling: dict, folder: Path) -> dict[str, str]
         figures.draw_scaling(key, entry, folder / name)
         names[key] = name
     for run in runs:
-        if not run.fsdp_steps:
+        if not run.fsdp:
             continue
-        by_scenario = summ.fsdp_steps_by_scenario(run.fsdp_steps)
+        by_scenario = summ.fsdp_scenarios(run.fsdp)
         name = _unique(f"{summ.safe_name(run.label)}_timeline.png", used)
         figures.draw_timeline(run.label, by_scenario, folder / name)
         names[f"timeline:{run.label}"] = name
-        for scenario, rows in sorted(by_scenario.items()):
+        for scenario, ranks in by_scenario.items():
             name = _unique(f"{summ.safe_name(run.label)}_overlap_{summ.safe_name(scenario)}.png", used)
-            figures.draw_overlap_breakdown(run.label, scenario, rows, folder / name)
+            figures.draw_overlap_breakdown(run.label, scenario, summ.breakdown_rows(ranks), folder / name)
             names[f"overlap:{run.label}:{scenario}"] = name
     return names
 

@@ -31,58 +31,76 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
-def draw_timeline(label: str, scenarios: dict[str, list[dict]], path: Path) -> Path:
-    """Per FSDP scenario, per step: step time, compute busy, communication busy and overlapped (ms)."""
+def draw_timeline(label: str, scenarios: dict, path: Path) -> Path:
+    """Per FSDP scenario, the profiled window's device timeline: compute, communication and their overlap,
+    one group of lanes per rank (ms from the window's first kernel). Where no kernel timestamps were
+    recorded, the timed steps' device ms per rank instead, with the reason."""
     names = sorted(scenarios)
-    fig = Figure(figsize=(9, 2.6 * max(1, len(names))), layout="constrained")
+    fig = Figure(figsize=(10, 0.6 + 2.4 * max(1, len(names))), layout="constrained")
     axes = fig.subplots(max(1, len(names)), 1, squeeze=False)[:, 0]
     for ax, scenario in zip(axes, names):
-        rows = scenarios[scenario]
-        steps = [r["step"] for r in rows]
+        ranks = scenarios[scenario]
+        starts = [iv[0] for r in ranks for iv in (*r.compute_us, *r.comm_us)]
+        if starts:
+            origin = min(starts)
+            ticks, labels = [], []
+            for i, r in enumerate(ranks):
+                base = i * 4
+                for lane, (ivs, key, title) in enumerate(((r.compute_us, "compute_busy_ms", "compute"),
+                                                          (r.comm_us, "comm_busy_ms", "communication"),
+                                                          (r.overlap_us, "overlapped_ms", "overlapped"))):
+                    bars = [((a - origin) / 1e3, (b - a) / 1e3) for a, b in ivs]
+                    ax.broken_barh(bars, (base + lane + 0.1, 0.8), color=COLOURS[key],
+                                   label=title if i == 0 else None)
+                    ticks.append(base + lane + 0.5)
+                    labels.append(f"rank {r.rank} {title}")
+            ax.set_yticks(ticks, labels, fontsize=7)
+            ax.invert_yaxis()
+            ax.set_xlabel("ms from the first profiled kernel")
+            steps = max(r.profiled_steps for r in ranks)
+            ax.set_title(f"{label}: {scenario} ({steps} profiled steps)", fontsize=10)
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+            continue
         drew = False
-        for key, title in (("step_ms", "step"), ("compute_busy_ms", "compute"), ("comm_busy_ms", "communication"),
-                           ("overlapped_ms", "overlapped")):
-            pts = [(s, r[key]) for s, r in zip(steps, rows) if r[key] is not None]
+        for r in ranks:
+            pts = sorted(r.step_ms.items())
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=title,
-                        color=COLOURS[key])
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=f"rank {r.rank}")
                 drew = True
-        if all(r["comm_busy_ms"] is None for r in rows):
-            ax.text(0.01, 0.95, "overlap unavailable: no device kernel timestamps in this run",
-                    transform=ax.transAxes, va="top", fontsize=8, color="#884444")
-        if not drew:
-            _note(ax, "no step figures were measured")
-        ax.set_title(f"{label}: {scenario}", fontsize=10)
-        ax.set_xlabel("step")
-        ax.set_ylabel("ms")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        reasons = "; ".join(sorted({r.overlap_reason for r in ranks if r.overlap_reason}))
+        ax.text(0.01, 0.97, f"no kernel timeline: {reasons or 'not recorded'}", transform=ax.transAxes,
+                va="top", fontsize=8, color="#884444")
         if drew:
             ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        else:
+            _note(ax, "no timed steps recorded")
+        ax.set_title(f"{label}: {scenario}: step time", fontsize=10)
+        ax.set_xlabel("step")
+        ax.set_ylabel("device ms")
     return _save(fig, path)
 
 
 def draw_overlap_breakdown(label: str, scenario: str, rows: list[dict], path: Path) -> Path:
-    """Stacked per step: compute alone, overlapped, exposed communication, idle (ms; they sum to the step)."""
-    fig = Figure(figsize=(7, 3.0), layout="constrained")
+    """Per rank, ms per profiled step stacked: compute alone, overlapped, exposed comm, idle."""
+    fig = Figure(figsize=(5.6, 3.0), layout="constrained")
     ax = fig.subplots()
     parts = (("compute_only_ms", "compute only"), ("overlapped_ms", "overlapped"),
              ("exposed_comm_ms", "exposed comm"), ("idle_ms", "idle"))
     usable = [r for r in rows if all(r[k] is not None for k, _ in parts)]
     if usable:
-        steps = [r["step"] for r in usable]
+        xs = [f"rank {r['rank']}" for r in usable]
         bottom = [0.0] * len(usable)
         for key, title in parts:
             vals = [r[key] for r in usable]
-            ax.bar(steps, vals, bottom=bottom, label=title, color=COLOURS[key])
+            ax.bar(xs, vals, bottom=bottom, label=title, color=COLOURS[key], width=0.6)
             bottom = [b + v for b, v in zip(bottom, vals)]
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylabel("ms per step")
     else:
-        _note(ax, "overlap breakdown unavailable: this run has no device kernel timestamps\n"
-                  "(compute, communication and overlap need a GPU profiler)")
-    ax.set_title(f"{label}: {scenario} overlap breakdown per step", fontsize=10)
-    ax.set_xlabel("step")
-    ax.set_ylabel("ms")
+        reasons = "; ".join(sorted({r["reason"] for r in rows if r["reason"]})) or "not recorded"
+        _note(ax, f"overlap breakdown unavailable:\n{reasons}")
+    ax.set_title(f"{label}: {scenario}: where each step's time goes", fontsize=10)
     return _save(fig, path)
 
 

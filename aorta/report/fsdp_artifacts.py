@@ -1,59 +1,61 @@
 """Read an FSDP ``artifacts/`` folder: per-rank ``rank_<r>_metrics.jsonl`` files (pure: no torch).
 
-Every reader of the FSDP suite's artifact schema lives here, so a change of schema touches one module.
-The schema read (one JSON object per line; lines without ``"step"`` are headers or notes and skipped):
+Every reader of the FSDP suite's artifact schema (``aorta/fsdp/metrics_log.py`` documents it) lives
+here, so a change of schema touches one module. Lines read, one JSON object each, by ``"kind"``:
 
-    {"scenario": "baseline", "rank": 0, "step": 3,
-     "step_ms": 41.2,                    # device time of the step (alias: step_time_ms)
-     "compute_busy_ms": 30.1,            # union of compute kernels in the step (aliases below)
-     "comm_busy_ms": 12.0,               # union of communication kernels
-     "overlapped_ms": 9.5,               # |comm ∩ compute|
-     "exposed_comm_ms": 2.5,             # optional: comm - overlapped
-     "idle_ms": 1.6}                     # optional: step - |comm ∪ compute|
+- ``step``: ``{"scenario", "rank", "step", "phase": warmup|timed|profiled, "step_ms" (timed only),
+  "samples", "tokens", "loss", ...}``
+- ``overlap``: one per scenario and rank, the profiled window: ``{"scenario", "rank", "steps",
+  "available", "reason", "figures": {"window_ms", "compute_busy_ms", "comm_busy_ms", "overlapped_ms",
+  "exposed_comm_ms", "overlap_ratio", "busbw_gbps": {kind: GB/s}, ...}, "compute_us", "comm_us",
+  "overlap_us": [[t0, t1], ...] (absolute µs)}``
+- ``scenario`` and anything else: skipped.
 
-The overlap figures may also sit in a nested ``"overlap"`` object; ``null`` means unavailable (a CPU
-run has no kernel timestamps) and is kept as ``None``, never filled in. A header line may carry
-``"machine_info"`` (the same dict as a pytest-benchmark run's ``machine_info["aorta"]``).
+Figures a run did not measure (``available`` false, ``null``) stay ``None`` with the run's reason; they
+are never filled in.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aorta.report.errors import ReportInputError
 
 RANK_FILE = re.compile(r"^rank_(\d+)_metrics\.jsonl$")
-ALIASES = {
-    "step_ms": ("step_ms", "step_time_ms"),
-    "compute_busy_ms": ("compute_busy_ms", "compute_ms"),
-    "comm_busy_ms": ("comm_busy_ms", "comm_ms", "communication_busy_ms"),
-    "overlapped_ms": ("overlapped_ms", "overlap_ms"),
-    "exposed_comm_ms": ("exposed_comm_ms", "exposed_ms"),
-    "idle_ms": ("idle_ms",),
-}
 
 
-@dataclass(frozen=True)
-class StepRecord:
+@dataclass
+class ScenarioRank:
+    """What one rank recorded for one scenario."""
+
     scenario: str
     rank: int
-    step: int
-    step_ms: float | None
-    compute_busy_ms: float | None
-    comm_busy_ms: float | None
-    overlapped_ms: float | None
-    exposed_comm_ms: float | None
-    idle_ms: float | None
+    step_ms: dict[int, float] = field(default_factory=dict)  # timed steps: step index -> device ms
+    tokens: dict[int, float] = field(default_factory=dict)  # step index -> this rank's tokens
+    overlap: dict | None = None  # the profiled window's figures (window totals), None if unavailable
+    overlap_reason: str | None = "no overlap record"
+    profiled_steps: int = 0
+    compute_us: list[tuple[float, float]] = field(default_factory=list)
+    comm_us: list[tuple[float, float]] = field(default_factory=list)
+    overlap_us: list[tuple[float, float]] = field(default_factory=list)
 
-    @property
-    def compute_only_ms(self) -> float | None:
-        """Compute with no communication beside it."""
-        if self.compute_busy_ms is None or self.overlapped_ms is None:
+    def per_step(self, name: str) -> float | None:
+        """A window total divided by the profiled steps (ms per step), or None if not measured."""
+        if self.overlap is None or not self.profiled_steps:
             return None
-        return max(0.0, self.compute_busy_ms - self.overlapped_ms)
+        value = self.overlap.get(name)
+        return None if value is None else value / self.profiled_steps
+
+    def idle_ms_per_step(self) -> float | None:
+        """Time in the profiled window with no kernel running, per step: window - |compute ∪ comm|."""
+        parts = [self.per_step(n) for n in ("window_ms", "compute_busy_ms", "comm_busy_ms", "overlapped_ms")]
+        if None in parts:
+            return None
+        window, comp, comm, ov = parts
+        return max(0.0, window - (comp + comm - ov))
 
 
 def artifacts_dir(path: Path) -> Path | None:
@@ -64,6 +66,15 @@ def artifacts_dir(path: Path) -> Path | None:
     return None
 
 
+def _intervals(path: Path, line_no: int, value) -> list[tuple[float, float]]:
+    if value is None:
+        return []
+    try:
+        return [(float(iv[0]), float(iv[1])) for iv in value]
+    except (TypeError, ValueError, IndexError):
+        raise ReportInputError(f"{path}:{line_no}: intervals must be [[start_us, end_us], ...]") from None
+
+
 def _number(path: Path, line_no: int, key: str, value) -> float | None:
     if value is None:
         return None
@@ -72,35 +83,23 @@ def _number(path: Path, line_no: int, key: str, value) -> float | None:
     return float(value)
 
 
-def _field(path: Path, line_no: int, obj: dict, name: str) -> float | None:
-    nested = obj.get("overlap") if isinstance(obj.get("overlap"), dict) else {}
-    for key in ALIASES[name]:
-        for source in (obj, nested):
-            if key in source:
-                return _number(path, line_no, key, source[key])
-    return None
+def _entry(found: dict, path: Path, line_no: int, obj: dict, file_rank: int) -> ScenarioRank:
+    scenario = obj.get("scenario")
+    if not isinstance(scenario, str) or not scenario:
+        raise ReportInputError(f"{path}:{line_no}: {obj.get('kind')} line without a scenario name")
+    rank = obj.get("rank", file_rank)
+    return found.setdefault((scenario, rank), ScenarioRank(scenario, rank))
 
 
-def _derived(rec: dict) -> dict:
-    """exposed = comm - overlapped; idle = step - |comm ∪ compute| (only from figures that were measured)."""
-    comm, comp, ov, step = rec["comm_busy_ms"], rec["compute_busy_ms"], rec["overlapped_ms"], rec["step_ms"]
-    if rec["exposed_comm_ms"] is None and comm is not None and ov is not None:
-        rec["exposed_comm_ms"] = max(0.0, comm - ov)
-    if rec["idle_ms"] is None and None not in (comm, comp, ov, step):
-        rec["idle_ms"] = max(0.0, step - (comm + comp - ov))
-    return rec
-
-
-def read_rank_file(path: Path) -> tuple[list[StepRecord], dict | None]:
-    """Step records of one rank file and the machine info of its header, if any."""
+def read_rank_file(path: Path) -> list[ScenarioRank]:
+    """Every scenario one rank file holds."""
     m = RANK_FILE.match(path.name)
     file_rank = int(m.group(1)) if m else 0
-    records: list[StepRecord] = []
-    machine: dict | None = None
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportInputError(f"{path}: cannot read FSDP metrics file: {exc}") from None
+    found: dict[tuple[str, int], ScenarioRank] = {}
     for line_no, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -110,30 +109,39 @@ def read_rank_file(path: Path) -> tuple[list[StepRecord], dict | None]:
             raise ReportInputError(f"{path}:{line_no}: not JSON ({exc.msg})") from None
         if not isinstance(obj, dict):
             raise ReportInputError(f"{path}:{line_no}: expected a JSON object per line")
-        if "step" not in obj:
-            if isinstance(obj.get("machine_info"), dict):
-                machine = obj["machine_info"]
-            continue
-        if isinstance(obj["step"], bool) or not isinstance(obj["step"], int):
-            raise ReportInputError(f"{path}:{line_no}: step must be an integer, got {obj['step']!r}")
-        rec = {name: _field(path, line_no, obj, name) for name in ALIASES}
-        records.append(StepRecord(scenario=str(obj.get("scenario", "fsdp")), rank=int(obj.get("rank", file_rank)),
-                                  step=obj["step"], **_derived(rec)))
-    if not records:
-        raise ReportInputError(f"{path}: no step records (lines with a \"step\" key); not an aorta FSDP metrics file")
-    return records, machine
+        kind = obj.get("kind")
+        if kind == "step":
+            entry = _entry(found, path, line_no, obj, file_rank)
+            step = obj.get("step")
+            if isinstance(step, bool) or not isinstance(step, int):
+                raise ReportInputError(f"{path}:{line_no}: step must be an integer, got {step!r}")
+            ms = _number(path, line_no, "step_ms", obj.get("step_ms"))
+            if obj.get("phase", "timed") == "timed" and ms is not None:
+                entry.step_ms[step] = ms
+                tokens = _number(path, line_no, "tokens", obj.get("tokens"))
+                if tokens is not None:
+                    entry.tokens[step] = tokens
+        elif kind == "overlap":
+            entry = _entry(found, path, line_no, obj, file_rank)
+            entry.profiled_steps = int(obj.get("steps") or 0)
+            figures = obj.get("figures")
+            if obj.get("available") and isinstance(figures, dict):
+                entry.overlap, entry.overlap_reason = figures, None
+            else:
+                entry.overlap, entry.overlap_reason = None, str(obj.get("reason") or "overlap not measured")
+            entry.compute_us = _intervals(path, line_no, obj.get("compute_us"))
+            entry.comm_us = _intervals(path, line_no, obj.get("comm_us"))
+            entry.overlap_us = _intervals(path, line_no, obj.get("overlap_us"))
+    if not found:
+        raise ReportInputError(f"{path}: no step or overlap lines (\"kind\": \"step\" / \"overlap\"); "
+                               "not an aorta FSDP metrics file")
+    return list(found.values())
 
 
-def read_artifacts(path: Path) -> tuple[list[StepRecord], dict | None]:
-    """Every rank's step records under an artifacts folder, and the first machine info found."""
+def read_artifacts(path: Path) -> list[ScenarioRank]:
+    """Every rank's scenarios under an artifacts folder, sorted by scenario then rank."""
     folder = artifacts_dir(path)
     if folder is None:
         raise ReportInputError(f"{path}: no rank_<r>_metrics.jsonl files here or under {path / 'artifacts'}")
-    records: list[StepRecord] = []
-    machine = None
-    for f in sorted(folder.iterdir()):
-        if RANK_FILE.match(f.name):
-            recs, info = read_rank_file(f)
-            records.extend(recs)
-            machine = machine or info
-    return records, machine
+    entries = [e for f in sorted(folder.iterdir()) if RANK_FILE.match(f.name) for e in read_rank_file(f)]
+    return sorted(entries, key=lambda e: (e.scenario, e.rank))

@@ -146,13 +146,14 @@ def _fsdp_section(summary: dict, figures: dict[str, Path]) -> str:
     labels = [s["label"] for s in summary["runs"]
               if any(c["kind"] == "fsdp_scenario" for c in s["configurations"].values())]
     by_label = {s["label"]: s["configurations"] for s in summary["runs"]}
-    parts = ["<h2>FSDP scenarios</h2><p class=\"note\">Per step: step time is the slowest rank's; compute, "
-             "communication, overlapped, exposed and idle are averaged over ranks. Tables give the median step; "
-             "n/a = not measured in that run.</p>"]
+    parts = ["<h2>FSDP scenarios</h2><p class=\"note\">step_ms: median timed step of the slowest rank. "
+             "*_per_step: the profiled window's kernel-timeline totals divided by its steps, averaged over ranks; "
+             "idle: time in the window with no kernel running; overlap ratio: Σ overlapped / Σ comm over ranks. "
+             "n/a: not measured in that run (see the figures for the reason).</p>"]
     for scenario in scenarios:
         parts.append(f"<h3>{_e(scenario)}</h3>")
         cfgs = {lab: by_label[lab].get(f"fsdp:{scenario}") for lab in labels}
-        names = next(c["figures"] for c in cfgs.values() if c)
+        names = list(dict.fromkeys(n for c in cfgs.values() if c for n in c["figures"]))
         rows = [[_td(n)] + [_td((cfgs[lab] or {}).get("figures", {}).get(n, {}).get("value"), num=True)
                             for lab in labels] for n in names]
         parts.append(_table(["median per step", *labels], rows))

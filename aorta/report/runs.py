@@ -23,7 +23,7 @@ class Run:
     machine: dict = field(default_factory=dict)  # machine_info["aorta"] (GPU, driver, versions, env)
     host: dict = field(default_factory=dict)  # python, node, cpu: from pytest-benchmark's machine_info
     benchmarks: list[dict] = field(default_factory=list)  # pytest-benchmark entries with aorta extra_info
-    fsdp_steps: list[fsdp_artifacts.StepRecord] = field(default_factory=list)
+    fsdp: list[fsdp_artifacts.ScenarioRank] = field(default_factory=list)
     datetime: str | None = None
     commit: str | None = None
 
@@ -79,8 +79,18 @@ def load_benchmark_json(path: Path, label: str) -> Run:
 
 
 def load_fsdp_artifacts(path: Path, label: str) -> Run:
-    steps, machine = fsdp_artifacts.read_artifacts(path)
-    return Run(label, path, "fsdp_artifacts", machine=machine or {}, fsdp_steps=steps)
+    """An FSDP run folder: its rank files (here or under ``artifacts/``) and, when the folder also holds
+    the run's pytest-benchmark JSON (one ``*.json`` beside them), its benchmarks and machine info."""
+    entries = fsdp_artifacts.read_artifacts(path)
+    jsons = sorted(p for p in path.glob("*.json") if p.is_file())
+    if len(jsons) > 1:
+        raise ReportInputError(f"{path}: {len(jsons)} JSON files beside the artifacts "
+                               f"({', '.join(p.name for p in jsons)}); keep one, or give the JSON as its own --run")
+    if jsons:
+        run = load_benchmark_json(jsons[0], label)
+        run.path, run.kind, run.fsdp = path, "fsdp_artifacts+benchmark_json", entries
+        return run
+    return Run(label, path, "fsdp_artifacts", fsdp=entries)
 
 
 def load_run(path: str | Path, label: str) -> Run:

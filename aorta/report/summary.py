@@ -13,19 +13,21 @@ from collections import defaultdict
 
 from aorta import stats
 from aorta.report.errors import ReportInputError
-from aorta.report.fsdp_artifacts import StepRecord
+from aorta.report.fsdp_artifacts import ScenarioRank
 from aorta.report.runs import Run
 
-# FSDP per-step figures: (unit, higher_is_better)
+# FSDP figures per scenario: (unit, higher_is_better). Window figures are per profiled step, averaged over ranks.
 FSDP_FIGURES = {
-    "step_ms": ("ms", False),
-    "compute_busy_ms": ("ms", False),
-    "comm_busy_ms": ("ms", False),
-    "overlapped_ms": ("ms", True),
-    "exposed_comm_ms": ("ms", False),
-    "idle_ms": ("ms", False),
-    "overlap_ratio": ("ratio", True),
+    "step_ms": ("ms", False),  # median over timed steps of the slowest rank's step
+    "tokens_per_s": ("tokens/s", True),
+    "compute_busy_ms_per_step": ("ms", False),
+    "comm_busy_ms_per_step": ("ms", False),
+    "overlapped_ms_per_step": ("ms", True),
+    "exposed_comm_ms_per_step": ("ms", False),
+    "idle_ms_per_step": ("ms", False),
+    "overlap_ratio": ("ratio", True),  # Σ overlapped / Σ comm over ranks
 }
+WINDOW_FIGURES = ("compute_busy_ms", "comm_busy_ms", "overlapped_ms", "exposed_comm_ms")
 
 
 def _median_or_none(values) -> float | None:
@@ -33,46 +35,71 @@ def _median_or_none(values) -> float | None:
     return stats.median(vals) if vals else None
 
 
-def _mean_or_none(values) -> float | None:
-    vals = [v for v in values if v is not None]
-    return sum(vals) / len(vals) if len(vals) == len(values) and vals else None
+def fsdp_scenarios(entries: list[ScenarioRank]) -> dict[str, list[ScenarioRank]]:
+    out: dict[str, list[ScenarioRank]] = defaultdict(list)
+    for e in entries:
+        out[e.scenario].append(e)
+    return {k: sorted(v, key=lambda e: e.rank) for k, v in sorted(out.items())}
 
 
-def fsdp_steps_by_scenario(steps: list[StepRecord]) -> dict[str, list[dict]]:
-    """Per scenario, one row per step: step time of the slowest rank, the other figures averaged over ranks.
-
-    A figure a rank did not measure (``None``) leaves that step's figure ``None``: never averaged from fewer ranks.
-    """
-    grouped: dict[str, dict[int, list[StepRecord]]] = defaultdict(lambda: defaultdict(list))
-    for rec in steps:
-        grouped[rec.scenario][rec.step].append(rec)
-    out: dict[str, list[dict]] = {}
-    for scenario, by_step in grouped.items():
-        rows = []
-        for step in sorted(by_step):
-            recs = by_step[step]
-            step_times = [r.step_ms for r in recs]
-            row = {"step": step, "ranks": len(recs),
-                   "step_ms": max(step_times) if None not in step_times else None}
-            for name in ("compute_busy_ms", "comm_busy_ms", "overlapped_ms", "exposed_comm_ms", "idle_ms"):
-                row[name] = _mean_or_none([getattr(r, name) for r in recs])
-            comp, ov = row["compute_busy_ms"], row["overlapped_ms"]
-            row["compute_only_ms"] = max(0.0, comp - ov) if comp is not None and ov is not None else None
-            comm = row["comm_busy_ms"]
-            row["overlap_ratio"] = ov / comm if comm and ov is not None else None
-            rows.append(row)
-        out[scenario] = rows
-    return out
+def slowest_rank_steps(ranks: list[ScenarioRank]) -> list[tuple[int, float]]:
+    """(step, slowest rank's step ms) for every timed step that every rank recorded."""
+    common = set.intersection(*(set(r.step_ms) for r in ranks)) if ranks else set()
+    return [(s, max(r.step_ms[s] for r in ranks)) for s in sorted(common)]
 
 
-def _fsdp_summary(steps: list[StepRecord]) -> dict[str, dict]:
+def breakdown_rows(ranks: list[ScenarioRank]) -> list[dict]:
+    """Per rank, ms per profiled step: compute alone, overlapped, exposed comm, idle (None if not measured)."""
+    rows = []
+    for r in ranks:
+        comp, ov, exposed = (r.per_step(n) for n in ("compute_busy_ms", "overlapped_ms", "exposed_comm_ms"))
+        rows.append({"rank": r.rank, "compute_only_ms": None if comp is None or ov is None else max(0.0, comp - ov),
+                     "overlapped_ms": ov, "exposed_comm_ms": exposed, "idle_ms": r.idle_ms_per_step(),
+                     "reason": r.overlap_reason})
+    return rows
+
+
+def _all_or_none(values: list) -> list | None:
+    return None if not values or None in values else values
+
+
+def _fsdp_figures(ranks: list[ScenarioRank]) -> tuple[dict, dict]:
+    unavailable: dict[str, str] = {}
+    steps = slowest_rank_steps(ranks)
+    values: dict[str, float | None] = {"step_ms": _median_or_none([ms for _, ms in steps])}
+    rates = [sum(r.tokens.get(s, 0.0) for r in ranks) / (ms / 1e3) for s, ms in steps
+             if ms > 0 and all(s in r.tokens for r in ranks)]
+    values["tokens_per_s"] = _median_or_none(rates)
+    reasons = sorted({r.overlap_reason for r in ranks if r.overlap is None})
+    for name in WINDOW_FIGURES:
+        per_rank = _all_or_none([r.per_step(name) for r in ranks])
+        values[f"{name}_per_step"] = sum(per_rank) / len(per_rank) if per_rank else None
+    idle = _all_or_none([r.idle_ms_per_step() for r in ranks])
+    values["idle_ms_per_step"] = sum(idle) / len(idle) if idle else None
+    comm = _all_or_none([r.per_step("comm_busy_ms") for r in ranks])
+    ov = _all_or_none([r.per_step("overlapped_ms") for r in ranks])
+    values["overlap_ratio"] = sum(ov) / sum(comm) if comm and ov and sum(comm) > 0 else None
+    figures = {n: {"value": v, "unit": FSDP_FIGURES[n][0], "higher_is_better": FSDP_FIGURES[n][1]}
+               for n, v in values.items()}
+    kinds = sorted({k for r in ranks if r.overlap for k in (r.overlap.get("busbw_gbps") or {})})
+    for kind in kinds:
+        bw = _all_or_none([(r.overlap.get("busbw_gbps") or {}).get(kind) if r.overlap else None for r in ranks])
+        figures[f"busbw_gbps.{kind}"] = {"value": sum(bw) / len(bw) if bw else None, "unit": "GB/s",
+                                         "higher_is_better": True}
+    for n, f in figures.items():
+        if f["value"] is None:
+            unavailable[n] = "; ".join(reasons) if reasons and n not in ("step_ms", "tokens_per_s") else \
+                "not recorded by every rank"
+    return figures, unavailable
+
+
+def _fsdp_summary(entries: list[ScenarioRank]) -> dict[str, dict]:
     out = {}
-    for scenario, rows in sorted(fsdp_steps_by_scenario(steps).items()):
-        figures = {name: _median_or_none([r[name] for r in rows]) for name in FSDP_FIGURES}
-        out[scenario] = {"steps": len(rows), "ranks": max(r["ranks"] for r in rows),
-                         "figures": {n: {"value": v, "unit": FSDP_FIGURES[n][0], "higher_is_better": FSDP_FIGURES[n][1]}
-                                     for n, v in figures.items()},
-                         "unavailable": sorted(n for n, v in figures.items() if v is None)}
+    for scenario, ranks in fsdp_scenarios(entries).items():
+        figures, unavailable = _fsdp_figures(ranks)
+        out[scenario] = {"ranks": len(ranks), "timed_steps": len(slowest_rank_steps(ranks)),
+                         "profiled_steps": max(r.profiled_steps for r in ranks),
+                         "figures": figures, "unavailable": unavailable}
     return out
 
 
@@ -106,7 +133,7 @@ def run_summary(run: Run) -> dict:
     configs: dict[str, dict] = {}
     for bench in run.benchmarks:
         configs[bench["name"]] = {"kind": "benchmark", **_bench_summary(bench)}
-    for scenario, s in _fsdp_summary(run.fsdp_steps).items():
+    for scenario, s in _fsdp_summary(run.fsdp).items():
         configs[f"fsdp:{scenario}"] = {"kind": "fsdp_scenario", "scenario": scenario, **s}
     return {"label": run.label, "path": str(run.path), "source": run.kind, "datetime": run.datetime,
             "commit": run.commit, "configurations": configs}
