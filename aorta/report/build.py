@@ -25,15 +25,15 @@ REPORT_FILES = ("report.html", "summary.json")
 def _verdicts(runs: list[Run], reference: str | None, candidate: str | None,
               verdicts_path: str | None) -> tuple[list[dict] | None, str]:
     if verdicts_path is not None:
-        return load_verdict_file(verdicts_path), ""
+        return load_verdict_file(verdicts_path), f"from {verdicts_path}"
     if reference is None:
         return None, "no verdicts: give --reference and --candidate (or --verdicts FILE from the gate)"
     by_label = {r.label: r for r in runs}
     ref, cand = by_label.get(reference), by_label.get(candidate)
     if ref is None or cand is None or ref.kind != "benchmark_json" or cand.kind != "benchmark_json":
         return None, "no verdicts: the gate compares pytest-benchmark JSON runs; give --verdicts FILE"
-    found, why = gate_verdicts(ref.path, cand.path)
-    return found, (f"no verdicts: {why}" if found is None else "")
+    found, note = gate_verdicts(ref.path, cand.path, reference, candidate)
+    return found, (f"no verdicts: {note}" if found is None else note)
 
 
 def check_output(output: Path) -> None:
@@ -106,7 +106,7 @@ def write_report(pairs: list[tuple[str, str]], output: str | Path, *, reference:
     os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; the report folder gets the usual permissions
     try:
         names = draw_figures(runs, scaling, tmp)
-        summary["figures"] = names
+        summary["figure_files"] = names
         summary["verdict_note"] = note
         (tmp / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", encoding="utf-8")
         page = html_page.render(summary, scaling, {k: tmp / v for k, v in names.items()}, note)

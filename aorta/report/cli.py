@@ -12,10 +12,11 @@ EXIT_BAD_INPUT = 2
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Compare saved runs (pytest-benchmark JSON written by aorta, FSDP artifacts folders): "
-                          "summary.json, figures and one self-contained report.html in --output.")
+    parser.description = ("Compare saved runs (pytest-benchmark JSON written by aorta, FSDP run or artifacts "
+                          "folders): summary.json, figures and one self-contained report.html in --output.")
     parser.add_argument("--run", action="append", default=[], metavar="PATH", required=True,
-                        help="a pytest-benchmark JSON file or an FSDP artifacts folder (repeat, one per run)")
+                        help="a pytest-benchmark JSON file, or an FSDP folder holding rank_<r>_metrics.jsonl (itself or its "
+                             "artifacts/; a benchmark JSON beside them is read too); repeat, one per run")
     parser.add_argument("--label", action="append", default=[], metavar="L", required=True,
                         help="the name of the --run before it (repeat, one per --run, each different)")
     parser.add_argument("--reference", metavar="L", help="label of the run to compare against")
@@ -36,7 +37,7 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"aorta report: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     out = Path(args.output)
-    print(f"aorta report: {len(summary['runs'])} runs, {len(summary['figures'])} figures -> {out / 'report.html'}")
+    print(f"aorta report: {len(summary['runs'])} runs, {len(summary['figure_files'])} figures -> {out / 'report.html'}")
     if summary["comparison"]:
         print(f"biggest changes ({summary['candidate']} / {summary['reference']}):")
         for row in summary["comparison"][:5]:

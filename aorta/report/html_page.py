@@ -11,6 +11,8 @@ import html
 import math
 from pathlib import Path
 
+from aorta.report.verdicts import by_benchmark_metric
+
 CSS = """
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;background:#fff}
 h1{font-size:22px;margin:0 0 8px} h2{font-size:18px;border-bottom:2px solid #ddd;padding-bottom:4px;margin-top:32px}
@@ -18,7 +20,7 @@ h3{font-size:15px;margin:20px 0 6px} table{border-collapse:collapse;margin:8px 0
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top} th{background:#f0f2f5}
 td.num{text-align:right;font-variant-numeric:tabular-nums} tr.differs td{background:#fff6d6}
 .better{color:#17692c;font-weight:600} .worse{color:#b3261e;font-weight:600} .note{color:#666}
-.SLOWER,.REGRESSION{background:#fbe0de} .FASTER{background:#dff3e3} .UNSURE{background:#f3f0dc}
+.SLOWER{background:#fbe0de} .FASTER{background:#dff3e3} .UNSURE{background:#f3f0dc}
 .figs{display:flex;flex-wrap:wrap;gap:12px} .figs figure{margin:0} img{max-width:100%;border:1px solid #ddd}
 figcaption{font-size:12px;color:#555}
 """
@@ -72,15 +74,26 @@ def _runs_section(summary: dict) -> str:
 
 def _verdicts_section(summary: dict, note: str) -> str:
     verdicts = summary.get("verdicts")
+    lead = f'<p class="note">{_e(note)}</p>' if note else ""
     if not verdicts:
-        return f'<h2>Verdicts</h2><p class="note">{_e(note or "no verdicts given")}</p>'
-    rank = {"SLOWER": 0, "REGRESSION": 0, "UNSURE": 1, "FASTER": 2, "SAME": 3}
+        return f"<h2>Verdicts</h2>{lead or '<p class=note>no verdicts given</p>'}"
+    rank = {"SLOWER": 0, "UNSURE": 1, "FASTER": 2, "SAME": 3}
     ordered = sorted(verdicts, key=lambda v: (rank.get(str(v["verdict"]).upper(), 1),
-                                              -abs(math.log(v["change_ratio"])) if v.get("change_ratio") else 0))
-    rows = [[_td(v["benchmark"]), _td(v["metric"]), _td(v["verdict"], cls=str(v["verdict"]).upper()),
-             _td(v.get("change_ratio"), num=True), _td(v.get("p_value"), num=True), _td(v.get("reason") or "")]
-            for v in ordered]
-    return "<h2>Verdicts</h2>" + _table(["benchmark", "metric", "verdict", "change ratio", "p", "reason"], rows)
+                                              -abs(v["change_ratio"] or 0.0)))
+    shown = [v for v in ordered if str(v["verdict"]).upper() != "SAME"]
+
+    def row(v):
+        change = v.get("change_ratio")
+        return [_td(v["benchmark"]), _td(v["metric"]), _td(v["verdict"], cls=str(v["verdict"]).upper()),
+                _td(f"{change * 100:+.1f}%" if isinstance(change, (int, float)) else "n/a"),
+                _td(v.get("p_value"), num=True), _td(v.get("reason") or "")]
+
+    head = ["benchmark", "metric", "verdict", "change", "p", "reason"]
+    out = "<h2>Verdicts</h2>" + lead + _table(head, [row(v) for v in shown])
+    same = [v for v in ordered if str(v["verdict"]).upper() == "SAME"]
+    if same:
+        out += f"<details><summary>{len(same)} SAME</summary>" + _table(head, [row(v) for v in same]) + "</details>"
+    return out
 
 
 def _changes_section(summary: dict, top: int = 20) -> str:
@@ -90,14 +103,18 @@ def _changes_section(summary: dict, top: int = 20) -> str:
     if not rows_data:
         return "<h2>Biggest changes</h2><p class=\"note\">No figure was measured in both runs.</p>"
 
+    verdict_of = by_benchmark_metric(summary.get("verdicts"))
+
     def row(r):
         cls = "" if r["better"] is None else ("better" if r["better"] else "worse")
         word = "" if r["better"] is None else ("better" if r["better"] else "worse")
+        verdict = verdict_of.get((r["configuration"], r["metric"]), "-")
         return [_td(r["configuration"]), _td(r["metric"]), _td(r["reference"], num=True),
                 _td(r["candidate"], num=True), _td(r["unit"]), _td(f"{r['change_pct']:+.1f}%", cls=cls),
-                _td(word, cls=cls)]
+                _td(word, cls=cls), _td(verdict, cls=str(verdict).upper())]
 
-    head = ["configuration", "metric", summary["reference"], summary["candidate"], "unit", "change", "direction"]
+    head = ["configuration", "metric", summary["reference"], summary["candidate"], "unit", "change", "direction",
+            "verdict"]
     out = ("<h2>Biggest changes</h2><p class=\"note\">Median figures, candidate against reference, largest first. "
            "The direction says which way the change goes, not whether it is significant: that is the "
            "verdicts' job.</p>") + _table(head, [row(r) for r in rows_data[:top]])
