@@ -81,6 +81,33 @@ def test_verdicts_from_a_gate_file_are_shown(tmp_path):
     assert 'class="SLOWER"' in page and "shifted by 10%" in page
 
 
+def test_the_gates_verdict_file_is_read_and_joined_to_the_changes(tmp_path):
+    # the gate's verdict document: comparisons, verdicts keyed by pytest fullname, "outcome" for the verdict
+    fullname = "benchmarks/hw_queue/test_large_gemm_only.py::test_large_gemm_only[streams1-fp32]"
+    doc = {"schema": 1, "exit_code": 10, "comparisons": [{"baseline": "a", "candidate": "b", "verdicts": [
+        {"benchmark": fullname, "metric": "device_ms", "unit": "ms", "higher_is_better": False,
+         "outcome": "SLOWER", "reason": "median +35483%", "change_ratio": 354.8, "p_value": 0.004},
+        {"benchmark": fullname, "metric": "tflops", "unit": "TFLOP/s", "higher_is_better": True,
+         "outcome": "SAME", "reason": "within 3%", "change_ratio": 0.01, "p_value": 0.5}]}]}
+    (tmp_path / "verdict.json").write_text(json.dumps(doc))
+    out = tmp_path / "r"
+    assert report(out, (HWQ_A, "a"), (HWQ_B, "b"), ref="a", cand="b",
+                  extra=["--verdicts", str(tmp_path / "verdict.json")]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert [v["verdict"] for v in summary["verdicts"]] == ["SLOWER", "SAME"]
+    page = (out / "report.html").read_text()
+    changes = page[page.index("<h2>Biggest changes"):page.index("<h2>Environments")]
+    assert "<td>test_large_gemm_only[streams1-fp32]</td><td>device_ms</td>" in changes
+    assert '<td class="SLOWER">SLOWER</td>' in changes
+    assert "+35480.0%" in page[page.index("<h2>Verdicts"):page.index("<h2>Biggest changes")]
+
+
+def test_a_verdict_file_in_another_shape_exits_2(tmp_path, capsys):
+    (tmp_path / "v.json").write_text('{"verdicts": [{"metric": "x"}]}')
+    assert report(tmp_path / "r", (HWQ_A, "a"), (HWQ_B, "b"), extra=["--verdicts", str(tmp_path / "v.json")]) == 2
+    assert "lacks benchmark, metric or verdict" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("case, message", [
     ("twice", "label 'a' is used twice"),
     ("unknown_ref", "--reference 'zz' is not one of the run labels"),
@@ -134,3 +161,10 @@ def test_run_and_label_counts_must_match(tmp_path, capsys):
     assert main(["report", "--run", str(HWQ_A), "--run", str(HWQ_B), "--label", "a",
                  "--output", str(tmp_path / "o")]) == 2
     assert "one --label per --run" in capsys.readouterr().err
+
+
+def test_labels_and_values_are_escaped_in_the_page(tmp_path):
+    out = tmp_path / "r"
+    assert report(out, (HWQ_A, "<b>old</b>"), (HWQ_B, "new&co"), ref="<b>old</b>", cand="new&co") == 0
+    page = (out / "report.html").read_text()
+    assert "<b>old</b>" not in page and "&lt;b&gt;old&lt;/b&gt;" in page and "new&amp;co" in page

@@ -34,10 +34,10 @@ from aorta.report.errors import ReportInputError
 ALIGN_RULES = ("auto", "base-time", "first-step")
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 RANK_IN_PATH = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
-# Communication kernels by name (NCCL on NVIDIA, RCCL on AMD); the FSDP suite's trace analysis owns the
-# full classifier, this is the same rule for the per-rank diagnostic.
-COMM_KERNEL = re.compile(r"nccl|rccl|allgather|all_gather|reducescatter|reduce_scatter|allreduce|all_reduce|"
-                         r"sendrecv|alltoall", re.IGNORECASE)
+# Communication kernels: NCCL / RCCL / MSCCL kernel names, or a kernel the profiler tagged with its
+# collective (args "Collective name"); the same rule as the FSDP suite's trace analysis
+# (aorta.fsdp.trace_analysis.classify_kernel), kept here so this module stands alone.
+COMM_KERNEL = re.compile(r"nccl|rccl|msccl", re.IGNORECASE)
 KERNEL_CATS = ("kernel",)
 DEFAULT_THRESHOLD_RATIO = 0.10
 
@@ -107,7 +107,8 @@ def is_kernel(e: dict) -> bool:
 
 
 def is_comm_kernel(e: dict) -> bool:
-    return is_kernel(e) and bool(COMM_KERNEL.search(str(e.get("name", ""))))
+    return is_kernel(e) and (bool(COMM_KERNEL.search(str(e.get("name", ""))))
+                             or bool((e.get("args") or {}).get("Collective name")))
 
 
 def profiler_steps(events) -> dict[int, dict]:
