@@ -25,10 +25,11 @@ def test_report_renders_in_headless_chromium(tmp_path):
     shot = tmp_path / "shot.png"
     profile = tmp_path / "profile"
     proc = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
          f"--screenshot={shot}", "--window-size=1200,2400", (out / "report.html").as_uri()],
-        capture_output=True, text=True, timeout=60)
+        capture_output=True, text=True, timeout=120)
     assert shot.exists() and shot.stat().st_size > 0, proc.stderr[-2000:]
     img = Image.open(shot).convert("RGB")
     colours = img.getcolors(maxcolors=1 << 16)

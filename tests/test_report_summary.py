@@ -156,3 +156,15 @@ def test_runs_with_nothing_in_common_are_refused_naming_the_run():
     runs = load_runs([(str(HWQ_A), "hwq"), (str(FSDP_A), "fsdp")])
     with pytest.raises(ReportInputError, match="run 'hwq' has nothing in common"):
         build_summary(runs)
+
+
+def test_data_modules_import_neither_torch_nor_matplotlib():
+    import subprocess
+    import sys
+
+    code = ("import sys; import aorta.report.summary, aorta.report.runs, aorta.report.html_page, "
+            "aorta.report.trace_merge, aorta.report.chrome_trace, aorta.report.build, aorta.cli; "
+            "print(sorted(m for m in ('torch', 'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).parent.parent).stdout.strip()
+    assert out == "[]"
