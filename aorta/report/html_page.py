@@ -128,7 +128,10 @@ def _environment_section(summary: dict) -> str:
     labels = [s["label"] for s in summary["runs"]]
     rows = [[_td(r["name"])] + [_td(r["values"][lab]) for lab in labels] for r in summary["environment"]]
     classes = ["differs" if r["differs"] else "" for r in summary["environment"]]
-    return ("<h2>Environments</h2><p class=\"note\">Rows that differ between runs are highlighted.</p>"
+    bare = [s["label"] for s in summary["runs"] if s["source"] == "fsdp_artifacts"]
+    missing = (f"<p class=\"note\">No machine info for {_e(', '.join(bare))}: an artifacts folder alone does not "
+               "record it; keep the run's benchmark JSON beside the artifacts to show it.</p>" if bare else "")
+    return ("<h2>Environments</h2><p class=\"note\">Rows that differ between runs are highlighted.</p>" + missing
             + _table(["", *labels], rows, classes))
 
 
