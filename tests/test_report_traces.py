@@ -147,3 +147,13 @@ def test_the_same_rank_twice_is_refused(tmp_path):
     shutil.copy(RANK0, tmp_path / "again.json")
     with pytest.raises(ReportInputError, match="rank 0 again"):
         trace_merge.load_rank_traces([RANK0, tmp_path / "again.json"])
+
+
+def test_flow_ids_of_different_ranks_never_collide():
+    flows = [{"ph": "s", "id": 7, "name": "ac2g", "pid": 0, "tid": 1, "ts": 1.0, "cat": "ac2g"},
+             {"ph": "X", "name": "k", "cat": "kernel", "pid": 0, "tid": 7, "ts": 2.0, "dur": 1.0}]
+    traces = [trace_merge.RankTrace(r, Path(f"rank{r}.json"), {"traceEvents": [dict(e) for e in flows]})
+              for r in (0, 1)]
+    merged = trace_merge.merge(traces, align="first-step")
+    ids = [e["id"] for e in merged["traceEvents"] if e.get("ph") == "s"]
+    assert len(set(ids)) == 2 and all(isinstance(i, int) for i in ids)

@@ -164,6 +164,14 @@ def _track_names(events) -> tuple[dict, dict]:
     return {**names, **labels}, threads
 
 
+def _flow_id(rank: int, flow_id):
+    """Flow ids are unique within one trace only: move each rank's into its own range (kept numeric, as
+    Kineto writes them and trace viewers expect), or prefix a non-numeric one with the rank."""
+    if isinstance(flow_id, int) or (isinstance(flow_id, str) and flow_id.isdigit()):
+        return (rank << 40) + int(flow_id)
+    return f"rank{rank}:{flow_id}"
+
+
 def _rank_events(t: RankTrace, shift_us: float) -> list[dict]:
     procs, threads = _track_names(t.events)
     tids: dict[tuple, int] = {}
@@ -182,7 +190,7 @@ def _rank_events(t: RankTrace, shift_us: float) -> list[dict]:
         if isinstance(e.get("ts"), (int, float)):
             new["ts"] = e["ts"] - shift_us
         if "id" in e and e.get("ph") in ("s", "t", "f"):
-            new["id"] = f"rank{t.rank}:{e['id']}"  # flow ids are per trace; keep ranks' flows apart
+            new["id"] = _flow_id(t.rank, e["id"])
         body.append(new)
     for (pid, tid), new_tid in tids.items():
         proc = procs.get(pid, f"pid {pid}")
