@@ -47,7 +47,7 @@ def bench_trace(name: str, result) -> dict:
                           streams_requested=extra.get("streams_requested"),
                           note=("graph replay: no per-stream intervals inside a graph, rounds only"
                                 if result.run.method == "graph_replay" else
-                                "rounds laid end to end on device time; gaps between rounds not measured"))
+                                "rounds laid end to end on the round clock (see clock); gaps between rounds not measured"))
 
 
 @pytest.hookimpl(trylast=True)
