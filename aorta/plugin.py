@@ -31,6 +31,7 @@ from aorta.workloads.base import WorkloadCheckError
 # Plugin pieces that live in their own modules (one line each).
 pytest_plugins = [
     "aorta.telemetry.plugin",
+    "aorta.report.plugin",
 ]
 
 MARKERS = {
@@ -52,6 +53,7 @@ class SessionState:
 
 OPTIONS = pytest.StashKey[AortaOptions]()
 STATE = pytest.StashKey[SessionState]()
+BENCH_RESULT = pytest.StashKey[object]()  # the test's recorded BenchResult, for plugins (traces)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -176,6 +178,7 @@ def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_p
             benchmark.extra_info.update(result.extra_info)
             replay_into(benchmark, state.clock, result.run.per_iteration_ms)
             state.rows.append(_summary_row(request.node.name, result.extra_info))
+            request.node.stash[BENCH_RESULT] = result
         return result
 
     return run

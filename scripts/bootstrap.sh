@@ -16,3 +16,15 @@ extra=""
 [ "${1:-}" = "dev" ] && extra="[dev]"
 # torch is already satisfied here, so pip leaves it alone.
 "$PY" -m pip install --quiet -e ".${extra}"
+# dev: a headless browser for the report's rendering test (tests/test_report_browser.py). Best effort:
+# without root or apt-get, or if the install fails, the bootstrap still succeeds and that test skips.
+if [ "${1:-}" = "dev" ] && ! command -v chromium >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+        echo "bootstrap: installing chromium with apt-get (for the report's browser test)"
+        { DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+            && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } \
+            >/dev/null 2>&1 || echo "bootstrap: could not install chromium; the browser test will skip"
+    else
+        echo "bootstrap: no chromium and no root apt-get to install it; the browser test will skip"
+    fi
+fi

@@ -1,0 +1,40 @@
+"""``aorta <command>``: the command line. Each command is registered as name -> (add_arguments, run)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
+
+Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
+
+COMMANDS: dict[str, Command] = {
+    "report": (add_report_arguments, run_report),
+    "trace": (add_trace_arguments, run_trace),
+}
+
+HELP = {
+    "report": "compare saved runs: summary.json, figures and one self-contained report.html",
+    "trace": "trace tools: 'aorta trace merge' merges per-rank profiler traces with a rank-asymmetry check",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="aorta", description="aorta GPU benchmarks: offline tools")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (add_arguments, run) in COMMANDS.items():
+        p = sub.add_parser(name, help=HELP.get(name), description=HELP.get(name))
+        add_arguments(p)
+        p.set_defaults(_run=run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args._run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""``--aorta-trace-dir DIR``: one Chrome/Perfetto trace per hardware-queue benchmark, from recorded intervals.
+
+Registered from ``aorta.plugin`` (``pytest_plugins``). The ``hw_queue`` fixture leaves its result in the
+test item's stash under ``aorta.plugin.BENCH_RESULT``; after the test, this plugin turns the result's
+per-round stream intervals into a trace file (``chrome_trace``). No profiler runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from aorta.report.atomic_files import write_json_atomic
+from aorta.report.chrome_trace import round_events, trace_document
+
+
+def parse_trace_dir(value: str) -> Path:
+    p = Path(value)
+    if not value.strip():
+        raise argparse.ArgumentTypeError("--aorta-trace-dir: give a folder path")
+    if p.exists() and not p.is_dir():
+        raise argparse.ArgumentTypeError(f"--aorta-trace-dir {value}: exists and is not a folder")
+    return p
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("aorta").addoption(
+        "--aorta-trace-dir", type=parse_trace_dir, default=None, metavar="DIR",
+        help="write a Chrome/Perfetto trace of each hardware-queue benchmark's per-stream intervals into DIR")
+
+
+def trace_file_name(item_name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", item_name).strip("_") + ".trace.json"
+
+
+def bench_trace(name: str, result) -> dict:
+    """The trace document of one ``BenchResult`` (``result.run.rounds[r]`` device ms and stream intervals)."""
+    rounds = result.run.rounds
+    events = round_events([r.device_ms for r in rounds], [r.stream_intervals_ms for r in rounds],
+                          process_name=name)
+    extra = result.extra_info
+    return trace_document(events, benchmark=name, timing_method=result.run.method,
+                          iterations_per_round=result.run.iterations_per_round, clock=result.run.clock,
+                          streams_requested=extra.get("streams_requested"),
+                          note=("graph replay: no per-stream intervals inside a graph, rounds only"
+                                if result.run.method == "graph_replay" else
+                                "rounds laid end to end on the round clock (see clock); gaps between rounds not measured"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    folder = item.config.getoption("aorta_trace_dir", None)
+    if folder is None:
+        return
+    from aorta.plugin import BENCH_RESULT
+
+    result = item.stash.get(BENCH_RESULT, None)
+    if result is None:
+        return
+    write_json_atomic(Path(folder) / trace_file_name(item.name), bench_trace(item.name, result))
