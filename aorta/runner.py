@@ -118,19 +118,17 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
             extra[key] = value
     if device.distinct_stream_count(streams) is None:
         extra["unavailable"]["distinct_streams"] = "CPU backend: no hardware streams"
-    if not device.is_gpu and not no_intervals:
-        # Host-clock events mark when an op was issued, and CPU ops run one after another: stream
-        # intervals opened together all span the round and would read as concurrency that never was.
-        no_intervals = "CPU backend: streams are no-ops and run one after another; no device timestamps"
+    if not no_intervals:
+        extra.update(results.stream_figures([r.stream_intervals_ms for r in run.rounds], run.device_ms,
+                                            workload.n_streams))
+        if not device.is_gpu:
+            # Host-clock events mark when an op was issued, and CPU ops run one after another: stream
+            # intervals opened together all span the round and would read as concurrency that never was.
+            no_intervals = "CPU backend: streams are no-ops and run one after another; no device timestamps"
     if no_intervals:
         extra["unavailable"]["per_stream_busy_ms"] = no_intervals
         extra["unavailable"]["effective_concurrency"] = no_intervals
-        extra["effective_concurrency"] = None
-        extra["per_stream_busy_ms"] = None
-    else:
-        figs = results.stream_figures([r.stream_intervals_ms for r in run.rounds], run.device_ms,
-                                      workload.n_streams)
-        extra.update(figs)
+        extra.update(effective_concurrency=None, per_stream_busy_ms=None, effective_concurrency_samples=[])
     return BenchResult(run, metrics, extra)
 
 
