@@ -239,6 +239,17 @@ class Device:
     def wait_stream(self, waiter, waitee) -> None:
         waiter.wait_stream(waitee)
 
+    def record_event(self, stream):
+        """A fresh (non-timing) event recorded on ``stream``: a dependency another stream can wait on."""
+        event = self.event(timing=False)
+        event.record(stream)
+        return event
+
+    def record_stream(self, tensor: torch.Tensor, stream) -> None:
+        """Tell the caching allocator ``tensor`` is used on ``stream`` (no reuse before that work ends)."""
+        if self.is_gpu:
+            tensor.record_stream(stream)
+
     # ----------------------------------------------------------------- events / sync
     def event(self, timing: bool = True):
         if not self.is_gpu:
@@ -276,6 +287,15 @@ class Device:
 
     def peak_memory_bytes(self) -> int | None:
         return torch.cuda.max_memory_allocated(self.torch_device) if self.is_gpu else None
+
+    def host_tensor(self, tensor: torch.Tensor) -> torch.Tensor:
+        """``tensor`` (on the host) in page-locked memory on a GPU, so copies run async on a copy engine.
+
+        On CPU there is no device to copy to: the plain tensor is returned.
+        """
+        if not self.is_gpu:
+            return tensor
+        return tensor.pin_memory()
 
     def free_memory(self) -> None:
         if self.is_gpu:
