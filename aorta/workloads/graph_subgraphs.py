@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import torch
 import torch.nn.functional as F
 
 from aorta.stats import median

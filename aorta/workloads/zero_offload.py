@@ -67,9 +67,9 @@ class ZeroOffload(Workload):
         dev = self.device.torch_device
         gen = self.generator()
         self.roles = copy_roles(self.n_streams)
-        P, O = len(self.roles["prefetch"]), len(self.roles["offload"])
-        if D * D < max(P, O):
-            raise ValueError(f"zero_offload: {D}x{D} weights cannot be split over {max(P, O)} streams")
+        n_pre, n_off = len(self.roles["prefetch"]), len(self.roles["offload"])
+        if D * D < max(n_pre, n_off):
+            raise ValueError(f"zero_offload: {D}x{D} weights cannot be split over {max(n_pre, n_off)} streams")
         # Host side (page-locked on a GPU): the weights the optimizer updated, and the gradients it will read.
         self.host_w = [self.device.host_tensor(self.randn(D, D, gen=gen, scale=D ** -0.5).cpu()) for _ in range(L)]
         self.host_g = [self.device.host_tensor(torch.zeros(D, D, dtype=self.dtype)) for _ in range(L)]
@@ -79,8 +79,8 @@ class ZeroOffload(Workload):
         self.g = [torch.empty(D, D, dtype=self.dtype, device=dev) for _ in range(L)]
         self.h = [torch.empty(T, D, dtype=self.dtype, device=dev) for _ in range(L)]  # layer outputs
         self.mask = [torch.empty(T, D, dtype=torch.bool, device=dev) for _ in range(L)]  # ReLU active
-        self.w_chunks = [(h.view(-1).chunk(P), d.view(-1).chunk(P)) for h, d in zip(self.host_w, self.w)]
-        self.g_chunks = [(d.view(-1).chunk(O), h.view(-1).chunk(O)) for d, h in zip(self.g, self.host_g)]
+        self.w_chunks = [(h.view(-1).chunk(n_pre), d.view(-1).chunk(n_pre)) for h, d in zip(self.host_w, self.w)]
+        self.g_chunks = [(d.view(-1).chunk(n_off), h.view(-1).chunk(n_off)) for d, h in zip(self.g, self.host_g)]
         self.w_free: list[object | None] = [None] * L  # backward of layer l (last reader of w[l]) done
         self.g_free: list[list] = [[] for _ in range(L)]  # offload of g[l] (its reader) done, per chunk
         self.log = StageLog()
