@@ -109,7 +109,7 @@ class CopyComputeOverlap(Workload):
         self.d2d_src = data(nb).to(dev)
         self.d2d_dst = torch.empty(nb, dtype=torch.uint8, device=dev)
         chunks = len(w_copy)
-        self.chunks = {name: list(zip(src.chunk(chunks), dst.chunk(chunks))) for name, src, dst in (
+        self.chunks = {name: list(zip(src.tensor_split(chunks), dst.tensor_split(chunks))) for name, src, dst in (
             ("h2d", self.h2d_src, self.h2d_dst), ("d2h", self.d2h_src, self.d2h_dst),
             ("d2d", self.d2d_src, self.d2d_dst))}
         self.log = StageLog()

@@ -79,8 +79,8 @@ class ZeroOffload(Workload):
         self.g = [torch.empty(D, D, dtype=self.dtype, device=dev) for _ in range(L)]
         self.h = [torch.empty(T, D, dtype=self.dtype, device=dev) for _ in range(L)]  # layer outputs
         self.mask = [torch.empty(T, D, dtype=torch.bool, device=dev) for _ in range(L)]  # ReLU active
-        self.w_chunks = [(h.view(-1).chunk(n_pre), d.view(-1).chunk(n_pre)) for h, d in zip(self.host_w, self.w)]
-        self.g_chunks = [(d.view(-1).chunk(n_off), h.view(-1).chunk(n_off)) for d, h in zip(self.g, self.host_g)]
+        self.w_chunks = [(h.view(-1).tensor_split(n_pre), d.view(-1).tensor_split(n_pre)) for h, d in zip(self.host_w, self.w)]
+        self.g_chunks = [(d.view(-1).tensor_split(n_off), h.view(-1).tensor_split(n_off)) for d, h in zip(self.g, self.host_g)]
         self.w_free: list[object | None] = [None] * L  # backward of layer l (last reader of w[l]) done
         self.g_free: list[list] = [[] for _ in range(L)]  # offload of g[l] (its reader) done, per chunk
         self.log = StageLog()
