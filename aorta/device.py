@@ -245,11 +245,6 @@ class Device:
         event.record(stream)
         return event
 
-    def record_stream(self, tensor: torch.Tensor, stream) -> None:
-        """Tell the caching allocator ``tensor`` is used on ``stream`` (no reuse before that work ends)."""
-        if self.is_gpu:
-            tensor.record_stream(stream)
-
     # ----------------------------------------------------------------- events / sync
     def event(self, timing: bool = True):
         if not self.is_gpu:
