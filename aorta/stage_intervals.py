@@ -10,7 +10,7 @@ measured whatever the stream mapping.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 from aorta import overlap, stats
 from aorta.results import group_overlap
@@ -60,14 +60,17 @@ def regroup_rounds(rounds: Iterable[Mapping[int, Sequence[Interval]]],
     return [regroup(r, calls) for r in rounds]
 
 
-def label_overlap(labelled_rounds: Sequence[Mapping[str, Sequence[Interval]]],
-                  a_labels: Sequence[str], b_labels: Sequence[str]) -> dict:
-    """``results.group_overlap`` over label groups: ratio = |A ∩ B| / |B| (share of B hidden behind A)."""
+def label_overlap(labelled_rounds: Sequence[Mapping[Hashable, Sequence[Interval]]],
+                  a_labels: Sequence[Hashable], b_labels: Sequence[Hashable]) -> dict:
+    """``results.group_overlap`` over label groups: ratio = |A ∩ B| / |B| (share of B hidden behind A).
+
+    Keys may be labels (from ``regroup``) or stream indices (intervals as the timing loop gives them).
+    """
     return group_overlap(labelled_rounds, a_labels, b_labels)  # type: ignore[arg-type]
 
 
-def busy_ms_per_round(labelled_rounds: Sequence[Mapping[str, Sequence[Interval]]],
-                      labels: Sequence[str]) -> list[float]:
+def busy_ms_per_round(labelled_rounds: Sequence[Mapping[Hashable, Sequence[Interval]]],
+                      labels: Sequence[Hashable]) -> list[float]:
     """Union length of the labels' intervals in each round (work on several streams counted once)."""
     return [overlap.length_ms([iv for lab in labels for iv in r.get(lab, ())]) for r in labelled_rounds]
 

@@ -10,6 +10,12 @@ the copies after: the time without overlap. The benchmark runs it first, through
 timing loop, and hands its per-iteration times to the overlapped run as ``serial_ms``, which then
 reports the saving. Whether the copy engines really ran beside compute is read from the intervals:
 the share of copy time during which a GEMM ran, against ``COPY_BESIDE_THRESHOLD``.
+
+Intervals: with several streams the work is issued with ``rec.use(i)`` only, so each stream's interval
+runs from its first launch to the end of its work, and no event sits between launches (an event in a
+hardware queue shared with another stream would hold that stream's work behind this one's, faking the
+serialization this benchmark looks for). Copy rates per direction need events between the copies, so
+they are measured on one stream (the serial variant, and ``n = 1``), where such events cost nothing.
 """
 
 from __future__ import annotations
@@ -60,7 +66,8 @@ class CopyComputeOverlap(Workload):
     )
 
     def __init__(self, *args, mode: str = "overlap", work_streams: int | None = None,
-                 copy_mb: float | None = None, serial_ms: Sequence[float] | None = None, **kwargs):
+                 copy_mb: float | None = None, serial_ms: Sequence[float] | None = None,
+                 serial_metrics: dict | None = None, **kwargs):
         if mode not in MODES:
             raise ValueError(f"copy_compute_overlap: mode must be one of {MODES}, got {mode!r}")
         if copy_mb is not None and not copy_mb > 0:
@@ -70,6 +77,7 @@ class CopyComputeOverlap(Workload):
         self.work_streams = work_streams or self.n_streams
         self.copy_mb = copy_mb if copy_mb is not None else DEFAULT_COPY_MB[self.size]
         self.serial_ms = list(serial_ms) if serial_ms else None
+        self.serial_metrics = dict(serial_metrics or {})  # the serial run's extra_info["metrics"]
         self.beside: dict = {}
 
     # ------------------------------------------------------------------ streams
@@ -115,17 +123,22 @@ class CopyComputeOverlap(Workload):
         self.log = StageLog()
 
     # ------------------------------------------------------------------ step
+    def _labelled(self) -> bool:
+        """One stream: each copy and GEMM is its own recorded segment (events on one stream cost nothing)."""
+        return self.mode == "serial" or self.n_streams == 1
+
     def _copies(self, rec) -> None:
         for c in range(len(self.chunks["h2d"])):
             i = self.copy_idx[c]
             for name in COPIES:
                 src, dst = self.chunks[name][c]
-                with self.log.on(rec, i, name):
+                with self.log.on(rec, i, name) if self._labelled() else rec.use(i):
                     dst.copy_(src, non_blocking=True)  # pinned host <-> device, or device -> device
 
     def _gemms(self, rec) -> None:
         for g in range(self.n_gemms):
-            with self.log.on(rec, self.compute_idx[g % len(self.compute_idx)], "gemm"):
+            i = self.compute_idx[g % len(self.compute_idx)]
+            with self.log.on(rec, i, "gemm") if self._labelled() else rec.use(i):
                 torch.matmul(self.a[g], self.b[g], out=self.c[g])
 
     def step(self, rec) -> None:
@@ -148,27 +161,53 @@ class CopyComputeOverlap(Workload):
         return [Metric("iteration_ms", median(per_iteration_ms), "ms", False, tuple(per_iteration_ms))]
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
-        labelled = regroup_rounds([r.stream_intervals_ms for r in run.rounds], self.log.calls)
         k = run.iterations_per_round
-        out: list[Metric] = []
+        rounds = [r.stream_intervals_ms for r in run.rounds]
         unavailable: dict[str, str] = {}
-        for labels, name in ((list(COPIES), "copy_busy_ms"), (["gemm"], "compute_busy_ms")):
-            busy = [b / k for b in busy_ms_per_round(labelled, labels)]
-            out.append(Metric(name, median(busy), "ms", False, tuple(busy)))
-        for name in COPIES:
-            busy = busy_ms_per_round(labelled, [name])
-            gbps = rate_samples([float(self.copy_bytes * k)] * len(busy), busy, 1e-9)
+        if self._labelled():
+            groups = regroup_rounds(rounds, self.log.calls)
+            copy_keys, gemm_keys = list(COPIES), ["gemm"]
+        else:
+            groups = rounds
+            copy_keys, gemm_keys = sorted(set(self.copy_idx)), sorted(set(self.compute_idx))
+        out: list[Metric] = []
+        if self.device.is_gpu or self._labelled():
+            # Stream-wide intervals on the CPU run from a stream's first op to the round's end: no busy time.
+            for keys, name in ((copy_keys, "copy_busy_ms"), (gemm_keys, "compute_busy_ms")):
+                busy = [b / k for b in busy_ms_per_round(groups, keys)]
+                out.append(Metric(name, median(busy), "ms", False, tuple(busy)))
+            busy = busy_ms_per_round(groups, copy_keys)
+            gbps = rate_samples([float(3 * self.copy_bytes * k)] * len(busy), busy, 1e-9)
             if gbps:
-                out.append(Metric(f"{name}_gbps", median(gbps), "GB/s", True, tuple(gbps)))
+                out.append(Metric("copy_gbps", median(gbps), "GB/s", True, tuple(gbps)))
+        else:
+            unavailable["copy_busy_ms"] = unavailable["copy_gbps"] = (
+                "CPU backend: ops are synchronous, so a stream's interval runs from its first op to the "
+                "round's end and holds no busy time")
+        if self._labelled():
+            for name in COPIES:
+                busy = busy_ms_per_round(groups, [name])
+                gbps = rate_samples([float(self.copy_bytes * k)] * len(busy), busy, 1e-9)
+                if gbps:
+                    out.append(Metric(f"{name}_gbps", median(gbps), "GB/s", True, tuple(gbps)))
+        else:
+            for name in COPIES:
+                unavailable[f"{name}_gbps"] = ("per-direction copy times need events between copies, which "
+                                               "would serialize streams sharing a hardware queue; measured in "
+                                               "the one-stream serial variant")
         if self.mode == "serial":
-            return out, {"copy_compute_overlap_ratio": "serial variant: compute then copies on one stream"}
+            unavailable["copy_compute_overlap_ratio"] = "serial variant: compute then copies on one stream"
+            return out, unavailable
         out += self._saving(run, unavailable)
         if not self.device.is_gpu:
             unavailable["copy_compute_overlap_ratio"] = CPU_SERIAL_REASON
             unavailable["copy_ran_beside_compute"] = CPU_SERIAL_REASON
             return out, unavailable
-        ov = label_overlap(labelled, ["gemm"], list(COPIES))
+        ov = label_overlap(groups, gemm_keys, copy_keys)
         ratio = ov["overlap_ratio"]
+        if ratio is None:
+            unavailable["copy_compute_overlap_ratio"] = "no copy intervals recorded"
+            return out, unavailable
         out.append(Metric("copy_compute_overlap_ratio", ratio, "ratio", True, tuple(ov["overlap_ratio_samples"])))
         self.beside = {"copy_ran_beside_compute": ratio > COPY_BESIDE_THRESHOLD, "copy_compute_overlap_ratio": ratio,
                        "threshold_ratio": COPY_BESIDE_THRESHOLD}
@@ -179,9 +218,14 @@ class CopyComputeOverlap(Workload):
             unavailable["saving_ms"] = "no serialized run given (the benchmark runs one first and passes serial_ms)"
             return []
         serial, overlapped = median(self.serial_ms), median(run.per_iteration_ms)
-        return [Metric("serial_ms", serial, "ms", False, tuple(self.serial_ms)),
-                Metric("saving_ms", serial - overlapped, "ms", True),
-                Metric("saving_ratio", (serial - overlapped) / serial, "ratio", True)]
+        out = [Metric("serial_ms", serial, "ms", False, tuple(self.serial_ms)),
+               Metric("saving_ms", serial - overlapped, "ms", True),
+               Metric("saving_ratio", (serial - overlapped) / serial, "ratio", True)]
+        for name in COPIES:  # per-direction rates, from the serial run (one stream, copies one at a time)
+            m = self.serial_metrics.get(f"{name}_gbps")
+            if m:
+                out.append(Metric(f"serial_{name}_gbps", m["value"], "GB/s", True, tuple(m.get("samples", ()))))
+        return out
 
     def info(self) -> dict:
         low, high = self.device.priority_range()

@@ -24,7 +24,8 @@ import json, sys
 from aorta.table import format_table
 
 KEYS = ["embed_generate_overlap_ratio", "copy_compute_overlap_ratio", "copy_gbps", "h2d_gbps", "d2h_gbps",
-        "serial_ms", "iteration_ms", "saving_ms", "saving_ratio", "compile_s", "steady_state_ms"]
+        "serial_h2d_gbps", "serial_d2h_gbps", "serial_d2d_gbps", "serial_ms", "iteration_ms", "saving_ms",
+        "saving_ratio", "compile_s", "steady_state_ms"]
 rows = []
 for b in json.load(open(sys.argv[1]))["benchmarks"]:
     e = b["extra_info"]
