@@ -73,6 +73,9 @@ class CopyComputeOverlap(Workload):
         if copy_mb is not None and not copy_mb > 0:
             raise ValueError(f"copy_compute_overlap: copy_mb must be > 0, got {copy_mb!r}")
         super().__init__(*args, **kwargs)
+        if mode == "overlap" and work_streams not in (None, self.n_streams):
+            raise ValueError(f"copy_compute_overlap: work_streams={work_streams} is for the serial variant; "
+                             f"the overlapped run does the work of its own {self.n_streams} streams")
         self.mode = mode
         self.work_streams = work_streams or self.n_streams
         self.copy_mb = copy_mb if copy_mb is not None else DEFAULT_COPY_MB[self.size]
