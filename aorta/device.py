@@ -239,12 +239,6 @@ class Device:
     def wait_stream(self, waiter, waitee) -> None:
         waiter.wait_stream(waitee)
 
-    def record_event(self, stream):
-        """A fresh (non-timing) event recorded on ``stream``: a dependency another stream can wait on."""
-        event = self.event(timing=False)
-        event.record(stream)
-        return event
-
     # ----------------------------------------------------------------- events / sync
     def event(self, timing: bool = True):
         if not self.is_gpu:
