@@ -2,7 +2,7 @@
 
 import pytest
 
-from aorta.stage_intervals import StageLog, busy_ms_per_round, label_overlap, rate_samples, regroup
+from aorta.workloads.stage_intervals import StageLog, busy_ms_per_round, label_overlap, rate_samples, regroup
 
 
 class FakeRec:

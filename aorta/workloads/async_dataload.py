@@ -19,7 +19,9 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from aorta.stage_intervals import (
+from aorta.stats import median
+from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workloads.stage_intervals import (
     CPU_SERIAL_REASON,
     StageLog,
     busy_ms_per_round,
@@ -27,8 +29,6 @@ from aorta.stage_intervals import (
     rate_samples,
     regroup_rounds,
 )
-from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
 
 ROLES = ("copy", "preprocess", "compute")
 MEAN = (0.485, 0.456, 0.406)  # ImageNet channel statistics, as torchvision's normalisation uses

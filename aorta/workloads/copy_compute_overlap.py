@@ -24,7 +24,9 @@ from collections.abc import Sequence
 
 import torch
 
-from aorta.stage_intervals import (
+from aorta.stats import median
+from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workloads.stage_intervals import (
     CPU_SERIAL_REASON,
     StageLog,
     busy_ms_per_round,
@@ -32,8 +34,6 @@ from aorta.stage_intervals import (
     rate_samples,
     regroup_rounds,
 )
-from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
 
 MODES = ("overlap", "serial")
 COPIES = ("h2d", "d2h", "d2d")

@@ -21,15 +21,15 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from aorta.stage_intervals import (
+from aorta.stats import median
+from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workloads.stage_intervals import (
     CPU_SERIAL_REASON,
     StageLog,
     busy_ms_per_round,
     label_overlap,
     regroup_rounds,
 )
-from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
 
 STAGES = ("embed", "retrieve", "rerank", "generate")
 

@@ -24,7 +24,9 @@ from collections.abc import Sequence
 
 import torch
 
-from aorta.stage_intervals import (
+from aorta.stats import median
+from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workloads.stage_intervals import (
     CPU_SERIAL_REASON,
     StageLog,
     busy_ms_per_round,
@@ -32,8 +34,6 @@ from aorta.stage_intervals import (
     rate_samples,
     regroup_rounds,
 )
-from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
 
 # tokens T, width D, layers L. Full: a (2048, 2048) bf16 layer is 8 MiB each way (~0.2 ms over PCIe
 # Gen5), its forward on 8192 tokens ~0.1 ms and backward twice that: copies dominate, as they do in

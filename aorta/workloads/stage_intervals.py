@@ -1,11 +1,12 @@
-"""Per-stream intervals regrouped by what ran in them: stage or role labels (pure: no torch).
+"""Per-stream intervals regrouped by what ran in them: stage or role labels (no torch calls).
 
 The timing loop keys intervals by stream index, one per ``rec.on(i)`` block, in issue order. A
 workload whose streams each carry several kinds of work (stage ``s`` of query ``q`` on stream
 ``(q + s) % n``; copies and compute sharing a stream when few streams are given) notes a label for
 each block with ``StageLog.on(rec, i, label)``; ``regroup`` then files every recorded interval under
 its label, so the overlap the pattern exists for (embedding vs generation, copy vs compute) can be
-measured whatever the stream mapping.
+measured whatever the stream mapping. Naming the intervals is ``segments.SegmentPlan``'s job; this
+module adds the per-step log and the figures by label group.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 from aorta import overlap, stats
 from aorta.results import group_overlap
+from aorta.workloads.segments import SegmentPlan
 
 Interval = tuple[float, float]
 
@@ -41,17 +43,12 @@ class StageLog:
 def regroup(stream_intervals: Mapping[int, Sequence[Interval]],
             calls: Sequence[tuple[int, str]]) -> dict[str, list[Interval]]:
     """One round's intervals by label. A round of K iterations holds K copies of the step's blocks."""
-    per_stream: dict[int, list[str]] = {}
+    plan = SegmentPlan()
     for i, label in calls:
-        per_stream.setdefault(i, []).append(label)
+        plan.add(i, label)
     out: dict[str, list[Interval]] = {label: [] for _, label in calls}
-    for i, ivs in stream_intervals.items():
-        labels = per_stream.get(i)
-        if not labels or len(ivs) % len(labels):
-            raise ValueError(f"stream {i}: {len(ivs)} intervals do not repeat its {len(labels or ())} "
-                             "labelled blocks per step")
-        for k, iv in enumerate(ivs):
-            out[labels[k % len(labels)]].append(iv)
+    for _, label, iv in plan.label_intervals(stream_intervals):
+        out[label].append(iv)  # type: ignore[index]
     return out
 
 
