@@ -7,15 +7,18 @@ import sys
 from collections.abc import Callable, Sequence
 
 from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
+from aorta.workload_list import add_list_arguments, run_list
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 
 COMMANDS: dict[str, Command] = {
+    "list": (add_list_arguments, run_list),
     "report": (add_report_arguments, run_report),
     "trace": (add_trace_arguments, run_trace),
 }
 
 HELP = {
+    "list": "every hardware-queue workload with category, priority, stream range and a one-line description",
     "report": "compare saved runs: summary.json, figures and one self-contained report.html",
     "trace": "trace tools: 'aorta trace merge' merges per-rank profiler traces with a rank-asymmetry check",
 }

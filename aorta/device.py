@@ -277,6 +277,15 @@ class Device:
     def peak_memory_bytes(self) -> int | None:
         return torch.cuda.max_memory_allocated(self.torch_device) if self.is_gpu else None
 
+    def host_tensor(self, tensor: torch.Tensor) -> torch.Tensor:
+        """``tensor`` (on the host) in page-locked memory on a GPU, so copies run async on a copy engine.
+
+        On CPU there is no device to copy to: the plain tensor is returned.
+        """
+        if not self.is_gpu:
+            return tensor
+        return tensor.pin_memory()
+
     def free_memory(self) -> None:
         if self.is_gpu:
             torch.cuda.empty_cache()

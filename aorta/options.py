@@ -56,6 +56,21 @@ def parse_iterations(text: str) -> int:
     return _one_int("--aorta-iterations", text, 1, 1_000_000)
 
 
+MAX_COPY_MB = 65536.0  # 64 GiB: more than any GPU's copy buffer worth timing
+
+
+def parse_copy_mb(text: str) -> float:
+    """``--copy-mb``: MiB per copy (host-to-device, device-to-host, device-to-device), > 0 and <= 65536."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--copy-mb={text!r}: not a number; give MiB per copy, e.g. 64") from None
+    if not 0.0 < value <= MAX_COPY_MB:  # also rejects nan
+        raise argparse.ArgumentTypeError(
+            f"--copy-mb={text!r}: out of range; allowed more than 0 and at most {MAX_COPY_MB:g} MiB")
+    return value
+
+
 def _choice(option: str, allowed: tuple[str, ...]):
     def parse(text: str) -> str:
         if text not in allowed:
@@ -89,6 +104,7 @@ class AortaOptions:
     size: str  # auto / smoke / full
     issue_order: tuple[str, ...]
     iterations: int | None  # fixed K per round; None = probe
+    copy_mb: float | None = None  # MiB per copy for copy_compute_overlap; None = the size's default
 
     def resolved_size(self, backend: str) -> str:
         if self.size != "auto":

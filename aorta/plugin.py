@@ -15,6 +15,7 @@ from aorta.bridge import ReplayClock, replay_into
 from aorta.device import Device, DeviceUnavailable, StreamLimit, detect_backend
 from aorta.options import (
     AortaOptions,
+    parse_copy_mb,
     parse_device,
     parse_issue_order,
     parse_iterations,
@@ -26,7 +27,7 @@ from aorta.options import (
 )
 from aorta.runner import run_workload
 from aorta.timing import TimingPlan
-from aorta.workloads.base import WorkloadCheckError
+from aorta.workloads.base import WorkloadCheckError, WorkloadUnavailable
 
 # Plugin pieces that live in their own modules (one line each).
 pytest_plugins = [
@@ -74,6 +75,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="breadth (round-robin over streams) and/or depth (each stream's work back to back)")
     g.addoption("--aorta-iterations", type=parse_iterations, default=None, metavar="K",
                 help="fixed iterations per timed round (default: probe, batch K under the ~20 us event floor)")
+    g.addoption("--copy-mb", type=parse_copy_mb, default=None, metavar="MIB",
+                help="MiB per copy in copy_compute_overlap (default 64 at full size, 1 at smoke size)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -88,6 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
         size=config.getoption("aorta_size"),
         issue_order=config.getoption("issue_order"),
         iterations=config.getoption("aorta_iterations"),
+        copy_mb=config.getoption("copy_mb"),
     )
     try:
         backend = detect_backend(opts.device)
@@ -139,6 +143,12 @@ def aorta_size(aorta_options: AortaOptions, aorta_device: Device) -> str:
     return aorta_options.resolved_size(aorta_device.backend)
 
 
+@pytest.fixture(scope="session")
+def copy_mb(aorta_options: AortaOptions) -> float | None:
+    """``--copy-mb``: MiB per copy, or None for the workload's size default."""
+    return aorta_options.copy_mb
+
+
 @pytest.fixture
 def timing_plan(aorta_options: AortaOptions) -> TimingPlan:
     return TimingPlan(warmup_rounds=aorta_options.warmup, rounds=aorta_options.rounds,
@@ -162,9 +172,9 @@ def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_p
         kwargs.setdefault("size", aorta_size)
         workload = workload_cls(aorta_device, n_streams, **kwargs)
         try:
-            streams = aorta_device.streams(n_streams)
+            streams = workload.make_streams()
             result = run_workload(aorta_device, workload, streams, timing_plan, review=aorta_telemetry.review)
-        except StreamLimit as exc:
+        except (StreamLimit, WorkloadUnavailable) as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")
         except WorkloadCheckError as exc:
             pytest.fail(f"{workload_cls.spec.name} output check failed, nothing timed: {exc}", pytrace=False)

@@ -8,7 +8,7 @@ its own check -> the one timing loop -> metrics and stream figures for extra_inf
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -77,7 +77,7 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     no_intervals = workload.interval_unavailable_reason()
     if workload.uses_graph():
         step = _graph_step(device, workload, streams, reference)
-        run = time_rounds(device, [], step, plan, record_intervals=False)
+        run = time_rounds(device, [], step, replace(plan, graph=True), record_intervals=False)
         no_intervals = "graph replay: no per-stream events inside a graph"
     else:
         run = time_rounds(device, streams, workload.step, plan, record_intervals=no_intervals is None)

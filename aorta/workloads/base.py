@@ -77,6 +77,13 @@ class WorkloadCheckError(AssertionError):
     """The multi-stream result differs from the one-stream reference: never timed, never saved."""
 
 
+class WorkloadUnavailable(RuntimeError):
+    """The workload cannot run here (e.g. no GPU for graphs, no compiler for torch.compile).
+
+    Raised from ``setup``; the plugin turns it into a skip carrying this message as the reason.
+    """
+
+
 class Workload:
     spec: ClassVar[WorkloadSpec]
 
@@ -134,6 +141,10 @@ class Workload:
     def interval_unavailable_reason(self) -> str | None:
         """Why this workload records no per-stream intervals (``None``: it records them)."""
         return None
+
+    def make_streams(self) -> list:
+        """The streams this workload runs on; override to ask for stream priorities."""
+        return self.device.streams(self.n_streams)
 
     # -- helpers ----------------------------------------------------------------------
     def generator(self) -> torch.Generator:

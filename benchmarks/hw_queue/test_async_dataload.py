@@ -1,0 +1,9 @@
+import pytest
+
+from aorta.workloads.async_dataload import AsyncDataload
+
+pytestmark = [pytest.mark.p2, pytest.mark.pipeline]
+
+
+def test_async_dataload(hw_queue, streams):
+    hw_queue(AsyncDataload, streams)

@@ -1,0 +1,9 @@
+import pytest
+
+from aorta.workloads.zero_offload import ZeroOffload
+
+pytestmark = [pytest.mark.p2, pytest.mark.training]
+
+
+def test_zero_offload(hw_queue, streams):
+    hw_queue(ZeroOffload, streams)

@@ -1,0 +1,51 @@
+"""A CPU run of the rag_pipeline, graph_subgraphs, async_dataload, zero_offload, torch_compile and
+copy_compute_overlap benchmark files, and what lands in the JSON."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FILES = ["rag_pipeline", "graph_subgraphs", "async_dataload", "zero_offload", "torch_compile", "copy_compute_overlap"]
+
+
+@pytest.fixture(scope="module")
+def bench_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("b") / "run.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    paths = [str(REPO / "benchmarks" / "hw_queue" / f"test_{name}.py") for name in FILES]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", *paths, "--streams=1,4", "--rounds=2", "--warmup=0", "--copy-mb=0.5",
+         f"--benchmark-json={out}", "-p", "no:cacheprovider", "-q", "-rs"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    return proc, json.loads(out.read_text()) if out.exists() else None
+
+
+def test_every_file_passes_and_graph_mode_skips_on_cpu(bench_run):
+    proc, data = bench_run
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "graph_subgraphs: CUDA/HIP graphs need a GPU" in proc.stdout
+    names = {b["name"] for b in data["benchmarks"]}
+    for name in FILES:
+        runs = [n for n in names if n.startswith(f"test_{name}[")]
+        assert len(runs) == 2, (name, sorted(names))  # 1 and 4 streams (graph_subgraphs: eager only)
+    assert not any("graph" in n.split("[")[1] for n in names if n.startswith("test_graph_subgraphs["))
+
+
+def test_json_holds_each_workloads_headline_and_figures(bench_run):
+    _, data = bench_run
+    by_workload = {}
+    for b in data["benchmarks"]:
+        extra = b["extra_info"]
+        assert extra["headline_metric"] in extra["metrics"], b["name"]
+        assert b["stats"]["rounds"] == 2
+        by_workload.setdefault(extra["workload"], []).append(extra)
+    assert set(by_workload) == set(FILES)
+    ccos = by_workload["copy_compute_overlap"]
+    assert all({"serial_ms", "saving_ms", "saving_ratio"} <= set(e["metrics"]) for e in ccos)
+    assert all(e["workload_info"]["copy_mb"] == 0.5 for e in ccos)
+    assert all("compile_s" in e["metrics"] for e in by_workload["torch_compile"])
