@@ -238,6 +238,19 @@ class Device:
         if self.is_gpu:
             torch.cuda.synchronize(self.torch_device)
 
+    def busy_work(self, units: int) -> None:
+        """Deliberate extra work on the current stream, for the gate's test slowdown only.
+
+        GPU: one spin kernel of ``units`` clock cycles (``torch.cuda._sleep``, HIP too). CPU: a busy
+        loop of ``units`` ns on the host (CPU "device" work is synchronous host work).
+        """
+        if self.is_gpu:
+            torch.cuda._sleep(int(units))
+            return
+        end_ns = time.perf_counter_ns() + int(units)
+        while time.perf_counter_ns() < end_ns:
+            pass
+
     # ----------------------------------------------------------------- memory
     def reset_peak_memory(self) -> None:
         if self.is_gpu:

@@ -28,6 +28,11 @@ from aorta.runner import run_workload
 from aorta.timing import TimingPlan
 from aorta.workloads.base import WorkloadCheckError
 
+# Further plugin modules, one line each.
+pytest_plugins = [
+    "aorta.gate.plugin",
+]
+
 MARKERS = {
     "gpu": "needs a CUDA or ROCm GPU",
     **{p: f"priority {p[1]} workload" for p in ("p0", "p1", "p2", "p3")},
@@ -155,7 +160,8 @@ def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_p
         workload = workload_cls(aorta_device, n_streams, **kwargs)
         try:
             streams = aorta_device.streams(n_streams)
-            result = run_workload(aorta_device, workload, streams, timing_plan)
+            result = run_workload(aorta_device, workload, streams, timing_plan,
+                                  test_slowdown=request.config.getoption("aorta_test_slowdown", 0.0) or 0.0)
         except StreamLimit as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")
         except WorkloadCheckError as exc:

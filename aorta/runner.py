@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from aorta import results, stats
+from aorta import results, slowdown, stats
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
 from aorta.workloads.base import Metric, Workload, clone_result, compare_results
 
@@ -67,14 +67,21 @@ def _graph_step(device, workload: Workload, streams, reference):
     return lambda _rec: replay()
 
 
-def run_workload(device, workload: Workload, streams, plan: TimingPlan) -> BenchResult:
+def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
+                 test_slowdown: float = 0.0) -> BenchResult:
+    """``test_slowdown`` > 0 adds real, calibrated device work to every iteration (aorta/slowdown.py):
+    for testing the regression gate only, and recorded as such in extra_info."""
     workload.setup()
     reference = check_against_one_stream(device, workload, streams)
     if workload.uses_graph():
-        step = _graph_step(device, workload, streams, reference)
-        run = time_rounds(device, [], step, plan, record_intervals=False)
+        step, timed_streams, intervals = _graph_step(device, workload, streams, reference), [], False
     else:
-        run = time_rounds(device, streams, workload.step, plan)
+        step, timed_streams, intervals = workload.step, streams, True
+    slowdown_info = None
+    if test_slowdown > 0:
+        units, slowdown_info = slowdown.calibrate(device, step, timed_streams, test_slowdown)
+        step = slowdown.padded_step(device, step, timed_streams, units)
+    run = time_rounds(device, timed_streams, step, plan, record_intervals=intervals)
     per_iter = run.per_iteration_ms
     metrics = workload.metrics(per_iter)
     more, unavailable = workload.extra_metrics(run)
@@ -102,6 +109,9 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan) -> Bench
         "unavailable": dict(unavailable),
         "workload_info": workload.info(),
     }
+    if slowdown_info is not None:
+        extra["test_slowdown"] = test_slowdown
+        extra["test_slowdown_info"] = slowdown_info
     if device.distinct_stream_count(streams) is None:
         extra["unavailable"]["distinct_streams"] = "CPU backend: no hardware streams"
     if run.method == "graph_replay":

@@ -1,0 +1,5 @@
+import sys
+
+from aorta.cli import main
+
+sys.exit(main())

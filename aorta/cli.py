@@ -1,0 +1,38 @@
+"""``aorta <command>``: the command line. Each command is registered as name -> (add_arguments, run)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from aorta.gate.cli import add_compare_arguments, run_compare
+
+Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
+
+COMMANDS: dict[str, Command] = {
+    "compare": (add_compare_arguments, run_compare),
+}
+
+HELP = {
+    "compare": "verdicts (FASTER / SLOWER / SAME / UNSURE) of saved runs against a baseline, with exit codes",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="aorta", description="aorta GPU benchmarks: offline tools")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (add_arguments, run) in COMMANDS.items():
+        p = sub.add_parser(name, help=HELP.get(name), description=HELP.get(name))
+        add_arguments(p)
+        p.set_defaults(_run=run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args._run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
