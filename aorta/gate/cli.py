@@ -11,7 +11,14 @@ import argparse
 import sys
 
 from aorta.gate import baseline as bl
-from aorta.gate.compare import EXIT_USAGE, GateSettings, compare_runs, parse_alpha, parse_ratio, parse_threshold
+from aorta.gate.compare import (
+    EXIT_USAGE,
+    GateSettings,
+    compare_runs,
+    parse_alpha,
+    parse_ratio,
+    parse_threshold,
+)
 from aorta.gate.outputs import DEFAULT_VERDICT_JSON, write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
 

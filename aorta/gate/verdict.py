@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from aorta import stats
 
@@ -78,7 +78,7 @@ def _ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
     return ranks, ties
 
 
-@lru_cache(maxsize=None)
+@cache
 def _u_counts(m: int, n: int) -> tuple[int, ...]:
     """Number of arrangements giving each U = 0..m*n for sample sizes m, n (no ties)."""
     if m == 0 or n == 0:
