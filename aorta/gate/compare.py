@@ -263,9 +263,9 @@ def confirm(verdict: Verdict, reruns: Sequence[Verdict | None]) -> Verdict:
     slower = sum(r is not None and r.outcome == SLOWER for r in reruns)
     failed = sum(r is None for r in reruns)
     if slower == n:
-        return verdict.with_outcome(SLOWER, f"{verdict.reason}; confirmed by {n} of {n} re-runs")
+        return verdict.with_outcome(SLOWER, f"{verdict.reason}; confirmed by {n} of {n} re-runs", n)
     if failed:
-        return verdict.with_outcome(UNSURE, f"{verdict.reason}; could not confirm: {failed} of {n} re-runs failed")
+        return verdict.with_outcome(UNSURE, f"{verdict.reason}; could not confirm: {failed} of {n} re-runs failed", n)
     if slower == 0:
-        return verdict.with_outcome(SAME, f"did not reproduce in {n} re-runs (first run: {verdict.reason})")
-    return verdict.with_outcome(UNSURE, f"reproduced in only {slower} of {n} re-runs (first run: {verdict.reason})")
+        return verdict.with_outcome(SAME, f"did not reproduce in {n} re-runs (first run: {verdict.reason})", n)
+    return verdict.with_outcome(UNSURE, f"reproduced in only {slower} of {n} re-runs (first run: {verdict.reason})", n)

@@ -9,7 +9,7 @@ from aorta.gate.verdict import SAME
 from aorta.table import format_table
 
 VERDICT_SCHEMA = 1
-EXIT_MEANINGS = {EXIT_CLEAN: "clean", EXIT_REGRESSION: "regression (SLOWER verdict)",
+EXIT_MEANINGS = {EXIT_CLEAN: "clean", EXIT_REGRESSION: "regression: a SLOWER verdict",
                  EXIT_MISMATCH: "refused: different hardware"}
 
 
@@ -63,7 +63,7 @@ def short_name(fullname: str) -> str:
 def verdict_rows(comp: Comparison, *, all_rows: bool) -> list[list[str]]:
     rows = []
     for v in comp.verdicts:
-        if not all_rows and v.outcome == SAME:
+        if not all_rows and not v.notable:
             continue
         rows.append([short_name(v.benchmark), v.metric, f"{_num(v.ref_median)} {v.unit}".strip(),
                      f"{_num(v.cand_median)} {v.unit}".strip(), _pct(v.change_ratio), _p(v.p_value),
@@ -82,12 +82,12 @@ def terminal_lines(comp: Comparison, *, verbose: bool = False) -> list[str]:
         return lines
     rows = verdict_rows(comp, all_rows=verbose)
     if rows:
-        lines += format_table(HEADERS, rows)
-    same = comp.count(SAME)
-    if same and not verbose:
-        lines.append(f"({same} SAME verdict(s) not shown; -v shows all)")
+        lines += [line.rstrip() for line in format_table(HEADERS, rows)]
+    hidden = sum(not v.notable for v in comp.verdicts)
+    if hidden and not verbose:
+        lines.append(f"({hidden} SAME verdict(s) not shown; -v shows all)")
     for v in comp.verdicts:
-        if v.outcome != SAME or verbose:
+        if v.notable or verbose:
             lines.append(f"  {short_name(v.benchmark)} [{v.metric}]: {v.outcome}: {v.reason}")
     lines += [f"new in this run (no baseline): {n}" for n in comp.new]
     lines += [f"missing from this run (in the baseline): {n}" for n in comp.missing]
@@ -115,7 +115,7 @@ def markdown(comps: Sequence[Comparison]) -> str:
         if rows:
             out.append("| " + " | ".join(HEADERS + ["why"]) + " |")
             out.append("|" + "---|" * (len(HEADERS) + 1))
-            reasons = [v.reason for v in comp.verdicts if v.outcome != SAME]
+            reasons = [v.reason for v in comp.verdicts if v.notable]
             for row, why in zip(rows, reasons):
                 out.append("| " + " | ".join(c.replace("|", "\\|") for c in [*row, why]) + " |")
             out.append("")

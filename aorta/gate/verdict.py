@@ -115,12 +115,18 @@ class Verdict:
     n_ref: int = 0
     n_cand: int = 0
     min_effect: float = DEFAULT_MIN_EFFECT
+    reruns: int = 0  # confirmation re-runs behind this verdict (--aorta-confirm)
+
+    @property
+    def notable(self) -> bool:
+        """Worth a line of its own: anything but SAME, or a SAME that a confirmation decided."""
+        return self.outcome != SAME or self.reruns > 0
 
     def sentence(self) -> str:
         return f"{self.benchmark} [{self.metric}]: {self.outcome}: {self.reason}"
 
-    def with_outcome(self, outcome: str, reason: str) -> Verdict:
-        return Verdict(**{**self.as_dict(), "outcome": outcome, "reason": reason})
+    def with_outcome(self, outcome: str, reason: str, reruns: int = 0) -> Verdict:
+        return Verdict(**{**self.as_dict(), "outcome": outcome, "reason": reason, "reruns": reruns})
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
