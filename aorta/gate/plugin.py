@@ -24,7 +24,6 @@ import pytest
 from aorta.gate import baseline as bl
 from aorta.gate.compare import (
     EXIT_CLEAN,
-    EXIT_USAGE,
     Comparison,
     GateSettings,
     benchmark_verdicts,
@@ -285,7 +284,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                                              markdown_path=opts.markdown)
             except OSError as exc:
                 state.lines.append(f"aorta gate: could not write the verdict files: {exc}")
-                code = code or EXIT_USAGE
+                code = code or int(pytest.ExitCode.USAGE_ERROR)
     if opts.save_name:
         state.lines.append(_save(run, opts, config, int(exitstatus), code))
     if int(exitstatus) == 0 and code:
