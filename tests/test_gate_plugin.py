@@ -270,3 +270,13 @@ def test_gemm(hw_queue, streams):
     r.stdout.fnmatch_lines(["*verdict:*-> exit 0 (clean)"])
     r.stdout.fnmatch_lines(["*test_gemm[[]streams1[]] (NOW)*"])
     r.stdout.fnmatch_lines(["*test_gemm[[]streams1[]] (0001_*)*"])
+
+
+def test_a_run_without_the_baselines_benchmarks_lists_them_as_missing(bench_dir, monkeypatch):
+    path = saved(bench_dir, monkeypatch)
+    before = path.read_bytes()
+    r = run(bench_dir, "--aorta-compare", "base", "--aorta-save-baseline", "base", "-k", "no_such_test")
+    assert r.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    r.stdout.fnmatch_lines(["missing from this run (in the baseline): test_spin.py::test_spin[[]streams1[]]",
+                            "*baseline 'base' NOT saved: pytest exit status 5*"])
+    assert path.read_bytes() == before

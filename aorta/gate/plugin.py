@@ -199,7 +199,7 @@ def _bench_dicts(config: pytest.Config, start: int = 0) -> list[dict]:
 def build_run(config: pytest.Config) -> dict | None:
     """This run as pytest-benchmark writes it (through its own hooks, raw data included)."""
     bs = getattr(config, "_benchmarksession", None)
-    if bs is None or not bs.benchmarks:
+    if bs is None or bs.disabled:
         return None
     machine_info = bs.get_machine_info()
     commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
@@ -210,13 +210,13 @@ def build_run(config: pytest.Config) -> dict | None:
     return run
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtestloop(session: pytest.Session):
-    result = yield
+    yield
     config = session.config
     opts, state = config.stash.get(GATE_OPTIONS, None), config.stash.get(GATE_STATE, None)
     if opts is None or not opts.confirm or state.baseline is None or session.testsfailed or session.shouldstop:
-        return result
+        return
     run = {"benchmarks": _bench_dicts(config)}
     ref = {b["fullname"]: b for b in state.baseline["benchmarks"]}
     slower = {b["fullname"] for b in run["benchmarks"] if b["fullname"] in ref and any(
@@ -225,7 +225,6 @@ def pytest_runtestloop(session: pytest.Session):
     for name in sorted(slower):
         if name in items:
             state.reruns[name] = [_rerun(config, items[name]) for _ in range(opts.confirm)]
-    return result
 
 
 def _rerun(config: pytest.Config, item: pytest.Item) -> dict | None:
@@ -267,8 +266,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     run = build_run(config)
     if run is None:
-        state.lines.append("aorta gate: no benchmark results in this run: nothing compared, nothing saved")
+        state.lines.append("aorta gate: benchmarks are disabled in this run: nothing compared, nothing saved")
         return
+    if not run["benchmarks"]:
+        state.lines.append("aorta gate: no benchmark results in this run")
     code = EXIT_CLEAN
     if state.baseline is not None:
         comp = compare_runs(state.baseline, run, opts.settings, ref_label=_label(state),
