@@ -123,6 +123,16 @@ for name, r in sorted(rows.items()):
     cal_s = f"{statistics.median(cal):+.1%}" if cal else "n/a"
     print(f"{name:45s} {aa_max:>10.1%} {r['aa_s']:>4d}/{len(r['aa']):<5d} {slow_med:>+10.1%} "
           f"{r['slow_s']:>5d}/{len(r['slow']):<5d} {cal_s:>10s}")
+aa_bad = [(i, v) for i, _, d in aa for v in verdicts(d) if v["outcome"] == "SLOWER"]
+if aa_bad:
+    print("\nA/A SLOWER verdicts (false alarms):")
+    for i, v in aa_bad:
+        print(f"  aa_{i}: {v['benchmark'].split('::')[-1]} [{v['metric']}]: {v['reason']}")
+missed = [(i, v) for i, rc, d in slow if rc != 10 for v in verdicts(d) if v["metric"] == "device_ms"]
+if missed:
+    print("\nslowdown runs not flagged, their device-time verdicts:")
+    for i, v in missed:
+        print(f"  slow_{i}: {v['benchmark'].split('::')[-1]}: {v['outcome']}: {v['reason']}")
 narrowed = f"{out}/narrowed.txt"
 if os.path.exists(narrowed):
     print("\nNOTE:", open(narrowed).read().strip())
