@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from aorta.gate.cli import add_compare_arguments, run_compare
 from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
 from aorta.workload_list import add_list_arguments, run_list
 
@@ -13,12 +14,14 @@ Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Na
 
 COMMANDS: dict[str, Command] = {
     "list": (add_list_arguments, run_list),
+    "compare": (add_compare_arguments, run_compare),
     "report": (add_report_arguments, run_report),
     "trace": (add_trace_arguments, run_trace),
 }
 
 HELP = {
     "list": "every hardware-queue workload with category, priority, stream range and a one-line description",
+    "compare": "verdicts (FASTER / SLOWER / SAME / UNSURE) of saved runs against a baseline, with exit codes",
     "report": "compare saved runs: summary.json, figures and one self-contained report.html",
     "trace": "trace tools: 'aorta trace merge' merges per-rank profiler traces with a rank-asymmetry check",
 }

@@ -35,6 +35,11 @@ pytest_plugins = [
     "aorta.report.plugin",
 ]
 
+# Further plugin modules, one line each.
+pytest_plugins = [
+    "aorta.gate.plugin",
+]
+
 MARKERS = {
     "gpu": "needs a CUDA or ROCm GPU",
     **{p: f"priority {p[1]} workload" for p in ("p0", "p1", "p2", "p3")},
@@ -173,7 +178,8 @@ def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_p
         workload = workload_cls(aorta_device, n_streams, **kwargs)
         try:
             streams = workload.make_streams()
-            result = run_workload(aorta_device, workload, streams, timing_plan, review=aorta_telemetry.review)
+            result = run_workload(aorta_device, workload, streams, timing_plan, review=aorta_telemetry.review,
+                                  test_slowdown=request.config.getoption("aorta_test_slowdown", 0.0) or 0.0)
         except (StreamLimit, WorkloadUnavailable) as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")
         except WorkloadCheckError as exc:

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from aorta import results, stats
+from aorta import results, slowdown, stats
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
 from aorta.workloads.base import Metric, Workload, clone_result, compare_results
 
@@ -69,18 +69,26 @@ def _graph_step(device, workload: Workload, streams, reference):
 
 
 def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
-                 review: Callable[[TimedRun], tuple[TimedRun, dict]] | None = None) -> BenchResult:
+                 review: Callable[[TimedRun], tuple[TimedRun, dict]] | None = None,
+                 test_slowdown: float = 0.0) -> BenchResult:
     """``review`` (optional) sees the timed rounds before any figure is derived: it may drop rounds
-    (e.g. those taken while the GPU was throttled) and returns extra_info entries to add."""
+    (e.g. those taken while the GPU was throttled) and returns extra_info entries to add.
+    ``test_slowdown`` > 0 adds real, calibrated device work to every iteration (aorta/slowdown.py):
+    for testing the regression gate only, and recorded as such in extra_info."""
     workload.setup()
     reference = check_against_one_stream(device, workload, streams)
     no_intervals = workload.interval_unavailable_reason()
     if workload.uses_graph():
-        step = _graph_step(device, workload, streams, reference)
-        run = time_rounds(device, [], step, replace(plan, graph=True), record_intervals=False)
+        step, timed_streams = _graph_step(device, workload, streams, reference), []
+        plan = replace(plan, graph=True)
         no_intervals = "graph replay: no per-stream events inside a graph"
     else:
-        run = time_rounds(device, streams, workload.step, plan, record_intervals=no_intervals is None)
+        step, timed_streams = workload.step, streams
+    slowdown_info = None
+    if test_slowdown > 0:
+        units, slowdown_info = slowdown.calibrate(device, step, timed_streams, test_slowdown)
+        step = slowdown.padded_step(device, step, timed_streams, units)
+    run = time_rounds(device, timed_streams, step, plan, record_intervals=no_intervals is None)
     reviewed: dict[str, Any] = {}
     if review is not None:
         run, reviewed = review(run)
@@ -116,6 +124,9 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
             extra["unavailable"].update(value)
         else:
             extra[key] = value
+    if slowdown_info is not None:
+        extra["test_slowdown"] = test_slowdown
+        extra["test_slowdown_info"] = slowdown_info
     if device.distinct_stream_count(streams) is None:
         extra["unavailable"]["distinct_streams"] = "CPU backend: no hardware streams"
     if not no_intervals:

@@ -1,0 +1,1 @@
+"""Regression gate: baselines, statistical verdicts, exit codes."""

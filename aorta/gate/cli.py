@@ -1,0 +1,87 @@
+"""``aorta compare REF.json CAND.json [CAND2.json ...]``: the gate's verdicts offline, from saved runs.
+
+Same verdicts, outputs and exit codes as ``pytest --aorta-compare``: 0 clean, 10 a SLOWER verdict,
+11 different hardware (unless ``--allow-mismatch``), 2 bad input (a file missing, empty, truncated,
+not JSON, or not written by aorta). Confirmation re-runs need the benchmarks, so they are pytest-only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from aorta.gate import baseline as bl
+from aorta.gate.compare import (
+    EXIT_USAGE,
+    GateSettings,
+    compare_runs,
+    parse_alpha,
+    parse_ratio,
+    parse_threshold,
+)
+from aorta.gate.outputs import DEFAULT_VERDICT_JSON, write_outputs
+from aorta.gate.render import overall_exit, terminal_lines
+
+
+def _argtype(fn):
+    def parse(text: str):
+        try:
+            return fn(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return parse
+
+
+def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ref", metavar="REF.json", help="the baseline: a saved run (pytest-benchmark JSON by aorta)")
+    parser.add_argument("cands", metavar="CAND.json", nargs="+", help="one or more runs to compare with REF")
+    parser.add_argument("--min-effect", type=_argtype(lambda t: parse_ratio("--min-effect", t)), default=None,
+                        metavar="RATIO", help="smallest relative change that counts (default 0.03 = 3%%)")
+    parser.add_argument("--threshold", type=_argtype(parse_threshold), action="append", default=[],
+                        metavar="[BENCH:]METRIC=RATIO", help="per-metric / per-benchmark minimum effect (repeatable)")
+    parser.add_argument("--alpha", type=_argtype(parse_alpha), default=None, metavar="P",
+                        help="significance level of the Mann-Whitney U test (default 0.01)")
+    parser.add_argument("--allow-mismatch", action="store_true",
+                        help="compare even across GPU models or backends")
+    parser.add_argument("--verdict-json", default=str(DEFAULT_VERDICT_JSON), metavar="PATH",
+                        help=f"verdict file (default {DEFAULT_VERDICT_JSON}; '' for none)")
+    parser.add_argument("--markdown", default=None, metavar="PATH",
+                        help="markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show SAME verdicts too")
+
+
+def _label(path: str, run: dict) -> str:
+    name = (run.get("aorta_baseline") or {}).get("name")
+    return f"{name} ({path})" if name else path
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    runs = {}
+    for path in [args.ref, *args.cands]:
+        try:
+            runs[path] = bl.load_run(path)
+        except bl.BaselineError as exc:
+            print(f"aorta compare: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    kw = {"thresholds": tuple(args.threshold), "allow_mismatch": args.allow_mismatch}
+    if args.min_effect is not None:
+        kw["min_effect"] = args.min_effect
+    if args.alpha is not None:
+        kw["alpha"] = args.alpha
+    settings = GateSettings(**kw)
+    ref = runs[args.ref]
+    comps = [compare_runs(ref, runs[c], settings, ref_label=_label(args.ref, ref), cand_label=_label(c, runs[c]))
+             for c in args.cands]
+    code = overall_exit(comps)
+    for comp in comps:
+        for line in terminal_lines(comp, verbose=args.verbose):
+            print(line)
+        print()
+    try:
+        for line in write_outputs(comps, code, verdict_json=args.verdict_json or None, markdown_path=args.markdown):
+            print(line)
+    except OSError as exc:
+        print(f"aorta compare: could not write the verdict files: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"aorta compare: exit {code}")
+    return code

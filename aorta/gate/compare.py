@@ -1,0 +1,271 @@
+"""Compare two runs (pytest-benchmark JSON dicts written with aorta's extra_info): pure, no torch.
+
+Benchmarks are matched by pytest-benchmark's ``fullname`` (the test's node id, built from the
+workload's stable parameter ids). Each matched benchmark gets one verdict for device time and one
+per metric in ``extra_info["metrics"]``; benchmarks found on one side only are listed, never dropped.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from aorta.gate.verdict import (
+    DEFAULT_ALPHA,
+    DEFAULT_MIN_EFFECT,
+    DEFAULT_MIN_SAMPLES,
+    FASTER,
+    SAME,
+    SLOWER,
+    UNSURE,
+    Verdict,
+    decide,
+)
+
+EXIT_CLEAN = 0
+EXIT_USAGE = 2  # pytest's own code for usage errors; the CLI uses it for bad input too
+EXIT_REGRESSION = 10
+EXIT_MISMATCH = 11
+DEVICE_TIME = "device_ms"  # the name device time per iteration goes by in verdicts and thresholds
+STACK_KEYS = ("driver", "cuda", "hip", "torch", "nccl", "rccl")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    benchmark_glob: str
+    metric_glob: str
+    min_effect: float
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """How verdicts are decided. ``thresholds``: later rules win; globs match fullname and metric."""
+
+    min_effect: float = DEFAULT_MIN_EFFECT
+    alpha: float = DEFAULT_ALPHA
+    min_samples: int = DEFAULT_MIN_SAMPLES
+    thresholds: tuple[Threshold, ...] = ()
+    allow_mismatch: bool = False
+
+    def min_effect_for(self, benchmark: str, metric: str) -> float:
+        value = self.min_effect
+        for t in self.thresholds:
+            if fnmatch.fnmatchcase(metric, t.metric_glob) and _bench_matches(benchmark, t.benchmark_glob):
+                value = t.min_effect
+        return value
+
+
+def _bench_matches(fullname: str, glob: str) -> bool:
+    if glob == "*":
+        return True
+    return fnmatch.fnmatchcase(fullname, glob) or fnmatch.fnmatchcase(fullname, f"*{glob}*")
+
+
+def parse_threshold(text: str) -> Threshold:
+    """``[BENCHMARK_GLOB:]METRIC_GLOB=RATIO``, e.g. ``tflops=0.05``, ``*large_gemm*:device_ms=5%``."""
+    lhs, sep, rhs = str(text).rpartition("=")
+    if not sep or not lhs:
+        raise ValueError(f"--aorta-threshold={text!r}: expected [BENCHMARK_GLOB:]METRIC=RATIO, "
+                         "e.g. tflops=0.05 or *large_gemm*:device_ms=5%")
+    bench, _, metric = lhs.rpartition(":") if ":" in lhs else ("*", "", lhs)
+    return Threshold(bench or "*", metric, parse_ratio("--aorta-threshold", rhs))
+
+
+def parse_ratio(option: str, text: str) -> float:
+    """A relative effect: ``0.03`` or ``3%``; 0 to 10 (0% to 1000%)."""
+    raw = str(text).strip()
+    try:
+        value = float(raw[:-1]) / 100.0 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise ValueError(f"{option}={text!r}: not a number; give a ratio such as 0.03 or a percentage "
+                         "such as 3%") from None
+    if not 0.0 <= value <= 10.0:
+        raise ValueError(f"{option}={text!r}: out of range; allowed 0 to 10 (0% to 1000%)")
+    return value
+
+
+def parse_alpha(text: str) -> float:
+    try:
+        a = float(text)
+    except ValueError:
+        raise ValueError(f"--aorta-alpha={text!r}: not a number; give a significance level such as 0.01") from None
+    if not 0.0 < a < 1.0:
+        raise ValueError(f"--aorta-alpha={text!r}: out of range; allowed strictly between 0 and 1")
+    return a
+
+
+# ------------------------------------------------------------------------------------------ samples
+def device_samples_ms(bench: Mapping) -> list[float]:
+    """Per-round device ms per iteration: aorta's raw samples, else pytest-benchmark's saved data."""
+    extra = bench.get("extra_info") or {}
+    if extra.get("device_ms_per_iteration"):
+        return [float(v) for v in extra["device_ms_per_iteration"]]
+    st = bench.get("stats") or {}
+    if st.get("data"):
+        return [float(v) * 1e3 for v in st["data"]]
+    if st.get("median") is not None:
+        return [float(st["median"]) * 1e3]  # a single value: judged on its effect only
+    return []
+
+
+def metric_samples(metric: Mapping) -> list[float]:
+    if metric.get("samples"):
+        return [float(v) for v in metric["samples"]]
+    return [] if metric.get("value") is None else [float(metric["value"])]
+
+
+def figures(bench: Mapping) -> dict[str, tuple[str, bool, list[float]]]:
+    """name -> (unit, higher_is_better, samples) for device time and every recorded metric."""
+    out = {DEVICE_TIME: ("ms", False, device_samples_ms(bench))}
+    for name, m in ((bench.get("extra_info") or {}).get("metrics") or {}).items():
+        if isinstance(m, Mapping):
+            out[name] = (str(m.get("unit", "")), bool(m.get("higher_is_better", True)), metric_samples(m))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ stacks
+def aorta_machine(run: Mapping) -> dict:
+    return dict((run.get("machine_info") or {}).get("aorta") or {})
+
+
+def machine_label(run: Mapping) -> str:
+    m = aorta_machine(run)
+    if m.get("backend") in (None, "cpu"):
+        return "cpu"
+    return f"{m.get('gpu_count', '?')}x {m.get('gpu_name', 'unknown GPU')} ({m.get('backend')})"
+
+
+def mismatch_reason(ref: Mapping, cand: Mapping) -> str | None:
+    """Why the two runs are on different hardware (backend or GPU model), or None."""
+    a, b = aorta_machine(ref), aorta_machine(cand)
+    for key, what in (("backend", "backend"), ("gpu_name", "GPU model")):
+        if a.get(key) != b.get(key):
+            return f"{what} differs: baseline {a.get(key)!r}, this run {b.get(key)!r}"
+    return None
+
+
+def stack_diff(ref: Mapping, cand: Mapping) -> list[tuple[str, object, object]]:
+    """(name, baseline, candidate) for each part of the software stack either side records."""
+    a, b = aorta_machine(ref), aorta_machine(cand)
+    rows = []
+    for key in STACK_KEYS:
+        if a.get(key) is not None or b.get(key) is not None:
+            rows.append((key, a.get(key), b.get(key)))
+    pa = (ref.get("machine_info") or {}).get("python_version")
+    pb = (cand.get("machine_info") or {}).get("python_version")
+    if pa or pb:
+        rows.append(("python", pa, pb))
+    if a.get("gpu_count") != b.get("gpu_count"):
+        rows.append(("gpu_count", a.get("gpu_count"), b.get("gpu_count")))
+    return rows
+
+
+def env_diff(ref: Mapping, cand: Mapping) -> list[tuple[str, str | None, str | None]]:
+    """(variable, baseline, candidate) for scheduling env vars and queue settings that differ."""
+    a, b = aorta_machine(ref), aorta_machine(cand)
+    ea = {**(a.get("env") or {}), **(a.get("hardware_queues") or {})}
+    eb = {**(b.get("env") or {}), **(b.get("hardware_queues") or {})}
+    return [(k, ea.get(k), eb.get(k)) for k in sorted(set(ea) | set(eb)) if ea.get(k) != eb.get(k)]
+
+
+def deliberate_slowdowns(run: Mapping) -> dict[str, float]:
+    """fullname -> the deliberate test slowdown recorded in a run (must never pass for a real result)."""
+    return {b["fullname"]: (b.get("extra_info") or {})["test_slowdown"] for b in run.get("benchmarks", ())
+            if (b.get("extra_info") or {}).get("test_slowdown")}
+
+
+# ------------------------------------------------------------------------------------------ compare
+@dataclass
+class Comparison:
+    ref_label: str
+    cand_label: str
+    ref_machine: str
+    cand_machine: str
+    verdicts: list[Verdict] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)  # in this run only
+    missing: list[str] = field(default_factory=list)  # in the baseline only
+    stack: list[tuple[str, object, object]] = field(default_factory=list)
+    env: list[tuple[str, object, object]] = field(default_factory=list)
+    mismatch: str | None = None
+    mismatch_allowed: bool = False
+    test_slowdown: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def refused(self) -> bool:
+        return self.mismatch is not None and not self.mismatch_allowed
+
+    def count(self, outcome: str) -> int:
+        return sum(v.outcome == outcome for v in self.verdicts)
+
+    @property
+    def exit_code(self) -> int:
+        if self.refused:
+            return EXIT_MISMATCH
+        return EXIT_REGRESSION if self.count(SLOWER) else EXIT_CLEAN
+
+    def summary(self) -> str:
+        if self.refused:
+            return f"refused: {self.mismatch} (use --aorta-allow-mismatch to compare anyway)"
+        parts = [f"{self.count(o)} {o}" for o in (SLOWER, FASTER, SAME, UNSURE)]
+        extra = []
+        if self.new:
+            extra.append(f"{len(self.new)} new")
+        if self.missing:
+            extra.append(f"{len(self.missing)} missing")
+        return ", ".join(parts + extra)
+
+    def slower_benchmarks(self) -> list[str]:
+        return list(dict.fromkeys(v.benchmark for v in self.verdicts if v.outcome == SLOWER))
+
+
+def compare_runs(ref: Mapping, cand: Mapping, settings: GateSettings = GateSettings(), *,
+                 ref_label: str = "baseline", cand_label: str = "this run") -> Comparison:
+    comp = Comparison(ref_label, cand_label, machine_label(ref), machine_label(cand),
+                      stack=stack_diff(ref, cand), env=env_diff(ref, cand),
+                      mismatch=mismatch_reason(ref, cand), mismatch_allowed=settings.allow_mismatch,
+                      test_slowdown=deliberate_slowdowns(cand))
+    ref_by_name = {b["fullname"]: b for b in ref.get("benchmarks", ())}
+    cand_by_name = {b["fullname"]: b for b in cand.get("benchmarks", ())}
+    comp.missing = [n for n in ref_by_name if n not in cand_by_name]
+    comp.new = [n for n in cand_by_name if n not in ref_by_name]
+    if comp.refused:
+        return comp
+    for name, cb in cand_by_name.items():
+        if name in ref_by_name:
+            comp.verdicts.extend(benchmark_verdicts(name, ref_by_name[name], cb, settings))
+    return comp
+
+
+def benchmark_verdicts(name: str, ref_bench: Mapping, cand_bench: Mapping,
+                       settings: GateSettings, only: Sequence[str] | None = None) -> list[Verdict]:
+    """Verdicts for every figure present on both sides (or only those named in ``only``)."""
+    rf, cf = figures(ref_bench), figures(cand_bench)
+    out = []
+    for metric, (unit, hib, cand_samples) in cf.items():
+        if metric not in rf or (only is not None and metric not in only):
+            continue
+        out.append(decide(name, metric, unit, hib, rf[metric][2], cand_samples,
+                          min_effect=settings.min_effect_for(name, metric), alpha=settings.alpha,
+                          min_samples=settings.min_samples))
+    for metric in rf:
+        if metric not in cf and (only is None or metric in only):
+            unit, hib, _ = rf[metric]
+            out.append(Verdict(name, metric, unit, hib, UNSURE, "recorded in the baseline, not in this run"))
+    return out
+
+
+def confirm(verdict: Verdict, reruns: Sequence[Verdict | None]) -> Verdict:
+    """A SLOWER verdict stands only if every re-run is SLOWER too; ``None`` is a re-run that failed."""
+    if verdict.outcome != SLOWER or not reruns:
+        return verdict
+    n = len(reruns)
+    slower = sum(r is not None and r.outcome == SLOWER for r in reruns)
+    failed = sum(r is None for r in reruns)
+    if slower == n:
+        return verdict.with_outcome(SLOWER, f"{verdict.reason}; confirmed by {n} of {n} re-runs", n)
+    if failed:
+        return verdict.with_outcome(UNSURE, f"{verdict.reason}; could not confirm: {failed} of {n} re-runs failed", n)
+    if slower == 0:
+        return verdict.with_outcome(SAME, f"did not reproduce in {n} re-runs (first run: {verdict.reason})", n)
+    return verdict.with_outcome(UNSURE, f"reproduced in only {slower} of {n} re-runs (first run: {verdict.reason})", n)

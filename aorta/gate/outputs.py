@@ -1,0 +1,34 @@
+"""Where the gate's verdicts go: a JSON verdict file, a markdown summary, the CI job summary."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from aorta.gate.baseline import write_json_atomic
+from aorta.gate.compare import Comparison
+from aorta.gate.render import markdown, verdict_document
+
+DEFAULT_VERDICT_JSON = Path("reports") / "aorta-verdict.json"
+
+
+def write_outputs(comps: Sequence[Comparison], exit_code: int, *, verdict_json: str | os.PathLike | None,
+                  markdown_path: str | os.PathLike | None, environ: Mapping[str, str] = os.environ) -> list[str]:
+    """Write the verdict JSON (atomically), the markdown file, and append the markdown to
+    ``$GITHUB_STEP_SUMMARY`` when set. Returns one line per file written."""
+    written = []
+    if verdict_json:
+        write_json_atomic(verdict_json, verdict_document(comps, exit_code))
+        written.append(f"verdict JSON: {verdict_json}")
+    md = markdown(comps)
+    if markdown_path:
+        Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(markdown_path).write_text(md, encoding="utf-8")
+        written.append(f"markdown summary: {markdown_path}")
+    summary = environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as fh:
+            fh.write(md + "\n")
+        written.append(f"appended to $GITHUB_STEP_SUMMARY ({summary})")
+    return written

@@ -1,0 +1,327 @@
+"""The regression gate inside pytest: save baselines, compare with one, confirm, exit codes.
+
+Hooks, in the order they run:
+
+* ``pytest_configure``: options parsed once into ``GateOptions``; the baseline to compare with is found
+  and validated now, before any benchmark runs (a bad one is a usage error naming the file).
+* ``pytest_runtestloop`` (wrapper): after the main loop, with ``--aorta-confirm N``, benchmarks with a
+  SLOWER verdict are run N more times; their samples are kept apart from the run's own results.
+* ``pytest_sessionfinish``: the run's pytest-benchmark JSON is built through pytest-benchmark's own
+  hooks (with raw data, whether or not ``--benchmark-json`` was given), compared, saved; the exit code
+  becomes 10 (regression) or 11 (different hardware) only where pytest's own status is 0.
+* ``pytest_terminal_summary``: the header and the verdict table; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from aorta.gate import baseline as bl
+from aorta.gate.compare import (
+    EXIT_CLEAN,
+    Comparison,
+    GateSettings,
+    benchmark_verdicts,
+    compare_runs,
+    confirm,
+    parse_alpha,
+    parse_ratio,
+    parse_threshold,
+)
+from aorta.gate.outputs import DEFAULT_VERDICT_JSON, write_outputs
+from aorta.gate.render import overall_exit, terminal_lines
+from aorta.gate.verdict import SLOWER
+
+MAX_CONFIRM = 20
+
+
+def _argtype(fn, option: str):
+    def parse(text: str):
+        try:
+            return fn(text)
+        except ValueError as exc:
+            msg = str(exc)
+            raise argparse.ArgumentTypeError(msg if msg.startswith("--") else f"{option}={text!r}: {msg}") from None
+    parse.__name__ = f"parse_{option.strip('-').replace('-', '_')}"
+    return parse
+
+
+def parse_confirm(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(f"--aorta-confirm={text!r}: give a whole number of re-runs, 0 to {MAX_CONFIRM}") from None
+    if not 0 <= n <= MAX_CONFIRM:
+        raise ValueError(f"--aorta-confirm={text!r}: out of range; allowed 0 to {MAX_CONFIRM}")
+    return n
+
+
+def parse_test_slowdown(text: str) -> float:
+    value = parse_ratio("--aorta-test-slowdown", text)
+    if value <= 0:
+        raise ValueError(f"--aorta-test-slowdown={text!r}: must be above 0 (leave it out for a normal run)")
+    return value
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("aorta-gate", "aorta regression gate (baselines, verdicts, exit codes)")
+    g.addoption("--aorta-save-baseline", metavar="NAME", type=_argtype(bl.parse_baseline_name, "--aorta-save-baseline"),
+                help="save this run as baseline NAME for this machine (GPU model and count)")
+    g.addoption("--aorta-compare", metavar="NAME|PATH",
+                help="compare this run with a saved baseline (a name for this machine, or a JSON file)")
+    g.addoption("--aorta-baseline-dir", metavar="DIR",
+                help="where baselines live (default: .aorta/baselines in the rootdir)")
+    g.addoption("--aorta-allow-mismatch", action="store_true",
+                help="compare even if the baseline is from another GPU model or backend")
+    g.addoption("--aorta-confirm", metavar="N", type=_argtype(parse_confirm, "--aorta-confirm"), default=0,
+                help="re-run SLOWER benchmarks N more times; SLOWER stands only if every re-run is SLOWER")
+    g.addoption("--aorta-min-effect", metavar="RATIO", type=_argtype(lambda t: parse_ratio("--aorta-min-effect", t),
+                "--aorta-min-effect"), default=None,
+                help="smallest relative change that counts (default 0.03 = 3%%)")
+    g.addoption("--aorta-threshold", metavar="[BENCH:]METRIC=RATIO", action="append", default=[],
+                type=_argtype(parse_threshold, "--aorta-threshold"),
+                help="minimum effect for one metric and/or benchmark glob, e.g. tflops=5%% or "
+                     "*tiny_kernel*:device_ms=0.1 (repeatable; later wins; also ini aorta_thresholds)")
+    g.addoption("--aorta-alpha", metavar="P", type=_argtype(parse_alpha, "--aorta-alpha"), default=None,
+                help="significance level of the Mann-Whitney U test (default 0.01)")
+    g.addoption("--aorta-verdict-json", metavar="PATH",
+                help=f"verdict file (default {DEFAULT_VERDICT_JSON} in the rootdir)")
+    g.addoption("--aorta-markdown", metavar="PATH",
+                help="markdown summary for CI (also appended to $GITHUB_STEP_SUMMARY when set)")
+    g.addoption("--aorta-test-slowdown", metavar="FRACTION", default=0.0,
+                type=_argtype(parse_test_slowdown, "--aorta-test-slowdown"),
+                help="TESTING THE GATE ONLY: add calibrated real device work so each iteration is about "
+                     "FRACTION slower (e.g. 0.05); recorded in extra_info; such a run cannot be a baseline")
+    parser.addini("aorta_thresholds", "per-metric / per-benchmark minimum effects, one [BENCH:]METRIC=RATIO "
+                  "a line", type="linelist", default=[])
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateOptions:
+    save_name: str | None
+    compare_ref: str | None
+    baseline_dir: Path
+    settings: GateSettings
+    confirm: int
+    verdict_json: Path
+    markdown: Path | None
+    test_slowdown: float
+
+
+@dataclass
+class GateState:
+    baseline: dict | None = None
+    baseline_path: Path | None = None
+    reruns: dict[str, list[dict | None]] = field(default_factory=dict)
+    comparison: Comparison | None = None
+    lines: list[str] = field(default_factory=list)
+
+
+GATE_OPTIONS = pytest.StashKey[GateOptions]()
+GATE_STATE = pytest.StashKey[GateState]()
+
+
+def _rank() -> int:
+    return int(os.environ.get("RANK", "0") or 0)
+
+
+def _settings(config: pytest.Config) -> GateSettings:
+    ini_rules = []
+    for line in config.getini("aorta_thresholds"):
+        try:
+            ini_rules.append(parse_threshold(line))
+        except ValueError as exc:
+            raise pytest.UsageError(f"ini aorta_thresholds: {exc}") from None
+    kw = {"thresholds": tuple(ini_rules + list(config.getoption("aorta_threshold"))),
+          "allow_mismatch": config.getoption("aorta_allow_mismatch")}
+    if config.getoption("aorta_min_effect") is not None:
+        kw["min_effect"] = config.getoption("aorta_min_effect")
+    if config.getoption("aorta_alpha") is not None:
+        kw["alpha"] = config.getoption("aorta_alpha")
+    return GateSettings(**kw)
+
+
+def _current_machine_key(config: pytest.Config) -> str:
+    from aorta.device import Device
+    from aorta.plugin import OPTIONS
+
+    props = Device.open(config.stash[OPTIONS].device).properties()
+    gpu = props.backend != "cpu"
+    return bl.machine_key({"machine_info": {"aorta": {
+        "backend": props.backend, "gpu_name": props.name if gpu else None,
+        "gpu_count": props.device_count if gpu else 0}}})
+
+
+@pytest.hookimpl(trylast=True)  # after aorta.plugin's configure, which resolves the device options
+def pytest_configure(config: pytest.Config) -> None:
+    root = Path(str(config.rootpath))
+    bdir = config.getoption("aorta_baseline_dir")
+    opts = GateOptions(
+        save_name=config.getoption("aorta_save_baseline"),
+        compare_ref=config.getoption("aorta_compare"),
+        baseline_dir=Path(bdir) if bdir else root / ".aorta" / "baselines",
+        settings=_settings(config),
+        confirm=config.getoption("aorta_confirm"),
+        verdict_json=Path(config.getoption("aorta_verdict_json") or root / DEFAULT_VERDICT_JSON),
+        markdown=Path(config.getoption("aorta_markdown")) if config.getoption("aorta_markdown") else None,
+        test_slowdown=config.getoption("aorta_test_slowdown") or 0.0,
+    )
+    if opts.save_name and opts.test_slowdown:
+        raise pytest.UsageError("--aorta-save-baseline with --aorta-test-slowdown: a run slowed on purpose "
+                                "can never be saved as a baseline")
+    if opts.confirm and not opts.compare_ref:
+        raise pytest.UsageError(f"--aorta-confirm={opts.confirm} needs --aorta-compare NAME|PATH")
+    state = GateState()
+    if opts.compare_ref:
+        try:
+            key = "" if bl.looks_like_path(opts.compare_ref) else _current_machine_key(config)
+            state.baseline_path = bl.resolve(opts.compare_ref, opts.baseline_dir, key)
+            state.baseline = bl.load_run(state.baseline_path)
+        except bl.BaselineError as exc:
+            raise pytest.UsageError(f"--aorta-compare: {exc}") from None
+    config.stash[GATE_OPTIONS] = opts
+    config.stash[GATE_STATE] = state
+
+
+# ------------------------------------------------------------------------------------------ the run
+def _bench_dicts(config: pytest.Config, start: int = 0) -> list[dict]:
+    bs = getattr(config, "_benchmarksession", None)
+    if bs is None:
+        return []
+    return [b.as_dict(include_data=True) for b in bs.benchmarks[start:] if not b.has_error]
+
+
+def build_run(config: pytest.Config) -> dict | None:
+    """This run as pytest-benchmark writes it (through its own hooks, raw data included)."""
+    bs = getattr(config, "_benchmarksession", None)
+    if bs is None or bs.disabled:
+        return None
+    machine_info = bs.get_machine_info()
+    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
+    config.hook.pytest_benchmark_update_commit_info(config=config, commit_info=commit_info)
+    run = config.hook.pytest_benchmark_generate_json(config=config, benchmarks=bs.benchmarks, include_data=True,
+                                                     machine_info=machine_info, commit_info=commit_info)
+    config.hook.pytest_benchmark_update_json(config=config, benchmarks=bs.benchmarks, output_json=run)
+    return run
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtestloop(session: pytest.Session):
+    yield
+    config = session.config
+    opts, state = config.stash.get(GATE_OPTIONS, None), config.stash.get(GATE_STATE, None)
+    if opts is None or not opts.confirm or state.baseline is None or session.testsfailed or session.shouldstop:
+        return
+    run = {"benchmarks": _bench_dicts(config)}
+    ref = {b["fullname"]: b for b in state.baseline["benchmarks"]}
+    slower = {b["fullname"] for b in run["benchmarks"] if b["fullname"] in ref and any(
+        v.outcome == SLOWER for v in benchmark_verdicts(b["fullname"], ref[b["fullname"]], b, opts.settings))}
+    items = {item.nodeid: item for item in session.items}
+    for name in sorted(slower):
+        if name in items:
+            state.reruns[name] = [_rerun(config, items[name]) for _ in range(opts.confirm)]
+
+
+def _rerun(config: pytest.Config, item: pytest.Item) -> dict | None:
+    """Run ``item`` once more; its benchmark record is taken out of the run's own results."""
+    from _pytest.runner import runtestprotocol
+
+    from aorta.plugin import STATE
+
+    bs = config._benchmarksession
+    n_bench, rows = len(bs.benchmarks), config.stash[STATE].rows
+    n_rows = len(rows)
+    reports = runtestprotocol(item, nextitem=None, log=False)
+    new = _bench_dicts(config, n_bench)
+    del bs.benchmarks[n_bench:]
+    del rows[n_rows:]
+    if any(r.failed for r in reports) or len(new) != 1:
+        return None
+    return new[0]
+
+
+def _apply_confirmation(comp: Comparison, state: GateState, opts: GateOptions) -> None:
+    ref = {b["fullname"]: b for b in state.baseline["benchmarks"]}
+    out = []
+    for v in comp.verdicts:
+        reruns = state.reruns.get(v.benchmark)
+        if v.outcome == SLOWER and reruns:
+            again = [None if r is None else benchmark_verdicts(v.benchmark, ref[v.benchmark], r, opts.settings,
+                                                               only=[v.metric])[0] for r in reruns]
+            v = confirm(v, again)
+        out.append(v)
+    comp.verdicts = out
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    opts, state = config.stash.get(GATE_OPTIONS, None), config.stash.get(GATE_STATE, None)
+    if opts is None or not (opts.save_name or opts.compare_ref):
+        return
+    run = build_run(config)
+    if run is None:
+        state.lines.append("aorta gate: benchmarks are disabled in this run: nothing compared, nothing saved")
+        return
+    if not run["benchmarks"]:
+        state.lines.append("aorta gate: no benchmark results in this run")
+    code = EXIT_CLEAN
+    if state.baseline is not None:
+        comp = compare_runs(state.baseline, run, opts.settings, ref_label=_label(state),
+                            cand_label="this run")
+        if state.reruns:
+            _apply_confirmation(comp, state, opts)
+        state.comparison = comp
+        code = overall_exit([comp])
+        state.lines += terminal_lines(comp, verbose=config.getoption("verbose") > 0)
+        if _rank() == 0:
+            try:
+                state.lines += write_outputs([comp], code, verdict_json=opts.verdict_json,
+                                             markdown_path=opts.markdown)
+            except OSError as exc:
+                state.lines.append(f"aorta gate: could not write the verdict files: {exc}")
+                code = code or int(pytest.ExitCode.USAGE_ERROR)
+    if opts.save_name:
+        state.lines.append(_save(run, opts, config, int(exitstatus), code))
+    if int(exitstatus) == 0 and code:
+        session.exitstatus = code  # pytest's own codes (failed tests, usage) take precedence
+
+
+def _label(state: GateState) -> str:
+    name = (state.baseline.get("aorta_baseline") or {}).get("name")
+    return f"{name} ({state.baseline_path})" if name else str(state.baseline_path)
+
+
+def _save(run: dict, opts: GateOptions, config: pytest.Config, exitstatus: int, gate_code: int) -> str:
+    if exitstatus != 0:
+        return (f"baseline {opts.save_name!r} NOT saved: pytest exit status {exitstatus} (failed or interrupted "
+                "tests); the saved one, if any, is unchanged")
+    if gate_code:
+        return (f"baseline {opts.save_name!r} NOT saved: the comparison in this run exited {gate_code}; "
+                "the saved one, if any, is unchanged")
+    if _rank() != 0:
+        return f"baseline {opts.save_name!r}: written by rank 0 only"
+    from aorta.plugin import OPTIONS
+
+    resolved = {**config.stash[OPTIONS].__dict__, "min_effect": opts.settings.min_effect,
+                "alpha": opts.settings.alpha, "thresholds": [t.__dict__ for t in opts.settings.thresholds]}
+    try:
+        path = bl.save_baseline(run, opts.baseline_dir, opts.save_name, resolved)
+    except (OSError, bl.BaselineError) as exc:
+        return f"baseline {opts.save_name!r} NOT saved: {exc}; the saved one, if any, is unchanged"
+    return f"baseline {opts.save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks)"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(GATE_STATE, None)
+    if state is None or not state.lines:
+        return
+    terminalreporter.section("aorta gate")
+    for line in state.lines:
+        red = "SLOWER" in line or "refused" in line or "NOT saved" in line or "MISMATCH" in line
+        terminalreporter.write_line(line, red=red, yellow="TEST SLOWDOWN" in line)

@@ -1,0 +1,157 @@
+"""Comparisons rendered as terminal lines, markdown (CI job summaries) and a JSON document (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aorta.gate.compare import EXIT_CLEAN, EXIT_MISMATCH, EXIT_REGRESSION, Comparison
+from aorta.gate.verdict import SAME
+from aorta.table import format_table
+
+VERDICT_SCHEMA = 1
+EXIT_MEANINGS = {EXIT_CLEAN: "clean", EXIT_REGRESSION: "regression: a SLOWER verdict",
+                 EXIT_MISMATCH: "refused: different hardware"}
+
+
+def _v(value) -> str:
+    return "n/a" if value is None else str(value)
+
+
+def stack_line(comp: Comparison) -> str:
+    parts = []
+    for name, a, b in comp.stack:
+        parts.append(f"{name} {_v(a)}" if a == b else f"{name} {_v(a)} -> {_v(b)}")
+    return ", ".join(parts) if parts else "no software stack recorded"
+
+
+def header_lines(comp: Comparison) -> list[str]:
+    lines = [f"{comp.ref_label} -> {comp.cand_label}",
+             f"machine: {comp.ref_machine}" if comp.ref_machine == comp.cand_machine
+             else f"machine: {comp.ref_machine} -> {comp.cand_machine}",
+             f"stack: {stack_line(comp)}"]
+    if comp.env:
+        lines.append("env differs: " + ", ".join(f"{k} {_v(a)} -> {_v(b)}" for k, a, b in comp.env))
+    else:
+        lines.append("env: same scheduling variables")
+    if comp.mismatch:
+        lines.append(f"HARDWARE MISMATCH: {comp.mismatch}"
+                     + (" (compared anyway: --aorta-allow-mismatch)" if comp.mismatch_allowed else ""))
+    if comp.test_slowdown:
+        lines.append(f"TEST SLOWDOWN ACTIVE in this run (deliberate extra device work, not a real result): "
+                     f"{len(comp.test_slowdown)} benchmark(s) at {sorted(set(comp.test_slowdown.values()))}")
+    return lines
+
+
+def _pct(r) -> str:
+    return "n/a" if r is None else f"{r * 100:+.1f}%"
+
+
+def _num(x) -> str:
+    return "n/a" if x is None else f"{x:.4g}"
+
+
+def _p(p) -> str:
+    return "-" if p is None else f"{p:.2g}"
+
+
+def short_name(fullname: str) -> str:
+    """``benchmarks/hw_queue/test_x.py::test_x[streams1]`` -> ``test_x.py::test_x[streams1]``."""
+    path, sep, rest = fullname.partition("::")
+    return f"{path.rsplit('/', 1)[-1]}{sep}{rest}"
+
+
+def verdict_rows(comp: Comparison, *, all_rows: bool) -> list[list[str]]:
+    rows = []
+    for v in comp.verdicts:
+        if not all_rows and not v.notable:
+            continue
+        rows.append([short_name(v.benchmark), v.metric, f"{_num(v.ref_median)} {v.unit}".strip(),
+                     f"{_num(v.cand_median)} {v.unit}".strip(), _pct(v.change_ratio), _p(v.p_value),
+                     v.outcome])
+    return rows
+
+
+HEADERS = ["benchmark", "metric", "baseline median", "this run median", "change", "p", "verdict"]
+
+
+def terminal_lines(comp: Comparison, *, verbose: bool = False) -> list[str]:
+    """Header, verdict table (SAME rows only when ``verbose`` or nothing else to show), reasons."""
+    lines = header_lines(comp)
+    if comp.refused:
+        lines.append(f"refused: {comp.mismatch}; no verdicts (use --aorta-allow-mismatch to compare anyway)")
+        return lines
+    rows = verdict_rows(comp, all_rows=verbose)
+    if rows:
+        lines += [line.rstrip() for line in format_table(HEADERS, rows)]
+    hidden = sum(not v.notable for v in comp.verdicts)
+    if hidden and not verbose:
+        lines.append(f"({hidden} SAME verdict(s) not shown; -v shows all)")
+    for v in comp.verdicts:
+        if v.notable or verbose:
+            lines.append(f"  {short_name(v.benchmark)} [{v.metric}]: {v.outcome}: {v.reason}")
+    lines += [f"new in this run (no baseline): {n}" for n in comp.new]
+    lines += [f"missing from this run (in the baseline): {n}" for n in comp.missing]
+    lines.append(f"verdict: {comp.summary()} -> exit {comp.exit_code} ({EXIT_MEANINGS[comp.exit_code]})")
+    return lines
+
+
+def markdown(comps: Sequence[Comparison]) -> str:
+    out = []
+    for comp in comps:
+        mark = ":red_circle:" if comp.exit_code else ":white_check_mark:"
+        out.append(f"### aorta gate {mark} {comp.ref_label} → {comp.cand_label}\n")
+        out.append(f"- machine: {comp.ref_machine}"
+                   + ("" if comp.ref_machine == comp.cand_machine else f" → {comp.cand_machine}"))
+        out.append(f"- stack: {stack_line(comp).replace(' -> ', ' → ')}")
+        if comp.env:
+            out.append("- env differs: " + ", ".join(f"`{k}` {_v(a)} → {_v(b)}" for k, a, b in comp.env))
+        if comp.test_slowdown:
+            out.append("- **test slowdown active**: deliberate extra device work, not a real result")
+        out.append(f"- verdict: **{comp.summary()}** (exit {comp.exit_code})\n")
+        if comp.refused:
+            out.append(f"Refused: {comp.mismatch}.\n")
+            continue
+        rows = verdict_rows(comp, all_rows=False)
+        if rows:
+            out.append("| " + " | ".join(HEADERS + ["why"]) + " |")
+            out.append("|" + "---|" * (len(HEADERS) + 1))
+            reasons = [v.reason for v in comp.verdicts if v.notable]
+            for row, why in zip(rows, reasons):
+                out.append("| " + " | ".join(c.replace("|", "\\|") for c in [*row, why]) + " |")
+            out.append("")
+        else:
+            out.append(f"All {comp.count(SAME)} figures SAME.\n")
+        for n in comp.new:
+            out.append(f"- new in this run: `{n}`")
+        for n in comp.missing:
+            out.append(f"- missing from this run: `{n}`")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def verdict_document(comps: Sequence[Comparison], exit_code: int) -> dict:
+    return {
+        "schema": VERDICT_SCHEMA,
+        "exit_code": exit_code,
+        "exit_meaning": EXIT_MEANINGS.get(exit_code, "see pytest's exit codes"),
+        "comparisons": [{
+            "baseline": c.ref_label, "candidate": c.cand_label,
+            "machine": {"baseline": c.ref_machine, "candidate": c.cand_machine},
+            "stack": [{"name": n, "baseline": a, "candidate": b} for n, a, b in c.stack],
+            "env_diff": [{"name": n, "baseline": a, "candidate": b} for n, a, b in c.env],
+            "mismatch": c.mismatch, "refused": c.refused, "test_slowdown": c.test_slowdown,
+            "summary": c.summary(), "exit_code": c.exit_code,
+            "slower": c.slower_benchmarks(),
+            "new": c.new, "missing": c.missing,
+            "verdicts": [v.as_dict() for v in c.verdicts],
+        } for c in comps],
+    }
+
+
+def overall_exit(comps: Sequence[Comparison]) -> int:
+    codes = {c.exit_code for c in comps}
+    for code in (EXIT_MISMATCH, EXIT_REGRESSION):
+        if code in codes:
+            return code
+    return EXIT_CLEAN
+

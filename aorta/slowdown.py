@@ -1,0 +1,68 @@
+"""A deliberate, real slowdown for testing the regression gate (``--aorta-test-slowdown FRACTION``).
+
+Never for real results: every benchmark run with it records ``extra_info["test_slowdown"]``, the
+gate's header says so, and a run with it cannot be saved as a baseline.
+
+The slowdown is real device work, not an edited time: after each iteration of the step, every stream
+joins the origin stream, one spin kernel runs there, and the streams fork from it again. Its length
+is calibrated with the one timing loop so the padded iteration takes about ``(1 + FRACTION)`` times
+the plain one; what the calibration measured is recorded next to the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aorta import stats
+from aorta.timing import TimingPlan, time_rounds
+
+CALIBRATION_PLAN = TimingPlan(warmup_rounds=1, rounds=5)
+PROBE_UNITS = 200_000  # ~0.1-0.2 ms of spin on a GPU (clock cycles), 0.2 ms of busy loop on a CPU (ns)
+
+
+def padded_step(device, step, streams: Sequence, units: int):
+    """``step`` followed by a spin of ``units`` on the origin stream, serialized with every stream."""
+    def run(rec) -> None:
+        step(rec)
+        origin = device.current_stream()
+        for s in streams:
+            device.wait_stream(origin, s)  # join: the spin starts after the iteration's work, so it adds to it
+        device.spin(units)
+        for s in streams:
+            device.wait_stream(s, origin)  # fork: the next iteration starts after the spin
+    return run
+
+
+def _median_ms(device, streams, step, plan: TimingPlan) -> float:
+    return stats.median(time_rounds(device, streams, step, plan, record_intervals=False).per_iteration_ms)
+
+
+def calibrate(device, step, streams: Sequence, fraction: float,
+              plan: TimingPlan = CALIBRATION_PLAN) -> tuple[int, dict]:
+    """Spin units that make one iteration about ``fraction`` slower, and what calibration measured.
+
+    The plain step is re-timed right after each padded pass, so a drift of the device (clocks, other
+    load) between passes does not enter the measured ratio.
+    """
+    if not 0.0 < fraction <= 10.0:
+        raise ValueError(f"--aorta-test-slowdown must be in (0, 10], got {fraction}")
+    base_ms = _median_ms(device, streams, step, plan)
+    spin_ms = _median_ms(device, [], lambda _rec: device.spin(PROBE_UNITS), plan)
+    ms_per_unit = max(spin_ms, 1e-6) / PROBE_UNITS
+    units = max(0, round(fraction * base_ms / ms_per_unit))
+    for attempt in range(3):
+        padded_ms = _median_ms(device, streams, padded_step(device, step, streams, units), plan)
+        base_ms = _median_ms(device, streams, step, plan)
+        measured = padded_ms / base_ms - 1.0
+        if abs(measured - fraction) <= 0.2 * fraction or attempt == 2:
+            break  # the units recorded are the ones measured
+        # The join/fork around the spin costs a few microseconds of its own: correct for it.
+        units = max(0, round(units + (fraction - measured) * base_ms / ms_per_unit))
+    return units, {
+        "requested_ratio": fraction,
+        "calibrated_ratio": measured,
+        "calibration_base_ms": base_ms,
+        "spin_units": units,
+        "spin_unit": "GPU clock cycles (one spin kernel)" if device.is_gpu else "ns of host busy loop",
+        "note": "deliberate extra device work for testing the regression gate; not a real result",
+    }

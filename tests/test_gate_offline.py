@@ -1,0 +1,254 @@
+"""Comparing saved runs, baselines on disk, and ``aorta compare`` (pure: no torch, no benchmarks run)."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aorta.cli import main
+from aorta.gate import baseline as bl
+from aorta.gate.compare import (
+    EXIT_CLEAN,
+    EXIT_MISMATCH,
+    EXIT_REGRESSION,
+    GateSettings,
+    compare_runs,
+    confirm,
+    parse_threshold,
+)
+from aorta.gate.render import header_lines, markdown, terminal_lines
+from aorta.gate.verdict import SAME, SLOWER, UNSURE, decide
+
+REPO = Path(__file__).resolve().parents[1]
+H100 = {"backend": "cuda", "gpu_name": "NVIDIA H100 80GB HBM3", "gpu_count": 1, "driver": "580.159",
+        "cuda": "13.0", "hip": None, "torch": "2.11.0+cu130", "nccl": "2.28.9",
+        "env": {"NCCL_NVLS_ENABLE": "0"}, "hardware_queues": {"CUDA_DEVICE_MAX_CONNECTIONS": "default (8)"}}
+
+
+def bench(name: str, device_ms: float, *, seed: int = 0, n: int = 20, metrics: bool = True) -> dict:
+    rng = random.Random(seed)
+    ms = [device_ms * (1 + rng.gauss(0, 0.004)) for _ in range(n)]
+    extra = {"aorta_schema": 1, "device_ms_per_iteration": ms}
+    if metrics:
+        tf = [1000.0 / m for m in ms]
+        extra["metrics"] = {"tflops": {"value": sorted(tf)[n // 2], "unit": "TFLOP/s", "higher_is_better": True,
+                                       "samples": tf}}
+    return {"fullname": f"benchmarks/hw_queue/test_x.py::{name}", "name": name, "extra_info": extra,
+            "stats": {"data": [m / 1e3 for m in ms], "median": sorted(ms)[n // 2] / 1e3}}
+
+
+def run(benches, **machine) -> dict:
+    return {"machine_info": {"python_version": "3.12.3", "aorta": {**H100, **machine}},
+            "benchmarks": benches, "version": "5.2.3"}
+
+
+def names(v):
+    return [(x.benchmark.split("::")[-1], x.metric, x.outcome) for x in v]
+
+
+# ---------------------------------------------------------------------- compare_runs
+def test_same_code_twice_is_clean():
+    comp = compare_runs(run([bench("a", 10.0, seed=1)]), run([bench("a", 10.0, seed=2)]))
+    assert names(comp.verdicts) == [("a", "device_ms", SAME), ("a", "tflops", SAME)]
+    assert comp.exit_code == EXIT_CLEAN
+
+
+def test_slower_device_time_and_metric_give_the_regression_code():
+    comp = compare_runs(run([bench("a", 10.0, seed=1)]), run([bench("a", 10.6, seed=2)]))
+    assert names(comp.verdicts) == [("a", "device_ms", SLOWER), ("a", "tflops", SLOWER)]
+    assert comp.exit_code == EXIT_REGRESSION and comp.slower_benchmarks() == [comp.verdicts[0].benchmark]
+
+
+def test_new_and_missing_benchmarks_are_listed():
+    comp = compare_runs(run([bench("a", 10.0), bench("gone", 1.0)]), run([bench("a", 10.0), bench("added", 1.0)]))
+    assert [n.split("::")[-1] for n in comp.missing] == ["gone"]
+    assert [n.split("::")[-1] for n in comp.new] == ["added"]
+    text = "\n".join(terminal_lines(comp))
+    assert "missing from this run (in the baseline): benchmarks/hw_queue/test_x.py::gone" in text
+    assert "new in this run (no baseline): benchmarks/hw_queue/test_x.py::added" in text
+
+
+def test_without_raw_samples_falls_back_to_saved_data_then_a_single_value():
+    b_ref, b_new = bench("a", 10.0, seed=1, metrics=False), bench("a", 12.0, seed=2, metrics=False)
+    for b in (b_ref, b_new):
+        del b["extra_info"]["device_ms_per_iteration"]
+    assert names(compare_runs(run([b_ref]), run([b_new])).verdicts) == [("a", "device_ms", SLOWER)]
+    for b in (b_ref, b_new):
+        del b["stats"]["data"]
+    v = compare_runs(run([b_ref]), run([b_new])).verdicts[0]
+    assert v.outcome == UNSURE and "single value" in v.reason
+
+
+def test_other_gpu_model_is_refused_unless_allowed():
+    ref, cand = run([bench("a", 10.0)], gpu_name="NVIDIA H200"), run([bench("a", 10.0)])
+    comp = compare_runs(ref, cand)
+    assert comp.exit_code == EXIT_MISMATCH and comp.verdicts == []
+    assert "GPU model differs: baseline 'NVIDIA H200', this run 'NVIDIA H100 80GB HBM3'" in comp.mismatch
+    allowed = compare_runs(ref, cand, GateSettings(allow_mismatch=True))
+    assert allowed.exit_code == EXIT_CLEAN and allowed.verdicts
+    assert any("HARDWARE MISMATCH" in line for line in header_lines(allowed))
+
+
+def test_header_shows_both_stacks_and_env_differences():
+    ref = run([bench("a", 10.0)], cuda="12.8", torch="2.9.0", nccl="2.27.3")
+    cand = run([bench("a", 10.0)], env={"NCCL_NVLS_ENABLE": "0", "NCCL_ALGO": "Ring"},
+               hardware_queues={"CUDA_DEVICE_MAX_CONNECTIONS": "32"})
+    lines = header_lines(compare_runs(ref, cand))
+    assert "stack: driver 580.159, cuda 12.8 -> 13.0, torch 2.9.0 -> 2.11.0+cu130, nccl 2.27.3 -> 2.28.9, " \
+           "python 3.12.3" in lines
+    assert "env differs: CUDA_DEVICE_MAX_CONNECTIONS default (8) -> 32, NCCL_ALGO n/a -> Ring" in lines
+
+
+def test_thresholds_per_metric_and_per_benchmark():
+    s = GateSettings(thresholds=(parse_threshold("tflops=5%"), parse_threshold("*tiny*:device_ms=0.2")))
+    assert s.min_effect_for("b/test_x.py::test_gemm", "tflops") == 0.05
+    assert s.min_effect_for("b/test_x.py::test_gemm", "device_ms") == 0.03
+    assert s.min_effect_for("b/test_x.py::test_tiny_kernel[streams1]", "device_ms") == 0.2
+    comp = compare_runs(run([bench("a", 10.0, seed=1)]), run([bench("a", 10.4, seed=2)]), s)
+    assert names(comp.verdicts) == [("a", "device_ms", SLOWER), ("a", "tflops", SAME)]
+
+
+@pytest.mark.parametrize("text", ["tflops", "=0.1", "tflops=abc", "tflops=-1", "tflops=2000%"])
+def test_bad_threshold_names_the_option(text):
+    with pytest.raises(ValueError, match="--aorta-threshold"):
+        parse_threshold(text)
+
+
+def test_confirmation_keeps_slower_only_if_every_rerun_is_slower():
+    first = decide("b", "device_ms", "ms", False, [10.0] * 10, [10.6] * 5 + [10.7] * 5)
+    again_slow = first
+    again_same = first.with_outcome(SAME, "below")
+    assert first.outcome == SLOWER
+    assert confirm(first, [again_slow, again_slow]).reason.endswith("confirmed by 2 of 2 re-runs")
+    gone = confirm(first, [again_same, again_same])
+    assert gone.outcome == SAME and gone.reason.startswith("did not reproduce in 2 re-runs")
+    assert confirm(first, [again_slow, again_same]).outcome == UNSURE
+    assert "1 of 1 re-runs failed" in confirm(first, [None]).reason
+
+
+def test_markdown_has_a_row_per_non_same_verdict():
+    comp = compare_runs(run([bench("a", 10.0, seed=1)]), run([bench("a", 11.0, seed=2)]))
+    md = markdown([comp])
+    assert md.startswith("### aorta gate :red_circle:")
+    assert "| test_x.py::a | device_ms |" in md and "SLOWER" in md
+
+
+# ---------------------------------------------------------------------- baselines on disk
+def test_save_is_keyed_by_machine_and_records_stack_and_options(tmp_path):
+    r = run([bench("a", 10.0)], gpu_count=8)
+    path = bl.save_baseline(r, tmp_path, "cu130", {"rounds": 20})
+    assert path == tmp_path / "nvidia-h100-80gb-hbm3-x8" / "cu130.json"
+    saved = bl.load_run(path)
+    assert saved["aorta_baseline"]["stack"]["nccl"] == "2.28.9"
+    assert saved["aorta_baseline"]["options"] == {"rounds": 20}
+    assert saved["benchmarks"][0]["extra_info"]["device_ms_per_iteration"] == r["benchmarks"][0]["extra_info"][
+        "device_ms_per_iteration"]
+    assert bl.resolve("cu130", tmp_path, "nvidia-h100-80gb-hbm3-x8") == path
+    assert bl.resolve("cu130", tmp_path, "nvidia-h200-x8") == path  # found under another machine: checked later
+    with pytest.raises(bl.BaselineError, match="saved baselines: nvidia-h100-80gb-hbm3-x8/cu130"):
+        bl.resolve("nope", tmp_path, "nvidia-h100-80gb-hbm3-x8")
+
+
+def test_a_failed_write_leaves_the_old_baseline_untouched(tmp_path, monkeypatch):
+    path = bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "good", {})
+    before = path.read_bytes()
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError, match="disk full"):
+        bl.save_baseline(run([bench("a", 99.0)]), tmp_path, "good", {})
+    assert path.read_bytes() == before
+    assert [p.name for p in path.parent.iterdir()] == ["good.json"]  # no temp file left behind
+
+
+BAD_FILES = {
+    "empty.json": ("", "is empty"),
+    "truncated.json": ('{"machine_info": {"aorta": {}}, "benchmarks": [{"fullname": "x"', "not valid JSON"),
+    "notjson.json": ("hello", "not valid JSON"),
+    "list.json": ("[1, 2]", "not a pytest-benchmark JSON file"),
+    "other.json": (json.dumps({"machine_info": {"node": "x"}, "benchmarks": []}), "not written by aorta"),
+    "foreign.json": (json.dumps({"machine_info": {"aorta": {}}, "benchmarks": [{"fullname": "t", "extra_info": {}}]}),
+                     "written by another tool"),
+}
+
+
+@pytest.mark.parametrize("fname", sorted(BAD_FILES))
+def test_bad_baseline_files_name_the_file_and_the_problem(tmp_path, fname):
+    text, why = BAD_FILES[fname]
+    (tmp_path / fname).write_text(text)
+    with pytest.raises(bl.BaselineError) as exc:
+        bl.load_run(tmp_path / fname)
+    assert str(tmp_path / fname) in str(exc.value) and why in str(exc.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(bl.BaselineError, match="no such file"):
+        bl.load_run(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize("name", ["a/b", "x.json", "", "-lead", "a b"])
+def test_bad_baseline_names(name):
+    with pytest.raises(ValueError, match="--aorta-save-baseline"):
+        bl.parse_baseline_name(name)
+
+
+# ---------------------------------------------------------------------- aorta compare
+def write(tmp_path, name, doc) -> str:
+    p = tmp_path / name
+    p.write_text(json.dumps(doc))
+    return str(p)
+
+
+def test_cli_compare_exit_codes_and_outputs(tmp_path, capsys, monkeypatch):
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    ref = write(tmp_path, "ref.json", run([bench("a", 10.0, seed=1)]))
+    same = write(tmp_path, "same.json", run([bench("a", 10.0, seed=2)]))
+    slow = write(tmp_path, "slow.json", run([bench("a", 10.8, seed=3)]))
+    h200 = write(tmp_path, "h200.json", run([bench("a", 10.0, seed=3)], gpu_name="NVIDIA H200"))
+    vj, md = tmp_path / "v.json", tmp_path / "v.md"
+    common = ["--verdict-json", str(vj), "--markdown", str(md)]
+
+    assert main(["compare", ref, same, *common]) == EXIT_CLEAN
+    assert json.loads(vj.read_text())["comparisons"][0]["summary"] == "0 SLOWER, 0 FASTER, 2 SAME, 0 UNSURE"
+    assert main(["compare", ref, same, slow, *common]) == EXIT_REGRESSION
+    doc = json.loads(vj.read_text())
+    assert doc["exit_code"] == EXIT_REGRESSION and len(doc["comparisons"]) == 2
+    assert doc["comparisons"][1]["slower"] == ["benchmarks/hw_queue/test_x.py::a"]
+    assert main(["compare", ref, h200, *common]) == EXIT_MISMATCH
+    assert main(["compare", ref, h200, "--allow-mismatch", *common]) == EXIT_CLEAN
+    out = capsys.readouterr().out
+    assert "SLOWER" in out and "refused: GPU model differs" in out and "Traceback" not in out
+    assert summary.read_text().count("### aorta gate") == 5
+    assert "### aorta gate" in md.read_text()
+
+
+def test_cli_bad_input_is_exit_2_naming_the_file(tmp_path, capsys):
+    ref = write(tmp_path, "ref.json", run([bench("a", 10.0)]))
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    vj = tmp_path / "v.json"
+    assert main(["compare", ref, str(empty), "--verdict-json", str(vj)]) == 2
+    assert f"{empty}: is empty" in capsys.readouterr().err
+    assert not vj.exists()
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", ref, ref, "--min-effect", "lots"])
+    assert exc.value.code == 2
+    assert "--min-effect='lots': not a number" in capsys.readouterr().err
+
+
+def test_cli_runs_as_a_module_without_torch(tmp_path):
+    ref = write(tmp_path, "ref.json", run([bench("a", 10.0, seed=1)]))
+    code = ("import sys, runpy; sys.argv = ['aorta', 'compare', sys.argv[1], sys.argv[1], '--verdict-json', '']; "
+            "import aorta.cli; assert 'torch' not in sys.modules, 'the gate must not import torch'; "
+            "sys.exit(aorta.cli.main())")
+    p = subprocess.run([sys.executable, "-c", code, ref], capture_output=True, text=True, cwd=tmp_path,
+                       env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "aorta compare: exit 0" in p.stdout
