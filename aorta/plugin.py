@@ -33,10 +33,6 @@ from aorta.workloads.base import WorkloadCheckError, WorkloadUnavailable
 pytest_plugins = [
     "aorta.telemetry.plugin",
     "aorta.report.plugin",
-]
-
-# Further plugin modules, one line each.
-pytest_plugins = [
     "aorta.gate.plugin",
 ]
 
