@@ -28,6 +28,10 @@ from aorta.runner import run_workload
 from aorta.timing import TimingPlan
 from aorta.workloads.base import WorkloadCheckError
 
+pytest_plugins = [
+    "aorta.fsdp.plugin",
+]
+
 MARKERS = {
     "gpu": "needs a CUDA or ROCm GPU",
     **{p: f"priority {p[1]} workload" for p in ("p0", "p1", "p2", "p3")},

@@ -111,3 +111,25 @@ def test_analysis_module_does_not_import_torch():
              for a in getattr(n, "names", [])}
     mods = {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert "torch" not in names | mods
+
+
+def test_compute_slowdown_weights_mean_duration_ratios_by_reference_time():
+    K = ta.KernelEvent
+    ref = [K("gemm", 0, 10), K("gemm", 20, 10), K("add", 40, 5)]
+    run = [K("gemm", 0, 12), K("gemm", 30, 14), K("add", 50, 5), K("ncclDevKernel_AllGather_RING_LL", 0, 30)]
+    value, reason = ta.compute_slowdown(run, ref)
+    # gemm: ref 20 µs, mean 13 / 10; add: ref 5 µs, mean 5 / 5
+    assert reason is None
+    assert value == pytest.approx((20 * 13 / 10 + 5 * 5 / 5) / 25)
+
+
+def test_compute_slowdown_unavailable_when_names_do_not_match():
+    K = ta.KernelEvent
+    value, reason = ta.compute_slowdown([K("triton_poi_fused_0", 0, 10)], [K("gemm", 0, 10)])
+    assert value is None and "0%" in reason
+
+
+def test_stream_busy_is_a_union_per_stream():
+    K = ta.KernelEvent
+    busy = ta.stream_busy_ms([K("a", 0, 1000, 7), K("b", 500, 1000, 7), K("c", 0, 250, 20)])
+    assert busy == pytest.approx({"7": 1.5, "20": 0.25})

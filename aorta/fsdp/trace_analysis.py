@@ -265,3 +265,42 @@ def timeline_segments(kernels: Sequence[KernelEvent]) -> dict:
         "overlap_us": overlap.intersection(compute, comm),
         "active_segments_us": [[s, e, list(kinds)] for s, e, kinds in overlap.active_segments(groups)],
     }
+
+
+def stream_busy_ms(kernels: Sequence[KernelEvent]) -> dict[str, float]:
+    """Union length of each stream's kernels (ms), keyed by the stream id as a string."""
+    groups: dict[str, list[tuple[float, float]]] = {}
+    for k in kernels:
+        groups.setdefault(str(k.stream), []).append((k.ts_us / 1e3, k.end_us / 1e3))
+    return {s: overlap.length_ms(ivs) for s, ivs in sorted(groups.items())}
+
+
+MIN_MATCHED_SHARE = 0.5  # below this share of the reference's compute time matched by name, no figure
+
+
+def compute_slowdown(kernels: Sequence[KernelEvent], reference: Sequence[KernelEvent]) -> tuple[float | None, str | None]:
+    """Compute kernels' time beside communication over their time in a compute-only reference.
+
+    Kernels are matched by name; for each name both runs have, the ratio of mean durations is weighted by
+    the reference's time in that name: Σ_name ref_total × (mean / ref_mean) / Σ_name ref_total. 1.0 = not
+    slowed. ``(None, reason)`` when less than half of the reference's compute time finds a match (e.g.
+    compiled kernels with other names).
+    """
+    def by_name(ks):
+        out: dict[str, list[float]] = {}
+        for k in ks:
+            if k.kind == COMPUTE:
+                out.setdefault(k.name, []).append(k.dur_us)
+        return out
+
+    mine, ref = by_name(kernels), by_name(reference)
+    ref_total = sum(sum(v) for v in ref.values())
+    if ref_total <= 0:
+        return None, "the compute-only reference recorded no compute kernels"
+    common = [n for n in ref if n in mine and sum(ref[n]) > 0]
+    matched = sum(sum(ref[n]) for n in common)
+    if matched < MIN_MATCHED_SHARE * ref_total:
+        return None, (f"only {matched / ref_total:.0%} of the reference's compute time has kernels of the same "
+                      f"name in the scenario (needs {MIN_MATCHED_SHARE:.0%})")
+    weighted = sum(sum(ref[n]) * ((sum(mine[n]) / len(mine[n])) / (sum(ref[n]) / len(ref[n]))) for n in common)
+    return weighted / matched, None
