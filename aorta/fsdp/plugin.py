@@ -51,7 +51,7 @@ class FsdpState:
 
 
 STATE = pytest.StashKey[FsdpState]()
-BENCH_FIXTURE = "fsdp_bench"
+BENCH_FIXTURES = ("fsdp_bench", "fsdp_record")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -131,7 +131,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     state = config.stash[STATE]
     for item in items:
-        if BENCH_FIXTURE in getattr(item, "fixturenames", ()):
+        if any(f in getattr(item, "fixturenames", ()) for f in BENCH_FIXTURES):
             # pytest-benchmark reads its timer from this marker: step times replayed from the timing loop.
             item.add_marker(pytest.mark.benchmark(timer=state.clock))
 
@@ -166,8 +166,9 @@ def _outcome(rep) -> tuple[str, str, bool]:
 
     text = ""
     if rep.failed:
-        text = str(getattr(rep, "longreprtext", "") or rep.longrepr or "").strip().splitlines()
-        text = text[-1] if text else "failed"
+        crash = getattr(rep.longrepr, "reprcrash", None)
+        lines = (crash.message if crash is not None else str(rep.longrepr or "")).strip().splitlines()
+        text = lines[0] if lines else "failed"
     elif rep.skipped and isinstance(rep.longrepr, tuple):
         text = str(rep.longrepr[2])
     consequence = rep.failed and PeerFailed.__name__ in str(rep.longrepr)
@@ -218,7 +219,21 @@ def dist_env(pytestconfig: pytest.Config):
 
 
 @pytest.fixture
-def fsdp_bench(request, benchmark, fsdp_config, dist_env):
+def fsdp_record(request, benchmark):
+    """``fsdp_record(step_ms, extra_info, group=...)``: put device times in pytest-benchmark's stats and the
+    figures in extra_info (what ``fsdp_bench`` does after measuring; usable by other FSDP-suite tests)."""
+    state = request.config.stash[STATE]
+
+    def record(step_ms, extra: dict, *, group: str = "fsdp") -> None:
+        benchmark.group = group
+        benchmark.extra_info.update(extra)
+        replay_into(benchmark, state.clock, step_ms)
+
+    return record
+
+
+@pytest.fixture
+def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
     """``fsdp_bench(scenario)``: check, time and profile one scenario on every rank; rank 0 records all."""
     from aorta.fsdp.distributed import PeerFailed
     from aorta.fsdp.figures import build_result
@@ -252,9 +267,7 @@ def fsdp_bench(request, benchmark, fsdp_config, dist_env):
             {"id": scenario.id, **{k: v for k, v in scenario.__dict__.items() if k != "id"}}, everyone,
             world_size=env.world_size, seq_len=fsdp_config.dataset.seq_len, backend=env.device.backend,
             comm_library=env.comm_library, config=fsdp_config.as_dict())
-        benchmark.group = "fsdp"
-        benchmark.extra_info.update(extra)
-        replay_into(benchmark, state.clock, step_ms)
+        fsdp_record(step_ms, extra)
         state.rows.append(_row(request.node.name, extra))
         return extra
 
@@ -274,14 +287,22 @@ def _row(name: str, extra: dict) -> dict:
 
 # ----------------------------------------------------------------------------- end of session
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    from aorta.fsdp.distributed import RankTimeout
     from aorta.fsdp.metrics_log import jsonl_path, write_jsonl
 
     state = session.config.stash.get(STATE, None)
-    if state is None or state.env is None or not state.records:
+    if state is None or state.env is None:
         return
-    path = jsonl_path(state.artifacts, state.env.rank)
-    write_jsonl(path, state.records)
-    state.jsonl_written = str(path)
+    if state.records:
+        path = jsonl_path(state.artifacts, state.env.rank)
+        write_jsonl(path, state.records)
+        state.jsonl_written = str(path)
+    if state.env.distributed:
+        # torchrun stops the other ranks as soon as one exits non-zero: leave together, files written.
+        try:
+            state.env.exchange("session_end", True)
+        except RankTimeout as exc:
+            session.config.get_terminal_writer().line(f"aorta: {exc}", red=True)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
