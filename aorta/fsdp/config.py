@@ -184,6 +184,11 @@ def _coerce(key: str, value, tp):
     elif tp is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
+        if isinstance(value, str):  # YAML 1.1 reads 3e-4 (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
     elif tp is str:
         if isinstance(value, str):
             return value
@@ -194,7 +199,8 @@ def _coerce(key: str, value, tp):
 
 def _build(cls, data: Mapping, prefix: str):
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{prefix or 'config'}: expected a mapping of keys, got {type(data).__name__} {data!r}")
+        where = f"{prefix[:-1]}={data!r}" if prefix else f"config={data!r}"
+        raise ConfigError(f"{where}: expected a mapping of keys (a section), got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     kwargs = {}
