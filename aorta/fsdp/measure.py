@@ -19,10 +19,12 @@ def run_rank(scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv, artifacts_d
     device = env.device
     trainer = Trainer(scenario, cfg, env)
     trainer.setup()  # ScenarioUnavailable propagates: the test skips with its reason
-    check = trainer.check_against_unsharded()  # CheckFailed propagates: nothing is timed
+    check = trainer.check_first_step()  # CheckFailed propagates: nothing is timed
 
     t = cfg.training
-    plan = TimingPlan(warmup_rounds=t.warmup_steps, rounds=t.steps, sync_mode="per_round", iterations_per_round=1)
+    # The checked first step is the first warm-up step.
+    warmup = max(0, t.warmup_steps - 1)
+    plan = TimingPlan(warmup_rounds=warmup, rounds=t.steps, sync_mode="per_round", iterations_per_round=1)
     device.synchronize()  # the check's work must not be counted in the first timed step
     device.reset_peak_memory()
     run = time_rounds(device, [], trainer.step, plan, record_intervals=False)
@@ -48,7 +50,7 @@ def run_rank(scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv, artifacts_d
             overlap_reason = window.reason
         slowdown, slowdown_reason = _reference_slowdown(trainer, cfg, device, window)
 
-    records = _step_records(trainer, scenario, env, t.warmup_steps, step_ms)
+    records = _step_records(trainer, scenario, env, 1 + warmup, step_ms)
     records.append({"kind": "overlap", "scenario": scenario.id, "rank": env.rank,
                     "steps": window.steps if window else 0, "available": overlap is not None,
                     "reason": overlap_reason, "trace_file": window.trace_file if window else None,
@@ -74,6 +76,9 @@ def _reference_slowdown(trainer: Trainer, cfg: FsdpSuiteConfig, device, window) 
         return None, NO_KERNELS_ON_CPU
     if not cfg.profiling.reference:
         return None, "profiling.reference is false"
+    if trainer.scenario.compile:
+        return None, ("compile: an eager reference has other kernel names and a compiled one would need its own "
+                      "compilation; not measured")
     if window is None or not window.available:
         return None, "no kernels from the scenario's profiled window"
     step, release = trainer.reference_step_fn()
@@ -92,7 +97,9 @@ def _step_records(trainer: Trainer, scenario: Scenario, env: DistEnv, warmup: in
     out = []
     for entry in trainer.log:  # read after the timed loop: these .item() calls synchronize nothing new
         i = entry.step
-        if i < warmup:
+        if i == 0:
+            phase, ms = "check", None  # the first step, checked against the unsharded replica
+        elif i < warmup:
             phase, ms = "warmup", None
         elif i < warmup + len(step_ms):
             phase, ms = "timed", step_ms[i - warmup]

@@ -9,8 +9,8 @@ interrupted run leaves the previous file whole; it is never appended to). One JS
      "loss": 0.6931, "lr": 1e-05, "grad_norm": 1.27, "step_ms": 31.2,
      "micro_batches": 1, "samples": 8, "tokens": 4096}
 
-  ``step`` counts optimizer steps from 0 within the scenario; ``phase`` is ``warmup``, ``timed`` or
-  ``profiled``; ``step_ms`` is the device time of the step on this rank (timed steps only, else null);
+  ``step`` counts optimizer steps from 0 within the scenario; ``phase`` is ``check`` (step 0, whose
+  loss was checked against the unsharded model), ``warmup``, ``timed`` or ``profiled``; ``step_ms`` is the device time of the step on this rank (timed steps only, else null);
   ``samples`` and ``tokens`` are this rank's per step.
 
 ``"kind": "overlap"`` — one line per scenario and rank with the profiled window's device timeline::

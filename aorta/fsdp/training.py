@@ -9,6 +9,7 @@ scenario itself asks for (the device->host copy of ``comm_stress``).
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 
 import torch
@@ -83,8 +84,7 @@ class Trainer:
         model = build_model(m, d.seq_len, d.seed, self.dev)
         self.batches = make_batches(m, d, self.env.rank, self.dev)
         if self.scenario.compile:
-            for block in model.blocks:
-                block.compile(mode=self.cfg.compile.mode, fullgraph=self.cfg.compile.fullgraph)
+            self._compile_blocks(model)
         self.model = self._wrap(model)
         if self.scenario.comm_stress:
             self._install_stress()
@@ -92,6 +92,13 @@ class Trainer:
         warm = t.lr_warmup_steps
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda s: min(1.0, (s + 1) / warm) if warm else 1.0)
+
+    def _compile_blocks(self, model: nn.Module) -> None:
+        """Each block becomes ``torch.compile(block)``; FSDP2 then shards the compiled wrapper, so its hooks
+        run eagerly around the compiled region (the torchtitan order: compile, then fully_shard)."""
+        c = self.cfg.compile
+        for i, block in enumerate(model.blocks):
+            model.blocks[i] = torch.compile(block, mode=c.mode, fullgraph=c.fullgraph)
 
     def _wrap(self, model: nn.Module) -> nn.Module:
         s = self.scenario
@@ -133,22 +140,25 @@ class Trainer:
             block.register_forward_hook(hook)
 
     # ----------------------------------------------------------------- check
-    def check_against_unsharded(self) -> dict:
-        """First-batch loss of the wrapped model against an unsharded replica on this rank (same seed)."""
+    def check_first_step(self) -> dict:
+        """Run the first training step and check its loss against an unsharded fp32 replica (same seed, same
+        micro-batches): the wrapped model must compute the same loss before anything is timed."""
         m, d = self.cfg.model, self.cfg.dataset
-        ref_model = build_model(m, d.seq_len, d.seed, self.dev)
-        b = self.batches[0]
+        replica = build_model(m, d.seq_len, d.seed, self.dev)
         with torch.no_grad():
-            ref = loss_fn(ref_model(b.sparse_ids, b.dense), b.labels)
-            with self._autocast():
-                got = loss_fn(self.model(b.sparse_ids, b.dense), b.labels)
-        ref_v, got_v = float(ref), float(got)  # host read: the check's values
-        del ref_model
+            ref = sum(loss_fn(replica(b.sparse_ids, b.dense), b.labels)
+                      for b in (self.batches[i % len(self.batches)] for i in range(self.micro_batches)))
+            ref_v = float(ref) / self.micro_batches  # host read: the check's reference value
+        del replica
+        self.step()
+        got_v, norm_v = float(self.log[0].loss), float(self.log[0].grad_norm)  # host read: the check's values
         rtol = self.cfg.training.check_rtol if self.compute_dtype != torch.float32 else 1e-3
-        if not torch.isfinite(torch.tensor(got_v)) or abs(got_v - ref_v) > rtol * abs(ref_v) + 1e-6:
-            raise CheckFailed(f"{self.scenario.id}: first-batch loss {got_v:.6g} differs from the unsharded "
-                              f"fp32 reference {ref_v:.6g} (rtol {rtol}) on rank {self.env.rank}")
-        return {"loss": got_v, "reference_loss": ref_v, "rtol": rtol}
+        if not math.isfinite(got_v) or abs(got_v - ref_v) > rtol * abs(ref_v) + 1e-6:
+            raise CheckFailed(f"{self.scenario.id}: first-step loss {got_v:.6g} differs from the unsharded fp32 "
+                              f"reference {ref_v:.6g} (rtol {rtol}) on rank {self.env.rank}")
+        if not math.isfinite(norm_v):
+            raise CheckFailed(f"{self.scenario.id}: first-step gradient norm is {norm_v} on rank {self.env.rank}")
+        return {"loss": got_v, "reference_loss": ref_v, "rtol": rtol, "grad_norm": norm_v}
 
     def _autocast(self):
         """DDP keeps fp32 parameters: compute in the scenario's dtype through autocast (FSDP2 casts itself)."""
@@ -195,9 +205,6 @@ class Trainer:
         the compute-only reference of the slowdown figure. Returns (step, release)."""
         m, d = self.cfg.model, self.cfg.dataset
         replica = build_model(m, d.seq_len, d.seed, self.dev).to(self.compute_dtype)
-        if self.scenario.compile:
-            for block in replica.blocks:
-                block.compile(mode=self.cfg.compile.mode, fullgraph=self.cfg.compile.fullgraph)
         state = {"i": 0}
 
         def step(_rec=None):
