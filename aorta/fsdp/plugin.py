@@ -170,7 +170,7 @@ def _outcome(rep) -> tuple[str, str, bool]:
         lines = (crash.message if crash is not None else str(rep.longrepr or "")).strip().splitlines()
         text = lines[0] if lines else "failed"
     elif rep.skipped and isinstance(rep.longrepr, tuple):
-        text = str(rep.longrepr[2])
+        text = str(rep.longrepr[2]).removeprefix("Skipped: ")
     consequence = rep.failed and PeerFailed.__name__ in str(rep.longrepr)
     return rep.outcome, text[:300], consequence
 
