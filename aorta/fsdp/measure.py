@@ -3,6 +3,7 @@ timing loop -> profile a window of steps -> compute-only reference -> this rank'
 
 from __future__ import annotations
 
+import gc
 from dataclasses import asdict
 from pathlib import Path
 
@@ -16,8 +17,20 @@ from aorta.timing import TimingPlan, time_rounds
 
 
 def run_rank(scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv, artifacts_dir: Path) -> tuple[dict, list[dict]]:
-    device = env.device
     trainer = Trainer(scenario, cfg, env)
+    try:
+        return _run(trainer, scenario, cfg, env, artifacts_dir)
+    finally:
+        # FSDP's hooks keep model, optimizer and buffers in reference cycles: free them before the next
+        # scenario allocates its own.
+        del trainer
+        gc.collect()
+        env.device.free_memory()
+
+
+def _run(trainer: Trainer, scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv,
+         artifacts_dir: Path) -> tuple[dict, list[dict]]:
+    device = env.device
     trainer.setup()  # ScenarioUnavailable propagates: the test skips with its reason
     check = trainer.check_first_step()  # CheckFailed propagates: nothing is timed
 
