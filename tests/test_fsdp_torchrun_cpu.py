@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,16 @@ def test_each_rank_writes_its_own_jsonl(torchrun_result):
         assert all(r["loss"] > 0 and r["grad_norm"] >= 0 for r in steps)
         overlap = [r for r in records if r["kind"] == "overlap"]
         assert overlap and all(not r["available"] and "CPU" in r["reason"] for r in overlap)
+
+
+def test_a_stalled_rank_ends_the_run_within_the_timeout_naming_it(tmp_path):
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           "-m", "pytest", str(CASES.parent / "case_rank_stall.py"), "-p", "no:cacheprovider",
+           "--aorta-device", "cpu", "--aorta-dist-timeout", "3", f"--aorta-artifacts={tmp_path}"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=100)
+    elapsed = time.monotonic() - start
+    assert proc.returncode != 0
+    assert "rank(s) [1] did not reach 'outcome/" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-3000:]
+    assert elapsed < 90  # rank 1 sleeps 120 s: the run ended on rank 0's timeout, not on rank 1's return

@@ -61,7 +61,8 @@ def _run(trainer: Trainer, scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEn
             segments["stream_busy_ms"] = ta.stream_busy_ms(window.kernels)
         else:
             overlap_reason = window.reason
-        slowdown, slowdown_reason = _reference_slowdown(trainer, cfg, device, window)
+        ref_path = trace_path.with_name(f"{scenario.id}_compute_reference.pt.trace.json") if on else None
+        slowdown, slowdown_reason = _reference_slowdown(trainer, cfg, device, window, ref_path)
 
     records = _step_records(trainer, scenario, env, 1 + warmup, step_ms)
     records.append({"kind": "overlap", "scenario": scenario.id, "rank": env.rank,
@@ -84,7 +85,8 @@ def _run(trainer: Trainer, scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEn
     return result, records
 
 
-def _reference_slowdown(trainer: Trainer, cfg: FsdpSuiteConfig, device, window) -> tuple[float | None, str | None]:
+def _reference_slowdown(trainer: Trainer, cfg: FsdpSuiteConfig, device, window,
+                        trace_path: Path | None) -> tuple[float | None, str | None]:
     if not device.is_gpu:
         return None, NO_KERNELS_ON_CPU
     if not cfg.profiling.reference:
@@ -96,7 +98,7 @@ def _reference_slowdown(trainer: Trainer, cfg: FsdpSuiteConfig, device, window) 
         return None, "no kernels from the scenario's profiled window"
     step, release = trainer.reference_step_fn()
     try:
-        ref = profile_steps(step, device, cfg.profiling, trace_path=None)
+        ref = profile_steps(step, device, cfg.profiling, trace_path=trace_path)
     finally:
         release()
         device.free_memory()
