@@ -133,3 +133,18 @@ def test_stream_busy_is_a_union_per_stream():
     K = ta.KernelEvent
     busy = ta.stream_busy_ms([K("a", 0, 1000, 7), K("b", 500, 1000, 7), K("c", 0, 250, 20)])
     assert busy == pytest.approx({"7": 1.5, "20": 0.25})
+
+
+def test_active_segments_sweep_matches_the_reference_definition_and_scales():
+    import random
+
+    from aorta import overlap
+
+    rng = random.Random(0)
+    groups = {k: [(t := rng.uniform(0, 1000), t + rng.uniform(0, 20)) for _ in range(40)]
+              for k in ("compute", "all_gather", "reduce_scatter")}
+    expected = [[s, e, list(k)] for s, e, k in overlap.active_segments(groups)]
+    assert ta.active_segments(groups) == expected
+    big = {"compute": [(i * 3.0, i * 3.0 + 2.0) for i in range(20000)],
+           "all_gather": [(i * 7.0, i * 7.0 + 5.0) for i in range(8000)]}
+    assert len(ta.active_segments(big)) > 20000  # one sweep: fast even at this size

@@ -195,11 +195,11 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     if failed or followed:
         culprits = failed or followed
         reasons = "; ".join(f"rank {r}: {everyone[r][1]}" for r in culprits)
-        if rep.outcome != "failed" or env.rank not in culprits or len(culprits) > 1 or env.rank != culprits[0]:
+        if rep.outcome == "failed":  # keep this rank's own report under the common line
+            rep.longrepr = f"failed on rank(s) {culprits}: {reasons}\n\nrank {env.rank}:\n{rep.longrepr}"
+        else:
             rep.outcome = "failed"
             rep.longrepr = f"failed on rank(s) {culprits}: {reasons}"
-        else:
-            rep.longrepr = f"failed on rank(s) {culprits}: {reasons}\n{rep.longrepr}"
     elif any(o == "skipped" for o, _, _ in everyone) and rep.outcome != "skipped":
         r = next(r for r, (o, _, _) in enumerate(everyone) if o == "skipped")
         rep.outcome = "skipped"
