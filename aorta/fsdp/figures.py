@@ -97,6 +97,8 @@ def build_result(scenario: Mapping, ranks: Sequence[Mapping], *, world_size: int
         "headline_metric": "step_ms",
         "unavailable": unavailable,
         "figures_from_rank": lead["rank"],
+        "stream_busy_ms": lead.get("stream_busy_ms"),  # rank 0, per device stream, over the profiled window
+        "streams_with_work": len(lead["stream_busy_ms"]) if lead.get("stream_busy_ms") else None,
         "per_rank": [dict(r) for r in ranks],
         "config": dict(config),
     }

@@ -74,6 +74,7 @@ def _run(trainer: Trainer, scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEn
         "samples_per_step": trainer.samples_per_step(), "check": check,
         "overlap": overlap, "overlap_reason": overlap_reason,
         "compute_slowdown_ratio": slowdown, "slowdown_reason": slowdown_reason,
+        "stream_busy_ms": segments.get("stream_busy_ms"),  # per device stream over the profiled window
         "trace_file": window.trace_file if window else None,
         "trace_note": window.trace_note if window else None,
         "host_enqueue_ms": [r.host_enqueue_ms for r in run.rounds],
