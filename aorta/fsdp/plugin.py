@@ -219,6 +219,24 @@ def dist_env(pytestconfig: pytest.Config):
 
 
 @pytest.fixture
+def fsdp_profiler(pytestconfig: pytest.Config, fsdp_config, dist_env):
+    """``fsdp_profiler(step, name, profiling=None)``: run ``step`` under torch.profiler with the configured
+    wait/warmup/active schedule (or ``profiling``, a ProfilingConfig) and return the ProfiledWindow; the
+    trace goes to ``<artifacts>/torch_profiler/rank<r>/<name>.pt.trace.json`` where traces are on."""
+    from aorta.fsdp.profiling import profile_steps, trace_enabled
+
+    state = pytestconfig.stash[STATE]
+
+    def profile(step, name: str, profiling=None):
+        pcfg = profiling or fsdp_config.profiling
+        on, note = trace_enabled(pcfg, dist_env.device.backend)
+        path = state.artifacts / "torch_profiler" / f"rank{dist_env.rank}" / f"{name}.pt.trace.json"
+        return profile_steps(step, dist_env.device, pcfg, trace_path=path if on else None, trace_note=note)
+
+    return profile
+
+
+@pytest.fixture
 def fsdp_record(request, benchmark):
     """``fsdp_record(step_ms, extra_info, group=...)``: put device times in pytest-benchmark's stats and the
     figures in extra_info (what ``fsdp_bench`` does after measuring; usable by other FSDP-suite tests)."""

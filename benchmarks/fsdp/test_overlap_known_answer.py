@@ -17,7 +17,6 @@ import torch.distributed as dist
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.config import ProfilingConfig
 from aorta.fsdp.figures import slowest_per_round
-from aorta.fsdp.profiling import profile_steps
 from aorta.stats import median
 from aorta.timing import TimingPlan, time_rounds
 
@@ -58,13 +57,11 @@ class KnownAnswer:
         self.gemms()
 
 
-def _measure(device, step, name: str, env, artifacts) -> dict:
+def _measure(device, step, name: str, env, profiler) -> dict:
     run = time_rounds(device, [], step, TimingPlan(warmup_rounds=2, rounds=5, iterations_per_round=1),
                       record_intervals=False)
-    trace = artifacts / "torch_profiler" / f"rank{env.rank}" / f"known_answer_{name}.pt.trace.json"
-    pcfg = ProfilingConfig(wait=0, warmup=1, active=3, trace="on")
     env.exchange(f"known_answer/{name}/ready", True)  # both ranks enter the profiled window together
-    window = profile_steps(step, device, pcfg, trace_path=trace if device.backend == "cuda" else None)
+    window = profiler(step, f"known_answer_{name}", ProfilingConfig(wait=0, warmup=1, active=3))
     if not window.available:
         pytest.fail(f"{name}: {window.reason}", pytrace=False)
     s = ta.analyze(window.kernels, steps=window.steps, n_ranks=env.world_size)
@@ -74,19 +71,16 @@ def _measure(device, step, name: str, env, artifacts) -> dict:
             "trace_file": window.trace_file}
 
 
-def test_overlap_known_answer(dist_env, fsdp_record, pytestconfig):
-    from aorta.fsdp.plugin import STATE
-
+def test_overlap_known_answer(dist_env, fsdp_record, fsdp_profiler):
     env = dist_env
     if not env.device.is_gpu:
         pytest.skip("CPU backend (gloo): no device kernel timestamps, so no overlap to check")
     if env.world_size != 2:
         pytest.skip(f"needs exactly two ranks (torchrun --nproc_per_node 2), got {env.world_size}")
-    artifacts = pytestconfig.stash[STATE].artifacts
     work = KnownAnswer(env.device, env.world_size)
     mine = {"rank": env.rank,
-            "overlapped": _measure(env.device, work.overlapped, "overlapped", env, artifacts),
-            "serialized": _measure(env.device, work.serialized, "serialized", env, artifacts)}
+            "overlapped": _measure(env.device, work.overlapped, "overlapped", env, fsdp_profiler),
+            "serialized": _measure(env.device, work.serialized, "serialized", env, fsdp_profiler)}
     everyone = env.exchange("known_answer/result", mine)
     ratios = {mode: mine[mode]["overlap_ratio"] for mode in ("overlapped", "serialized")}
     metrics = {f"{mode}_overlap_ratio": {"value": r, "unit": "ratio", "higher_is_better": mode == "overlapped"}
