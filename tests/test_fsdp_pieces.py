@@ -98,3 +98,23 @@ def test_jsonl_is_rewritten_atomically_not_appended(tmp_path):
         write_jsonl(path, records())
     assert read_jsonl(path) == [{"kind": "step", "loss": 2.0}]  # a failed write loses nothing
     assert json.loads(path.read_text())["loss"] == 2.0
+
+
+def test_trace_figures_flow_into_the_benchmark_metrics():
+    """The GPU path end to end on a committed NCCL trace: analysis -> rank result -> metrics."""
+    from pathlib import Path
+
+    from aorta.fsdp import trace_analysis as ta
+
+    kernels = ta.parse_chrome_trace(Path(__file__).parent / "data" / "trace_nccl_2ranks.json")
+    ov = ta.analyze(kernels, steps=2, n_ranks=2).as_dict()
+    rank = {**_rank(0, [1.0, 2.0], ov), "peak_memory_bytes": 1024}
+    _, extra = build_result({"id": "baseline"}, [rank, {**rank, "rank": 1}], world_size=2, seq_len=8,
+                            backend="cuda", comm_library="nccl", config={})
+    m = extra["metrics"]
+    assert m["overlap_ratio"]["value"] == pytest.approx(250 / 450)
+    assert m["exposed_comm_ms"]["value"] == pytest.approx(0.2 / 2)
+    assert m["all_gather_busbw_gbps"]["value"] == pytest.approx(2097152 * 2 / 200e-6 / 1e9 / 2)
+    assert m["all_reduce_busbw_gbps"]["value"] == pytest.approx(4096 / 100e-6 / 1e9)
+    assert m["peak_memory_bytes"]["value"] == 1024
+    assert set(extra["unavailable"]) == {"compute_slowdown_ratio"}
