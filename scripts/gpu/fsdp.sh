@@ -69,7 +69,9 @@ for r in rows:
     print("  ".join(c.ljust(x) for c, x in zip(r, w)))
 if known:
     print(f"\nknown answer: overlap ratio overlapped = {val(known, 'overlapped_overlap_ratio', '{:.3f}')} "
-          f"(expect >= 0.8), serialized = {val(known, 'serialized_overlap_ratio', '{:.3f}')} (expect <= 0.2)")
+          f"(expect >= 0.8), serialized = {val(known, 'serialized_overlap_ratio', '{:.3f}')} (expect <= 0.2); "
+          f"all-gather time beside GEMMs / alone = {val(known, 'comm_contention_slowdown_ratio', '{:.2f}')}, "
+          f"GEMM time beside all-gathers / alone = {val(known, 'compute_contention_slowdown_ratio', '{:.2f}')}")
 else:
     print("\nknown answer: not recorded (skipped or failed: see the log)")
 PYEOF
