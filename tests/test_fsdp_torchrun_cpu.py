@@ -100,3 +100,15 @@ def test_a_stalled_rank_ends_the_run_within_the_timeout_naming_it(tmp_path):
     assert proc.returncode != 0
     assert "rank(s) [1] did not reach 'outcome/" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-3000:]
     assert elapsed < 90  # rank 1 sleeps 120 s: the run ended on rank 0's timeout, not on rank 1's return
+
+
+def test_ranks_that_collect_different_tests_stop_before_running_any(tmp_path):
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           "-m", "pytest", str(CASES.parent / "case_rank_collection.py"), "-p", "no:cacheprovider",
+           "--aorta-device", "cpu", "--aorta-dist-timeout", "30", f"--aorta-artifacts={tmp_path}"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=100)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "ranks collected different tests (rank 0 collected 1 tests, rank 1 collected 2)" in text, text[-3000:]
+    assert "passed" not in proc.stdout
