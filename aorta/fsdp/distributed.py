@@ -28,7 +28,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-import torch
 import torch.distributed as dist
 
 from aorta.device import Device, detect_backend
@@ -142,7 +141,7 @@ def init_dist(requested_device: str, timeout_s: float, environ: Mapping[str, str
     notes: list[str] = []
     index = 0
     if backend != "cpu":
-        index, note = device_index_for(info.local_rank, torch.cuda.device_count())
+        index, note = device_index_for(info.local_rank, Device.visible_gpu_count())
         if note:
             warnings.warn(note, stacklevel=2)
             notes.append(note)
