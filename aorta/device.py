@@ -117,6 +117,11 @@ class Device:
         if self.is_gpu:
             torch.cuda.set_device(index)
 
+    @staticmethod
+    def visible_gpu_count() -> int:
+        """GPUs this process can see (0 without a GPU); ranks pick their device index from it."""
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
     @classmethod
     def open(cls, requested: str = "auto", index: int = 0) -> Device:
         return cls(detect_backend(requested), index)

@@ -34,6 +34,7 @@ pytest_plugins = [
     "aorta.telemetry.plugin",
     "aorta.report.plugin",
     "aorta.gate.plugin",
+    "aorta.fsdp.plugin",
 ]
 
 MARKERS = {

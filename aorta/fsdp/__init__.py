@@ -1,0 +1,1 @@
+"""FSDP2 compute-communication overlap scenarios: config, model, scenarios, trace analysis, fixtures."""

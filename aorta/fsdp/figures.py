@@ -1,0 +1,122 @@
+"""Every rank's measurements -> the benchmark's metrics and extra_info (pure: no torch).
+
+Step time is the slowest rank's, round by round (a data-parallel step ends when its last rank does);
+every rank's own times are kept in ``extra_info["per_rank"]``. Kernel-timestamp figures (overlap,
+exposed communication, busbw, compute slowdown) are rank 0's, with every rank's beside them; where a
+figure cannot be measured it is listed in ``extra_info["unavailable"]`` with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from aorta import stats
+from aorta.results import SCHEMA_VERSION
+
+COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
+
+
+def slowest_per_round(per_rank_ms: Sequence[Sequence[float]]) -> list[float]:
+    """Round i's time = the slowest rank's round i. Every rank must have timed the same rounds."""
+    counts = {len(r) for r in per_rank_ms}
+    if len(counts) != 1:
+        raise ValueError(f"ranks timed different numbers of rounds: {sorted(counts)}")
+    return [max(col) for col in zip(*per_rank_ms)]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One figure, recorded as extra_info["metrics"][name] (the runner's contract; kept here free of torch)."""
+
+    name: str
+    value: float
+    unit: str
+    higher_is_better: bool
+    samples: tuple[float, ...] = field(default=())
+
+    def as_dict(self) -> dict:
+        d = {"value": self.value, "unit": self.unit, "higher_is_better": self.higher_is_better}
+        if self.samples:
+            d["samples"] = list(self.samples)
+        return d
+
+
+def _metric(name: str, samples: Sequence[float], unit: str, higher: bool) -> Metric:
+    return Metric(name, stats.median(samples), unit, higher, tuple(samples))
+
+
+def build_result(scenario: Mapping, ranks: Sequence[Mapping], *, world_size: int, seq_len: int,
+                 backend: str, comm_library: str, config: Mapping) -> tuple[list[float], dict]:
+    """(slowest rank's ms per round, extra_info) from every rank's result dict (see measure.rank_result)."""
+    ranks = sorted(ranks, key=lambda r: r["rank"])
+    step_ms = slowest_per_round([r["step_ms"] for r in ranks])
+    samples_per_step = sum(r["samples_per_step"] for r in ranks)  # global batch per optimizer step
+    sps = [samples_per_step / (ms / 1e3) for ms in step_ms]
+    metrics = [
+        _metric("step_ms", step_ms, "ms", False),
+        _metric("samples_per_s", sps, "samples/s", True),
+        _metric("tokens_per_s", [s * seq_len for s in sps], "tokens/s", True),
+    ]
+    unavailable: dict[str, str] = {}
+    peaks = [r["peak_memory_bytes"] for r in ranks if r["peak_memory_bytes"] is not None]
+    if peaks:
+        metrics.append(Metric("peak_memory_bytes", float(max(peaks)), "bytes", False))
+    else:
+        unavailable["peak_memory_bytes"] = "CPU backend: no device memory statistics"
+
+    lead = ranks[0]
+    ov = lead.get("overlap")
+    if ov is None:
+        reason = lead.get("overlap_reason") or "no profiled window"
+        for name in ("overlap_ratio", "exposed_comm_ms", "comm_busy_ms", "compute_busy_ms", "overlapped_ms",
+                     *(f"{c}_busbw_gbps" for c in COLLECTIVES)):
+            unavailable[name] = reason
+    else:
+        steps = ov["steps"]
+        if ov["overlap_ratio"] is not None:
+            metrics.append(Metric("overlap_ratio", ov["overlap_ratio"], "ratio", True))
+        else:
+            unavailable["overlap_ratio"] = ov["unavailable"].get("overlap_ratio", "no communication kernels")
+        metrics += [
+            Metric("exposed_comm_ms", ov["exposed_comm_ms"] / steps, "ms/step", False),
+            Metric("comm_busy_ms", ov["comm_busy_ms"] / steps, "ms/step", False),
+            Metric("compute_busy_ms", ov["compute_busy_ms"] / steps, "ms/step", False),
+            Metric("overlapped_ms", ov["overlapped_ms"] / steps, "ms/step", True),
+        ]
+        for kind in COLLECTIVES:
+            busbw = ov["busbw_gbps"].get(kind)
+            if busbw is not None:
+                metrics.append(Metric(f"{kind}_busbw_gbps", busbw, "GB/s", True))
+                metrics.append(Metric(f"{kind}_busy_ms", ov["busy_ms_by_kind"][kind] / steps, "ms/step", False))
+            else:
+                unavailable[f"{kind}_busbw_gbps"] = ov["unavailable"].get(f"busbw_gbps.{kind}", "not measured")
+    if lead.get("compute_slowdown_ratio") is not None:
+        metrics.append(Metric("compute_slowdown_ratio", lead["compute_slowdown_ratio"], "ratio", False))
+    else:
+        unavailable["compute_slowdown_ratio"] = lead.get("slowdown_reason") or "no compute-only reference"
+
+    extra = {
+        "aorta_schema": SCHEMA_VERSION,
+        "workload": f"fsdp_{scenario['id']}",
+        "category": "training",
+        "scenario": dict(scenario),
+        "backend": backend,
+        "comm_library": comm_library,
+        "world_size": world_size,
+        "timing_method": "events",
+        "clock": "device_events" if backend != "cpu" else "host_clock",
+        "step_ms_is": "slowest rank per round",
+        "device_ms_per_iteration": step_ms,
+        "samples_per_step": samples_per_step,
+        "tokens_per_step": samples_per_step * seq_len,
+        "metrics": {m.name: m.as_dict() for m in metrics},
+        "headline_metric": "step_ms",
+        "unavailable": unavailable,
+        "figures_from_rank": lead["rank"],
+        "stream_busy_ms": lead.get("stream_busy_ms"),  # rank 0, per device stream, over the profiled window
+        "streams_with_work": len(lead["stream_busy_ms"]) if lead.get("stream_busy_ms") else None,
+        "per_rank": [dict(r) for r in ranks],
+        "config": dict(config),
+    }
+    return step_ms, extra

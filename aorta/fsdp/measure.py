@@ -1,0 +1,129 @@
+"""One scenario on this rank: set up -> check against the unsharded model -> time steps through the one
+timing loop -> profile a window of steps -> compute-only reference -> this rank's result and JSONL lines."""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import asdict
+from pathlib import Path
+
+from aorta.fsdp import trace_analysis as ta
+from aorta.fsdp.config import FsdpSuiteConfig
+from aorta.fsdp.distributed import DistEnv
+from aorta.fsdp.profiling import NO_KERNELS_ON_CPU, profile_steps, trace_enabled
+from aorta.fsdp.scenarios import Scenario
+from aorta.fsdp.training import Trainer
+from aorta.timing import TimingPlan, time_rounds
+
+
+def run_rank(scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv, artifacts_dir: Path) -> tuple[dict, list[dict]]:
+    trainer = Trainer(scenario, cfg, env)
+    try:
+        return _run(trainer, scenario, cfg, env, artifacts_dir)
+    finally:
+        # FSDP's hooks keep model, optimizer and buffers in reference cycles: free them before the next
+        # scenario allocates its own.
+        del trainer
+        gc.collect()
+        env.device.free_memory()
+
+
+def _run(trainer: Trainer, scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv,
+         artifacts_dir: Path) -> tuple[dict, list[dict]]:
+    device = env.device
+    trainer.setup()  # ScenarioUnavailable propagates: the test skips with its reason
+    check = trainer.check_first_step()  # CheckFailed propagates: nothing is timed
+
+    t = cfg.training
+    # The checked first step is the first warm-up step.
+    warmup = max(0, t.warmup_steps - 1)
+    plan = TimingPlan(warmup_rounds=warmup, rounds=t.steps, sync_mode="per_round", iterations_per_round=1)
+    device.synchronize()  # the check's work must not be counted in the first timed step
+    device.reset_peak_memory()
+    run = time_rounds(device, [], trainer.step, plan, record_intervals=False)
+    step_ms = run.device_ms
+    peak = device.peak_memory_bytes()
+
+    overlap, overlap_reason, window = None, None, None
+    slowdown, slowdown_reason = None, None
+    segments: dict = {}
+    if not cfg.profiling.enabled:
+        overlap_reason = "profiling.enabled is false"
+    else:
+        on, note = trace_enabled(cfg.profiling, device.backend)
+        trace_path = artifacts_dir / "torch_profiler" / f"rank{env.rank}" / f"{scenario.id}.pt.trace.json"
+        window = profile_steps(trainer.step, device, cfg.profiling, trace_path=trace_path if on else None,
+                               trace_note=note)
+        if window.available:
+            summary = ta.analyze(window.kernels, steps=window.steps, n_ranks=env.world_size)
+            overlap = summary.as_dict()
+            segments = ta.timeline_segments(window.kernels)
+            segments["stream_busy_ms"] = ta.stream_busy_ms(window.kernels)
+        else:
+            overlap_reason = window.reason
+        ref_path = trace_path.with_name(f"{scenario.id}_compute_reference.pt.trace.json") if on else None
+        slowdown, slowdown_reason = _reference_slowdown(trainer, cfg, device, window, ref_path)
+
+    records = _step_records(trainer, scenario, env, 1 + warmup, step_ms)
+    records.append({"kind": "overlap", "scenario": scenario.id, "rank": env.rank,
+                    "steps": window.steps if window else 0, "available": overlap is not None,
+                    "reason": overlap_reason, "trace_file": window.trace_file if window else None,
+                    "figures": overlap, **{k: v for k, v in segments.items()}})
+    result = {
+        "rank": env.rank, "device_index": device.index, "step_ms": step_ms, "peak_memory_bytes": peak,
+        "samples_per_step": trainer.samples_per_step(), "check": check,
+        "overlap": overlap, "overlap_reason": overlap_reason,
+        "compute_slowdown_ratio": slowdown, "slowdown_reason": slowdown_reason,
+        "stream_busy_ms": segments.get("stream_busy_ms"),  # per device stream over the profiled window
+        "trace_file": window.trace_file if window else None,
+        "trace_note": window.trace_note if window else None,
+        "host_enqueue_ms": [r.host_enqueue_ms for r in run.rounds],
+        "warnings": list(env.warnings),
+    }
+    records.append({"kind": "scenario", "scenario": scenario.id, "rank": env.rank, "world_size": env.world_size,
+                    "outcome": "measured", "step_ms": step_ms, "peak_memory_bytes": peak,
+                    "scenario_fields": asdict(scenario)})
+    return result, records
+
+
+def _reference_slowdown(trainer: Trainer, cfg: FsdpSuiteConfig, device, window,
+                        trace_path: Path | None) -> tuple[float | None, str | None]:
+    if not device.is_gpu:
+        return None, NO_KERNELS_ON_CPU
+    if not cfg.profiling.reference:
+        return None, "profiling.reference is false"
+    if trainer.scenario.compile:
+        return None, ("compile: an eager reference has other kernel names and a compiled one would need its own "
+                      "compilation; not measured")
+    if window is None or not window.available:
+        return None, "no kernels from the scenario's profiled window"
+    step, release = trainer.reference_step_fn()
+    try:
+        ref = profile_steps(step, device, cfg.profiling, trace_path=trace_path)
+    finally:
+        release()
+        device.free_memory()
+    if not ref.available:
+        return None, f"compute-only reference: {ref.reason}"
+    return ta.compute_slowdown(window.kernels, ref.kernels)
+
+
+def _step_records(trainer: Trainer, scenario: Scenario, env: DistEnv, warmup: int, step_ms: list[float]) -> list[dict]:
+    seq = trainer.cfg.dataset.seq_len
+    out = []
+    for entry in trainer.log:  # read after the timed loop: these .item() calls synchronize nothing new
+        i = entry.step
+        if i == 0:
+            phase, ms = "check", None  # the first step, checked against the unsharded replica
+        elif i < warmup:
+            phase, ms = "warmup", None
+        elif i < warmup + len(step_ms):
+            phase, ms = "timed", step_ms[i - warmup]
+        else:
+            phase, ms = "profiled", None
+        samples = trainer.cfg.dataset.batch_size * entry.micro_batches
+        out.append({"kind": "step", "scenario": scenario.id, "rank": env.rank, "step": i, "phase": phase,
+                    "loss": float(entry.loss.item()), "lr": entry.lr, "grad_norm": float(entry.grad_norm.item()),
+                    "step_ms": ms, "micro_batches": entry.micro_batches, "samples": samples,
+                    "tokens": samples * seq})
+    return out

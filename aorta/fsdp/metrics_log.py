@@ -1,0 +1,78 @@
+"""Per-rank JSONL of an FSDP run: ``<artifacts>/rank_<rank>_metrics.jsonl`` (pure: no torch).
+
+One file per run and rank, rewritten at the end of the session (temp file + ``os.replace``: an
+interrupted run leaves the previous file whole; it is never appended to). One JSON object per line.
+
+``"kind": "step"`` — one line per training step of each scenario::
+
+    {"kind": "step", "scenario": "baseline", "rank": 0, "step": 4, "phase": "timed",
+     "loss": 0.6931, "lr": 1e-05, "grad_norm": 1.27, "step_ms": 31.2,
+     "micro_batches": 1, "samples": 8, "tokens": 4096}
+
+  ``step`` counts optimizer steps from 0 within the scenario; ``phase`` is ``check`` (step 0, whose
+  loss was checked against the unsharded model), ``warmup``, ``timed`` or ``profiled``; ``step_ms`` is the device time of the step on this rank (timed steps only, else null);
+  ``samples`` and ``tokens`` are this rank's per step.
+
+``"kind": "overlap"`` — one line per scenario and rank with the profiled window's device timeline::
+
+    {"kind": "overlap", "scenario": "baseline", "rank": 0, "steps": 3, "available": true,
+     "reason": null, "trace_start_us": 1.7e15, "figures": {...OverlapSummary.as_dict()...},
+     "stream_busy_ms": {"7": 40.1, "20": 12.3},
+     "compute_us": [[t0, t1], ...], "comm_us": [[t0, t1], ...], "overlap_us": [[t0, t1], ...],
+     "active_segments_us": [[t0, t1, ["all_gather", "compute"]], ...]}
+
+  Intervals are absolute µs timestamps as in the profiler trace, so they line up with external
+  profilers; ``active_segments_us`` cuts the window wherever a kind starts or stops and says which kinds
+  (``compute``, ``all_gather``, ``reduce_scatter``, ``all_reduce``, ``other_comm``) were running. Where no
+  kernel timestamps exist (CPU, profiling off) ``available`` is false and ``reason`` says why.
+
+``"kind": "scenario"`` — one line per scenario and rank, written when the scenario ends::
+
+    {"kind": "scenario", "scenario": "baseline", "rank": 0, "world_size": 2, "outcome": "measured",
+     "step_ms": [...], "peak_memory_bytes": 123, "unavailable": {"figure": "reason"}}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def _clean(value):
+    """JSON-safe: NaN/inf become null (JSON has neither), tuples lists, keys strings."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def jsonl_path(artifacts_dir: str | Path, rank: int) -> Path:
+    return Path(artifacts_dir) / f"rank_{rank}_metrics.jsonl"
+
+
+def write_jsonl(path: str | Path, records: Iterable[dict]) -> Path:
+    """Write all records atomically: a temp file beside ``path``, then ``os.replace``."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=p.name + ".", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for rec in records:
+                fh.write(json.dumps(_clean(rec), sort_keys=True) + "\n")
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]

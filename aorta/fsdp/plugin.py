@@ -1,0 +1,347 @@
+"""pytest plugin for the FSDP scenarios: configuration options, the session's process group, rank
+agreement under torchrun, and the ``fsdp_bench`` fixture that measures a scenario and records it.
+
+Under ``torchrun --nproc_per_node N -m pytest benchmarks/fsdp`` every rank is a pytest process:
+
+- only rank 0 prints and writes ``--benchmark-json`` (other ranks' terminal output goes to /dev/null and
+  their JSON/save options are cleared before pytest-benchmark reads them);
+- at collection end every rank checks that all ranks collected the same test ids in the same order;
+  a mismatch stops every rank with the first difference;
+- after each phase of each test (setup, call, teardown) the ranks exchange their outcome: a failure on
+  any rank fails the test on all ("failed on rank(s) [...]"), a skip on any rank skips it on all, so the
+  next test starts in step;
+- each rank's results are gathered to rank 0, which records them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from aorta.bridge import ReplayClock, replay_into
+from aorta.fsdp.config import ConfigError, FsdpSuiteConfig, load_config
+
+DEFAULT_TIMEOUT_S = 300.0
+
+
+def parse_timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--aorta-dist-timeout={text!r}: give seconds as a number > 0") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"--aorta-dist-timeout={text!r}: must be > 0 seconds")
+    return value
+
+
+@dataclass
+class FsdpState:
+    config: FsdpSuiteConfig
+    artifacts: Path
+    timeout_s: float
+    clock: ReplayClock = field(default_factory=ReplayClock)
+    env: object | None = None  # DistEnv once the group is up
+    records: list[dict] = field(default_factory=list)
+    rows: list[dict] = field(default_factory=list)
+    jsonl_written: str | None = None
+
+
+STATE = pytest.StashKey[FsdpState]()
+BENCH_FIXTURES = ("fsdp_bench", "fsdp_record")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("aorta-fsdp", "aorta FSDP2 overlap scenarios")
+    g.addoption("--aorta-config", default=None, metavar="FILE",
+                help="YAML configuration of the FSDP scenarios (default config/default.yaml; "
+                     "config/smoke.yaml is merged on top at smoke size)")
+    g.addoption("--override", action="append", default=[], metavar="KEY.PATH=VALUE",
+                help="change one configuration value, e.g. training.steps=20 (repeatable; applied in order)")
+    g.addoption("--aorta-dist-timeout", type=parse_timeout, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                help=f"process-group and rank-agreement timeout (default {DEFAULT_TIMEOUT_S:g})")
+    g.addoption("--aorta-artifacts", default="artifacts", metavar="DIR",
+                help="where per-rank JSONL metrics and profiler traces go (default ./artifacts)")
+
+
+def _launch():
+    from aorta.fsdp.distributed import launch_info
+
+    try:
+        return launch_info()
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-benchmark reads its options
+def pytest_configure(config: pytest.Config) -> None:
+    from aorta.device import DeviceUnavailable, detect_backend
+
+    info = _launch()
+    if info.rank != 0:
+        # Only rank 0 writes results: pytest-benchmark would write --benchmark-json in every process.
+        json_file = config.getoption("benchmark_json", None)
+        if json_file is not None:
+            json_file.close()
+            config.option.benchmark_json = None
+        for name in ("benchmark_save", "benchmark_autosave"):
+            if hasattr(config.option, name):
+                setattr(config.option, name, None if name == "benchmark_save" else False)
+    try:
+        backend = detect_backend(config.getoption("aorta_device"))
+    except DeviceUnavailable as exc:
+        raise pytest.UsageError(str(exc)) from None
+    size = config.getoption("aorta_size")
+    smoke = size == "smoke" or (size == "auto" and backend == "cpu")
+    try:
+        cfg = load_config(config.getoption("aorta_config"), config.getoption("override"), smoke=smoke)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[STATE] = FsdpState(cfg, Path(config.getoption("aorta_artifacts")),
+                                    config.getoption("aorta_dist_timeout"))
+
+
+def _env(config: pytest.Config):
+    """The session's process group, started on first use (at session start under torchrun)."""
+    from aorta.fsdp.distributed import init_dist
+
+    state = config.stash[STATE]
+    if state.env is None:
+        state.env = init_dist(config.getoption("aorta_device"), state.timeout_s)
+    return state.env
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    info = _launch()
+    if info.rank != 0:
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:  # other ranks stay silent: rank 0 reports for all
+            from _pytest._io import TerminalWriter
+
+            tr._tw = TerminalWriter(open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the session
+    if info.world_size > 1:
+        _env(config)  # the collection check below needs the group
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = config.stash[STATE]
+    for item in items:
+        if any(f in getattr(item, "fixturenames", ()) for f in BENCH_FIXTURES):
+            # pytest-benchmark reads its timer from this marker: step times replayed from the timing loop.
+            item.add_marker(pytest.mark.benchmark(timer=state.clock))
+
+
+def first_difference(id_lists: list[list[str]]) -> str | None:
+    """None when every rank collected the same ids in the same order, else a sentence naming the first
+    difference."""
+    ref = id_lists[0]
+    for rank, ids in enumerate(id_lists[1:], start=1):
+        if ids == ref:
+            continue
+        for i, (a, b) in enumerate(zip(ref, ids)):
+            if a != b:
+                return f"rank {rank} collected {b!r} at position {i} where rank 0 collected {a!r}"
+        return f"rank 0 collected {len(ref)} tests, rank {rank} collected {len(ids)}"
+    return None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    state = session.config.stash[STATE]
+    if state.env is None or not state.env.distributed:
+        return
+    ids = [item.nodeid for item in session.items]
+    diff = first_difference(state.env.exchange("collection", ids))
+    if diff:
+        raise pytest.UsageError(f"aorta: ranks collected different tests ({diff}); every rank must run the same "
+                                "tests in the same order: use the same arguments and the same checkout on all ranks")
+
+
+def _outcome(rep) -> tuple[str, str, bool]:
+    from aorta.fsdp.distributed import PeerFailed
+
+    text = ""
+    if rep.failed:
+        crash = getattr(rep.longrepr, "reprcrash", None)
+        lines = (crash.message if crash is not None else str(rep.longrepr or "")).strip().splitlines()
+        text = lines[0] if lines else "failed"
+    elif rep.skipped and isinstance(rep.longrepr, tuple):
+        text = str(rep.longrepr[2]).removeprefix("Skipped: ")
+    consequence = rep.failed and PeerFailed.__name__ in str(rep.longrepr)
+    return rep.outcome, text[:300], consequence
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    outcome = yield
+    state = item.config.stash.get(STATE, None)
+    env = state.env if state else None
+    if env is None or not env.distributed:
+        return
+    rep = outcome.get_result()
+    mine = _outcome(rep)
+    from aorta.fsdp.distributed import RankTimeout
+
+    try:
+        everyone = env.exchange(f"outcome/{item.nodeid}/{call.when}", mine)
+    except RankTimeout as exc:
+        pytest.exit(f"aorta: {exc}", returncode=pytest.ExitCode.TESTS_FAILED)
+    failed = [r for r, (o, _, consequence) in enumerate(everyone) if o == "failed" and not consequence]
+    followed = [r for r, (o, _, consequence) in enumerate(everyone) if o == "failed" and consequence]
+    if failed or followed:
+        culprits = failed or followed
+        reasons = "; ".join(f"rank {r}: {everyone[r][1]}" for r in culprits)
+        if rep.outcome == "failed":  # keep this rank's own report under the common line
+            rep.longrepr = f"failed on rank(s) {culprits}: {reasons}\n\nrank {env.rank}:\n{rep.longrepr}"
+        else:
+            rep.outcome = "failed"
+            rep.longrepr = f"failed on rank(s) {culprits}: {reasons}"
+    elif any(o == "skipped" for o, _, _ in everyone) and rep.outcome != "skipped":
+        r = next(r for r, (o, _, _) in enumerate(everyone) if o == "skipped")
+        rep.outcome = "skipped"
+        rep.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: skipped on rank {r}: {everyone[r][1]}")
+
+
+# ----------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="session")
+def fsdp_config(pytestconfig: pytest.Config) -> FsdpSuiteConfig:
+    return pytestconfig.stash[STATE].config
+
+
+@pytest.fixture(scope="session")
+def dist_env(pytestconfig: pytest.Config):
+    """This rank's process group and device (a one-rank group without torchrun)."""
+    return _env(pytestconfig)
+
+
+@pytest.fixture
+def fsdp_profiler(pytestconfig: pytest.Config, fsdp_config, dist_env):
+    """``fsdp_profiler(step, name, profiling=None)``: run ``step`` under torch.profiler with the configured
+    wait/warmup/active schedule (or ``profiling``, a ProfilingConfig) and return the ProfiledWindow; the
+    trace goes to ``<artifacts>/torch_profiler/rank<r>/<name>.pt.trace.json`` where traces are on."""
+    from aorta.fsdp.profiling import profile_steps, trace_enabled
+
+    state = pytestconfig.stash[STATE]
+
+    def profile(step, name: str, profiling=None):
+        pcfg = profiling or fsdp_config.profiling
+        on, note = trace_enabled(pcfg, dist_env.device.backend)
+        path = state.artifacts / "torch_profiler" / f"rank{dist_env.rank}" / f"{name}.pt.trace.json"
+        return profile_steps(step, dist_env.device, pcfg, trace_path=path if on else None, trace_note=note)
+
+    return profile
+
+
+@pytest.fixture
+def fsdp_record(request, benchmark):
+    """``fsdp_record(step_ms, extra_info, group=...)``: put device times in pytest-benchmark's stats and the
+    figures in extra_info (what ``fsdp_bench`` does after measuring; usable by other FSDP-suite tests)."""
+    state = request.config.stash[STATE]
+
+    def record(step_ms, extra: dict, *, group: str = "fsdp") -> None:
+        benchmark.group = group
+        benchmark.extra_info.update(extra)
+        replay_into(benchmark, state.clock, step_ms)
+
+    return record
+
+
+@pytest.fixture
+def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
+    """``fsdp_bench(scenario)``: check, time and profile one scenario on every rank; rank 0 records all."""
+    from aorta.fsdp.distributed import PeerFailed
+    from aorta.fsdp.figures import build_result
+    from aorta.fsdp.measure import run_rank
+    from aorta.fsdp.training import CheckFailed, ScenarioUnavailable
+
+    state = request.config.stash[STATE]
+
+    def run(scenario):
+        env = dist_env
+        try:
+            result, records = run_rank(scenario, fsdp_config, env, state.artifacts)
+        except ScenarioUnavailable as exc:
+            state.records.append({"kind": "scenario", "scenario": scenario.id, "rank": env.rank,
+                                  "outcome": "skipped", "reason": str(exc)})
+            pytest.skip(f"{scenario.id}: {exc}")
+        except CheckFailed as exc:
+            pytest.fail(f"output check failed, nothing timed: {exc}", pytrace=False)
+        except Exception as exc:
+            if env.device.is_out_of_memory(exc):
+                env.device.free_memory()
+                pytest.fail(f"{scenario.id}: out of memory: {exc}", pytrace=False)
+            raise
+        state.records.extend(records)
+        try:
+            everyone = env.exchange(f"result/{request.node.nodeid}", result,
+                                    abort_if=f"outcome/{request.node.nodeid}/call")
+        except PeerFailed as exc:
+            pytest.fail(f"PeerFailed: {exc}", pytrace=False)
+        step_ms, extra = build_result(
+            {"id": scenario.id, **{k: v for k, v in scenario.__dict__.items() if k != "id"}}, everyone,
+            world_size=env.world_size, seq_len=fsdp_config.dataset.seq_len, backend=env.device.backend,
+            comm_library=env.comm_library, config=fsdp_config.as_dict())
+        fsdp_record(step_ms, extra)
+        state.rows.append(_row(request.node.name, extra))
+        return extra
+
+    return run
+
+
+def _row(name: str, extra: dict) -> dict:
+    m = extra["metrics"]
+
+    def val(key):
+        return m[key]["value"] if key in m else None
+
+    return {"name": name, "step_ms": val("step_ms"), "exposed_comm_ms": val("exposed_comm_ms"),
+            "overlap_ratio": val("overlap_ratio"), "ag_busbw": val("all_gather_busbw_gbps"),
+            "rs_busbw": val("reduce_scatter_busbw_gbps")}
+
+
+# ----------------------------------------------------------------------------- end of session
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from aorta.fsdp.distributed import RankTimeout
+    from aorta.fsdp.metrics_log import jsonl_path, write_jsonl
+
+    state = session.config.stash.get(STATE, None)
+    if state is None or state.env is None:
+        return
+    if state.records:
+        path = jsonl_path(state.artifacts, state.env.rank)
+        write_jsonl(path, state.records)
+        state.jsonl_written = str(path)
+    if state.env.distributed:
+        # torchrun stops the other ranks as soon as one exits non-zero: leave together, files written.
+        try:
+            state.env.exchange("session_end", True)
+        except RankTimeout as exc:
+            session.config.get_terminal_writer().line(f"aorta: {exc}", red=True)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None or not state.rows:
+        return
+    from aorta.table import format_table
+
+    env = state.env
+    terminalreporter.section(f"aorta: FSDP scenarios ({env.world_size} rank(s), {env.comm_library})")
+    rows = [[r["name"], r["step_ms"], r["exposed_comm_ms"], r["overlap_ratio"], r["ag_busbw"], r["rs_busbw"]]
+            for r in state.rows]
+    for line in format_table(["scenario", "step ms (slowest rank)", "exposed comm ms/step", "overlap ratio",
+                              "all-gather busbw GB/s", "reduce-scatter busbw GB/s"], rows):
+        terminalreporter.write_line(line)
+    if state.jsonl_written:
+        terminalreporter.write_line(f"per-rank metrics: {Path(state.jsonl_written).parent}/rank_<r>_metrics.jsonl")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is not None and state.env is not None:
+        state.env.shutdown()
+        state.env = None

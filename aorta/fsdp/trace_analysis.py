@@ -1,0 +1,338 @@
+"""Device kernels from a profiler trace -> communication / compute overlap figures (pure: no torch).
+
+Input is a list of ``KernelEvent`` (name, start µs, duration µs, stream, and the collective's size where
+the profiler recorded it), parsed from a ``torch.profiler`` Chrome trace (``parse_chrome_trace``) or
+built from ``prof.events()`` device events (``aorta.fsdp.profiling``).
+
+Classification is by kernel name, as the kernels appear on the GPU timeline:
+
+- NCCL 2.19+ names each kernel by collective: ``ncclDevKernel_AllGather_RING_LL(...)``,
+  ``ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(...)``, ``ncclDevKernel_AllReduce_Sum_bf16_RING_LL(...)``;
+  older NCCL: ``ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)``.
+- RCCL (ROCm) launches a generic kernel for most collectives: ``ncclDevKernel_Generic_1(...)``,
+  ``ncclDevKernel_Generic_4(...)``; some builds name ``rcclGenericKernel`` / ``mscclKernel_*``. The name does
+  not say which collective ran, so the kind is taken from the kernel's profiler args
+  (``"Collective name"``: ``_allgather_base``, ``allreduce``, ``reduce_scatter_tensor_coalesced`` ...) that
+  Kineto attaches to communication kernels; without them the kernel counts as ``other_comm``.
+
+Every kernel that is not communication is compute. Definitions (DESIGN.md): comm busy and compute busy are
+union lengths; overlapped = |compute ∩ comm|; exposed = comm busy − overlapped; overlap ratio =
+overlapped / comm busy. busbw follows nccl-tests: algbw = bytes / time (GB = 1e9 bytes), busbw = algbw ×
+2(n−1)/n for all-reduce and (n−1)/n for all-gather and reduce-scatter, with bytes the larger of the in
+and out message (the full gathered or reduced buffer) and time the kernel's own duration.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aorta import overlap
+
+COMM_KINDS = ("all_gather", "reduce_scatter", "all_reduce", "other_comm")
+COMPUTE = "compute"
+# Chrome-trace categories of device work that counts as a kernel (copies and memsets are not kernels).
+KERNEL_CATEGORIES = ("kernel",)
+
+# c10 ScalarType names as Kineto writes them in "dtype", and the usual short spellings.
+DTYPE_BYTES = {
+    "float": 4, "float32": 4, "f32": 4, "double": 8, "float64": 8, "half": 2, "float16": 2, "f16": 2,
+    "bfloat16": 2, "bf16": 2, "b16": 2, "int": 4, "int32": 4, "long": 8, "int64": 8, "char": 1,
+    "byte": 1, "int8": 1, "uint8": 1, "bool": 1, "short": 2, "int16": 2,
+    "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1,
+}
+
+_COMM_NAME = re.compile(r"nccl|rccl|msccl", re.IGNORECASE)
+_KIND_PATTERNS = (  # matched on the name lower-cased with '_' removed
+    ("all_gather", ("allgather",)),
+    ("reduce_scatter", ("reducescatter",)),
+    ("all_reduce", ("allreduce",)),
+)
+
+
+def busbw_factor(kind: str, n_ranks: int) -> float | None:
+    """nccl-tests' bus bandwidth factor (doc/PERFORMANCE.md): 2(n-1)/n for all-reduce, (n-1)/n for
+    all-gather and reduce-scatter; ``None`` for other kinds."""
+    if n_ranks < 1:
+        raise ValueError(f"n_ranks must be >= 1, got {n_ranks}")
+    if kind == "all_reduce":
+        return 2.0 * (n_ranks - 1) / n_ranks
+    if kind in ("all_gather", "reduce_scatter"):
+        return (n_ranks - 1) / n_ranks
+    return None
+
+
+def _kind_from_text(text: str) -> str | None:
+    flat = text.lower().replace("_", "")
+    for kind, needles in _KIND_PATTERNS:
+        if any(n in flat for n in needles):
+            return kind
+    return None
+
+
+def classify_kernel(name: str, collective_name: str | None = None) -> str:
+    """``compute`` or one of ``COMM_KINDS`` for a device kernel."""
+    is_comm = bool(_COMM_NAME.search(name)) or bool(collective_name)
+    if not is_comm:
+        return COMPUTE
+    # The kernel name's own collective wins (NCCL); a generic RCCL kernel takes the profiler's arg.
+    head = name.split("(", 1)[0]
+    return _kind_from_text(head) or (_kind_from_text(collective_name) if collective_name else None) or "other_comm"
+
+
+@dataclass(frozen=True)
+class KernelEvent:
+    name: str
+    ts_us: float  # start on the device timeline, µs (absolute as the profiler gives it)
+    dur_us: float
+    stream: int | str = 0
+    collective: str | None = None  # profiler arg "Collective name", where recorded
+    message_bytes: int | None = None  # max(in, out) elements × dtype bytes, where recorded
+    group_size: int | None = None
+
+    @property
+    def kind(self) -> str:
+        return classify_kernel(self.name, self.collective)
+
+    @property
+    def end_us(self) -> float:
+        return self.ts_us + self.dur_us
+
+
+def _message_bytes(args: Mapping) -> int | None:
+    dtype = str(args.get("dtype", "")).lower()
+    size = DTYPE_BYTES.get(dtype)
+    nelems = [args.get(k) for k in ("In msg nelems", "Out msg nelems")]
+    nelems = [int(v) for v in nelems if isinstance(v, (int, float)) and v > 0]
+    if size is None or not nelems:
+        return None
+    return max(nelems) * size
+
+
+def kernel_from_args(name: str, ts_us: float, dur_us: float, stream, args: Mapping | None) -> KernelEvent:
+    """A ``KernelEvent`` from a kernel's name, times and its profiler args (Chrome trace ``args``)."""
+    args = args or {}
+    coll = args.get("Collective name")
+    group = args.get("Group size")
+    return KernelEvent(name=name, ts_us=float(ts_us), dur_us=float(dur_us), stream=stream,
+                       collective=str(coll) if coll else None, message_bytes=_message_bytes(args),
+                       group_size=int(group) if isinstance(group, (int, float)) and group > 0 else None)
+
+
+def load_trace(path: str | Path) -> dict:
+    """A Chrome trace JSON file (``.json`` or ``.json.gz``) as written by ``torch.profiler``."""
+    p = Path(path)
+    opener = gzip.open if p.suffix == ".gz" else open
+    with opener(p, "rt", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def parse_chrome_trace(trace: Mapping | Sequence | str | Path) -> list[KernelEvent]:
+    """Device kernels (``ph == "X"``, ``cat == "kernel"``) of a Chrome trace, sorted by start."""
+    if isinstance(trace, (str, Path)):
+        trace = load_trace(trace)
+    events = trace.get("traceEvents", []) if isinstance(trace, Mapping) else trace
+    out = []
+    for ev in events:
+        if ev.get("ph") != "X" or str(ev.get("cat", "")).lower() not in KERNEL_CATEGORIES:
+            continue
+        args = ev.get("args") or {}
+        out.append(kernel_from_args(ev["name"], ev["ts"], ev.get("dur", 0.0),
+                                    args.get("stream", ev.get("tid", 0)), args))
+    return sorted(out, key=lambda k: (k.ts_us, k.end_us))
+
+
+def _ms(kernels: Iterable[KernelEvent]) -> list[tuple[float, float]]:
+    return [(k.ts_us / 1e3, k.end_us / 1e3) for k in kernels]
+
+
+@dataclass
+class OverlapSummary:
+    """Figures of one profiled window. Times in ms over the window; ``*_per_step`` divide by ``steps``."""
+
+    steps: int
+    window_ms: float
+    compute_busy_ms: float
+    comm_busy_ms: float
+    busy_ms_by_kind: dict[str, float]
+    overlapped_ms: float
+    exposed_comm_ms: float
+    overlap_ratio: float | None
+    kernel_count_by_kind: dict[str, int]
+    busbw_gbps: dict[str, float | None]
+    algbw_gbps: dict[str, float | None]
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def exposed_comm_ms_per_step(self) -> float:
+        return self.exposed_comm_ms / self.steps
+
+    @property
+    def comm_busy_ms_per_step(self) -> float:
+        return self.comm_busy_ms / self.steps
+
+    @property
+    def compute_busy_ms_per_step(self) -> float:
+        return self.compute_busy_ms / self.steps
+
+    @property
+    def overlapped_ms_per_step(self) -> float:
+        return self.overlapped_ms / self.steps
+
+    def as_dict(self) -> dict:
+        return {
+            "steps": self.steps, "window_ms": self.window_ms,
+            "compute_busy_ms": self.compute_busy_ms, "comm_busy_ms": self.comm_busy_ms,
+            "busy_ms_by_kind": dict(self.busy_ms_by_kind), "overlapped_ms": self.overlapped_ms,
+            "exposed_comm_ms": self.exposed_comm_ms, "exposed_comm_ms_per_step": self.exposed_comm_ms_per_step,
+            "overlap_ratio": self.overlap_ratio, "kernel_count_by_kind": dict(self.kernel_count_by_kind),
+            "busbw_gbps": dict(self.busbw_gbps), "algbw_gbps": dict(self.algbw_gbps),
+            "unavailable": dict(self.unavailable),
+        }
+
+
+def bandwidth_gbps(kernels: Sequence[KernelEvent], kind: str, n_ranks: int | None) -> tuple[float | None,
+                                                                                         float | None, str | None]:
+    """(algbw, busbw, reason-if-unavailable) of one collective kind: Σ bytes / Σ kernel time."""
+    mine = [k for k in kernels if k.kind == kind]
+    if not mine:
+        return None, None, f"no {kind} kernels in the profiled window"
+    sized = [k for k in mine if k.message_bytes is not None and k.dur_us > 0]
+    if not sized:
+        return None, None, f"{kind}: the profiler recorded no message size for its kernels"
+    groups = {k.group_size for k in sized if k.group_size} or ({n_ranks} if n_ranks else set())
+    if len(groups) != 1:
+        return None, None, f"{kind}: group size unknown or mixed ({sorted(groups)})"
+    n = groups.pop()
+    algbw = sum(k.message_bytes for k in sized) / (sum(k.dur_us for k in sized) * 1e-6) / 1e9
+    factor = busbw_factor(kind, n)
+    return algbw, (algbw * factor if factor is not None else None), None
+
+
+def analyze(kernels: Sequence[KernelEvent], *, steps: int, n_ranks: int | None = None) -> OverlapSummary:
+    """Overlap and bandwidth figures for the kernels of ``steps`` profiled steps."""
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}")
+    by_kind: dict[str, list[KernelEvent]] = {k: [] for k in (COMPUTE, *COMM_KINDS)}
+    for k in kernels:
+        by_kind[k.kind].append(k)
+    comm = [k for kind in COMM_KINDS for k in by_kind[kind]]
+    compute_iv, comm_iv = _ms(by_kind[COMPUTE]), _ms(comm)
+    comm_busy = overlap.length_ms(comm_iv)
+    overlapped = overlap.overlapped_ms(compute_iv, comm_iv)
+    unavailable: dict[str, str] = {}
+    algbw: dict[str, float | None] = {}
+    busbw: dict[str, float | None] = {}
+    for kind in ("all_gather", "reduce_scatter", "all_reduce"):
+        a, b, reason = bandwidth_gbps(kernels, kind, n_ranks)
+        algbw[kind], busbw[kind] = a, b
+        if reason:
+            unavailable[f"busbw_gbps.{kind}"] = reason
+    ratio = overlap.overlap_ratio(compute_iv, comm_iv)
+    if ratio is None:
+        unavailable["overlap_ratio"] = "no communication kernels in the profiled window"
+    return OverlapSummary(
+        steps=steps,
+        window_ms=overlap.span_ms(compute_iv + comm_iv),
+        compute_busy_ms=overlap.length_ms(compute_iv),
+        comm_busy_ms=comm_busy,
+        busy_ms_by_kind={kind: overlap.length_ms(_ms(by_kind[kind])) for kind in COMM_KINDS},
+        overlapped_ms=overlapped,
+        exposed_comm_ms=comm_busy - overlapped,
+        overlap_ratio=ratio,
+        kernel_count_by_kind={kind: len(v) for kind, v in by_kind.items()},
+        busbw_gbps=busbw,
+        algbw_gbps=algbw,
+        unavailable=unavailable,
+    )
+
+
+def timeline_segments(kernels: Sequence[KernelEvent]) -> dict:
+    """Absolute (µs) intervals for the JSONL: compute and comm unions, their overlap, and active segments
+    (each piece of the timeline with which kinds were running), so they line up with external profilers."""
+    groups: dict[str, list[tuple[float, float]]] = {}
+    for k in kernels:
+        groups.setdefault(k.kind, []).append((k.ts_us, k.end_us))
+    comm = [iv for kind in COMM_KINDS for iv in groups.get(kind, [])]
+    compute = groups.get(COMPUTE, [])
+    return {
+        "compute_us": overlap.union(compute),
+        "comm_us": overlap.union(comm),
+        "overlap_us": overlap.intersection(compute, comm),
+        "active_segments_us": active_segments(groups),
+    }
+
+
+def active_segments(groups: Mapping[str, Sequence[tuple[float, float]]]) -> list[list]:
+    """``[start, end, [kinds running]]`` for each piece of the timeline where any kind runs, adjacent pieces
+    with the same kinds merged. One sweep over sorted boundaries (a profiled window holds thousands of
+    kernels, so the pairwise search of ``aorta.overlap.active_segments`` would take minutes)."""
+    edges: list[tuple[float, int, str]] = []
+    for kind, ivs in groups.items():
+        for start, end in overlap.union(ivs):
+            if end > start:
+                edges += [(start, 1, kind), (end, -1, kind)]
+    edges.sort(key=lambda e: (e[0], e[1]))
+    running: dict[str, int] = {}
+    out: list[list] = []
+    i = 0
+    while i < len(edges):
+        t = edges[i][0]
+        while i < len(edges) and edges[i][0] == t:  # apply every boundary at this instant
+            _, delta, kind = edges[i]
+            running[kind] = running.get(kind, 0) + delta
+            i += 1
+        if i == len(edges):
+            break
+        kinds = sorted(k for k, n in running.items() if n > 0)
+        nxt = edges[i][0]
+        if not kinds:
+            continue
+        if out and out[-1][1] == t and out[-1][2] == kinds:
+            out[-1][1] = nxt
+        else:
+            out.append([t, nxt, kinds])
+    return out
+
+
+def stream_busy_ms(kernels: Sequence[KernelEvent]) -> dict[str, float]:
+    """Union length of each stream's kernels (ms), keyed by the stream id as a string."""
+    groups: dict[str, list[tuple[float, float]]] = {}
+    for k in kernels:
+        groups.setdefault(str(k.stream), []).append((k.ts_us / 1e3, k.end_us / 1e3))
+    return {s: overlap.length_ms(ivs) for s, ivs in sorted(groups.items())}
+
+
+MIN_MATCHED_SHARE = 0.5  # below this share of the reference's compute time matched by name, no figure
+
+
+def compute_slowdown(kernels: Sequence[KernelEvent], reference: Sequence[KernelEvent]) -> tuple[float | None, str | None]:
+    """Compute kernels' time beside communication over their time in a compute-only reference.
+
+    Kernels are matched by name; for each name both runs have, the ratio of mean durations is weighted by
+    the reference's time in that name: Σ_name ref_total × (mean / ref_mean) / Σ_name ref_total. 1.0 = not
+    slowed. ``(None, reason)`` when less than half of the reference's compute time finds a match (e.g.
+    compiled kernels with other names).
+    """
+    def by_name(ks):
+        out: dict[str, list[float]] = {}
+        for k in ks:
+            if k.kind == COMPUTE:
+                out.setdefault(k.name, []).append(k.dur_us)
+        return out
+
+    mine, ref = by_name(kernels), by_name(reference)
+    ref_total = sum(sum(v) for v in ref.values())
+    if ref_total <= 0:
+        return None, "the compute-only reference recorded no compute kernels"
+    common = [n for n in ref if n in mine and sum(ref[n]) > 0]
+    matched = sum(sum(ref[n]) for n in common)
+    if matched < MIN_MATCHED_SHARE * ref_total:
+        return None, (f"only {matched / ref_total:.0%} of the reference's compute time has kernels of the same "
+                      f"name in the scenario (needs {MIN_MATCHED_SHARE:.0%})")
+    weighted = sum(sum(ref[n]) * ((sum(mine[n]) / len(mine[n])) / (sum(ref[n]) / len(ref[n]))) for n in common)
+    return weighted / matched, None

@@ -1,0 +1,72 @@
+"""FSDP configuration: every override applies, bad keys and values are usage errors naming them."""
+
+import pytest
+
+from aorta.fsdp.config import ConfigError, load_config, parse_override
+
+pytest_plugins = ["pytester"]
+
+
+def test_defaults_load_and_smoke_shrinks_the_model():
+    full, smoke = load_config(), load_config(smoke=True)
+    assert full.model.d_model == 2048 and full.training.steps == 10
+    assert smoke.model.d_model < full.model.d_model and smoke.training.steps < full.training.steps
+
+
+def test_all_overrides_apply_in_order():
+    cfg = load_config(overrides=["training.steps=20", "model.n_layers=3", "training.steps=25",
+                                 "compile.enabled=false", "training.lr=3e-4"])
+    assert (cfg.training.steps, cfg.model.n_layers, cfg.compile.enabled) == (25, 3, False)
+    assert cfg.training.lr == pytest.approx(3e-4)
+
+
+def test_override_value_is_yaml():
+    assert parse_override("a.b=[1, 2]") == (["a", "b"], [1, 2])
+    assert parse_override("a.b=true") == (["a", "b"], True)
+    assert parse_override("a.b=bf16") == (["a", "b"], "bf16")
+
+
+@pytest.mark.parametrize("override, words", [
+    ("model.hidden=4", ["model.hidden", "allowed keys under model", "d_model"]),
+    ("modle.d_model=4", ["modle", "allowed keys", "model"]),
+    ("training.steps=ten", ["training.steps='ten'", "expected int"]),
+    ("training.steps=0", ["training.steps=0", ">= 1"]),
+    ("fsdp.param_dtype=int8", ["fsdp.param_dtype='int8'", "bf16, fp16, fp32"]),
+    ("compile.enabled=1", ["compile.enabled=1", "expected bool"]),
+    ("model.d_model=100", ["model.d_model=100", "multiple of model.n_heads"]),
+    ("training.steps", ["key.path=value"]),
+    ("model=3", ["model=3", "expected a mapping"]),
+])
+def test_bad_override_names_key_value_and_what_is_allowed(override, words):
+    with pytest.raises(ConfigError) as info:
+        load_config(overrides=[override])
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_missing_config_file_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="no such file"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_config_file_then_overrides(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("training:\n  steps: 7\nmodel:\n  n_layers: 2\n")
+    cfg = load_config(f, ["model.n_layers=5"])
+    assert (cfg.training.steps, cfg.model.n_layers, cfg.model.d_model) == (7, 5, 2048)
+
+
+def test_bad_override_is_a_usage_error_on_the_command_line(pytester):
+    pytester.makeconftest('pytest_plugins = ["aorta.plugin"]')
+    pytester.makepyfile("def test_x():\n    pass\n")
+    result = pytester.runpytest_inprocess("--override", "training.steps=20", "--override", "model.widht=3")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown key 'model.widht'; allowed keys under model:*"])
+
+
+def test_bad_timeout_is_a_usage_error(pytester):
+    pytester.makeconftest('pytest_plugins = ["aorta.plugin"]')
+    pytester.makepyfile("def test_x():\n    pass\n")
+    result = pytester.runpytest_inprocess("--aorta-dist-timeout", "-5")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--aorta-dist-timeout='-5': must be > 0 seconds*"])

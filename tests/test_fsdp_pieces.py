@@ -1,0 +1,120 @@
+"""Pure pieces of the FSDP suite: launch environment, device binding, collection check, figures, JSONL."""
+
+import json
+
+import pytest
+
+from aorta.fsdp.distributed import device_index_for, launch_info
+from aorta.fsdp.figures import build_result, slowest_per_round
+from aorta.fsdp.metrics_log import read_jsonl, write_jsonl
+from aorta.fsdp.plugin import first_difference
+from aorta.fsdp.scenarios import SCENARIOS, Scenario, get_scenario
+
+
+def test_launch_info_reads_torchrun_env_and_defaults_to_one_rank():
+    assert launch_info({}) == launch_info({"LOCAL_RANK": "3"})
+    assert launch_info({}).world_size == 1 and not launch_info({}).torchrun
+    info = launch_info({"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1"})
+    assert (info.rank, info.world_size, info.local_rank, info.torchrun) == (3, 4, 1, True)
+    with pytest.raises(ValueError, match="outside WORLD_SIZE"):
+        launch_info({"RANK": "4", "WORLD_SIZE": "4"})
+
+
+def test_local_ranks_past_the_visible_devices_wrap_with_a_warning():
+    assert device_index_for(1, 2) == (1, None)
+    index, warning = device_index_for(5, 2)
+    assert index == 1 and "LOCAL_RANK=5" in warning and "2 device(s)" in warning
+
+
+def test_collection_check_names_the_first_difference():
+    assert first_difference([["a", "b"], ["a", "b"]]) is None
+    assert "rank 1 collected 'c' at position 1 where rank 0 collected 'b'" in first_difference([["a", "b"], ["a", "c"]])
+    assert "rank 0 collected 2 tests, rank 2 collected 1" in first_difference([["a", "b"], ["a", "b"], ["a"]])
+
+
+def test_scenario_ids_are_stable_and_unique():
+    assert [s.id for s in SCENARIOS] == ["baseline", "explicit_prefetch", "no_reshard", "fp32", "grad_accum",
+                                         "compile", "ddp", "comm_stress"]
+    assert get_scenario("ddp").wrapper == "ddp"
+    with pytest.raises(KeyError, match="valid ids: baseline"):
+        get_scenario("nope")
+    with pytest.raises(ValueError, match="FSDP options"):
+        Scenario(id="x", description="", wrapper="ddp", explicit_prefetch=True)
+
+
+def test_step_time_is_the_slowest_rank_round_by_round():
+    assert slowest_per_round([[10.0, 12.0, 9.0], [11.0, 8.0, 9.5]]) == [11.0, 12.0, 9.5]
+    with pytest.raises(ValueError, match="different numbers of rounds"):
+        slowest_per_round([[1.0], [1.0, 2.0]])
+
+
+def _rank(rank, step_ms, overlap=None):
+    return {"rank": rank, "step_ms": step_ms, "samples_per_step": 4, "peak_memory_bytes": None,
+            "overlap": overlap, "overlap_reason": None if overlap else "CPU backend (gloo): no kernels",
+            "compute_slowdown_ratio": None, "slowdown_reason": "CPU backend (gloo): no kernels"}
+
+
+def test_build_result_throughput_from_global_batch_and_unavailable_reasons():
+    step_ms, extra = build_result({"id": "baseline"}, [_rank(1, [20.0, 40.0]), _rank(0, [25.0, 30.0])],
+                                  world_size=2, seq_len=8, backend="cpu", comm_library="gloo", config={})
+    assert step_ms == [25.0, 40.0]
+    m = extra["metrics"]
+    assert m["samples_per_s"]["samples"] == pytest.approx([8 / 0.025, 8 / 0.040])  # 2 ranks x 4 samples
+    assert m["tokens_per_s"]["samples"] == pytest.approx([8 * 8 / 0.025, 8 * 8 / 0.040])
+    assert m["step_ms"]["higher_is_better"] is False and extra["headline_metric"] == "step_ms"
+    assert "overlap_ratio" not in m and extra["unavailable"]["overlap_ratio"] == "CPU backend (gloo): no kernels"
+    assert [r["rank"] for r in extra["per_rank"]] == [0, 1]
+
+
+def test_build_result_overlap_figures_are_per_step():
+    ov = {"steps": 2, "overlap_ratio": 0.5, "exposed_comm_ms": 4.0, "comm_busy_ms": 8.0, "compute_busy_ms": 20.0,
+          "overlapped_ms": 4.0, "busy_ms_by_kind": {"all_gather": 6.0, "reduce_scatter": 2.0, "all_reduce": 0.0},
+          "busbw_gbps": {"all_gather": 100.0, "reduce_scatter": 90.0, "all_reduce": None},
+          "unavailable": {"busbw_gbps.all_reduce": "no all_reduce kernels in the profiled window"}}
+    _, extra = build_result({"id": "baseline"}, [_rank(0, [10.0], ov)], world_size=1, seq_len=8, backend="cuda",
+                            comm_library="nccl", config={})
+    m = extra["metrics"]
+    assert m["exposed_comm_ms"]["value"] == 2.0 and m["comm_busy_ms"]["value"] == 4.0
+    assert m["overlap_ratio"] == {"value": 0.5, "unit": "ratio", "higher_is_better": True}
+    assert m["all_gather_busbw_gbps"]["value"] == 100.0 and m["all_gather_busy_ms"]["value"] == 3.0
+    assert extra["unavailable"]["all_reduce_busbw_gbps"] == "no all_reduce kernels in the profiled window"
+
+
+def test_jsonl_is_rewritten_atomically_not_appended(tmp_path):
+    path = tmp_path / "rank_0_metrics.jsonl"
+    write_jsonl(path, [{"kind": "step", "loss": 1.0}, {"kind": "step", "loss": float("nan")}])
+    write_jsonl(path, [{"kind": "step", "loss": 2.0}])
+    assert read_jsonl(path) == [{"kind": "step", "loss": 2.0}]
+    assert list(tmp_path.iterdir()) == [path]  # no temp file left behind
+
+    class Boom(Exception):
+        pass
+
+    def records():
+        yield {"kind": "step"}
+        raise Boom
+
+    with pytest.raises(Boom):
+        write_jsonl(path, records())
+    assert read_jsonl(path) == [{"kind": "step", "loss": 2.0}]  # a failed write loses nothing
+    assert json.loads(path.read_text())["loss"] == 2.0
+
+
+def test_trace_figures_flow_into_the_benchmark_metrics():
+    """The GPU path end to end on a committed NCCL trace: analysis -> rank result -> metrics."""
+    from pathlib import Path
+
+    from aorta.fsdp import trace_analysis as ta
+
+    kernels = ta.parse_chrome_trace(Path(__file__).parent / "data" / "trace_nccl_2ranks.json")
+    ov = ta.analyze(kernels, steps=2, n_ranks=2).as_dict()
+    rank = {**_rank(0, [1.0, 2.0], ov), "peak_memory_bytes": 1024}
+    _, extra = build_result({"id": "baseline"}, [rank, {**rank, "rank": 1}], world_size=2, seq_len=8,
+                            backend="cuda", comm_library="nccl", config={})
+    m = extra["metrics"]
+    assert m["overlap_ratio"]["value"] == pytest.approx(250 / 450)
+    assert m["exposed_comm_ms"]["value"] == pytest.approx(0.2 / 2)
+    assert m["all_gather_busbw_gbps"]["value"] == pytest.approx(2097152 * 2 / 200e-6 / 1e9 / 2)
+    assert m["all_reduce_busbw_gbps"]["value"] == pytest.approx(4096 / 100e-6 / 1e9)
+    assert m["peak_memory_bytes"]["value"] == 1024
+    assert set(extra["unavailable"]) == {"compute_slowdown_ratio"}

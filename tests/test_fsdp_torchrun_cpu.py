@@ -1,0 +1,114 @@
+"""The FSDP suite under torchrun on CPU (gloo), two ranks, smoke sizes: the CI proof of the multi-rank path.
+
+One launch runs benchmarks/fsdp plus a file whose tests fail or skip on one rank only, then checks what rank
+0 printed and wrote: every scenario recorded (compile skips on CPU with its reason), every GPU-only figure
+marked unavailable with a reason and none invented, per-rank JSONL, one-rank disagreements made common.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from aorta.fsdp.metrics_log import read_jsonl
+from aorta.fsdp.scenarios import SCENARIOS
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ROOT / "tests" / "data" / "torchrun_cases" / "case_rank_agreement.py"
+GPU_ONLY = ("overlap_ratio", "exposed_comm_ms", "all_gather_busbw_gbps", "reduce_scatter_busbw_gbps",
+            "compute_slowdown_ratio", "peak_memory_bytes")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def torchrun_result(tmp_path_factory):
+    out = tmp_path_factory.mktemp("torchrun")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           "-m", "pytest", "benchmarks/fsdp", str(CASES), "-p", "no:cacheprovider", "-rA",
+           "--aorta-device", "cpu", f"--benchmark-json={out / 'fsdp.json'}", f"--aorta-artifacts={out / 'art'}",
+           "--aorta-dist-timeout", "60"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    return proc, out
+
+
+def test_every_scenario_passes_on_both_ranks_and_rank_0_alone_reports(torchrun_result):
+    proc, _ = torchrun_result
+    text = proc.stdout
+    for s in SCENARIOS:
+        if s.id == "compile":
+            assert re.search(r"SKIPPED .*compile: torch.compile on CPU", text), text[-3000:]
+        else:
+            assert f"PASSED benchmarks/fsdp/test_fsdp_scenarios.py::test_fsdp_scenario[{s.id}]" in text, text[-3000:]
+    assert "SKIPPED" in text and "test_overlap_known_answer" in text  # no kernel timestamps on CPU
+    assert len(re.findall(r"^=+ .*(passed|failed).* in [\d.]+s", text, re.M)) == 1, "only rank 0 prints"
+
+
+def test_a_failure_or_skip_on_one_rank_is_shared_by_all(torchrun_result):
+    proc, _ = torchrun_result
+    text = proc.stdout
+    assert proc.returncode != 0  # the case file's failure fails the run on every rank
+    assert re.search(r"FAILED .*test_fails_on_rank_1_only", text), text[-3000:]
+    assert re.search(r"failed on rank\(s\) \[1\]: rank 1: AssertionError: rank 1 disagrees", text), text[-3000:]
+    assert re.search(r"SKIPPED .*skipped on rank 1: rank 1 has no such device", text), text[-3000:]
+    assert "PASSED tests/data/torchrun_cases/case_rank_agreement.py::test_next_test_starts_in_step" in text
+
+
+def test_rank_0_json_marks_gpu_only_figures_unavailable(torchrun_result):
+    _, out = torchrun_result
+    data = json.loads((out / "fsdp.json").read_text())
+    by_id = {b["params"]["scenario"]: b for b in data["benchmarks"] if b["group"] == "fsdp"}
+    assert set(by_id) == {s.id for s in SCENARIOS if s.id != "compile"}
+    for sid, bench in by_id.items():
+        extra = bench["extra_info"]
+        assert extra["world_size"] == 2 and extra["comm_library"] == "gloo"
+        assert [r["rank"] for r in extra["per_rank"]] == [0, 1]
+        for fig in GPU_ONLY:
+            assert fig not in extra["metrics"], f"{sid}: {fig} cannot be measured on CPU"
+            assert extra["unavailable"][fig], f"{sid}: {fig} needs a reason"
+        steps = extra["metrics"]["step_ms"]["samples"]
+        assert steps == [max(a, b) for a, b in zip(*(r["step_ms"] for r in extra["per_rank"]))]
+        assert bench["stats"]["max"] * 1e3 == pytest.approx(max(steps))
+
+
+def test_each_rank_writes_its_own_jsonl(torchrun_result):
+    _, out = torchrun_result
+    for rank in (0, 1):
+        records = read_jsonl(out / "art" / f"rank_{rank}_metrics.jsonl")
+        assert {r["rank"] for r in records} == {rank}
+        steps = [r for r in records if r["kind"] == "step" and r["scenario"] == "baseline"]
+        assert [r["phase"] for r in steps] == ["check", "timed", "timed", "profiled"]
+        assert all(r["loss"] > 0 and r["grad_norm"] >= 0 for r in steps)
+        overlap = [r for r in records if r["kind"] == "overlap"]
+        assert overlap and all(not r["available"] and "CPU" in r["reason"] for r in overlap)
+
+
+def test_a_stalled_rank_ends_the_run_within_the_timeout_naming_it(tmp_path):
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           "-m", "pytest", str(CASES.parent / "case_rank_stall.py"), "-p", "no:cacheprovider",
+           "--aorta-device", "cpu", "--aorta-dist-timeout", "3", f"--aorta-artifacts={tmp_path}"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=100)
+    elapsed = time.monotonic() - start
+    assert proc.returncode != 0
+    assert "rank(s) [1] did not reach 'outcome/" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-3000:]
+    assert elapsed < 90  # rank 1 sleeps 120 s: the run ended on rank 0's timeout, not on rank 1's return
+
+
+def test_ranks_that_collect_different_tests_stop_before_running_any(tmp_path):
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           "-m", "pytest", str(CASES.parent / "case_rank_collection.py"), "-p", "no:cacheprovider",
+           "--aorta-device", "cpu", "--aorta-dist-timeout", "30", f"--aorta-artifacts={tmp_path}"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=100)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "ranks collected different tests (rank 0 collected 1 tests, rank 1 collected 2)" in text, text[-3000:]
+    assert "passed" not in proc.stdout
