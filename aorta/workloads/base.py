@@ -105,6 +105,10 @@ class Workload:
         self.seed = seed
         self.params = params
 
+    @staticmethod
+    def dtype_of(name: str) -> torch.dtype:
+        return DTYPES[name]
+
     # -- to implement -----------------------------------------------------------------
     def setup(self) -> None:
         raise NotImplementedError

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import torch
 
 from aorta.stats import median
+from aorta.timing import time_rounds
 from aorta.workloads.base import Metric, Workload, WorkloadSpec
 
 # (M, N, K) per stream. 8192^3 bf16 is ~1.4 ms on an H100 (700-800 TFLOP/s, GPU_FACTS.md); fp32
@@ -55,3 +56,18 @@ class LargeGemmOnly(Workload):
     def size_label(self) -> str:
         m, n, k = self.shape if hasattr(self, "shape") else SIZES[(self.size, self.dtype_name)]
         return f"{self.n_streams} x {self.dtype_name} GEMM {m}x{n}x{k}"
+
+
+def bare_matmul_tflops(device, shape: tuple[int, int, int], dtype, plan) -> list[float]:
+    """TFLOP/s per round of one bare ``torch.matmul`` on the current stream, through the same timing loop.
+
+    The reference large_gemm_only is read against, taken in the same process right after it, so
+    clocks and power state match (GPU_FACTS.md: 700-800 TFLOP/s bf16 on an H100 for 8192^3).
+    """
+    m, n, k = shape
+    gen = torch.Generator(device=device.torch_device).manual_seed(1)
+    a = torch.randn(m, k, generator=gen, device=device.torch_device).to(dtype)  # (M, K)
+    b = (torch.randn(k, n, generator=gen, device=device.torch_device) * k ** -0.5).to(dtype)  # (K, N)
+    c = torch.empty(m, n, device=device.torch_device, dtype=dtype)  # (M, N)
+    run = time_rounds(device, [], lambda rec: torch.matmul(a, b, out=c), plan, record_intervals=False)
+    return [2.0 * m * n * k / (ms * 1e-3) / 1e12 for ms in run.per_iteration_ms]
