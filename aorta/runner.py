@@ -77,6 +77,8 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     for testing the regression gate only, and recorded as such in extra_info."""
     workload.setup()
     reference = check_against_one_stream(device, workload, streams)
+    if workload.launch_hold_cycles():
+        plan = replace(plan, hold_cycles=workload.launch_hold_cycles())
     no_intervals = workload.interval_unavailable_reason()
     if workload.uses_graph():
         step, timed_streams = _graph_step(device, workload, streams, reference), []
@@ -111,6 +113,7 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         "sync_mode": run.sync_mode,
         "timing_method": run.method,
         "iterations_per_round": run.iterations_per_round,
+        "launch_hold_cycles": plan.hold_cycles,
         "clock": run.clock,
         "device_ms_per_iteration": per_iter,
         "host_wall": _host_figures(run),

@@ -24,6 +24,7 @@ class ScriptedDevice:
     def __init__(self, event_times):
         self.times = list(event_times)
         self.syncs = 0
+        self.spins = []
 
     def next_event(self):
         return self.times.pop(0)
@@ -47,6 +48,9 @@ class ScriptedDevice:
 
     def synchronize(self):
         self.syncs += 1
+
+    def spin(self, cycles):
+        self.spins.append((cycles, len(self.times)))  # how many event times were still unread
 
 
 def two_stream_step(rec):
@@ -104,6 +108,14 @@ def test_probe_under_the_floor_batches_k_iterations():
     assert run.method == "events_k_batched"
     assert len(calls) == 1 + 100
     assert run.per_iteration_ms == [pytest.approx(0.6 / 100)]
+
+
+def test_launch_hold_runs_before_each_start_event_and_is_not_timed():
+    dev = ScriptedDevice([0, 4] + [10, 13])  # warm-up round, then one timed round: start, end
+    run = time_rounds(dev, [], lambda rec: None,
+                      TimingPlan(warmup_rounds=1, rounds=1, iterations_per_round=1, hold_cycles=7))
+    assert dev.spins == [(7, 4), (7, 2)]  # one hold per round, each before that round's start event
+    assert run.device_ms == [13 - 10]
 
 
 def test_choose_iterations():

@@ -36,6 +36,10 @@ class TimingPlan:
     target_round_ms: float = 0.5  # what a K-batched round aims for
     max_iterations: int = 10_000
     graph: bool = False  # the step replays a captured graph (the result says so)
+    # Spin this many cycles on the origin stream before each round's start event: the host enqueues the
+    # round while the device spins, so its launches start from a full queue instead of being staggered
+    # by the host's ~9 us per eager launch. Outside the timed span (the start event follows it).
+    hold_cycles: int = 0
 
     def __post_init__(self) -> None:
         if self.warmup_rounds < 0:
@@ -105,17 +109,6 @@ class RoundRecorder:
         if waiter != waitee and self.streams[waiter] is not self.streams[waitee]:
             self.device.wait_stream(self.streams[waiter], self.streams[waitee])
 
-    def hold(self, cycles: int) -> None:
-        """Queue the round's work behind a spin kernel so launches pile up and start together.
-
-        Host launch cost (~9 us each in eager PyTorch) otherwise staggers the starts, and a kernel
-        can then never wait in a full queue. The hold is part of the round's device time.
-        """
-        self.device.spin(cycles)  # on the origin stream, before any stream's work
-        for s in self.streams:
-            if s is not self.origin:
-                self.device.wait_stream(s, self.origin)  # every stream starts after the hold
-
     def _event_on(self, i: int):
         event = self.device.event()
         event.record(self.streams[i])
@@ -163,7 +156,9 @@ class TimedRun:
 StepFn = Callable[[RoundRecorder], None]
 
 
-def _enqueue_round(device, origin, streams, step: StepFn, rec: RoundRecorder, k: int):
+def _enqueue_round(device, origin, streams, step: StepFn, rec: RoundRecorder, k: int, hold_cycles: int = 0):
+    if hold_cycles:
+        device.spin(hold_cycles)  # on the origin stream, before the start event: not timed
     start = device.event()
     start.record(origin)
     for s in streams:  # fork: nothing on a stream starts before the round does
@@ -207,12 +202,12 @@ def time_rounds(device, streams: Sequence, step: StepFn, plan: TimingPlan, *,
     rec = RoundRecorder(device, streams, record_intervals=record_intervals)
 
     for _ in range(plan.warmup_rounds):
-        _enqueue_round(device, origin, streams, step, rec, 1)
+        _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_cycles)
     device.synchronize()  # warm-up work must not spill into the probe or the first timed round
 
     k = plan.iterations_per_round
     if k is None:
-        start, end, _ = _enqueue_round(device, origin, streams, step, rec, 1)
+        start, end, _ = _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_cycles)
         device.synchronize()  # the probe's events are read now
         k = choose_iterations(start.elapsed_time(end), floor_ms=plan.floor_ms,
                               target_ms=plan.target_round_ms, max_iterations=plan.max_iterations)
@@ -222,7 +217,7 @@ def time_rounds(device, streams: Sequence, step: StepFn, plan: TimingPlan, *,
     t_begin = host_clock()
     for _ in range(plan.rounds):
         t0 = host_clock()
-        start, end, marks = _enqueue_round(device, origin, streams, step, rec, k)
+        start, end, marks = _enqueue_round(device, origin, streams, step, rec, k, plan.hold_cycles)
         t1 = host_clock()
         if plan.sync_mode == "per_round":
             device.synchronize()  # per_round: this round's events are complete and host wall is real

@@ -142,6 +142,10 @@ class Workload:
     def uses_graph(self) -> bool:
         return False
 
+    def launch_hold_cycles(self) -> int:
+        """Spin cycles the timing loop runs before each round so its launches start from a full queue."""
+        return 0
+
     def interval_unavailable_reason(self) -> str | None:
         """Why this workload records no per-stream intervals (``None``: it records them)."""
         return None
