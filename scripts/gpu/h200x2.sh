@@ -20,7 +20,7 @@ cp "$W/launch.json" "$W/rep/launcher/" && cp -r "$W/launch_artifacts" "$W/rep/la
 python3 -m aorta report --run "$W/rep/default" --label default --run "$W/rep/launcher" --label launcher_env \
     --reference default --candidate launcher_env --output "$W/fsdp_report" > "$W/report.log" 2>&1
 echo "fsdp report rc=$?"; tail -8 "$W/report.log"
-traces=$(ls "$W"/fsdp/artifacts_fsdp/torch_profiler/rank*/baseline*.json 2>/dev/null | tr '\n' ' ')
+traces=$(ls "$W"/fsdp/artifacts_fsdp/torch_profiler/rank*/baseline.pt.trace.json 2>/dev/null | tr '\n' ' ')
 echo "traces: $traces"
 # shellcheck disable=SC2086
 python3 -m aorta trace merge $traces --output "$W/merged_baseline.json" > "$W/merge.log" 2>&1
