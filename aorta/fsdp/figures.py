@@ -9,9 +9,9 @@ figure cannot be measured it is listed in ``extra_info["unavailable"]`` with the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from aorta import stats
+from aorta.metric import Metric
 from aorta.results import SCHEMA_VERSION
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
@@ -23,23 +23,6 @@ def slowest_per_round(per_rank_ms: Sequence[Sequence[float]]) -> list[float]:
     if len(counts) != 1:
         raise ValueError(f"ranks timed different numbers of rounds: {sorted(counts)}")
     return [max(col) for col in zip(*per_rank_ms)]
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One figure, recorded as extra_info["metrics"][name] (the runner's contract; kept here free of torch)."""
-
-    name: str
-    value: float
-    unit: str
-    higher_is_better: bool
-    samples: tuple[float, ...] = field(default=())
-
-    def as_dict(self) -> dict:
-        d = {"value": self.value, "unit": self.unit, "higher_is_better": self.higher_is_better}
-        if self.samples:
-            d["samples"] = list(self.samples)
-        return d
 
 
 def _metric(name: str, samples: Sequence[float], unit: str, higher: bool) -> Metric:

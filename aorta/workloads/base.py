@@ -9,10 +9,12 @@ The runner checks the multi-stream result against the same step run on one strea
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
+
+from aorta.metric import Metric
 
 PRIORITIES = ("p0", "p1", "p2", "p3")
 CATEGORIES = ("compute", "scheduling", "training", "inference", "pipeline", "latency", "memory", "compile")
@@ -54,23 +56,6 @@ class WorkloadSpec:
         if n > self.max_streams:
             return f"{self.name} supports at most {self.max_streams} streams (asked for {n})"
         return None
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One figure a workload reports; ``samples`` holds one value per timed round where derivable."""
-
-    name: str
-    value: float
-    unit: str
-    higher_is_better: bool
-    samples: tuple[float, ...] = field(default=())
-
-    def as_dict(self) -> dict:
-        d: dict[str, Any] = {"value": self.value, "unit": self.unit, "higher_is_better": self.higher_is_better}
-        if self.samples:
-            d["samples"] = list(self.samples)
-        return d
 
 
 class WorkloadCheckError(AssertionError):
