@@ -151,3 +151,14 @@ def test_plan_rejects_bad_values(bad):
     kwargs = dict(warmup_rounds=0, rounds=1) | bad
     with pytest.raises(ValueError):
         TimingPlan(**kwargs)
+
+
+def test_garbage_collection_is_paused_in_timed_rounds_and_restored_after():
+    import gc
+
+    seen = []
+    dev = ScriptedDevice([0, 1, 2, 3, 4, 5])  # warm-up round, then two timed rounds: start, end each
+    time_rounds(dev, [], lambda rec: seen.append(gc.isenabled()),
+                TimingPlan(warmup_rounds=1, rounds=2, iterations_per_round=1))
+    assert seen == [True, False, False]
+    assert gc.isenabled()

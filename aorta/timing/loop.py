@@ -16,6 +16,7 @@ Work shorter than the event floor (~20 us per round: an event pair around one ti
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -214,7 +215,32 @@ def time_rounds(device, streams: Sequence, step: StepFn, plan: TimingPlan, *,
 
     timings: list[RoundTiming] = []
     pending = []
-    t_begin = host_clock()
+    with _gc_paused():  # a collection mid-round would land in host-bound rounds (eager launches)
+        t_begin = host_clock()
+        _timed_rounds(device, origin, streams, step, rec, k, plan, host_clock, timings, pending)
+        host_total_ms = (host_clock() - t_begin) * 1e3
+
+    if plan.graph:
+        method = "graph_replay"
+    else:
+        method = "events" if k == 1 else "events_k_batched"
+    return TimedRun(timings, k, method, plan.sync_mode,
+                    "device_events" if device.is_gpu else "host_clock", host_total_ms)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _timed_rounds(device, origin, streams, step: StepFn, rec: RoundRecorder, k: int, plan: TimingPlan,
+                  host_clock: Callable[[], float], timings: list[RoundTiming], pending: list) -> None:
     for _ in range(plan.rounds):
         t0 = host_clock()
         start, end, marks = _enqueue_round(device, origin, streams, step, rec, k, plan.hold_cycles)
@@ -229,11 +255,3 @@ def time_rounds(device, streams: Sequence, step: StepFn, plan: TimingPlan, *,
         device.synchronize()  # end_only: one synchronize, then every round's events are read
         t_sync = host_clock()
         timings.extend(_read_round(s, e, m, enq, None, (t0, t_sync)) for s, e, m, enq, t0 in pending)
-    host_total_ms = (host_clock() - t_begin) * 1e3
-
-    if plan.graph:
-        method = "graph_replay"
-    else:
-        method = "events" if k == 1 else "events_k_batched"
-    return TimedRun(timings, k, method, plan.sync_mode,
-                    "device_events" if device.is_gpu else "host_clock", host_total_ms)
