@@ -57,7 +57,7 @@ def test_config_file_then_overrides(tmp_path):
 
 
 def test_bad_override_is_a_usage_error_on_the_command_line(pytester):
-    pytester.makeconftest('pytest_plugins = ["aorta.plugin"]')
+    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile("def test_x():\n    pass\n")
     result = pytester.runpytest_inprocess("--override", "training.steps=20", "--override", "model.widht=3")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -65,7 +65,7 @@ def test_bad_override_is_a_usage_error_on_the_command_line(pytester):
 
 
 def test_bad_timeout_is_a_usage_error(pytester):
-    pytester.makeconftest('pytest_plugins = ["aorta.plugin"]')
+    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile("def test_x():\n    pass\n")
     result = pytester.runpytest_inprocess("--aorta-dist-timeout", "-5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

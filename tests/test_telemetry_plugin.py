@@ -15,7 +15,7 @@ FAKE_SOURCE = """
 import pytest
 from aorta.telemetry.sample import Limits, Sample
 
-pytest_plugins = ["aorta.plugin"]
+from aorta.registration import pytest_plugins  # noqa: F401
 
 class Fake:
     name = "fake"
@@ -39,7 +39,7 @@ ARGS = ("--streams=1", "--rounds=3", "--warmup=0", "--aorta-size=smoke", "-p", "
 
 def _run(pytester, *extra, reasons=None):
     if reasons is None:
-        pytester.makeconftest('pytest_plugins = ["aorta.plugin"]')
+        pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     else:
         pytester.makeconftest(FAKE_SOURCE.format(reasons=reasons))
     pytester.makepyfile(test_bench=BENCH)
@@ -89,7 +89,7 @@ def test_drop_throttled_fails_when_every_round_was_throttled(pytester):
 
 
 def test_bad_telemetry_options_are_usage_errors(pytester):
-    pytester.makeconftest('pytest_plugins = ["aorta.plugin"]')
+    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     result = pytester.runpytest("--aorta-telemetry-interval-ms=fast")
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*--aorta-telemetry-interval-ms='fast': not an integer*"])
