@@ -119,6 +119,7 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         "host_wall": _host_figures(run),
         "metrics": {m.name: m.as_dict() for m in metrics},
         "headline_metric": workload.spec.metric,
+        "min_effect": workload.min_effects(),
         "unavailable": dict(unavailable),
         "workload_info": workload.info(),
     }

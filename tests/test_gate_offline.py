@@ -112,6 +112,17 @@ def test_thresholds_per_metric_and_per_benchmark():
     assert names(comp.verdicts) == [("a", "device_ms", SLOWER), ("a", "tflops", SAME)]
 
 
+def test_a_benchmark_declared_noise_floor_raises_the_minimum_effect_and_user_rules_still_win():
+    noisy_ref, noisy_cand = bench("a", 10.0, seed=1), bench("a", 12.0, seed=2)  # +20%
+    for b in (noisy_ref, noisy_cand):
+        b["extra_info"]["min_effect"] = {"device_ms": 0.75}
+    comp = compare_runs(run([noisy_ref]), run([noisy_cand]))
+    assert ("a", "device_ms", SAME) in names(comp.verdicts)  # +20% is inside the declared 75% floor
+    s = GateSettings(thresholds=(parse_threshold("device_ms=0.1"),))
+    assert s.min_effect_for("b/test_x.py::a", "device_ms", declared=0.75) == 0.1
+    assert GateSettings().min_effect_for("b/test_x.py::a", "device_ms", declared=0.01) == 0.03  # never below
+
+
 @pytest.mark.parametrize("text", ["tflops", "=0.1", "tflops=abc", "tflops=-1", "tflops=2000%"])
 def test_bad_threshold_names_the_option(text):
     with pytest.raises(ValueError, match="--aorta-threshold"):

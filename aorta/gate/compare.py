@@ -48,8 +48,9 @@ class GateSettings:
     thresholds: tuple[Threshold, ...] = ()
     allow_mismatch: bool = False
 
-    def min_effect_for(self, benchmark: str, metric: str) -> float:
-        value = self.min_effect
+    def min_effect_for(self, benchmark: str, metric: str, declared: float | None = None) -> float:
+        """The run's default, or the noise floor the benchmark declared for this figure; user rules win."""
+        value = self.min_effect if declared is None else max(self.min_effect, declared)
         for t in self.thresholds:
             if fnmatch.fnmatchcase(metric, t.metric_glob) and _bench_matches(benchmark, t.benchmark_glob):
                 value = t.min_effect
@@ -113,6 +114,12 @@ def metric_samples(metric: Mapping) -> list[float]:
     if metric.get("samples"):
         return [float(v) for v in metric["samples"]]
     return [] if metric.get("value") is None else [float(metric["value"])]
+
+
+def declared_min_effects(bench: Mapping) -> dict[str, float]:
+    """Noise floors a benchmark declared for its figures (extra_info["min_effect"]: name -> ratio)."""
+    declared = (bench.get("extra_info") or {}).get("min_effect") or {}
+    return {str(k): float(v) for k, v in declared.items() if isinstance(v, (int, float))}
 
 
 def figures(bench: Mapping) -> dict[str, tuple[str, bool, list[float]]]:
@@ -241,12 +248,14 @@ def benchmark_verdicts(name: str, ref_bench: Mapping, cand_bench: Mapping,
                        settings: GateSettings, only: Sequence[str] | None = None) -> list[Verdict]:
     """Verdicts for every figure present on both sides (or only those named in ``only``)."""
     rf, cf = figures(ref_bench), figures(cand_bench)
+    declared = {**declared_min_effects(ref_bench), **declared_min_effects(cand_bench)}
     out = []
     for metric, (unit, hib, cand_samples) in cf.items():
         if metric not in rf or (only is not None and metric not in only):
             continue
         out.append(decide(name, metric, unit, hib, rf[metric][2], cand_samples,
-                          min_effect=settings.min_effect_for(name, metric), alpha=settings.alpha,
+                          min_effect=settings.min_effect_for(name, metric, declared.get(metric)),
+                          alpha=settings.alpha,
                           min_samples=settings.min_samples))
     for metric in rf:
         if metric not in cf and (only is None or metric in only):
