@@ -55,8 +55,7 @@ class AsyncDataload(Workload):
     )
 
     def setup(self) -> None:
-        cfg = dict(SIZES[self.size])
-        cfg.update({k: v for k, v in self.params.items() if k in cfg})
+        cfg = self.sized(SIZES)
         cfg["NB"] = max(cfg["NB"], self.n_streams)  # every stream gets a batch
         self.cfg = cfg
         NB, B, H, C = cfg["NB"], cfg["B"], cfg["H"], cfg["C"]

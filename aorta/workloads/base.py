@@ -147,6 +147,12 @@ class Workload:
         return self.device.streams(self.n_streams)
 
     # -- helpers ----------------------------------------------------------------------
+    def sized(self, sizes: dict[str, dict]) -> dict:
+        """This size's entry of ``sizes``, with any of its keys overridden by the workload's params."""
+        cfg = dict(sizes[self.size])
+        cfg.update({k: v for k, v in self.params.items() if k in cfg})
+        return cfg
+
     def generator(self) -> torch.Generator:
         g = torch.Generator(device=self.device.torch_device)
         g.manual_seed(self.seed)

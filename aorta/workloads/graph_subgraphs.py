@@ -43,8 +43,7 @@ class GraphSubgraphs(Workload):
     def setup(self) -> None:
         if self.mode == "graph" and not self.device.supports_graphs():
             raise WorkloadUnavailable("CUDA/HIP graphs need a GPU")
-        cfg = dict(SIZES[self.size])
-        cfg.update({k: v for k, v in self.params.items() if k in cfg})
+        cfg = self.sized(SIZES)
         cfg["G"] = max(cfg["G"], self.n_streams)  # one subgraph per stream at least
         self.cfg = cfg
         G, B, D, L = cfg["G"], cfg["B"], cfg["D"], cfg["L"]

@@ -52,8 +52,7 @@ class RagPipeline(Workload):
     )
 
     def setup(self) -> None:
-        cfg = dict(SIZES[self.size])
-        cfg.update({k: v for k, v in self.params.items() if k in cfg})
+        cfg = self.sized(SIZES)
         cfg["Q"] = max(cfg["Q"], self.n_streams)  # at least one batch per stream: every stream gets work
         self.cfg = cfg
         Q, B, T, D, N, V, S = (cfg[x] for x in ("Q", "B", "T", "D", "N", "V", "S"))

@@ -50,8 +50,7 @@ class TorchCompile(Workload):
     )
 
     def setup(self) -> None:
-        cfg = dict(SIZES[self.size])
-        cfg.update({k: v for k, v in self.params.items() if k in cfg})
+        cfg = self.sized(SIZES)
         cfg["R"] = max(cfg["R"], self.n_streams)  # one region per stream at least
         self.cfg = cfg
         self.backend = self.params.get("backend") or DEFAULT_BACKEND[self.size]

@@ -60,8 +60,7 @@ class ZeroOffload(Workload):
     )
 
     def setup(self) -> None:
-        cfg = dict(SIZES[self.size])
-        cfg.update({k: v for k, v in self.params.items() if k in cfg})
+        cfg = self.sized(SIZES)
         self.cfg = cfg
         T, D, L = cfg["T"], cfg["D"], cfg["L"]
         dev = self.device.torch_device
