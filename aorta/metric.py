@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from aorta import stats
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -21,3 +23,20 @@ class Metric:
         if self.samples:
             d["samples"] = list(self.samples)
         return d
+
+
+def percentile_metrics(prefix: str, per_round: list[list[float]], percentiles: tuple[int, ...],
+                       unit: str = "ms") -> tuple[list[Metric], dict[str, str]]:
+    """``{prefix}_p{q}_{unit}`` over all rounds' samples pooled, with one per-round percentile as samples.
+
+    Lower is better (latencies). Rounds without samples are dropped; with none left every figure is
+    unavailable with the reason (no per-segment intervals, e.g. graph replay).
+    """
+    names = [f"{prefix}_p{q}_{unit}" for q in percentiles]
+    rounds = [s for s in per_round if s]
+    if not rounds:
+        reason = "no per-segment intervals recorded (graph replay)"
+        return [], dict.fromkeys(names, reason)
+    pooled = [x for s in rounds for x in s]
+    return [Metric(name, stats.percentile(pooled, q), unit, False, tuple(stats.percentile(s, q) for s in rounds))
+            for name, q in zip(names, percentiles)], {}

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import torch
 
 from aorta import stats
+from aorta.metric import percentile_metrics
 from aorta.workloads import decoder
 from aorta.workloads.base import Metric, Workload, WorkloadSpec
 from aorta.workloads.segments import SegmentPlan
@@ -179,18 +180,7 @@ class ContinuousBatch(Workload):
                 if label[0] == "decode"]
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
-        per_round = [self.decode_step_ms(r.stream_intervals_ms) for r in run.rounds]
-        per_round = [s for s in per_round if s]
-        if not per_round:
-            reason = "no per-segment intervals recorded (graph replay)"
-            return [], {"decode_step_p99_ms": reason, "decode_step_p50_ms": reason}
-        pooled = [x for s in per_round for x in s]
-        return [
-            Metric("decode_step_p99_ms", stats.percentile(pooled, 99), "ms", False,
-                   tuple(stats.percentile(s, 99) for s in per_round)),
-            Metric("decode_step_p50_ms", stats.percentile(pooled, 50), "ms", False,
-                   tuple(stats.percentile(s, 50) for s in per_round)),
-        ], {}
+        return percentile_metrics("decode_step", [self.decode_step_ms(r.stream_intervals_ms) for r in run.rounds], (99, 50))
 
     def info(self) -> dict:
         lengths = [n for grp in self.groups for n in grp["lengths"]]

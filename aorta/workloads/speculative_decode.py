@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import torch
 
 from aorta import stats
+from aorta.metric import percentile_metrics
 from aorta.workloads import decoder
 from aorta.workloads.base import Metric, Workload, WorkloadSpec
 from aorta.workloads.segments import SegmentPlan
@@ -178,18 +179,7 @@ class SpeculativeDecode(Workload):
         return out
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
-        per_round = [self.per_token_ms(r.stream_intervals_ms) for r in run.rounds]
-        per_round = [s for s in per_round if s]
-        if not per_round:
-            reason = "no per-segment intervals recorded (graph replay)"
-            return [], {"per_token_p50_ms": reason, "per_token_p99_ms": reason}
-        pooled = [x for s in per_round for x in s]
-        return [
-            Metric("per_token_p50_ms", stats.percentile(pooled, 50), "ms", False,
-                   tuple(stats.percentile(s, 50) for s in per_round)),
-            Metric("per_token_p99_ms", stats.percentile(pooled, 99), "ms", False,
-                   tuple(stats.percentile(s, 99) for s in per_round)),
-        ], {}
+        return percentile_metrics("per_token", [self.per_token_ms(r.stream_intervals_ms) for r in run.rounds], (50, 99))
 
     def info(self) -> dict:
         c = self.cfg
