@@ -88,7 +88,7 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         step, timed_streams = workload.step, streams
     slowdown_info = None
     if test_slowdown > 0:
-        units, slowdown_info = slowdown.calibrate(device, step, timed_streams, test_slowdown)
+        units, slowdown_info = slowdown.calibrate(device, step, timed_streams, test_slowdown, plan)
         step = slowdown.padded_step(device, step, timed_streams, units)
     run = time_rounds(device, timed_streams, step, plan, record_intervals=no_intervals is None)
     reviewed: dict[str, Any] = {}

@@ -12,11 +12,12 @@ the plain one; what the calibration measured is recorded next to the request.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from aorta import stats
 from aorta.timing import TimingPlan, time_rounds
 
-CALIBRATION_PLAN = TimingPlan(warmup_rounds=1, rounds=5)
+CALIBRATION_ROUNDS = {"warmup_rounds": 1, "rounds": 5}
 PROBE_UNITS = 200_000  # ~0.1-0.2 ms of spin on a GPU (clock cycles), 0.2 ms of busy loop on a CPU (ns)
 
 
@@ -37,17 +38,21 @@ def _median_ms(device, streams, step, plan: TimingPlan) -> float:
     return stats.median(time_rounds(device, streams, step, plan, record_intervals=False).per_iteration_ms)
 
 
-def calibrate(device, step, streams: Sequence, fraction: float,
-              plan: TimingPlan = CALIBRATION_PLAN) -> tuple[int, dict]:
+def calibrate(device, step, streams: Sequence, fraction: float, run_plan: TimingPlan) -> tuple[int, dict]:
     """Spin units that make one iteration about ``fraction`` slower, and what calibration measured.
 
-    The plain step is re-timed right after each padded pass, so a drift of the device (clocks, other
-    load) between passes does not enter the measured ratio.
+    Calibration times the step the way the benchmark will (``run_plan``: launch hold, graph, sync mode,
+    iterations per round) with fewer rounds: timed another way, the padding can hide behind host
+    launches in calibration and show in full in the run, or the reverse. The plain step is re-timed
+    right after each padded pass, so a drift of the device (clocks, other load) between passes does
+    not enter the measured ratio.
     """
     if not 0.0 < fraction <= 10.0:
         raise ValueError(f"--aorta-test-slowdown must be in (0, 10], got {fraction}")
+    plan = replace(run_plan, **CALIBRATION_ROUNDS)
     base_ms = _median_ms(device, streams, step, plan)
-    spin_ms = _median_ms(device, [], lambda _rec: device.spin(PROBE_UNITS), plan)
+    spin_plan = TimingPlan(sync_mode=plan.sync_mode, **CALIBRATION_ROUNDS)
+    spin_ms = _median_ms(device, [], lambda _rec: device.spin(PROBE_UNITS), spin_plan)
     ms_per_unit = max(spin_ms, 1e-6) / PROBE_UNITS
     units = max(0, round(fraction * base_ms / ms_per_unit))
     for attempt in range(3):
