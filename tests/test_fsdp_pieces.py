@@ -67,8 +67,8 @@ def test_build_result_throughput_from_global_batch_and_unavailable_reasons():
 
 
 def test_build_result_overlap_figures_are_per_step():
-    ov = {"steps": 2, "overlap_ratio": 0.5, "exposed_comm_ms": 4.0, "comm_busy_ms": 8.0, "compute_busy_ms": 20.0,
-          "overlapped_ms": 4.0, "busy_ms_by_kind": {"all_gather": 6.0, "reduce_scatter": 2.0, "all_reduce": 0.0},
+    ov = {"steps": 2, "window_ms": 40.0, "overlap_ratio": 0.5, "exposed_comm_ms": 4.0, "comm_busy_ms": 8.0,
+          "compute_busy_ms": 20.0, "overlapped_ms": 4.0, "busy_ms_by_kind": {"all_gather": 6.0, "reduce_scatter": 2.0, "all_reduce": 0.0},
           "busbw_gbps": {"all_gather": 100.0, "reduce_scatter": 90.0, "all_reduce": None},
           "unavailable": {"busbw_gbps.all_reduce": "no all_reduce kernels in the profiled window"}}
     _, extra = build_result({"id": "baseline"}, [_rank(0, [10.0], ov)], world_size=1, seq_len=8, backend="cuda",
@@ -77,6 +77,9 @@ def test_build_result_overlap_figures_are_per_step():
     assert m["exposed_comm_ms"]["value"] == 2.0 and m["comm_busy_ms"]["value"] == 4.0
     assert m["overlap_ratio"] == {"value": 0.5, "unit": "ratio", "higher_is_better": True}
     assert m["all_gather_busbw_gbps"]["value"] == 100.0 and m["all_gather_busy_ms"]["value"] == 3.0
+    # 40 ms window, kernels busy 20 + 8 - 4 = 24 ms: 16 ms idle, 8 per step, 40% of the window
+    assert m["gpu_idle_ms"]["value"] == 8.0 and m["gpu_idle_ms"]["higher_is_better"] is False
+    assert m["gpu_idle_share"]["value"] == pytest.approx(0.4)
     assert extra["unavailable"]["all_reduce_busbw_gbps"] == "no all_reduce kernels in the profiled window"
 
 

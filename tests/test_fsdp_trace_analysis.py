@@ -57,6 +57,8 @@ def test_nccl_trace_overlap_figures():
     assert s.exposed_comm_ms_per_step == pytest.approx(0.2 / 2)
     assert s.overlap_ratio == pytest.approx(250 / 450)
     assert s.window_ms == pytest.approx((1900 - 1000) / 1e3)
+    # no kernel runs 1400-1500 and 1700-1800
+    assert s.idle_ms == pytest.approx(200 / 1e3) and s.as_dict()["idle_ms"] == s.idle_ms
     # busbw: bytes / kernel time x factor, n = 2
     assert s.algbw_gbps["all_gather"] == pytest.approx(2097152 * 2 / 200e-6 / 1e9)
     assert s.busbw_gbps["all_gather"] == pytest.approx(2097152 * 2 / 200e-6 / 1e9 * 1 / 2)

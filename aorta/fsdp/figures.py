@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from aorta import stats
+from aorta.fsdp.trace_analysis import idle_ms
 from aorta.metric import Metric
 from aorta.results import SCHEMA_VERSION
 
@@ -52,7 +53,7 @@ def build_result(scenario: Mapping, ranks: Sequence[Mapping], *, world_size: int
     ov = lead.get("overlap")
     if ov is None:
         reason = lead.get("overlap_reason") or "no profiled window"
-        for name in ("overlap_ratio", "exposed_comm_ms", "comm_busy_ms", "compute_busy_ms", "overlapped_ms",
+        for name in ("overlap_ratio", "exposed_comm_ms", "comm_busy_ms", "compute_busy_ms", "overlapped_ms", "gpu_idle_ms",
                      *(f"{c}_busbw_gbps" for c in COLLECTIVES)):
             unavailable[name] = reason
     else:
@@ -67,6 +68,10 @@ def build_result(scenario: Mapping, ranks: Sequence[Mapping], *, world_size: int
             Metric("compute_busy_ms", ov["compute_busy_ms"] / steps, "ms/step", False),
             Metric("overlapped_ms", ov["overlapped_ms"] / steps, "ms/step", True),
         ]
+        idle = idle_ms(ov["window_ms"], ov["compute_busy_ms"], ov["comm_busy_ms"], ov["overlapped_ms"])
+        metrics.append(Metric("gpu_idle_ms", idle / steps, "ms/step", False))
+        if ov["window_ms"] > 0:
+            metrics.append(Metric("gpu_idle_share", idle / ov["window_ms"], "ratio", False))
         for kind in COLLECTIVES:
             busbw = ov["busbw_gbps"].get(kind)
             if busbw is not None:

@@ -168,6 +168,10 @@ class OverlapSummary:
     unavailable: dict[str, str] = field(default_factory=dict)
 
     @property
+    def idle_ms(self) -> float:
+        return idle_ms(self.window_ms, self.compute_busy_ms, self.comm_busy_ms, self.overlapped_ms)
+
+    @property
     def exposed_comm_ms_per_step(self) -> float:
         return self.exposed_comm_ms / self.steps
 
@@ -189,10 +193,18 @@ class OverlapSummary:
             "compute_busy_ms": self.compute_busy_ms, "comm_busy_ms": self.comm_busy_ms,
             "busy_ms_by_kind": dict(self.busy_ms_by_kind), "overlapped_ms": self.overlapped_ms,
             "exposed_comm_ms": self.exposed_comm_ms, "exposed_comm_ms_per_step": self.exposed_comm_ms_per_step,
+            "idle_ms": self.idle_ms,
             "overlap_ratio": self.overlap_ratio, "kernel_count_by_kind": dict(self.kernel_count_by_kind),
             "busbw_gbps": dict(self.busbw_gbps), "algbw_gbps": dict(self.algbw_gbps),
             "unavailable": dict(self.unavailable),
         }
+
+
+def idle_ms(window_ms: float, compute_busy_ms: float, comm_busy_ms: float, overlapped_ms: float) -> float:
+    """Time in a window with no kernel running: window - |compute ∪ comm|. A GPU that idles for a large
+    share of the step waits on the host (launches, Python, synchronization), and its overlap figures then
+    describe kernels that had the GPU to themselves rather than a schedule that hid them."""
+    return max(0.0, window_ms - (compute_busy_ms + comm_busy_ms - overlapped_ms))
 
 
 def bandwidth_gbps(kernels: Sequence[KernelEvent], kind: str, n_ranks: int | None) -> tuple[float | None,

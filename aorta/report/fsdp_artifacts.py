@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aorta.fsdp.trace_analysis import idle_ms
 from aorta.report.errors import ReportInputError
 
 RANK_FILE = re.compile(r"^rank_(\d+)_metrics\.jsonl$")
@@ -54,8 +55,7 @@ class ScenarioRank:
         parts = [self.per_step(n) for n in ("window_ms", "compute_busy_ms", "comm_busy_ms", "overlapped_ms")]
         if None in parts:
             return None
-        window, comp, comm, ov = parts
-        return max(0.0, window - (comp + comm - ov))
+        return idle_ms(*parts)
 
 
 def artifacts_dir(path: Path) -> Path | None:
