@@ -5,7 +5,7 @@ import json
 import pytest
 
 from aorta.fsdp.distributed import device_index_for, launch_info
-from aorta.fsdp.figures import build_result, slowest_per_round
+from aorta.fsdp.figures import build_result, reading_notes, slowest_per_round
 from aorta.fsdp.metrics_log import read_jsonl, write_jsonl
 from aorta.fsdp.plugin import first_difference
 from aorta.fsdp.scenarios import SCENARIOS, Scenario, get_scenario
@@ -121,3 +121,16 @@ def test_trace_figures_flow_into_the_benchmark_metrics():
     assert m["all_reduce_busbw_gbps"]["value"] == pytest.approx(4096 / 100e-6 / 1e9)
     assert m["peak_memory_bytes"]["value"] == 1024
     assert set(extra["unavailable"]) == {"compute_slowdown_ratio"}
+
+
+def test_reading_notes_flag_a_host_bound_idle_profiler_slowed_step():
+    # 2xH200, old default batch 8: enqueue 70.4 ms of a 70.0 ms step, idle 65%, profiled 100.7 ms per step
+    notes = reading_notes({"step_ms": 70.0, "gpu_idle_share": 0.65, "profiled_step_ms": 100.7}, [70.1, 70.4, 70.9])
+    assert [n.split(":")[0].split(" ")[0] for n in notes] == ["host-bound", "the", "profiled"]
+    assert "70.4 ms to enqueue a 70.0 ms step" in notes[0] and "65%" in notes[1] and "+44%" in notes[2]
+
+
+def test_reading_notes_say_nothing_for_a_gpu_bound_step():
+    # 2xH200, batch 32: enqueue 72 of 92 ms, idle 6%, profiled 105 ms (+14%)
+    assert reading_notes({"step_ms": 92.0, "gpu_idle_share": 0.06, "profiled_step_ms": 105.1}, [72.1]) == []
+    assert reading_notes({"step_ms": 92.0}, []) == []  # nothing measured, nothing said

@@ -299,8 +299,9 @@ def _row(name: str, extra: dict) -> dict:
         return m[key]["value"] if key in m else None
 
     return {"name": name, "step_ms": val("step_ms"), "exposed_comm_ms": val("exposed_comm_ms"),
-            "overlap_ratio": val("overlap_ratio"), "ag_busbw": val("all_gather_busbw_gbps"),
-            "rs_busbw": val("reduce_scatter_busbw_gbps")}
+            "overlap_ratio": val("overlap_ratio"), "idle_share": val("gpu_idle_share"),
+            "ag_busbw": val("all_gather_busbw_gbps"), "rs_busbw": val("reduce_scatter_busbw_gbps"),
+            "notes": extra.get("reading_notes", [])}
 
 
 # ----------------------------------------------------------------------------- end of session
@@ -331,11 +332,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 
     env = state.env
     terminalreporter.section(f"aorta: FSDP scenarios ({env.world_size} rank(s), {env.comm_library})")
-    rows = [[r["name"], r["step_ms"], r["exposed_comm_ms"], r["overlap_ratio"], r["ag_busbw"], r["rs_busbw"]]
-            for r in state.rows]
+    rows = [[r["name"], r["step_ms"], r["exposed_comm_ms"], r["overlap_ratio"], r["idle_share"], r["ag_busbw"],
+             r["rs_busbw"]] for r in state.rows]
     for line in format_table(["scenario", "step ms (slowest rank)", "exposed comm ms/step", "overlap ratio",
-                              "all-gather busbw GB/s", "reduce-scatter busbw GB/s"], rows):
+                              "GPU idle share", "all-gather busbw GB/s", "reduce-scatter busbw GB/s"], rows):
         terminalreporter.write_line(line)
+    for r in state.rows:
+        for note in r["notes"]:
+            terminalreporter.write_line(f"{r['name']}: {note}", yellow=True)
     if state.jsonl_written:
         terminalreporter.write_line(f"per-rank metrics: {Path(state.jsonl_written).parent}/rank_<r>_metrics.jsonl")
 
