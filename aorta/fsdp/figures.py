@@ -121,19 +121,23 @@ def build_result(scenario: Mapping, ranks: Sequence[Mapping], *, world_size: int
 
 
 def reading_notes(values: Mapping[str, float], host_enqueue_ms: Sequence[float]) -> list[str]:
-    """How to read a scenario's overlap figures, from its own measurements: a host-bound step, a GPU that
-    idles for much of the profiled window, or a profiler that slowed the steps it recorded."""
+    """How to read a scenario's overlap figures, from its own measurements: a GPU that idles for much of
+    the profiled window (host-bound when the host also took the whole step to enqueue it; a step that
+    blocks on a device-to-host copy also enqueues for the whole step, but its GPU is busy), or a profiler
+    that slowed the steps it recorded."""
     notes = []
     step = values.get("step_ms")
     enqueue = stats.median(host_enqueue_ms) if host_enqueue_ms else None
-    if step and enqueue is not None and enqueue >= HOST_BOUND_ENQUEUE_SHARE * step:
-        notes.append(f"host-bound: rank 0 took {enqueue:.1f} ms to enqueue a {step:.1f} ms step; the GPU waits "
-                     "for launches, so streams and overlap have little to work with (a larger batch or model "
-                     "through --override moves the bound to the GPU)")
     idle_share = values.get("gpu_idle_share")
     if idle_share is not None and idle_share >= IDLE_SHARE_NOTE:
-        notes.append(f"the GPU ran no kernel for {idle_share:.0%} of the profiled window: communication there "
-                     "had the GPU to itself, so the overlap ratio says little about how well it is hidden")
+        if step and enqueue is not None and enqueue >= HOST_BOUND_ENQUEUE_SHARE * step:
+            notes.append(f"host-bound: rank 0 took {enqueue:.1f} ms to enqueue a {step:.1f} ms step and the GPU "
+                         f"ran no kernel for {idle_share:.0%} of the profiled window; a larger batch or model "
+                         "(--override) moves the bound to the GPU")
+        else:
+            notes.append(f"the GPU ran no kernel for {idle_share:.0%} of the profiled window")
+        notes[-1] += (": communication there had the GPU to itself, so the overlap ratio says little about "
+                      "how well it is hidden")
     profiled = values.get("profiled_step_ms")
     if step and profiled and profiled / step - 1.0 >= PROFILER_SLOWDOWN_NOTE:
         notes.append(f"profiled steps took {profiled:.1f} ms against {step:.1f} ms timed "
