@@ -98,3 +98,10 @@ def test_rocm_smi_limits():
 def test_rocm_smi_json_that_is_not_an_object_is_an_error():
     with pytest.raises(ValueError):
         parse.parse_rocm_smi_json("[1, 2]")
+
+
+def test_topology_from_nvidia_smi_loses_its_terminal_escapes():
+    raw = (DATA / "nvidia_smi_topo_h100.txt").read_text()  # recorded on the lent H100: header underlined
+    assert "\x1b[" in raw
+    clean = parse.strip_ansi(raw)
+    assert "\x1b" not in clean and clean.startswith("GPU0\tCPU Affinity") and "0-15" in clean

@@ -103,7 +103,7 @@ def _topology(backend: str) -> str | None:
     cmd = {"cuda": ["nvidia-smi", "topo", "-m"], "rocm": ["rocm-smi", "--showtopo"]}.get(backend)
     if cmd is None or shutil.which(cmd[0]) is None:
         return None
-    return run_tool(cmd).strip()
+    return parse.strip_ansi(run_tool(cmd)).strip()
 
 
 def gpu_inventory(backend: str, index: int, pci_bus_id: str | None = None) -> dict:

@@ -25,6 +25,14 @@ NVSMI_LIMIT_FIELDS = ("clocks.max.sm", "clocks.max.mem", "power.limit")
 _MISSING = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]"}
 
 
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def strip_ansi(text: str) -> str:
+    """Tool output without terminal escapes (``nvidia-smi topo -m`` underlines its header even into a pipe)."""
+    return ANSI_ESCAPE.sub("", text)
+
+
 def number_or_none(text: object) -> float | None:
     """``"699.12"`` -> 699.12; ``"[N/A]"``, ``"[Not Supported]"``, ``"N/A"``, garbage -> ``None``."""
     if text is None:
