@@ -47,11 +47,13 @@ def test_all_six_are_registered_with_a_priority_category_and_range():
                                  CopyComputeOverlap], ids=lambda c: c.spec.name)
 def test_every_stream_given_gets_work(cpu, cls):
     _, res = run(cpu, cls, 4)
-    assert all(sorted(r.stream_intervals_ms) == [0, 1, 2, 3] for r in res.run.rounds)
+    assert all(sorted(r.stream_intervals_ms) == [0, 1, 2, 3] for r in res.traced.rounds)
+    assert all(r.stream_intervals_ms == {} for r in res.run.rounds)  # device time: rounds without events
     extra = res.extra_info
     assert extra["workload"] == cls.spec.name and extra["headline_metric"] in extra["metrics"]
     assert extra["dtype"] == "bf16"
     assert len(extra["device_ms_per_iteration"]) == 2
+    assert extra["interval_pass"]["rounds"] == 2 and extra["interval_pass"]["ratio_to_timed"] > 0
 
 
 def test_rag_pipeline_reports_queries_and_stage_busy(cpu):

@@ -37,16 +37,17 @@ def trace_file_name(item_name: str) -> str:
 
 
 def bench_trace(name: str, result) -> dict:
-    """The trace document of one ``BenchResult`` (``result.run.rounds[r]`` device ms and stream intervals)."""
-    rounds = result.run.rounds
+    """The trace document of one ``BenchResult``: its interval pass's rounds (device ms and stream intervals)."""
+    run = result.intervals_run
+    rounds = run.rounds
     events = round_events([r.device_ms for r in rounds], [r.stream_intervals_ms for r in rounds],
                           process_name=name)
     extra = result.extra_info
-    return trace_document(events, benchmark=name, timing_method=result.run.method,
-                          iterations_per_round=result.run.iterations_per_round, clock=result.run.clock,
+    return trace_document(events, benchmark=name, timing_method=run.method,
+                          iterations_per_round=run.iterations_per_round, clock=run.clock,
                           streams_requested=extra.get("streams_requested"),
                           note=("graph replay: no per-stream intervals inside a graph, rounds only"
-                                if result.run.method == "graph_replay" else
+                                if run.method == "graph_replay" else
                                 "rounds laid end to end on the round clock (see clock); gaps between rounds not measured"))
 
 
