@@ -10,6 +10,14 @@ pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _not_an_xdist_worker():
+    """Under ``pytest -n`` this variable would make pytest-benchmark disable the benchmarks of the runs the
+    tests start themselves (pytester, torchrun): those runs are not xdist workers."""
+    worker = os.environ.pop("PYTEST_XDIST_WORKER", None)
+    yield
+    if worker is not None:
+        os.environ["PYTEST_XDIST_WORKER"] = worker
 
 
 @pytest.fixture
