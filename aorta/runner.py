@@ -106,7 +106,6 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         run, reviewed = review(run)
     per_iter = run.per_iteration_ms
     metrics = workload.metrics(per_iter)
-    workload.timed_ms = per_iter
     traced = None
     if no_intervals is None:
         traced = time_rounds(device, timed_streams, step, plan, record_intervals=True)
@@ -149,7 +148,6 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         extra["unavailable"]["distinct_streams"] = "CPU backend: no hardware streams"
     if traced is not None:
         extra["interval_pass"] = _interval_pass_figures(traced, per_iter)
-    if not no_intervals:
         extra.update(results.stream_figures([r.stream_intervals_ms for r in traced.rounds], traced.device_ms,
                                             workload.n_streams))
         if not device.is_gpu:

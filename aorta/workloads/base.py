@@ -89,9 +89,6 @@ class Workload:
         self.issue_order = issue_order
         self.seed = seed
         self.params = params
-        # Per-iteration device ms of the timed rounds (no interval events), set by the runner before
-        # ``extra_metrics``, which gets the interval pass's run.
-        self.timed_ms: list[float] | None = None
 
     @staticmethod
     def dtype_of(name: str) -> torch.dtype:

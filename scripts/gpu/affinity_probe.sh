@@ -12,9 +12,6 @@ mkdir -p "$OUT"
 REPS=${AORTA_PROBE_REPS:-5}
 {
   nproc; lscpu | grep -E "Model name|Socket|NUMA|Thread|MHz" ; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null
-  bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | head -1 | tr 'A-F' 'a-f' | sed 's/^0000\(....\)/\1/')
-  echo "bus $bus"; ls /sys/bus/pci/devices/ | grep -i "${bus#0000:}" ;
-  for d in /sys/bus/pci/devices/*"${bus: -12}"; do echo "$d local_cpulist: $(cat "$d/local_cpulist" 2>/dev/null) numa_node: $(cat "$d/numa_node" 2>/dev/null)"; done
 } > "$OUT/topology.txt" 2>&1
 cat "$OUT/topology.txt"
 LIST=$(python3 - <<'PY'
