@@ -1,13 +1,15 @@
 """Pure pieces of the FSDP suite: launch environment, device binding, collection check, figures, JSONL."""
 
 import json
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from aorta.fsdp.distributed import device_index_for, launch_info
 from aorta.fsdp.figures import build_result, reading_notes, slowest_per_round
 from aorta.fsdp.metrics_log import read_jsonl, write_jsonl
-from aorta.fsdp.plugin import first_difference
+from aorta.fsdp.plugin import _results_on_rank_0_only, first_difference
 from aorta.fsdp.scenarios import SCENARIOS, Scenario, get_scenario
 
 
@@ -30,6 +32,19 @@ def test_collection_check_names_the_first_difference():
     assert first_difference([["a", "b"], ["a", "b"]]) is None
     assert "rank 1 collected 'c' at position 1 where rank 0 collected 'b'" in first_difference([["a", "b"], ["a", "c"]])
     assert "rank 0 collected 2 tests, rank 2 collected 1" in first_difference([["a", "b"], ["a", "b"], ["a"]])
+
+
+@pytest.mark.parametrize("opened", [True, False], ids=["file-pytest-benchmark-5.2", "path-pytest-benchmark-5.3"])
+def test_other_ranks_drop_the_json_option_without_touching_rank_0s_file(tmp_path, opened):
+    path = tmp_path / "run.json"
+    path.write_text("{}")  # what rank 0 wrote (5.2 opens and empties it on every rank at parse time)
+    value = path.open("ab") if opened else Path(path)
+    config = SimpleNamespace(option=SimpleNamespace(benchmark_json=value, benchmark_save="x", benchmark_autosave=True))
+    _results_on_rank_0_only(config)
+    assert config.option.benchmark_json is None
+    assert (config.option.benchmark_save, config.option.benchmark_autosave) == (None, False)
+    assert path.read_text() == "{}"
+    assert not opened or value.closed
 
 
 def test_scenario_ids_are_stable_and_unique():

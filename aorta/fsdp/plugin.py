@@ -82,14 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     info = _launch()
     if info.rank != 0:
-        # Only rank 0 writes results: pytest-benchmark would write --benchmark-json in every process.
-        json_file = config.getoption("benchmark_json", None)
-        if json_file is not None:
-            json_file.close()
-            config.option.benchmark_json = None
-        for name in ("benchmark_save", "benchmark_autosave"):
-            if hasattr(config.option, name):
-                setattr(config.option, name, None if name == "benchmark_save" else False)
+        _results_on_rank_0_only(config)
     try:
         backend = detect_backend(config.getoption("aorta_device"))
     except DeviceUnavailable as exc:
@@ -102,6 +95,24 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = FsdpState(cfg, Path(config.getoption("aorta_artifacts")),
                                     config.getoption("aorta_dist_timeout"))
+
+
+def _results_on_rank_0_only(config: pytest.Config) -> None:
+    """Clear this rank's result options: pytest-benchmark would write --benchmark-json in every process.
+
+    The path belongs to rank 0, so nothing here truncates or removes it. Up to pytest-benchmark 5.2 the option
+    is a file that argparse opened (and emptied) at parse time, before rank 0 can have written anything:
+    this rank's handle is closed unwritten. From 5.3 it is a ``pathlib.Path``: there is nothing to close.
+    """
+    json_file = getattr(config.option, "benchmark_json", None)
+    if json_file is not None:
+        close = getattr(json_file, "close", None)
+        if callable(close):
+            close()
+        config.option.benchmark_json = None
+    for name in ("benchmark_save", "benchmark_autosave"):
+        if hasattr(config.option, name):
+            setattr(config.option, name, None if name == "benchmark_save" else False)
 
 
 def _env(config: pytest.Config):
