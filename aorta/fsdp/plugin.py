@@ -174,13 +174,17 @@ def first_difference(id_lists: list[list[str]]) -> str | None:
 
 def _artifacts_problem(session: pytest.Session) -> str | None:
     """What is wrong with --aorta-artifacts when a collected test will write there, else None."""
-    from aorta.fsdp.startup import artifacts_problem
+    from aorta.output_paths import OutputPathError, check_output_dir
 
     if session.config.option.collectonly:
         return None
     if not any(f in getattr(item, "fixturenames", ()) for item in session.items for f in ARTIFACT_FIXTURES):
         return None
-    return artifacts_problem(session.config.stash[STATE].artifacts)
+    try:
+        check_output_dir("--aorta-artifacts", session.config.stash[STATE].artifacts)
+    except OutputPathError as exc:
+        return str(exc)
+    return None
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -1,5 +1,4 @@
-"""Start-up checks of an FSDP run (pure: no torch): ranks started with the same settings, and an artifacts
-folder that can be written.
+"""Start-up check of an FSDP run (pure: no torch): every rank was started with the same settings.
 
 Under torchrun every rank parses its own command line. Ranks given different settings (another
 ``--override``, another ``--aorta-size``) would run different steps and wait on each other's collectives
@@ -9,9 +8,7 @@ until the timeout; comparing the settings when the process group comes up names 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
-from pathlib import Path
 
 # The options that decide what each rank runs and how it is timed; the resolved FSDP configuration is
 # compared as well (it already folds in --aorta-config, --override and the smoke size). Options that only
@@ -70,23 +67,3 @@ def settings_message(differences: list[str]) -> str:
     more = f" (and {len(differences) - SHOWN_DIFFERENCES} more)" if len(differences) > SHOWN_DIFFERENCES else ""
     return (f"aorta: ranks were started with different settings: {shown}{more}. Every rank must run the same "
             "configuration: give all ranks the same arguments and the same --aorta-config file")
-
-
-def artifacts_problem(path: Path) -> str | None:
-    """None when ``path`` is (or can be made) a writable folder, else a sentence saying what is wrong."""
-    where = f"--aorta-artifacts {str(path)!r}"
-    if path.exists():
-        if not path.is_dir():
-            return f"{where} is a file, not a folder: give a folder for the per-rank metrics and traces"
-        if not os.access(path, os.W_OK | os.X_OK):
-            return f"{where}: the folder is not writable: give a folder this user can write"
-        return None
-    parent = path.absolute().parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        return (f"{where} cannot be created: {str(parent)!r} is a file, not a folder: give a folder "
-                "this user can create or write")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"{where} cannot be created: {str(parent)!r} is not writable: give a folder this user can write"
-    return None
