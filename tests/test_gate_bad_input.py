@@ -139,7 +139,8 @@ def test_an_uncreatable_verdict_or_markdown_place_is_refused_up_front(bench_dir,
     bad = os.path.join(a_file(bench_dir), "sub", "out")
     r = run(bench_dir, "--aorta-compare", "base", option, bad)
     assert r.ret == USAGE, r.stdout.str()
-    r.stderr.fnmatch_lines([f"ERROR: {option} {os.path.dirname(bad)}: cannot write there (Not a directory)*"])
+    r.stderr.fnmatch_lines([f"ERROR: {option} {bad}: cannot write in its folder {os.path.dirname(bad)} "
+                            "(Not a directory)*"])
     assert nothing_ran(r)
 
 
