@@ -13,7 +13,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from aorta.gate.compare import STACK_KEYS, aorta_machine
@@ -161,7 +161,7 @@ def save_baseline(run: Mapping, directory: str | os.PathLike, name: str, options
     doc = dict(run)
     doc["aorta_baseline"] = {
         "schema": BASELINE_SCHEMA, "name": name, "machine_key": machine_key(run),
-        "saved_at": datetime.now(timezone.utc).isoformat(), "stack": stack_of(run), "options": dict(options),
+        "saved_at": datetime.now(UTC).isoformat(), "stack": stack_of(run), "options": dict(options),
     }
     path = baseline_path(directory, run, name)
     write_json_atomic(path, doc)

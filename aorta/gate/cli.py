@@ -20,8 +20,9 @@ from aorta.gate.compare import (
     parse_ratio,
     parse_threshold,
 )
-from aorta.gate.outputs import DEFAULT_VERDICT_JSON, OutputPlaceError, check_writable_file, write_outputs
+from aorta.gate.outputs import DEFAULT_VERDICT_JSON, write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
+from aorta.output_paths import OutputPathError, check_output_file
 
 
 def _argtype(fn):
@@ -58,15 +59,15 @@ def _label(path: str, run: dict) -> str:
 
 def _check_output_places(args: argparse.Namespace) -> None:
     if args.verdict_json:
-        check_writable_file("--verdict-json", args.verdict_json)
+        check_output_file("--verdict-json", args.verdict_json)
     if args.markdown:
-        check_writable_file("--markdown", args.markdown)
+        check_output_file("--markdown", args.markdown)
 
 
 def run_compare(args: argparse.Namespace) -> int:
     try:
         _check_output_places(args)
-    except OutputPlaceError as exc:
+    except OutputPathError as exc:
         print(f"aorta compare: {exc}", file=sys.stderr)
         return EXIT_USAGE
     runs = {}

@@ -42,13 +42,11 @@ from aorta.gate.compare import (
 )
 from aorta.gate.outputs import (
     DEFAULT_VERDICT_JSON,
-    OutputPlaceError,
-    check_writable_file,
-    check_writable_folder,
     write_outputs,
 )
 from aorta.gate.render import overall_exit, terminal_lines
 from aorta.gate.verdict import SLOWER
+from aorta.output_paths import OutputPathError, check_output_dir, check_output_file
 
 MAX_CONFIRM = 20
 
@@ -191,12 +189,12 @@ def _check_output_places(opts: GateOptions) -> None:
     """Every file the gate will write can be written: refused now, not after the benchmarks ran."""
     try:
         if opts.save_name:
-            check_writable_folder("--aorta-baseline-dir", opts.baseline_dir)
+            check_output_dir("--aorta-baseline-dir", opts.baseline_dir)
         if opts.compare_ref and _rank() == 0:
-            check_writable_file("--aorta-verdict-json", opts.verdict_json)
+            check_output_file("--aorta-verdict-json", opts.verdict_json)
             if opts.markdown:
-                check_writable_file("--aorta-markdown", opts.markdown)
-    except OutputPlaceError as exc:
+                check_output_file("--aorta-markdown", opts.markdown)
+    except OutputPathError as exc:
         raise pytest.UsageError(str(exc)) from None
 
 
