@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from aorta.fsdp import trace_analysis as ta
+from aorta.trace_events import classify_kernel
 
 DATA = Path(__file__).parent / "data"
 
@@ -27,7 +28,7 @@ DATA = Path(__file__).parent / "data"
     ("nvjet_tst_128x256_64x4_2x1_v_bz_coopA_TNT", None, "compute"),
 ])
 def test_kernels_are_classified_by_name_then_by_collective_arg(name, collective, kind):
-    assert ta.classify_kernel(name, collective) == kind
+    assert classify_kernel(name, collective) == kind
 
 
 def test_busbw_factors_are_those_of_nccl_tests():

@@ -24,19 +24,12 @@ and out message (the full gathered or reduced buffer) and time the kernel's own 
 
 from __future__ import annotations
 
-import gzip
-import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from aorta import overlap
-
-COMM_KINDS = ("all_gather", "reduce_scatter", "all_reduce", "other_comm")
-COMPUTE = "compute"
-# Chrome-trace categories of device work that counts as a kernel (copies and memsets are not kernels).
-KERNEL_CATEGORIES = ("kernel",)
+from aorta.trace_events import COMM_KINDS, COMPUTE, classify_kernel, is_kernel, load_trace
 
 # c10 ScalarType names as Kineto writes them in "dtype", and the usual short spellings.
 DTYPE_BYTES = {
@@ -45,14 +38,6 @@ DTYPE_BYTES = {
     "byte": 1, "int8": 1, "uint8": 1, "bool": 1, "short": 2, "int16": 2,
     "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1,
 }
-
-_COMM_NAME = re.compile(r"nccl|rccl|msccl", re.IGNORECASE)
-_KIND_PATTERNS = (  # matched on the name lower-cased with '_' removed
-    ("all_gather", ("allgather",)),
-    ("reduce_scatter", ("reducescatter",)),
-    ("all_reduce", ("allreduce",)),
-)
-
 
 def busbw_factor(kind: str, n_ranks: int) -> float | None:
     """nccl-tests' bus bandwidth factor (doc/PERFORMANCE.md): 2(n-1)/n for all-reduce, (n-1)/n for
@@ -64,24 +49,6 @@ def busbw_factor(kind: str, n_ranks: int) -> float | None:
     if kind in ("all_gather", "reduce_scatter"):
         return (n_ranks - 1) / n_ranks
     return None
-
-
-def _kind_from_text(text: str) -> str | None:
-    flat = text.lower().replace("_", "")
-    for kind, needles in _KIND_PATTERNS:
-        if any(n in flat for n in needles):
-            return kind
-    return None
-
-
-def classify_kernel(name: str, collective_name: str | None = None) -> str:
-    """``compute`` or one of ``COMM_KINDS`` for a device kernel."""
-    is_comm = bool(_COMM_NAME.search(name)) or bool(collective_name)
-    if not is_comm:
-        return COMPUTE
-    # The kernel name's own collective wins (NCCL); a generic RCCL kernel takes the profiler's arg.
-    head = name.split("(", 1)[0]
-    return _kind_from_text(head) or (_kind_from_text(collective_name) if collective_name else None) or "other_comm"
 
 
 @dataclass(frozen=True)
@@ -123,14 +90,6 @@ def kernel_from_args(name: str, ts_us: float, dur_us: float, stream, args: Mappi
                        group_size=int(group) if isinstance(group, (int, float)) and group > 0 else None)
 
 
-def load_trace(path: str | Path) -> dict:
-    """A Chrome trace JSON file (``.json`` or ``.json.gz``) as written by ``torch.profiler``."""
-    p = Path(path)
-    opener = gzip.open if p.suffix == ".gz" else open
-    with opener(p, "rt", encoding="utf-8") as fh:
-        return json.load(fh)
-
-
 def parse_chrome_trace(trace: Mapping | Sequence | str | Path) -> list[KernelEvent]:
     """Device kernels (``ph == "X"``, ``cat == "kernel"``) of a Chrome trace, sorted by start."""
     if isinstance(trace, (str, Path)):
@@ -138,7 +97,7 @@ def parse_chrome_trace(trace: Mapping | Sequence | str | Path) -> list[KernelEve
     events = trace.get("traceEvents", []) if isinstance(trace, Mapping) else trace
     out = []
     for ev in events:
-        if ev.get("ph") != "X" or str(ev.get("cat", "")).lower() not in KERNEL_CATEGORIES:
+        if ev.get("ph") != "X" or not is_kernel(ev):
             continue
         args = ev.get("args") or {}
         out.append(kernel_from_args(ev["name"], ev["ts"], ev.get("dur", 0.0),

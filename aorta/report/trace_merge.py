@@ -22,23 +22,16 @@ path, else its position on the command line.
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from aorta import overlap, stats
+from aorta import overlap, stats, trace_events
 from aorta.report.errors import ReportInputError
 
 ALIGN_RULES = ("auto", "base-time", "first-step")
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 RANK_IN_PATH = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
-# Communication kernels: NCCL / RCCL / MSCCL kernel names, or a kernel the profiler tagged with its
-# collective (args "Collective name"); the same rule as the FSDP suite's trace analysis
-# (aorta.fsdp.trace_analysis.classify_kernel), kept here so this module stands alone.
-COMM_KERNEL = re.compile(r"nccl|rccl|msccl", re.IGNORECASE)
-KERNEL_CATS = ("kernel",)
 DEFAULT_THRESHOLD_RATIO = 0.10
 
 
@@ -54,23 +47,13 @@ class RankTrace:
 
 
 def load_trace(path: str | Path) -> dict:
-    """One Chrome trace (``.json`` or ``.json.gz``) as ``{"traceEvents": [...], ...}``."""
-    p = Path(path)
+    """One Chrome trace with at least one complete event; ``ReportInputError`` naming the file otherwise."""
     try:
-        raw = p.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        doc = json.loads(raw.decode("utf-8"))
-    except OSError as exc:
-        raise ReportInputError(f"{p}: cannot read trace: {exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, EOFError, gzip.BadGzipFile) as exc:
-        raise ReportInputError(f"{p}: not a Chrome trace JSON file ({exc})") from None
-    if isinstance(doc, list):
-        doc = {"traceEvents": doc}
-    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-        raise ReportInputError(f"{p}: not a Chrome trace (no 'traceEvents' list)")
+        doc = trace_events.load_trace(path)
+    except trace_events.TraceFileError as exc:
+        raise ReportInputError(str(exc)) from None
     if not any(isinstance(e, dict) and e.get("ph") == "X" for e in doc["traceEvents"]):
-        raise ReportInputError(f"{p}: trace holds no complete ('X') events; was the profiler window empty?")
+        raise ReportInputError(f"{path}: trace holds no complete ('X') events; was the profiler window empty?")
     return doc
 
 
@@ -102,13 +85,7 @@ def _complete(events) -> list[dict]:
     return [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and isinstance(e.get("ts"), (int, float))]
 
 
-def is_kernel(e: dict) -> bool:
-    return e.get("cat") in KERNEL_CATS
-
-
-def is_comm_kernel(e: dict) -> bool:
-    return is_kernel(e) and (bool(COMM_KERNEL.search(str(e.get("name", ""))))
-                             or bool((e.get("args") or {}).get("Collective name")))
+is_kernel, is_comm_kernel = trace_events.is_kernel, trace_events.is_comm_kernel
 
 
 def profiler_steps(events) -> dict[int, dict]:
