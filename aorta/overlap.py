@@ -128,23 +128,35 @@ def effective_concurrency(
 
 
 def active_segments(streams: Mapping[object, Iterable[Sequence[float]]]) -> list[tuple[float, float, tuple]]:
-    """Cut the timeline at every boundary; for each piece, which streams were running.
+    """Cut the timeline at every boundary; for each piece, which streams (or kinds) were running.
 
-    Returns ``(start_ms, end_ms, (stream keys...))`` for every piece in which at least one stream ran,
-    adjacent pieces with the same set merged. Keys are sorted by ``str`` so the output is stable.
+    Returns ``(start_ms, end_ms, (keys...))`` for every piece in which at least one ran, adjacent pieces
+    with the same set merged; keys sorted by ``str`` so the output is stable. One sweep over sorted
+    boundaries: a profiled window holds thousands of kernels.
     """
-    unions = {k: union(v) for k, v in streams.items()}
-    cuts = sorted({t for ivs in unions.values() for iv in ivs for t in iv})
+    edges: list[tuple[float, int, object]] = []
+    for key, ivs in streams.items():
+        for start, end in union(ivs):
+            if end > start:
+                edges += [(start, 1, key), (end, -1, key)]
+    edges.sort(key=lambda e: (e[0], e[1]))
+    running: dict[object, int] = {}
     out: list[tuple[float, float, tuple]] = []
-    for start, end in zip(cuts, cuts[1:]):
-        mid = (start + end) / 2.0
-        active = tuple(
-            sorted((k for k, ivs in unions.items() if any(s <= mid < e for s, e in ivs)), key=str)
-        )
+    i = 0
+    while i < len(edges):
+        t = edges[i][0]
+        while i < len(edges) and edges[i][0] == t:  # apply every boundary at this instant
+            _, delta, key = edges[i]
+            running[key] = running.get(key, 0) + delta
+            i += 1
+        if i == len(edges):
+            break
+        active = tuple(sorted((k for k, n in running.items() if n > 0), key=str))
+        nxt = edges[i][0]
         if not active:
             continue
-        if out and out[-1][1] == start and out[-1][2] == active:
-            out[-1] = (out[-1][0], end, active)
+        if out and out[-1][1] == t and out[-1][2] == active:
+            out[-1] = (out[-1][0], nxt, active)
         else:
-            out.append((start, end, active))
+            out.append((t, nxt, active))
     return out

@@ -11,12 +11,6 @@ def test_percentiles_interpolate_like_numpy():
     assert stats.percentile(data, 90) == pytest.approx(1.0 + 0.9 * 3)
 
 
-def test_summary():
-    s = stats.summarize([2.0, 4.0, 6.0])
-    assert (s["n"], s["min"], s["median"], s["max"]) == (3, 2.0, 4.0, 6.0)
-    assert s["stddev"] == pytest.approx(2.0)
-
-
 def test_empty_samples_are_an_error():
     with pytest.raises(ValueError):
         stats.median([])

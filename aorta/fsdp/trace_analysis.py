@@ -234,40 +234,8 @@ def timeline_segments(kernels: Sequence[KernelEvent]) -> dict:
         "compute_us": overlap.union(compute),
         "comm_us": overlap.union(comm),
         "overlap_us": overlap.intersection(compute, comm),
-        "active_segments_us": active_segments(groups),
+        "active_segments_us": [[s, e, list(k)] for s, e, k in overlap.active_segments(groups)],
     }
-
-
-def active_segments(groups: Mapping[str, Sequence[tuple[float, float]]]) -> list[list]:
-    """``[start, end, [kinds running]]`` for each piece of the timeline where any kind runs, adjacent pieces
-    with the same kinds merged. One sweep over sorted boundaries (a profiled window holds thousands of
-    kernels, so the pairwise search of ``aorta.overlap.active_segments`` would take minutes)."""
-    edges: list[tuple[float, int, str]] = []
-    for kind, ivs in groups.items():
-        for start, end in overlap.union(ivs):
-            if end > start:
-                edges += [(start, 1, kind), (end, -1, kind)]
-    edges.sort(key=lambda e: (e[0], e[1]))
-    running: dict[str, int] = {}
-    out: list[list] = []
-    i = 0
-    while i < len(edges):
-        t = edges[i][0]
-        while i < len(edges) and edges[i][0] == t:  # apply every boundary at this instant
-            _, delta, kind = edges[i]
-            running[kind] = running.get(kind, 0) + delta
-            i += 1
-        if i == len(edges):
-            break
-        kinds = sorted(k for k, n in running.items() if n > 0)
-        nxt = edges[i][0]
-        if not kinds:
-            continue
-        if out and out[-1][1] == t and out[-1][2] == kinds:
-            out[-1][1] = nxt
-        else:
-            out.append([t, nxt, kinds])
-    return out
 
 
 def stream_busy_ms(kernels: Sequence[KernelEvent]) -> dict[str, float]:
