@@ -344,3 +344,16 @@ def test_atomic_files_get_the_mode_of_a_plain_open(tmp_path, umask):
     want = (tmp_path / "plain").stat().st_mode & 0o777
     assert want == 0o666 & ~umask
     assert saved_path.stat().st_mode & 0o777 == want and (tmp_path / "v.json").stat().st_mode & 0o777 == want
+
+
+def test_cli_compare_writes_its_verdict_beside_the_candidate_not_into_the_working_folder(tmp_path, monkeypatch):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    ref = write(runs, "ref.json", run([bench("a", 10.0)]))
+    cand = write(runs, "new.json", run([bench("a", 10.0)]))
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["compare", ref, cand]) == 0
+    assert json.loads((runs / "new.verdict.json").read_text())["exit_code"] == 0
+    assert list(elsewhere.iterdir()) == []  # nothing in reports/ of wherever the command ran

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from aorta.gate import baseline as bl
 from aorta.gate.compare import (
@@ -20,7 +21,7 @@ from aorta.gate.compare import (
     parse_ratio,
     parse_threshold,
 )
-from aorta.gate.outputs import DEFAULT_VERDICT_JSON, write_outputs
+from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
 from aorta.output_paths import OutputPathError, check_output_file
 
@@ -45,8 +46,8 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
                         help="significance level of the Mann-Whitney U test (default 0.01)")
     parser.add_argument("--allow-mismatch", action="store_true",
                         help="compare even across GPU models or backends")
-    parser.add_argument("--verdict-json", default=str(DEFAULT_VERDICT_JSON), metavar="PATH",
-                        help=f"verdict file (default {DEFAULT_VERDICT_JSON}; '' for none)")
+    parser.add_argument("--verdict-json", default=None, metavar="PATH",
+                        help="verdict file (default: beside the last CAND.json, as <CAND>.verdict.json; '' for none)")
     parser.add_argument("--markdown", default=None, metavar="PATH",
                         help="markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show SAME verdicts too")
@@ -57,7 +58,15 @@ def _label(path: str, run: dict) -> str:
     return f"{name} ({path})" if name else path
 
 
+def default_verdict_path(candidate: str) -> Path:
+    """``runs/new.json`` -> ``runs/new.verdict.json``: beside what was judged, wherever the command runs."""
+    p = Path(candidate)
+    return p.with_name((p.name[:-5] if p.name.endswith(".json") else p.name) + ".verdict.json")
+
+
 def _check_output_places(args: argparse.Namespace) -> None:
+    if args.verdict_json is None:
+        args.verdict_json = str(default_verdict_path(args.cands[-1]))
     if args.verdict_json:
         check_output_file("--verdict-json", args.verdict_json)
     if args.markdown:
