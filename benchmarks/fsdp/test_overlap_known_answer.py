@@ -22,7 +22,7 @@ from aorta.timing import TimingPlan, time_rounds
 
 pytestmark = [pytest.mark.fsdp, pytest.mark.gpu]
 
-GEMM_N = 8192  # bf16 8192^3: ~1.4-1.6 ms each on H100/H200 (GPU_FACTS.md)
+GEMM_N = 8192  # bf16 8192^3: ~1.4-1.6 ms each on H100/H200 (docs/reference_floors.md)
 GEMMS = 10
 ALL_GATHERS = 8
 SHARD_NUMEL = 16 * 1024 * 1024  # bf16: 32 MiB per rank, 64 MiB gathered on two ranks
@@ -87,7 +87,7 @@ def test_overlap_known_answer(dist_env, fsdp_record, fsdp_profiler):
                for mode, r in ratios.items() if r is not None}
     unavailable = {f"{mode}_overlap_ratio": "no communication kernels in the profiled window"
                    for mode, r in ratios.items() if r is None}
-    # Contention (GPU_FACTS.md): overlap is not free; kernels beside each other run longer than alone.
+    # Contention (docs/reference_floors.md): overlap is not free; kernels beside each other run longer than alone.
     for kind in ("comm", "compute"):
         alone = mine["serialized"][f"{kind}_busy_ms"]
         if alone > 0:
