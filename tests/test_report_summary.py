@@ -168,3 +168,17 @@ def test_data_modules_import_neither_torch_nor_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).parent.parent).stdout.strip()
     assert out == "[]"
+
+
+def test_scaling_series_carries_the_recorded_reason_concurrency_is_missing(tmp_path):
+    run = json.loads(HWQ_A.read_text())
+    reason = "CPU backend: the profiler records no device kernel timestamps"
+    for b in run["benchmarks"]:
+        b["extra_info"]["effective_concurrency"] = None
+        b["extra_info"].setdefault("unavailable", {})["effective_concurrency"] = reason
+    path = tmp_path / "cpu.json"
+    path.write_text(json.dumps(run))
+    series = scaling_series(build_summary(load_runs([(str(path), "cpu")]))["runs"])
+    line = series["large_gemm_only-dtype=bf16"]
+    assert all(p[2] is None for p in line["runs"]["cpu"])
+    assert line["concurrency_unavailable"] == [reason]  # the panel's note, not "graph replay"

@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+
+from aorta.report.atomic_files import write_text_atomic
 
 
 def _clean(value):
@@ -58,19 +58,8 @@ def jsonl_path(artifacts_dir: str | Path, rank: int) -> Path:
 
 
 def write_jsonl(path: str | Path, records: Iterable[dict]) -> Path:
-    """Write all records atomically: a temp file beside ``path``, then ``os.replace``."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=p.name + ".", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(json.dumps(_clean(rec), sort_keys=True) + "\n")
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return p
+    """Write all records atomically (aorta's one atomic writer: readable like any other output)."""
+    return write_text_atomic(path, "".join(json.dumps(_clean(rec), sort_keys=True) + "\n" for rec in records))
 
 
 def read_jsonl(path: str | Path) -> list[dict]:

@@ -74,7 +74,7 @@ def run_trace(args: argparse.Namespace) -> int:
 
     from aorta.output_paths import OutputPathError, check_output_file
     from aorta.report import trace_merge
-    from aorta.report.atomic_files import write_json_atomic, write_text_atomic
+    from aorta.report.atomic_files import write_bytes_atomic, write_json_atomic, write_text_atomic
 
     out = Path(args.output)
     try:
@@ -91,9 +91,7 @@ def run_trace(args: argparse.Namespace) -> int:
     diag["alignment"] = merged["otherData"]["aorta_merge"]["alignment"]
     diag["merged_trace"] = str(out)
     if out.name.endswith(".gz"):
-        tmp = out.with_name(f".{out.name}.tmp")
-        tmp.write_bytes(gzip.compress(json.dumps(merged).encode()))
-        tmp.replace(out)
+        write_bytes_atomic(out, gzip.compress(json.dumps(merged).encode()))
     else:
         write_text_atomic(out, json.dumps(merged))
     write_json_atomic(diagnostic_path(out), diag)
