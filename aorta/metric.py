@@ -1,7 +1,11 @@
-"""One reported figure: extra_info["metrics"][name] = {value, unit, higher_is_better, samples} (pure)."""
+"""One reported figure: value, unit, direction, per-round samples, declared noise floor, source (pure).
+
+Written into the run record (aorta/record) as ``{value, unit, higher_is_better, samples, noise_floor,
+source}``; ``noise_floor`` and ``source`` only where set."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,12 +21,26 @@ class Metric:
     unit: str
     higher_is_better: bool
     samples: tuple[float, ...] = field(default=())
+    noise_floor: float | None = None  # measured relative noise: a smaller change is never judged a change
+    source: str = ""  # where the figure comes from when not the timed rounds (e.g. "kernel timestamps")
 
     def as_dict(self) -> dict:
         d: dict[str, Any] = {"value": self.value, "unit": self.unit, "higher_is_better": self.higher_is_better}
         if self.samples:
             d["samples"] = list(self.samples)
+        if self.noise_floor is not None:
+            d["noise_floor"] = self.noise_floor
+        if self.source:
+            d["source"] = self.source
         return d
+
+    @classmethod
+    def from_dict(cls, name: str, d: Mapping[str, Any]) -> Metric:
+        value = d.get("value")
+        floor = d.get("noise_floor")
+        return cls(name, None if value is None else float(value), str(d.get("unit", "")),
+                   bool(d.get("higher_is_better", True)), tuple(float(v) for v in d.get("samples") or ()),
+                   None if floor is None else float(floor), str(d.get("source") or ""))
 
 
 def percentile_metrics(prefix: str, per_round: list[list[float]], percentiles: tuple[int, ...],

@@ -73,8 +73,14 @@ def _rank(rank, step_ms, overlap=None):
             "compute_slowdown_ratio": None, "slowdown_reason": "CPU backend (gloo): no kernels"}
 
 
+def _built(*args, **kw):
+    """build_result's record as it is written into the benchmark JSON."""
+    step_ms, record = build_result(*args, **kw)
+    return step_ms, record.to_extra_info()
+
+
 def test_build_result_throughput_from_global_batch_and_unavailable_reasons():
-    step_ms, extra = build_result({"id": "baseline"}, [_rank(1, [20.0, 40.0]), _rank(0, [25.0, 30.0])],
+    step_ms, extra = _built({"id": "baseline"}, [_rank(1, [20.0, 40.0]), _rank(0, [25.0, 30.0])],
                                   world_size=2, seq_len=8, backend="cpu", comm_library="gloo", config={})
     assert step_ms == [25.0, 40.0]
     m = extra["metrics"]
@@ -90,7 +96,7 @@ def test_build_result_overlap_figures_are_per_step():
           "compute_busy_ms": 20.0, "overlapped_ms": 4.0, "busy_ms_by_kind": {"all_gather": 6.0, "reduce_scatter": 2.0, "all_reduce": 0.0},
           "busbw_gbps": {"all_gather": 100.0, "reduce_scatter": 90.0, "all_reduce": None},
           "unavailable": {"busbw_gbps.all_reduce": "no all_reduce kernels in the profiled window"}}
-    _, extra = build_result({"id": "baseline"}, [_rank(0, [10.0], ov)], world_size=1, seq_len=8, backend="cuda",
+    _, extra = _built({"id": "baseline"}, [_rank(0, [10.0], ov)], world_size=1, seq_len=8, backend="cuda",
                             comm_library="nccl", config={})
     m = extra["metrics"]
     assert m["exposed_comm_ms"]["value"] == 2.0 and m["comm_busy_ms"]["value"] == 4.0
@@ -131,7 +137,7 @@ def test_trace_figures_flow_into_the_benchmark_metrics():
     kernels = ta.parse_chrome_trace(Path(__file__).parent / "data" / "trace_nccl_2ranks.json")
     ov = ta.analyze(kernels, steps=2, n_ranks=2).as_dict()
     rank = {**_rank(0, [1.0, 2.0], ov), "peak_memory_bytes": 1024}
-    _, extra = build_result({"id": "baseline"}, [rank, {**rank, "rank": 1}], world_size=2, seq_len=8,
+    _, extra = _built({"id": "baseline"}, [rank, {**rank, "rank": 1}], world_size=2, seq_len=8,
                             backend="cuda", comm_library="nccl", config={})
     m = extra["metrics"]
     assert m["overlap_ratio"]["value"] == pytest.approx(250 / 450)

@@ -1,9 +1,9 @@
 """Every rank's measurements -> the benchmark's metrics and extra_info (pure: no torch).
 
 Step time is the slowest rank's, round by round (a data-parallel step ends when its last rank does);
-every rank's own times are kept in ``extra_info["per_rank"]``. Kernel-timestamp figures (overlap,
+every rank's own times are kept in the record's ``per_rank``. Kernel-timestamp figures (overlap,
 exposed communication, busbw, compute slowdown) are rank 0's, with every rank's beside them; where a
-figure cannot be measured it is listed in ``extra_info["unavailable"]`` with the reason.
+figure cannot be measured it is listed in the record's ``unavailable`` with the reason.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from aorta import stats
 from aorta.fsdp.trace_analysis import idle_ms
 from aorta.metric import Metric
-from aorta.results import SCHEMA_VERSION
+from aorta.record import BenchRecord
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
 # When to say how a step's overlap figures should be read (reading_notes). Measured on 2xH200 at the old
@@ -37,8 +37,9 @@ def _metric(name: str, samples: Sequence[float], unit: str, higher: bool) -> Met
 
 
 def build_result(scenario: Mapping, ranks: Sequence[Mapping], *, world_size: int, seq_len: int,
-                 backend: str, comm_library: str, config: Mapping) -> tuple[list[float], dict]:
-    """(slowest rank's ms per round, extra_info) from every rank's result dict (see measure.rank_result)."""
+                 backend: str, comm_library: str, config: Mapping) -> tuple[list[float], BenchRecord]:
+    """(slowest rank's ms per round, the benchmark's record) from every rank's result dict (see
+    measure.rank_result)."""
     ranks = sorted(ranks, key=lambda r: r["rank"])
     step_ms = slowest_per_round([r["step_ms"] for r in ranks])
     samples_per_step = sum(r["samples_per_step"] for r in ranks)  # global batch per optimizer step
@@ -91,33 +92,28 @@ def build_result(scenario: Mapping, ranks: Sequence[Mapping], *, world_size: int
     else:
         unavailable["compute_slowdown_ratio"] = lead.get("slowdown_reason") or "no compute-only reference"
 
-    extra = {
-        "aorta_schema": SCHEMA_VERSION,
+    record = BenchRecord(
+        workload=f"fsdp_{scenario['id']}", backend=backend, timing_method="events",
+        clock="device_events" if backend != "cpu" else "host_clock", device_ms_per_iteration=step_ms,
+        headline_metric="step_ms", unavailable=unavailable,
         # On the CPU backend every op runs as it is issued: "host-bound" would be true and say nothing.
-        "reading_notes": (reading_notes({m.name: m.value for m in metrics}, lead.get("host_enqueue_ms") or [])
-                          if backend != "cpu" else []),
-        "workload": f"fsdp_{scenario['id']}",
-        "category": "training",
-        "scenario": dict(scenario),
-        "backend": backend,
-        "comm_library": comm_library,
-        "world_size": world_size,
-        "timing_method": "events",
-        "clock": "device_events" if backend != "cpu" else "host_clock",
-        "step_ms_is": "slowest rank per round",
-        "device_ms_per_iteration": step_ms,
-        "samples_per_step": samples_per_step,
-        "tokens_per_step": samples_per_step * seq_len,
-        "metrics": {m.name: m.as_dict() for m in metrics},
-        "headline_metric": "step_ms",
-        "unavailable": unavailable,
-        "figures_from_rank": lead["rank"],
-        "stream_busy_ms": lead.get("stream_busy_ms"),  # rank 0, per device stream, over the profiled window
-        "streams_with_work": len(lead["stream_busy_ms"]) if lead.get("stream_busy_ms") else None,
-        "per_rank": [dict(r) for r in ranks],
-        "config": dict(config),
-    }
-    return step_ms, extra
+        reading_notes=(reading_notes({m.name: m.value for m in metrics}, lead.get("host_enqueue_ms") or [])
+                       if backend != "cpu" else []),
+        details={
+            "category": "training",
+            "scenario": dict(scenario),
+            "comm_library": comm_library,
+            "world_size": world_size,
+            "step_ms_is": "slowest rank per round",
+            "samples_per_step": samples_per_step,
+            "tokens_per_step": samples_per_step * seq_len,
+            "figures_from_rank": lead["rank"],
+            "stream_busy_ms": lead.get("stream_busy_ms"),  # rank 0, per device stream, over the profiled window
+            "streams_with_work": len(lead["stream_busy_ms"]) if lead.get("stream_busy_ms") else None,
+            "per_rank": [dict(r) for r in ranks],
+            "config": dict(config),
+        }).add(*metrics)
+    return step_ms, record
 
 
 def reading_notes(values: Mapping[str, float], host_enqueue_ms: Sequence[float]) -> list[str]:

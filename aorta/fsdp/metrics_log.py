@@ -39,7 +39,7 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-from aorta.report.atomic_files import write_text_atomic
+from aorta.record import write_text_atomic
 
 
 def _clean(value):

@@ -286,13 +286,13 @@ def fsdp_profiler(pytestconfig: pytest.Config, fsdp_config, dist_env):
 
 @pytest.fixture
 def fsdp_record(request, benchmark):
-    """``fsdp_record(step_ms, extra_info, group=...)``: put device times in pytest-benchmark's stats and the
-    figures in extra_info (what ``fsdp_bench`` does after measuring; usable by other FSDP-suite tests)."""
+    """``fsdp_record(step_ms, record, group=...)``: put device times in pytest-benchmark's stats and the
+    run record in its JSON (what ``fsdp_bench`` does after measuring; usable by other FSDP-suite tests)."""
     state = request.config.stash[STATE]
 
-    def record(step_ms, extra: dict, *, group: str = "fsdp") -> None:
+    def record(step_ms, bench_record, *, group: str = "fsdp") -> None:
         benchmark.group = group
-        benchmark.extra_info.update(extra)
+        benchmark.extra_info.update(bench_record.to_extra_info())
         replay_into(benchmark, state.clock, step_ms)
 
     return record
@@ -329,27 +329,27 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
                                     abort_if=f"outcome/{request.node.nodeid}/call")
         except PeerFailed as exc:
             pytest.fail(f"PeerFailed: {exc}", pytrace=False)
-        step_ms, extra = build_result(
+        step_ms, record = build_result(
             {"id": scenario.id, **{k: v for k, v in scenario.__dict__.items() if k != "id"}}, everyone,
             world_size=env.world_size, seq_len=fsdp_config.dataset.seq_len, backend=env.device.backend,
             comm_library=env.comm_library, config=fsdp_config.as_dict())
-        fsdp_record(step_ms, extra)
-        state.rows.append(_row(request.node.name, extra))
-        return extra
+        fsdp_record(step_ms, record)
+        state.rows.append(_row(request.node.name, record))
+        return record
 
     return run
 
 
-def _row(name: str, extra: dict) -> dict:
-    m = extra["metrics"]
+def _row(name: str, record) -> dict:
+    m = record.metrics
 
     def val(key):
-        return m[key]["value"] if key in m else None
+        return m[key].value if key in m else None
 
     return {"name": name, "step_ms": val("step_ms"), "exposed_comm_ms": val("exposed_comm_ms"),
             "overlap_ratio": val("overlap_ratio"), "idle_share": val("gpu_idle_share"),
             "ag_busbw": val("all_gather_busbw_gbps"), "rs_busbw": val("reduce_scatter_busbw_gbps"),
-            "notes": extra.get("reading_notes", [])}
+            "notes": record.reading_notes}
 
 
 # ----------------------------------------------------------------------------- end of session

@@ -22,6 +22,8 @@ from aorta.gate.verdict import (
     Verdict,
     decide,
 )
+from aorta.metric import Metric
+from aorta.record import record_of
 
 EXIT_CLEAN = 0
 EXIT_USAGE = 2  # pytest's own code for usage errors; the CLI uses it for bad input too
@@ -102,9 +104,9 @@ def parse_alpha(text: str) -> float:
 # ------------------------------------------------------------------------------------------ samples
 def device_samples_ms(bench: Mapping) -> list[float]:
     """Per-round device ms per iteration: aorta's raw samples, else pytest-benchmark's saved data."""
-    extra = bench.get("extra_info") or {}
-    if extra.get("device_ms_per_iteration"):
-        return [float(v) for v in extra["device_ms_per_iteration"]]
+    record = record_of(bench)
+    if record.device_ms_per_iteration:
+        return list(record.device_ms_per_iteration)
     st = bench.get("stats") or {}
     if st.get("data"):
         return [float(v) * 1e3 for v in st["data"]]
@@ -113,24 +115,22 @@ def device_samples_ms(bench: Mapping) -> list[float]:
     return []
 
 
-def metric_samples(metric: Mapping) -> list[float]:
-    if metric.get("samples"):
-        return [float(v) for v in metric["samples"]]
-    return [] if metric.get("value") is None else [float(metric["value"])]
+def metric_samples(metric: Metric) -> list[float]:
+    if metric.samples:
+        return list(metric.samples)
+    return [] if metric.value is None else [float(metric.value)]
 
 
 def declared_min_effects(bench: Mapping) -> dict[str, float]:
-    """Noise floors a benchmark declared for its figures (extra_info["min_effect"]: name -> ratio)."""
-    declared = (bench.get("extra_info") or {}).get("min_effect") or {}
-    return {str(k): float(v) for k, v in declared.items() if isinstance(v, (int, float))}
+    """Noise floors a benchmark declared for its figures (name -> ratio; device time's as ``device_ms``)."""
+    return record_of(bench).noise_floors()
 
 
 def figures(bench: Mapping) -> dict[str, tuple[str, bool, list[float]]]:
     """name -> (unit, higher_is_better, samples) for device time and every recorded metric."""
     out = {DEVICE_TIME: ("ms", False, device_samples_ms(bench))}
-    for name, m in ((bench.get("extra_info") or {}).get("metrics") or {}).items():
-        if isinstance(m, Mapping):
-            out[name] = (str(m.get("unit", "")), bool(m.get("higher_is_better", True)), metric_samples(m))
+    for name, m in record_of(bench).metrics.items():
+        out[name] = (m.unit, m.higher_is_better, metric_samples(m))
     return out
 
 
@@ -181,8 +181,8 @@ def env_diff(ref: Mapping, cand: Mapping) -> list[tuple[str, str | None, str | N
 
 def deliberate_slowdowns(run: Mapping) -> dict[str, float]:
     """fullname -> the deliberate test slowdown recorded in a run (must never pass for a real result)."""
-    return {b["fullname"]: (b.get("extra_info") or {})["test_slowdown"] for b in run.get("benchmarks", ())
-            if (b.get("extra_info") or {}).get("test_slowdown")}
+    return {b["fullname"]: record_of(b).get("test_slowdown") for b in run.get("benchmarks", ())
+            if record_of(b).get("test_slowdown")}
 
 
 # ------------------------------------------------------------------------------------------ compare

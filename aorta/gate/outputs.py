@@ -9,7 +9,7 @@ from pathlib import Path
 from aorta.gate.baseline import write_json_atomic
 from aorta.gate.compare import Comparison
 from aorta.gate.render import markdown, verdict_document
-from aorta.report.atomic_files import write_text_atomic
+from aorta.record import write_text_atomic
 
 DEFAULT_VERDICT_JSON = Path("reports") / "aorta-verdict.json"
 

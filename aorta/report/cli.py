@@ -73,8 +73,8 @@ def run_trace(args: argparse.Namespace) -> int:
     import json
 
     from aorta.output_paths import OutputPathError, check_output_file
+    from aorta.record import write_bytes_atomic, write_json_atomic, write_text_atomic
     from aorta.report import trace_merge
-    from aorta.report.atomic_files import write_bytes_atomic, write_json_atomic, write_text_atomic
 
     out = Path(args.output)
     try:

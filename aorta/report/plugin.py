@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.report.atomic_files import write_json_atomic
+from aorta.record import write_json_atomic
 from aorta.report.chrome_trace import round_events, trace_document
 
 

@@ -10,10 +10,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aorta.gate.baseline import BaselineError, check_samples
+from aorta.record import READABLE_SCHEMAS, RecordError, check_samples
+from aorta.record.bench import raw_metrics, schema_of
 from aorta.report import fsdp_artifacts
 from aorta.report.errors import ReportInputError
-from aorta.results import SCHEMA_VERSION
 
 
 @dataclass
@@ -48,13 +48,13 @@ def _aorta_benchmarks(path: Path, doc: dict) -> list[dict]:
     for i, bench in enumerate(doc["benchmarks"]):
         if not isinstance(bench, dict) or not isinstance(bench.get("extra_info"), dict):
             raise ReportInputError(f"{path}: benchmarks[{i}] has no extra_info object")
-        schema = bench["extra_info"].get("aorta_schema")
+        schema = schema_of(bench)
         if schema is None:
             continue
-        if schema > SCHEMA_VERSION:
-            raise ReportInputError(f"{path}: benchmark {bench.get('name')!r} has aorta_schema {schema}, newer than "
-                                   f"this aorta reads ({SCHEMA_VERSION}); update aorta")
-        if not isinstance(bench["extra_info"].get("metrics"), dict) or "name" not in bench:
+        if schema not in READABLE_SCHEMAS:
+            raise ReportInputError(f"{path}: benchmark {bench.get('name')!r} has aorta_schema {schema}; this aorta "
+                                   f"reads {', '.join(map(str, READABLE_SCHEMAS))} (a newer file? update aorta)")
+        if not isinstance(raw_metrics(bench), dict) or "name" not in bench:
             raise ReportInputError(f"{path}: benchmark {bench.get('name')!r} lacks a name or extra_info['metrics']")
         out.append(bench)
     return out
@@ -68,7 +68,7 @@ def load_benchmark_json(path: Path, label: str) -> Run:
     benches = _aorta_benchmarks(path, doc)
     try:
         check_samples(doc["benchmarks"], path)  # the gate's own check: one place for what a sample may be
-    except BaselineError as exc:
+    except RecordError as exc:
         raise ReportInputError(str(exc)) from None
     if "aorta" not in machine_info and not benches:
         raise ReportInputError(f"{path}: a pytest-benchmark file not written by aorta (no machine_info['aorta'], "

@@ -12,6 +12,7 @@ import re
 from collections import defaultdict
 
 from aorta import stats
+from aorta.record import record_of
 from aorta.report.errors import ReportInputError
 from aorta.report.fsdp_artifacts import ScenarioRank
 from aorta.report.runs import Run
@@ -104,27 +105,26 @@ def _fsdp_summary(entries: list[ScenarioRank]) -> dict[str, dict]:
 
 
 def _bench_summary(bench: dict) -> dict:
-    extra = bench["extra_info"]
+    record = record_of(bench)
     params = dict(bench.get("params") or {})
-    per_iter = extra.get("device_ms_per_iteration") or []
-    metrics = {name: {"value": m.get("value"), "unit": m.get("unit", ""),
-                      "higher_is_better": bool(m.get("higher_is_better", True))}
-               for name, m in extra["metrics"].items() if isinstance(m, dict)}
+    per_iter = record.device_ms_per_iteration
+    metrics = {name: {"value": m.value, "unit": m.unit, "higher_is_better": m.higher_is_better}
+               for name, m in record.metrics.items()}
     metrics["device_ms"] = {"value": stats.median(per_iter) if per_iter else None, "unit": "ms",
                             "higher_is_better": False}
-    if extra.get("effective_concurrency") is not None:
-        metrics["effective_concurrency"] = {"value": extra["effective_concurrency"], "unit": "x",
+    if record.get("effective_concurrency") is not None:
+        metrics["effective_concurrency"] = {"value": record.get("effective_concurrency"), "unit": "x",
                                             "higher_is_better": True}
     return {
-        "workload": extra.get("workload") or bench.get("group") or bench["name"].split("[")[0],
+        "workload": record.workload or bench.get("group") or bench["name"].split("[")[0],
         "params": params,
-        "streams": extra.get("streams_requested", params.get("streams")),
-        "headline_metric": extra.get("headline_metric"),
-        "distinct_streams": extra.get("distinct_streams"),
-        "timing_method": extra.get("timing_method"),
+        "streams": record.get("streams_requested", params.get("streams")),
+        "headline_metric": record.headline_metric or None,
+        "distinct_streams": record.get("distinct_streams"),
+        "timing_method": record.timing_method or None,
         "rounds": len(per_iter),
         "figures": metrics,
-        "unavailable": dict(extra.get("unavailable") or {}),
+        "unavailable": dict(record.unavailable),
     }
 
 
@@ -209,6 +209,11 @@ def scaling_series(summaries: list[dict]) -> dict[str, dict]:
     return out
 
 
+def _setting(bench: dict, key: str):
+    record = record_of(bench)
+    return record.timing_method if key == "timing_method" else record.get(key)
+
+
 def environment_rows(runs: list[Run]) -> list[dict]:
     """The stack of each run side by side: ``[{"name", "values": {label: str}, "differs": bool}]``."""
     def fmt(v) -> str:
@@ -228,7 +233,7 @@ def environment_rows(runs: list[Run]) -> list[dict]:
     for title, key in (("timing method", "timing_method"), ("sync mode", "sync_mode"), ("size", "size"),
                        ("issue order", "issue_order")):
         rows.append({"name": title, "values": {
-            r.label: fmt(", ".join(sorted({str(b["extra_info"].get(key)) for b in r.benchmarks})) or None)
+            r.label: fmt(", ".join(sorted({str(_setting(b, key)) for b in r.benchmarks})) or None)
             for r in runs}})
     rows += [{"name": "python", "values": {r.label: fmt(r.host.get("python")) for r in runs}},
              {"name": "host", "values": {r.label: fmt(r.host.get("node")) for r in runs}},

@@ -49,14 +49,14 @@ def gate_verdicts(reference_path: Path, candidate_path: Path, reference: str, ca
                   ) -> tuple[list[dict] | None, str]:
     """The gate's verdicts for two saved benchmark JSON runs and its one-line summary, or ``(None, why not)``."""
     try:
-        from aorta.gate.baseline import load_run  # type: ignore[import-not-found]
         from aorta.gate.compare import compare_runs  # type: ignore[import-not-found]
+        from aorta.record import load_run
     except ImportError:
         return None, "the regression gate (aorta.gate) is not part of this aorta"
     try:
         comp = compare_runs(load_run(reference_path), load_run(candidate_path), ref_label=reference,
                             cand_label=candidate)
-    except ValueError as exc:  # the gate's BaselineError names the file
+    except ValueError as exc:  # RecordError names the file and the field
         raise ReportInputError(str(exc)) from None
     if comp.refused:
         return None, f"the gate refused to compare these runs: {comp.mismatch}"

@@ -12,5 +12,5 @@ pytestmark = [pytest.mark.fsdp, pytest.mark.training]
 
 @pytest.mark.parametrize("scenario", [s.id for s in SCENARIOS])
 def test_fsdp_scenario(fsdp_bench, scenario):
-    extra = fsdp_bench(get_scenario(scenario))
-    assert extra["metrics"]["step_ms"]["value"] > 0
+    record = fsdp_bench(get_scenario(scenario))
+    assert record.metrics["step_ms"].value > 0

@@ -17,6 +17,8 @@ import torch.distributed as dist
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.config import ProfilingConfig
 from aorta.fsdp.figures import slowest_per_round
+from aorta.metric import Metric
+from aorta.record import BenchRecord
 from aorta.stats import median
 from aorta.timing import TimingPlan, time_rounds
 
@@ -83,23 +85,24 @@ def test_overlap_known_answer(dist_env, fsdp_record, fsdp_profiler):
             "serialized": _measure(env.device, work.serialized, "serialized", env, fsdp_profiler)}
     everyone = env.exchange("known_answer/result", mine)
     ratios = {mode: mine[mode]["overlap_ratio"] for mode in ("overlapped", "serialized")}
-    metrics = {f"{mode}_overlap_ratio": {"value": r, "unit": "ratio", "higher_is_better": mode == "overlapped"}
-               for mode, r in ratios.items() if r is not None}
+    metrics = [Metric(f"{mode}_overlap_ratio", r, "ratio", mode == "overlapped")
+               for mode, r in ratios.items() if r is not None]
     unavailable = {f"{mode}_overlap_ratio": "no communication kernels in the profiled window"
                    for mode, r in ratios.items() if r is None}
     # Contention (docs/reference_floors.md): overlap is not free; kernels beside each other run longer than alone.
     for kind in ("comm", "compute"):
         alone = mine["serialized"][f"{kind}_busy_ms"]
         if alone > 0:
-            metrics[f"{kind}_contention_slowdown_ratio"] = {
-                "value": mine["overlapped"][f"{kind}_busy_ms"] / alone, "unit": "ratio", "higher_is_better": False}
+            metrics.append(Metric(f"{kind}_contention_slowdown_ratio",
+                                  mine["overlapped"][f"{kind}_busy_ms"] / alone, "ratio", False))
     step_ms = slowest_per_round([r["overlapped"]["step_ms"] for r in everyone])  # slowest rank, round by round
-    metrics["step_ms"] = {"value": median(step_ms), "unit": "ms", "higher_is_better": False, "samples": step_ms}
-    fsdp_record(step_ms,
-                {"workload": "fsdp_known_answer", "category": "training", "backend": env.device.backend,
-                 "world_size": env.world_size, "metrics": metrics, "headline_metric": "overlapped_overlap_ratio",
-                 "unavailable": unavailable, "device_ms_per_iteration": step_ms,
-                 "per_rank": everyone}, group="fsdp_known_answer")
+    metrics.append(Metric("step_ms", median(step_ms), "ms", False, tuple(step_ms)))
+    backend = env.device.backend
+    record = BenchRecord(workload="fsdp_known_answer", backend=backend, timing_method="events",
+                         clock="device_events", device_ms_per_iteration=step_ms,
+                         headline_metric="overlapped_overlap_ratio", unavailable=unavailable,
+                         details={"category": "training", "world_size": env.world_size, "per_rank": everyone})
+    fsdp_record(step_ms, record.add(*metrics), group="fsdp_known_answer")
     assert ratios["overlapped"] is not None and ratios["overlapped"] >= OVERLAPPED_MIN_RATIO, (
         f"all-gathers issued before the GEMMs should hide behind them: ratio {ratios['overlapped']}")
     assert ratios["serialized"] is not None and ratios["serialized"] <= SERIALIZED_MAX_RATIO, (

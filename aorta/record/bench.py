@@ -1,0 +1,123 @@
+"""One benchmark's record: the contract between measuring and judging (pure: no torch).
+
+pytest-benchmark keeps device time per round in its ``stats``; everything aorta adds lives in the
+benchmark's ``extra_info``, which is this record written out by ``BenchRecord.to_extra_info()`` and read
+back by ``BenchRecord.from_extra_info()``. Nothing else in aorta reads or writes ``extra_info`` by key.
+
+Schema 2 (this one) adds each figure's declared noise floor and source to its entry; schema 1 kept the
+noise floors in a separate ``min_effect`` mapping. Both load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from aorta.metric import Metric
+
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
+
+# The typed core: every reader (gate, report, terminal table) needs these; the rest is kind-specific
+# (hardware-queue intervals, FSDP per-rank figures, telemetry) and kept in ``details`` as written.
+_CORE = ("aorta_schema", "workload", "backend", "timing_method", "clock", "device_ms_per_iteration", "metrics",
+         "headline_metric", "unavailable", "min_effect", "reading_notes")
+
+
+@dataclass
+class BenchRecord:
+    """What one benchmark measured. ``metrics`` keeps the order figures were added in."""
+
+    workload: str
+    backend: str
+    timing_method: str
+    clock: str
+    device_ms_per_iteration: list[float]
+    headline_metric: str
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
+    reading_notes: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    schema: int = SCHEMA_VERSION
+
+    # ------------------------------------------------------------------------------ building
+    def add(self, *figures: Metric) -> BenchRecord:
+        for m in figures:
+            self.metrics[m.name] = m
+        return self
+
+    def mark_unavailable(self, reasons: Mapping[str, str]) -> BenchRecord:
+        self.unavailable.update(reasons)
+        return self
+
+    def declare_noise_floors(self, floors: Mapping[str, float]) -> BenchRecord:
+        """The measured noise floor of figures (a relative change below it is never judged a change)."""
+        for name, floor in floors.items():
+            if name in self.metrics:
+                self.metrics[name] = replace(self.metrics[name], noise_floor=float(floor))
+            else:
+                self.details.setdefault("noise_floors", {})[name] = float(floor)  # e.g. device_ms
+        return self
+
+    # ------------------------------------------------------------------------------ reading
+    def get(self, key: str, default: Any = None) -> Any:
+        """A kind-specific detail (``streams_requested``, ``effective_concurrency``, ``per_rank`` ...)."""
+        return self.details.get(key, default)
+
+    def headline(self) -> Metric | None:
+        return self.metrics.get(self.headline_metric)
+
+    def noise_floors(self) -> dict[str, float]:
+        """Declared noise floors by figure name (device time's under ``device_ms``)."""
+        out = {str(k): float(v) for k, v in (self.details.get("noise_floors") or {}).items()}
+        out.update({m.name: m.noise_floor for m in self.metrics.values() if m.noise_floor is not None})
+        return out
+
+    # ------------------------------------------------------------------------------ extra_info
+    def to_extra_info(self) -> dict[str, Any]:
+        return {"aorta_schema": self.schema, "workload": self.workload, "backend": self.backend,
+                "timing_method": self.timing_method, "clock": self.clock,
+                "device_ms_per_iteration": list(self.device_ms_per_iteration),
+                "metrics": {name: m.as_dict() for name, m in self.metrics.items()},
+                "headline_metric": self.headline_metric, "unavailable": dict(self.unavailable),
+                "reading_notes": list(self.reading_notes), **self.details}
+
+    @classmethod
+    def from_extra_info(cls, extra: Mapping[str, Any]) -> BenchRecord:
+        """Read schema 1 or 2 (validated by ``aorta.record.load_run`` when it came from a file)."""
+        details = {k: v for k, v in extra.items() if k not in _CORE}
+        metrics = {str(name): Metric.from_dict(str(name), m) for name, m in (extra.get("metrics") or {}).items()
+                   if isinstance(m, Mapping)}
+        record = cls(workload=str(extra.get("workload") or ""), backend=str(extra.get("backend") or ""),
+                     timing_method=str(extra.get("timing_method") or ""), clock=str(extra.get("clock") or ""),
+                     device_ms_per_iteration=[float(v) for v in extra.get("device_ms_per_iteration") or []],
+                     headline_metric=str(extra.get("headline_metric") or ""), metrics=metrics,
+                     unavailable=dict(extra.get("unavailable") or {}),
+                     reading_notes=list(extra.get("reading_notes") or []), details=details,
+                     schema=int(extra.get("aorta_schema") or 1))
+        old_floors = extra.get("min_effect") or {}  # schema 1
+        record.declare_noise_floors({k: v for k, v in old_floors.items() if isinstance(v, (int, float))})
+        return record
+
+
+def record_of(bench: Mapping[str, Any]) -> BenchRecord:
+    """The record of one pytest-benchmark entry (``{"name", "fullname", "stats", "extra_info", ...}``)."""
+    return BenchRecord.from_extra_info(bench.get("extra_info") or {})
+
+
+def is_aorta_bench(bench: Mapping[str, Any]) -> bool:
+    return isinstance(bench.get("extra_info"), Mapping) and "aorta_schema" in bench["extra_info"]
+
+
+def schema_of(bench: Mapping[str, Any]) -> int | None:
+    return (bench.get("extra_info") or {}).get("aorta_schema") if isinstance(bench, Mapping) else None
+
+
+def raw_metrics(bench: Mapping[str, Any]) -> object:
+    """The ``metrics`` entry as stored (for validation before it is read into a record)."""
+    return (bench.get("extra_info") or {}).get("metrics")
+
+
+def raw_device_ms(bench: Mapping[str, Any]) -> object:
+    return (bench.get("extra_info") or {}).get("device_ms_per_iteration")
