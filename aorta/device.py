@@ -6,7 +6,7 @@ distinct no-op objects and its events read the host clock when recorded, which i
 because CPU ops are synchronous.
 
 Streams: ``torch.cuda.Stream()`` draws from a pool of 32 streams per priority and hands them out
-round-robin, so stream 33 is stream 1 again (GPU_FACTS.md). ``Device.streams(n)`` therefore creates
+round-robin, so stream 33 is stream 1 again (docs/reference_floors.md). ``Device.streams(n)`` therefore creates
 native streams through the runtime (``cudaStreamCreateWithPriority`` / ``hipStreamCreateWithPriority``)
 and wraps them with ``torch.cuda.ExternalStream``; it checks that the handles really are distinct.
 """

@@ -38,6 +38,7 @@ def test_unknown_name_lists_the_valid_ones(capsys):
     assert "unknown workload 'no_such_workload'; valid names: " + ", ".join(sorted(REGISTRY)) in captured.err
 
 
+@pytest.mark.slow  # a Python subprocess that imports torch
 def test_python_dash_m_aorta_list():
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run([sys.executable, "-m", "aorta", "list", "copy_compute_overlap"], cwd=REPO, env=env,
@@ -64,6 +65,7 @@ def test_copy_mb_accepts_fractions():
     assert parse_copy_mb("0.5") == 0.5 and parse_copy_mb("64") == 64.0
 
 
+@pytest.mark.slow  # a pytest subprocess
 def test_copy_mb_zero_is_a_usage_error(run_pytest, pytester):
     pytester.makepyfile(test_never="def test_never():\n    raise AssertionError('must not run')\n")
     result = run_pytest("--copy-mb=0")

@@ -2,6 +2,8 @@
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test starts a pytest subprocess (seconds each)
+
 BAD = [
     ("--streams=0", "--streams='0': 0 is out of range; allowed 1 to 1024"),
     ("--streams=-3", "--streams='-3': -3 is out of range; allowed 1 to 1024"),

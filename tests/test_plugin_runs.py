@@ -7,6 +7,8 @@ import pytest
 
 from aorta import stats
 
+pytestmark = pytest.mark.slow  # runs the P0 benchmarks and tiny benchmark files in pytest subprocesses
+
 REPO = Path(__file__).resolve().parents[1]
 
 P0_FIELDS = {"streams_requested", "distinct_streams", "issue_order", "sync_mode", "timing_method",

@@ -14,6 +14,7 @@ CHROMIUM = next((p for p in (os.environ.get("AORTA_CHROMIUM"), shutil.which("chr
                              shutil.which("chromium-browser"), shutil.which("google-chrome")) if p), None)
 
 
+@pytest.mark.slow  # starts a headless browser
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium found (scripts/bootstrap.sh dev installs it with apt-get "
                                               "when run as root on Debian); set AORTA_CHROMIUM to a browser binary")
 def test_report_renders_in_headless_chromium(tmp_path):

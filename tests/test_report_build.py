@@ -9,6 +9,8 @@ import pytest
 from aorta.cli import main
 from aorta.report import build
 
+pytestmark = pytest.mark.slow  # builds whole reports, PNG figures included (seconds each)
+
 DATA = Path(__file__).parent / "data" / "report"
 HWQ_A, HWQ_B = DATA / "hwq_per_round.json", DATA / "hwq_end_only.json"
 FSDP_A, FSDP_B = DATA / "fsdp_a", DATA / "fsdp_b"

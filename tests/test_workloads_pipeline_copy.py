@@ -43,7 +43,8 @@ def test_all_six_are_registered_with_a_priority_category_and_range():
         assert spec.min_streams == 1 and spec.max_streams >= 16  # 1, 4 and 16 streams all run
 
 
-@pytest.mark.parametrize("cls", [RagPipeline, GraphSubgraphs, AsyncDataload, ZeroOffload, TorchCompile,
+@pytest.mark.parametrize("cls", [RagPipeline, GraphSubgraphs, AsyncDataload, ZeroOffload,
+                                 pytest.param(TorchCompile, marks=pytest.mark.slow),  # compiles: seconds
                                  CopyComputeOverlap], ids=lambda c: c.spec.name)
 def test_every_stream_given_gets_work(cpu, cls):
     _, res = run(cpu, cls, 4)
@@ -118,6 +119,7 @@ def test_zero_offload_reports_copy_rate_as_its_headline(cpu):
     assert extra["workload_info"]["copy_bytes_per_iteration"] == 2 * L * D * D * 2  # bf16 in and out
 
 
+@pytest.mark.slow  # compiles: seconds
 def test_torch_compile_reports_compile_time_apart(cpu):
     _, res = run(cpu, TorchCompile, 2)
     extra = res.extra_info

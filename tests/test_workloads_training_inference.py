@@ -181,6 +181,7 @@ def test_a_step_that_drops_one_streams_writes_fails_the_check(cpu, cls):
 
 
 # -- the benchmark files, as a user runs them -------------------------------------------------------
+@pytest.mark.slow  # the six benchmark files in a pytest subprocess
 def test_benchmark_files_run_on_cpu_and_record_every_workload(tmp_path):
     out = tmp_path / "run.json"
     names = [cls.spec.name for cls in WORKLOADS]
@@ -217,6 +218,7 @@ def _fsdp_tp_rank(rank: int, world: int, init_file: str, out_dir: str) -> None:
         dist.destroy_process_group()
 
 
+@pytest.mark.slow  # a two-process gloo group
 def test_fsdp_tp_runs_real_collectives_when_a_process_group_is_up(tmp_path):
     import torch.multiprocessing as mp
 

@@ -10,7 +10,7 @@ Sync modes: ``per_round`` synchronizes after each round (host wall time per roun
 ``end_only`` enqueues every round and synchronizes once; events are still read per round.
 
 Work shorter than the event floor (~20 us per round: an event pair around one tiny kernel reads
-12-15 us, GPU_FACTS.md) is timed as K iterations per round; ``choose_iterations`` picks K from a probe.
+12-15 us, docs/reference_floors.md) is timed as K iterations per round; ``choose_iterations`` picks K from a probe.
 """
 
 from __future__ import annotations

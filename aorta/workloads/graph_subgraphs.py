@@ -3,7 +3,7 @@
 A multi-branch model (towers of a recommender, heads of a multi-task model): ``G`` subgraphs, each an
 ``L``-layer MLP block stack over its own batch with its own weights, no data shared between them.
 Subgraph ``g`` runs on stream ``g % n``. The kernels are small (a few us each) so eager issue is
-bound by the ~9 us host cost per launch (GPU_FACTS.md); ``mode="graph"`` captures the whole
+bound by the ~9 us host cost per launch (docs/reference_floors.md); ``mode="graph"`` captures the whole
 multi-stream iteration as one CUDA/HIP graph (the runner forks every stream from the capture stream
 and joins them back, which become graph edges) and replays it, removing that host cost. samples/s.
 """

@@ -10,7 +10,7 @@ from aorta.stats import median
 from aorta.timing import time_rounds
 from aorta.workloads.base import Metric, Workload, WorkloadSpec
 
-# (M, N, K) per stream. 8192^3 bf16 is ~1.4 ms on an H100 (700-800 TFLOP/s, GPU_FACTS.md); fp32
+# (M, N, K) per stream. 8192^3 bf16 is ~1.4 ms on an H100 (700-800 TFLOP/s, docs/reference_floors.md); fp32
 # without TF32 runs ~52 TFLOP/s, so its size is halved to keep a 64-stream round near a second.
 SIZES = {("full", "bf16"): (8192, 8192, 8192), ("full", "fp32"): (4096, 4096, 4096),
          ("smoke", "bf16"): (96, 96, 96), ("smoke", "fp32"): (96, 96, 96)}
@@ -28,7 +28,7 @@ class LargeGemmOnly(Workload):
         m, n, k = self.params.get("shape") or SIZES[(self.size, self.dtype_name)]
         self.shape = (m, n, k)
         gen = self.generator()
-        # Random data, never zeros: a bf16 GEMM runs ~13% faster on zeros (METHOD.md).
+        # Random data, never zeros: a bf16 GEMM runs ~13% faster on zeros (docs/reference_floors.md).
         self.a = [self.randn(m, k, gen=gen) for _ in range(self.n_streams)]  # (M, K)
         self.b = [self.randn(k, n, gen=gen, scale=k ** -0.5) for _ in range(self.n_streams)]  # (K, N)
         self.c = [self.a[0].new_empty(m, n) for _ in range(self.n_streams)]  # (M, N)
@@ -62,7 +62,7 @@ def bare_matmul_tflops(device, shape: tuple[int, int, int], dtype, plan) -> list
     """TFLOP/s per round of one bare ``torch.matmul`` on the current stream, through the same timing loop.
 
     The reference large_gemm_only is read against, taken in the same process right after it, so
-    clocks and power state match (GPU_FACTS.md: 700-800 TFLOP/s bf16 on an H100 for 8192^3).
+    clocks and power state match (docs/reference_floors.md: 700-800 TFLOP/s bf16 on an H100 for 8192^3).
     """
     m, n, k = shape
     gen = torch.Generator(device=device.torch_device).manual_seed(1)

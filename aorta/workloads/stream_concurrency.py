@@ -1,7 +1,7 @@
 """stream_concurrency: the scheduler's own test. Long one-block kernels (~10 ms) on K streams.
 
 Two kernels per stream. Concurrency = kernels x (one kernel's time alone) / round time: 1 = serial,
-K = every stream ran in parallel. GPU_FACTS.md: 64 really distinct streams, breadth-first, reach ~59
+K = every stream ran in parallel. docs/reference_floors.md: 64 really distinct streams, breadth-first, reach ~59
 on an H100; the torch stream pool alone stops at 32; depth-first issue shows the hardware queues'
 false dependencies (fits 2K / (K/c + 1) for c = CUDA_DEVICE_MAX_CONNECTIONS).
 """

@@ -1,6 +1,6 @@
 """tiny_kernel_stress: many tiny kernels spread over N streams; µs per launch (dispatch cost).
 
-Floors to read the result against (GPU_FACTS.md, H100): ~9 µs host cost per eager launch, ~1.8 µs
+Floors to read the result against (docs/reference_floors.md, H100): ~9 µs host cost per eager launch, ~1.8 µs
 of GPU time per tiny kernel with the queue full, ~1.0 µs per kernel replayed from a CUDA graph.
 """
 

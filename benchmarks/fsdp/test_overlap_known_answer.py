@@ -24,7 +24,7 @@ from aorta.timing import TimingPlan, time_rounds
 
 pytestmark = [pytest.mark.fsdp, pytest.mark.gpu]
 
-GEMM_N = 8192  # bf16 8192^3: ~1.4-1.6 ms each on H100/H200 (GPU_FACTS.md)
+GEMM_N = 8192  # bf16 8192^3: ~1.4-1.6 ms each on H100/H200 (docs/reference_floors.md)
 GEMMS = 10
 ALL_GATHERS = 8
 SHARD_NUMEL = 16 * 1024 * 1024  # bf16: 32 MiB per rank, 64 MiB gathered on two ranks

@@ -6,7 +6,7 @@
 #   core   - pinned to one core of that list
 # and prints the per-process µs per launch for each placement.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-$PWD/artifacts/affinity}
 mkdir -p "$OUT"
 REPS=${AORTA_PROBE_REPS:-5}
@@ -26,7 +26,7 @@ PY
 CORE=$(echo "$LIST" | cut -d, -f1 | cut -d- -f1)
 CORE=$((CORE + 2))
 echo "local list: $LIST; single core: $CORE"
-CMD=(python3 -m pytest benchmarks/hw_queue -k "tiny_kernel_stress and eager" --streams=1,16 --rounds=10 -q -p no:cacheprovider)
+CMD=(python3 -m pytest benchmarks/hw_queue -k "tiny_kernel_stress and eager" "--streams=1,16" --rounds=10 -q -p no:cacheprovider)
 for i in $(seq 1 "$REPS"); do
   for kind in free local core; do
     case $kind in

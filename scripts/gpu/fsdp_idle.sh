@@ -2,7 +2,7 @@
 # Is the FSDP step GPU-bound at the default size? Runs three scenarios at the default batch and at a larger
 # one (AORTA_BIG_BATCH, default 32) and prints step time, GPU idle share and overlap for each.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-$PWD/artifacts/fsdp_idle}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 OMP_NUM_THREADS=${OMP_NUM_THREADS:-4}

@@ -12,7 +12,7 @@
 # summary says so; runs that would start past the budget are not started and the counts say how many ran).
 # Logs, run JSON and verdict JSON land in $OUT (default artifacts/gate_aa).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-$PWD/artifacts/gate_aa}
 mkdir -p "$OUT"
 N=${AORTA_GATE_N:-10}

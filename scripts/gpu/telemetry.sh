@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# For the lead, on one NVIDIA GPU: a benchmark run with telemetry, then its telemetry summary and
-# machine_info read back from the JSON, and what the CUDA launch script would run.
-# Writes under $OUT: telemetry.json, telemetry.log, launch_dry_run.txt.
+# Telemetry on one NVIDIA GPU: a benchmark run with telemetry (NVML), the same through the nvidia-smi
+# fallback, their telemetry summary and machine_info read back from the JSON, whether sampling disturbs
+# host-bound timing (eager tiny kernels with telemetry off and at 100 ms, alternating, twice each), and
+# what the CUDA launch script would run.
+# Writes under $OUT: telemetry.json, telemetry.log, telemetry_nvidia_smi.*, tiny_<interval>_<i>.json,
+# launch_dry_run.txt.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-out}
@@ -64,6 +67,16 @@ for b in data["benchmarks"] + fallback:
 print("\nfull telemetry of the first benchmark:")
 print(json.dumps(data["benchmarks"][0]["extra_info"].get("telemetry"), indent=1) if data["benchmarks"] else "none")
 PY
+
+echo
+echo "== tiny kernels (eager, 1 stream): telemetry off (0) and at 100 ms =="
+for i in 1 2; do for iv in 0 100; do
+  "$PY" -m pytest benchmarks/hw_queue -k "tiny_kernel and eager" --streams=1 --aorta-telemetry-interval-ms=$iv \
+      --benchmark-json="$OUT/tiny_${iv}_$i.json" -p no:cacheprovider -q > /dev/null 2>&1 || true
+  "$PY" -c "import json, sys; b = json.load(open(sys.argv[1]))['benchmarks'][0]
+print(f\"telemetry {sys.argv[2]:>3} ms, pass {sys.argv[3]}: {b['extra_info']['metrics']['us_per_launch']['value']:.2f} us/launch\")" \
+      "$OUT/tiny_${iv}_$i.json" "$iv" "$i" 2>/dev/null || echo "telemetry $iv ms, pass $i: no result"
+done; done
 
 echo
 echo "== scripts/launch_cuda.sh --dry-run =="

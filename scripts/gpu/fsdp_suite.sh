@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # FSDP2 overlap suite on two GPUs (all scenarios + the known-answer overlap test), full-size default config.
 # Writes $OUT/fsdp.json and $OUT/fsdp_compile.json (rank 0's pytest-benchmark JSON), their logs,
-# $OUT/artifacts_*/ (per-rank JSONL and torch.profiler traces) and prints a table at the end. Extra
-# arguments go to pytest (e.g. --override training.steps=20). Budget: both launches together are cut at
-# 335 s, so the whole script ends within 6 minutes.
+# $OUT/artifacts_*/ (per-rank JSONL and torch.profiler traces) and prints a table at the end, then
+# merges the ranks' profiler traces of the baseline scenario into $OUT/merged_baseline.json (aorta trace
+# merge, with its rank-asymmetry table) and writes an FSDP report of the run to $OUT/report (aorta report).
+# Extra arguments go to pytest (e.g. --override training.steps=20). Budget: both launches together are
+# cut at 335 s, so the whole script ends within 6 minutes.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-$(pwd)/reports/gpu-fsdp}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
@@ -75,4 +77,17 @@ if known:
 else:
     print("\nknown answer: not recorded (skipped or failed: see the log)")
 PYEOF
+
+traces=()
+for t in "$OUT"/artifacts_fsdp/torch_profiler/rank*/baseline.pt.trace.json; do [ -f "$t" ] && traces+=("$t"); done
+if [ "${#traces[@]}" -gt 0 ]; then
+  "$PY" -m aorta trace merge "${traces[@]}" --output "$OUT/merged_baseline.json" > "$OUT/merge.log" 2>&1
+  echo "trace merge of ${#traces[@]} rank(s): exit $? (log: $OUT/merge.log)"; tail -6 "$OUT/merge.log"
+else
+  echo "trace merge: no baseline traces (off on ROCm and CPU unless --override profiling.trace=on)"
+fi
+if [ -d "$OUT/artifacts_fsdp" ]; then
+  "$PY" -m aorta report --run "$OUT/artifacts_fsdp" --label fsdp --output "$OUT/report" > "$OUT/report.log" 2>&1
+  echo "aorta report: exit $? (report: $OUT/report/report.html, log: $OUT/report.log)"
+fi
 exit $rc

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs six benchmark files in a pytest subprocess
+
 REPO = Path(__file__).resolve().parents[1]
 FILES = ["rag_pipeline", "graph_subgraphs", "async_dataload", "zero_offload", "torch_compile", "copy_compute_overlap"]
 

@@ -1,9 +1,11 @@
-"""GPU check for the six issue-3a workloads: several steps enqueued back to back on real streams
-(no join between them, as in a K-batched timed round) must still match the one-stream reference.
+"""Multi-step correctness check on a GPU: several steps of a workload enqueued back to back on real
+streams (no join between them, as in a K-batched timed round) must still match the one-stream reference.
 
 The runner's own check runs one step; this one also exercises the dependencies between consecutive
 steps (write-after-read across streams). Prints one line per case; exit status 1 on any mismatch.
-Usage: python3 scripts/gpu/issue3a_repeat_check.py [--size full|smoke] [--streams 4,16] [--steps 3]
+By default it checks the six training and inference workloads (whose steps carry state from one step
+to the next); name others to check those.
+Usage: python3 scripts/gpu/multistep_check.py [--size full|smoke] [--streams 4,16] [--steps 3] [names...]
 """
 
 from __future__ import annotations
@@ -59,10 +61,11 @@ def main() -> int:
     ap.add_argument("--size", default="full")
     ap.add_argument("--streams", default="4,16")
     ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("names", nargs="*", default=list(NAMES))
     args = ap.parse_args()
     dev = Device.open("auto")
     bad = 0
-    for name in NAMES:
+    for name in args.names:
         for n in (int(x) for x in args.streams.split(",")):
             line = check(dev, name, n, args.size, args.steps)
             bad += line.startswith("FAIL")
