@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from aorta import stats
-from aorta.fsdp.trace_analysis import idle_ms
+from aorta.overlap import idle_ms
 from aorta.metric import Metric
 from aorta.results import SCHEMA_VERSION
 
