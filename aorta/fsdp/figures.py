@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from aorta import stats
-from aorta.overlap import idle_ms
 from aorta.metric import Metric
+from aorta.overlap import idle_ms
 from aorta.results import SCHEMA_VERSION
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
