@@ -28,6 +28,7 @@ from aorta.options import (
 )
 from aorta.output_paths import OutputPathError, check_output_file
 from aorta.runner import run_workload
+from aorta.telemetry.plugin import AllRoundsThrottled
 from aorta.timing import TimingPlan
 from aorta.workloads.base import WorkloadCheckError, WorkloadUnavailable
 
@@ -208,6 +209,8 @@ def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_p
             pytest.skip(f"{workload_cls.spec.name}: {exc}")
         except WorkloadCheckError as exc:
             pytest.fail(f"{workload_cls.spec.name} output check failed, nothing timed: {exc}", pytrace=False)
+        except AllRoundsThrottled as exc:
+            pytest.fail(str(exc), pytrace=False)
         except Exception as exc:
             if aorta_device.is_out_of_memory(exc):
                 aorta_device.free_memory()
