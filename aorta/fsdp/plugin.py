@@ -287,13 +287,19 @@ def fsdp_profiler(pytestconfig: pytest.Config, fsdp_config, dist_env):
 @pytest.fixture
 def fsdp_record(request, benchmark):
     """``fsdp_record(step_ms, extra_info, group=...)``: put device times in pytest-benchmark's stats and the
-    figures in extra_info (what ``fsdp_bench`` does after measuring; usable by other FSDP-suite tests)."""
+    figures in extra_info (what ``fsdp_bench`` does after measuring; usable by other FSDP-suite tests).
+    Returns False where the gate's confirmation re-run took the record instead (nothing recorded)."""
+    from aorta.plugin import hand_to_gate
+
     state = request.config.stash[STATE]
 
-    def record(step_ms, extra: dict, *, group: str = "fsdp") -> None:
+    def record(step_ms, extra: dict, *, group: str = "fsdp") -> bool:
+        if hand_to_gate(request.node, step_ms, extra):
+            return False
         benchmark.group = group
         benchmark.extra_info.update(extra)
         replay_into(benchmark, state.clock, step_ms)
+        return True
 
     return record
 
@@ -333,8 +339,8 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
             {"id": scenario.id, **{k: v for k, v in scenario.__dict__.items() if k != "id"}}, everyone,
             world_size=env.world_size, seq_len=fsdp_config.dataset.seq_len, backend=env.device.backend,
             comm_library=env.comm_library, config=fsdp_config.as_dict())
-        fsdp_record(step_ms, extra)
-        state.rows.append(_row(request.node.name, extra))
+        if fsdp_record(step_ms, extra):
+            state.rows.append(_row(request.node.name, extra))
         return extra
 
     return run
