@@ -49,7 +49,7 @@ def test_spin(hw_queue, streams):
 '''
 
 FAILING_TEST = "def test_broken():\n    assert False, 'a real failure'\n"
-BASE_ARGS = ("-p", "no:cacheprovider", "-p", "no:unraisableexception", "--streams=1", "--rounds=10", "--warmup=1",
+BASE_ARGS = ("-p", "no:cacheprovider", "-p", "no:unraisableexception", "--aorta-streams=1", "--aorta-rounds=10", "--aorta-warmup=1",
              "--aorta-alpha=0.05")
 
 

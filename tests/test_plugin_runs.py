@@ -24,8 +24,8 @@ def p0_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("p0") / "run.json"
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(REPO / "benchmarks" / "hw_queue"), "-m", "p0", "--streams=1,2",
-         "--issue-order=breadth,depth", "--rounds=3", "--warmup=1", f"--benchmark-json={out}",
+        [sys.executable, "-m", "pytest", str(REPO / "benchmarks" / "hw_queue"), "-m", "p0", "--aorta-streams=1,2",
+         "--aorta-issue-order=breadth,depth", "--aorta-rounds=3", "--aorta-warmup=1", f"--benchmark-json={out}",
          "-p", "no:cacheprovider", "-q"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     return proc, json.loads(out.read_text()) if out.exists() else None
@@ -126,7 +126,7 @@ def test_above_the_maximum_skips(hw_queue):
 
 def test_wrong_result_and_oom_fail_that_test_only(run_pytest, pytester):
     pytester.makepyfile(test_broken=BROKEN)
-    result = run_pytest("--rounds=2", "--warmup=0", "-rA")
+    result = run_pytest("--aorta-rounds=2", "--aorta-warmup=0", "-rA")
     result.assert_outcomes(passed=1, failed=2, skipped=1)
     out = result.stdout.str()
     assert "large_gemm_only output check failed, nothing timed" in out

@@ -41,7 +41,7 @@ def test_aorta_trace_dir_writes_one_trace_per_benchmark(pytester):
             pass
     """)
     out = pytester.path / "traces"
-    result = pytester.runpytest("--streams=1,2", "--rounds=2", "--warmup=0", "--aorta-device=cpu",
+    result = pytester.runpytest("--aorta-streams=1,2", "--aorta-rounds=2", "--aorta-warmup=0", "--aorta-device=cpu",
                                 f"--aorta-trace-dir={out}", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
     files = sorted(p.name for p in out.iterdir())

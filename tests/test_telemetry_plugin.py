@@ -34,7 +34,7 @@ def aorta_telemetry_source():
 
 # The fake source is read once when the sampler starts; with a 1 s interval that first sample is within
 # one interval of every (millisecond-long) round, so the matching is deterministic on a busy CI machine.
-ARGS = ("--streams=1", "--rounds=3", "--warmup=0", "--aorta-size=smoke", "-p", "no:cacheprovider")
+ARGS = ("--aorta-streams=1", "--aorta-rounds=3", "--aorta-warmup=0", "--aorta-size=smoke", "-p", "no:cacheprovider")
 
 
 def _run(pytester, *extra, reasons=None):

@@ -60,8 +60,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--aorta-config", default=None, metavar="FILE",
                 help="YAML configuration of the FSDP scenarios (default config/default.yaml; "
                      "config/smoke.yaml is merged on top at smoke size)")
-    g.addoption("--override", action="append", default=[], metavar="KEY.PATH=VALUE",
-                help="change one configuration value, e.g. training.steps=20 (repeatable; applied in order)")
+    g.addoption("--aorta-override", "--override", action="append", default=[], metavar="KEY.PATH=VALUE",
+                help="change one configuration value, e.g. training.steps=20 (repeatable; applied in order, "
+                     "after --aorta-rounds / --aorta-warmup)")
     g.addoption("--aorta-dist-timeout", type=parse_timeout, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                 help=f"process-group and rank-agreement timeout (default {DEFAULT_TIMEOUT_S:g})")
     g.addoption("--aorta-artifacts", default="artifacts", metavar="DIR",
@@ -79,23 +80,31 @@ def _launch():
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-benchmark reads its options
 def pytest_configure(config: pytest.Config) -> None:
-    from aorta.device import DeviceUnavailable, detect_backend
+    from aorta.plugin import resolved_options
 
     info = _launch()
     if info.rank != 0:
         _results_on_rank_0_only(config)
+    opts = resolved_options(config)
     try:
-        backend = detect_backend(config.getoption("aorta_device"))
-    except DeviceUnavailable as exc:
-        raise pytest.UsageError(str(exc)) from None
-    size = config.getoption("aorta_size")
-    smoke = size == "smoke" or (size == "auto" and backend == "cpu")
-    try:
-        cfg = load_config(config.getoption("aorta_config"), config.getoption("override"), smoke=smoke)
+        cfg = load_config(config.getoption("aorta_config"), _step_overrides(opts) + config.getoption("aorta_override"),
+                          smoke=opts.resolved_size == "smoke")
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = FsdpState(cfg, Path(config.getoption("aorta_artifacts")),
                                     config.getoption("aorta_dist_timeout"))
+
+
+def _step_overrides(opts) -> list[str]:
+    """``--aorta-rounds`` / ``--aorta-warmup``, where given, as the FSDP configuration's timed and untimed step
+    counts (a scenario's rounds are its steps); applied before ``--aorta-override``, so an explicit
+    ``--aorta-override training.steps=N`` still wins. Not given: the configuration's own counts stand."""
+    out = []
+    if opts.rounds_given:
+        out.append(f"training.steps={opts.rounds}")
+    if opts.warmup_given:
+        out.append(f"training.warmup_steps={opts.warmup}")
+    return out
 
 
 def _results_on_rank_0_only(config: pytest.Config) -> None:
@@ -119,10 +128,11 @@ def _results_on_rank_0_only(config: pytest.Config) -> None:
 def _env(config: pytest.Config):
     """The session's process group, started on first use (at session start under torchrun)."""
     from aorta.fsdp.distributed import init_dist
+    from aorta.plugin import resolved_options
 
     state = config.stash[STATE]
     if state.env is None:
-        state.env = init_dist(config.getoption("aorta_device"), state.timeout_s)
+        state.env = init_dist(resolved_options(config).backend, state.timeout_s)
     return state.env
 
 

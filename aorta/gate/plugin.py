@@ -162,10 +162,9 @@ def _settings(config: pytest.Config) -> GateSettings:
 
 def _current_machine(config: pytest.Config) -> dict:
     """This run's machine as a run records it in machine_info["aorta"] (backend, GPU model and count)."""
-    from aorta.device import Device
-    from aorta.plugin import OPTIONS
+    from aorta.plugin import session_device
 
-    props = Device.open(config.stash[OPTIONS].device).properties()
+    props = session_device(config).properties()
     gpu = props.backend != "cpu"
     return {"machine_info": {"aorta": {"backend": props.backend, "gpu_name": props.name if gpu else None,
                                        "gpu_count": props.device_count if gpu else 0}}}

@@ -26,7 +26,7 @@ PY
 CORE=$(echo "$LIST" | cut -d, -f1 | cut -d- -f1)
 CORE=$((CORE + 2))
 echo "local list: $LIST; single core: $CORE"
-CMD=(python3 -m pytest benchmarks/hw_queue -k "tiny_kernel_stress and eager" --streams=1,16 --rounds=10 -q -p no:cacheprovider)
+CMD=(python3 -m pytest benchmarks/hw_queue -k "tiny_kernel_stress and eager" --aorta-streams=1,16 --aorta-rounds=10 -q -p no:cacheprovider)
 for i in $(seq 1 "$REPS"); do
   for kind in free local core; do
     case $kind in

@@ -2,7 +2,7 @@
 # FSDP2 overlap suite on two GPUs (all scenarios + the known-answer overlap test), full-size default config.
 # Writes $OUT/fsdp.json and $OUT/fsdp_compile.json (rank 0's pytest-benchmark JSON), their logs,
 # $OUT/artifacts_*/ (per-rank JSONL and torch.profiler traces) and prints a table at the end. Extra
-# arguments go to pytest (e.g. --override training.steps=20). Budget: both launches together are cut at
+# arguments go to pytest (e.g. --aorta-override training.steps=20). Budget: both launches together are cut at
 # 335 s, so the whole script ends within 6 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."

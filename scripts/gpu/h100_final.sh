@@ -6,14 +6,14 @@ set -uo pipefail
 OUT=${OUT:-/tmp/aorta-out}; W=$OUT/work; mkdir -p "$W"
 export PYTHONPATH=$PWD
 t0=$(date +%s)
-timeout 420 python3 -m pytest benchmarks/hw_queue --streams=1,4,16,64 --benchmark-json="$W/out.json" \
+timeout 420 python3 -m pytest benchmarks/hw_queue --aorta-streams=1,4,16,64 --benchmark-json="$W/out.json" \
     -p no:cacheprovider -q -rs > "$W/out.log" 2>&1
-echo "pytest benchmarks/hw_queue --streams=1,4,16,64: rc=$? wall=$(( $(date +%s) - t0 ))s"; tail -3 "$W/out.log"
-timeout 90 python3 -m pytest benchmarks/hw_queue -k stream_concurrency --streams=64,128 --issue-order=breadth,depth \
+echo "pytest benchmarks/hw_queue --aorta-streams=1,4,16,64: rc=$? wall=$(( $(date +%s) - t0 ))s"; tail -3 "$W/out.log"
+timeout 90 python3 -m pytest benchmarks/hw_queue -k stream_concurrency --aorta-streams=64,128 --aorta-issue-order=breadth,depth \
     --benchmark-json="$W/conc.json" -p no:cacheprovider -q > "$W/conc.log" 2>&1
 echo "concurrency rc=$?"
 for i in 1 2; do for iv in 0 100; do
-  python3 -m pytest benchmarks/hw_queue -k "tiny_kernel and eager" --streams=1 --aorta-telemetry-interval-ms=$iv \
+  python3 -m pytest benchmarks/hw_queue -k "tiny_kernel and eager" --aorta-streams=1 --aorta-telemetry-interval-ms=$iv \
       --benchmark-json="$W/tiny_${iv}_$i.json" -p no:cacheprovider -q > /dev/null 2>&1
 done; done
 python3 - "$W" <<'PY'

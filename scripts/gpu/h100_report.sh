@@ -5,7 +5,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/aorta-out}; W=$OUT/work; mkdir -p "$W"
 export PYTHONPATH=$PWD
-P0=(python3 -m pytest benchmarks/hw_queue -m p0 --streams=1,4,16,64 --issue-order=breadth,depth -p no:cacheprovider -q)
+P0=(python3 -m pytest benchmarks/hw_queue -m p0 --aorta-streams=1,4,16,64 --aorta-issue-order=breadth,depth -p no:cacheprovider -q)
 t0=$(date +%s)
 "${P0[@]}" --benchmark-json="$W/default.json" --aorta-trace-dir="$W/traces_default" > "$W/default.log" 2>&1
 echo "p0 default rc=$? wall=$(( $(date +%s) - t0 ))s"
@@ -13,7 +13,7 @@ t1=$(date +%s)
 CUDA_DEVICE_MAX_CONNECTIONS=32 "${P0[@]}" --benchmark-json="$W/conn32.json" > "$W/conn32.log" 2>&1
 echo "p0 CUDA_DEVICE_MAX_CONNECTIONS=32 rc=$? wall=$(( $(date +%s) - t1 ))s"
 for iv in 0 100; do
-  python3 -m pytest benchmarks/hw_queue -k "tiny_kernel and eager" --streams=1 --aorta-telemetry-interval-ms=$iv \
+  python3 -m pytest benchmarks/hw_queue -k "tiny_kernel and eager" --aorta-streams=1 --aorta-telemetry-interval-ms=$iv \
       --benchmark-json="$W/tiny_telemetry_$iv.json" -p no:cacheprovider -q > "$W/tiny_telemetry_$iv.log" 2>&1
   echo "tiny eager telemetry interval ${iv} ms rc=$?"
 done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU run of the six issue-3a workloads (moe, fsdp_tp, activation_ckpt, grad_accum, speculative_decode,
-# continuous_batch): the benchmarks at --streams=1,4,16, a back-to-back multi-step correctness check,
+# continuous_batch): the benchmarks at --aorta-streams=1,4,16, a back-to-back multi-step correctness check,
 # and (with >= 2 GPUs) fsdp_tp over real NCCL collectives. Logs and JSON under $OUT; a table at the end.
 set -uo pipefail
 OUT=${OUT:-$(mktemp -d)}
@@ -13,7 +13,7 @@ rc_check=${PIPESTATUS[0]}
 
 echo "== benchmarks"
 t0=$(date +%s.%N)
-python3 -m pytest benchmarks/hw_queue -k "$K" --streams=1,4,16 -p no:cacheprovider -q -rs \
+python3 -m pytest benchmarks/hw_queue -k "$K" --aorta-streams=1,4,16 -p no:cacheprovider -q -rs \
   --benchmark-json="$OUT/issue3a.json" > "$OUT/bench.log" 2>&1
 rc_bench=$?
 t1=$(date +%s.%N)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 3 (part b) GPU proof on one NVIDIA GPU: rag_pipeline, graph_subgraphs (eager and graph),
-# async_dataload, zero_offload, torch_compile and copy_compute_overlap at --streams=1,4,16.
+# async_dataload, zero_offload, torch_compile and copy_compute_overlap at --aorta-streams=1,4,16.
 # Logs and JSON under $OUT; prints the summary table and the overlap figures each workload exists for.
 set -uo pipefail
 OUT=${OUT:-/tmp/aorta-out}; mkdir -p "$OUT"
@@ -12,7 +12,7 @@ for w in rag_pipeline graph_subgraphs async_dataload zero_offload torch_compile 
 done
 t0=$(date +%s)
 # shellcheck disable=SC2086
-python3 -m pytest $FILES --streams=1,4,16 --benchmark-json="$OUT/issue3b.json" -p no:cacheprovider -q -rs \
+python3 -m pytest $FILES --aorta-streams=1,4,16 --benchmark-json="$OUT/issue3b.json" -p no:cacheprovider -q -rs \
     > "$OUT/issue3b.log" 2>&1
 echo "issue3b sweep rc=$? wall=$(( $(date +%s) - t0 ))s"
 python3 -m aorta list > "$OUT/list.txt" 2>&1; echo "aorta list rc=$?"
