@@ -1,7 +1,8 @@
 """aorta's pytest plugin: options, fixtures, device-timed benchmarks, machine info, terminal summary.
 
-Registered once: through the ``pytest11`` entry point when aorta is installed, or by the repository's
-``conftest.py`` (``pytest_plugins``) when it is not.
+Registered once, under the name ``aorta``: by the ``pytest11`` entry point when aorta is installed, or, in a
+checkout that was never installed, by the repository's ``conftest.py`` (its one documented fallback). This
+module registers the sub-plugins below; nothing else registers any of them.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from aorta.telemetry.plugin import AllRoundsThrottled
 from aorta.timing import TimingPlan
 from aorta.workloads.base import WorkloadCheckError, WorkloadUnavailable
 
-# Plugin pieces that live in their own modules (one line each).
+# Plugin pieces that live in their own modules (one line each), registered with this one.
 pytest_plugins = [
     "aorta.telemetry.plugin",
     "aorta.report.plugin",

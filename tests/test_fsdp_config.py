@@ -57,7 +57,6 @@ def test_config_file_then_overrides(tmp_path):
 
 
 def test_bad_override_is_a_usage_error_on_the_command_line(pytester):
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile("def test_x():\n    pass\n")
     result = pytester.runpytest_inprocess("--aorta-override", "training.steps=20", "--aorta-override", "model.widht=3")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -65,7 +64,6 @@ def test_bad_override_is_a_usage_error_on_the_command_line(pytester):
 
 
 def test_bad_timeout_is_a_usage_error(pytester):
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile("def test_x():\n    pass\n")
     result = pytester.runpytest_inprocess("--aorta-dist-timeout", "-5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -78,7 +76,6 @@ def test_bad_timeout_is_a_usage_error(pytester):
 ])
 def test_a_bad_config_file_is_named_even_where_smoke_sizes_replace_it(pytester, text, words):
     """smoke.yaml replaces model and training on CPU: the user's file is checked before that merge."""
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile("def test_x():\n    pass\n")
     bad = pytester.path / "bad.yaml"
     bad.write_text(text)
@@ -90,7 +87,6 @@ def test_a_bad_config_file_is_named_even_where_smoke_sizes_replace_it(pytester, 
 
 
 def test_a_valid_config_file_still_loads_at_smoke_size(pytester):
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile("def test_steps(fsdp_config):\n    assert fsdp_config.training.lr == 0.5\n")
     good = pytester.path / "good.yaml"
     good.write_text("model:\n  n_layers: 3\ntraining:\n  steps: 7\n  lr: 0.5\n")

@@ -174,7 +174,6 @@ def test_settings_differences_name_the_key_the_ranks_and_the_values():
 
 @pytest.mark.parametrize("fixture, stopped", [("fsdp_profiler", True), ("tmp_path", False)])
 def test_an_unwritable_artifacts_folder_stops_the_run_before_any_test(pytester, fixture, stopped):
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile(f"def test_x({fixture}):\n    pass\n")
     (pytester.path / "afile").write_text("")
     result = pytester.runpytest_inprocess("--aorta-device", "cpu", "--aorta-artifacts", "afile/artifacts")

@@ -17,7 +17,6 @@ def bench_dir(pytester, monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.setenv("SPIN_US", "1000")
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile(test_spin=SPIN_TEST)
     return pytester
 

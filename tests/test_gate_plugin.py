@@ -58,7 +58,6 @@ def bench_dir(pytester, monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.setenv("SPIN_US", "1000")
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile(test_spin=SPIN_TEST)
     return pytester
 
@@ -274,7 +273,6 @@ def one_torch_thread():
 
 def test_pytest_benchmark_compare_keeps_working_on_an_aorta_benchmark(pytester, monkeypatch, one_torch_thread):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile(test_gemm='''
 from aorta.workloads.large_gemm import LargeGemmOnly
 
