@@ -6,7 +6,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from aorta.telemetry.plugin import TELEMETRY_STATE, AllRoundsThrottled, Monitor, TelemetryOptions, TelemetryState
+from aorta.telemetry.plugin import (
+    TELEMETRY_STATE,
+    AllRoundsThrottled,
+    Monitor,
+    TelemetryOptions,
+    TelemetryState,
+)
 from aorta.telemetry.sample import Limits, Sample
 from aorta.telemetry.sampler import MAX_CONSECUTIVE_ERRORS, Sampler
 from aorta.telemetry.sources import NvidiaSmiSource, RocmSmiSource, open_source
