@@ -34,7 +34,7 @@ def _int_list(option: str, text: str, lo: int, hi: int) -> tuple[int, ...]:
 
 
 def parse_streams(text: str) -> tuple[int, ...]:
-    return _int_list("--streams", text, 1, MAX_STREAMS)
+    return _int_list("--aorta-streams", text, 1, MAX_STREAMS)
 
 
 def _one_int(option: str, text: str, lo: int, hi: int) -> int:
@@ -45,11 +45,11 @@ def _one_int(option: str, text: str, lo: int, hi: int) -> int:
 
 
 def parse_rounds(text: str) -> int:
-    return _one_int("--rounds", text, 1, 100_000)
+    return _one_int("--aorta-rounds", text, 1, 100_000)
 
 
 def parse_warmup(text: str) -> int:
-    return _one_int("--warmup", text, 0, 100_000)
+    return _one_int("--aorta-warmup", text, 0, 100_000)
 
 
 def parse_iterations(text: str) -> int:
@@ -60,14 +60,14 @@ MAX_COPY_MB = 65536.0  # 64 GiB: more than any GPU's copy buffer worth timing
 
 
 def parse_copy_mb(text: str) -> float:
-    """``--copy-mb``: MiB per copy (host-to-device, device-to-host, device-to-device), > 0 and <= 65536."""
+    """``--aorta-copy-mb``: MiB per copy (host-to-device, device-to-host, device-to-device), > 0 and <= 65536."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--copy-mb={text!r}: not a number; give MiB per copy, e.g. 64") from None
+        raise argparse.ArgumentTypeError(f"--aorta-copy-mb={text!r}: not a number; give MiB per copy, e.g. 64") from None
     if not 0.0 < value <= MAX_COPY_MB:  # also rejects nan
         raise argparse.ArgumentTypeError(
-            f"--copy-mb={text!r}: out of range; allowed more than 0 and at most {MAX_COPY_MB:g} MiB")
+            f"--aorta-copy-mb={text!r}: out of range; allowed more than 0 and at most {MAX_COPY_MB:g} MiB")
     return value
 
 
@@ -80,7 +80,7 @@ def _choice(option: str, allowed: tuple[str, ...]):
     return parse
 
 
-parse_sync_mode = _choice("--sync-mode", SYNC_MODES)
+parse_sync_mode = _choice("--aorta-sync-mode", SYNC_MODES)
 parse_device = _choice("--aorta-device", DEVICE_CHOICES)
 parse_size = _choice("--aorta-size", ("auto", *SIZES))
 
@@ -90,23 +90,34 @@ def parse_issue_order(text: str) -> tuple[str, ...]:
     for v in values:
         if v not in ISSUE_ORDERS:
             raise argparse.ArgumentTypeError(
-                f"--issue-order={text!r}: {v!r} is not allowed; allowed: {', '.join(ISSUE_ORDERS)} (or both, comma-separated)")
+                f"--aorta-issue-order={text!r}: {v!r} is not allowed; allowed: {', '.join(ISSUE_ORDERS)} (or both, comma-separated)")
     return values
 
 
 @dataclass(frozen=True, kw_only=True)
 class AortaOptions:
+    """The options every aorta plugin shares, resolved once at configure time (``aorta.plugin.resolved_options``)."""
+
     streams: tuple[int, ...]
-    rounds: int
-    warmup: int
+    rounds: int  # resolved: the user's, else 20 on a GPU and 5 on CPU
+    warmup: int  # resolved: the user's, else 3 on a GPU and 1 on CPU
     sync_mode: str
-    device: str
-    size: str  # auto / smoke / full
+    device: str  # as requested: auto / cuda / rocm / cpu
+    backend: str  # what it resolved to: cuda / rocm / cpu
+    size: str  # as requested: auto / smoke / full
     issue_order: tuple[str, ...]
     iterations: int | None  # fixed K per round; None = probe
     copy_mb: float | None = None  # MiB per copy for copy_compute_overlap; None = the size's default
+    rounds_given: bool = False  # --aorta-rounds was on the command line (the FSDP suite uses it only then)
+    warmup_given: bool = False
 
-    def resolved_size(self, backend: str) -> str:
+    def __post_init__(self) -> None:
+        if self.backend not in DEVICE_CHOICES[1:]:
+            raise ValueError(f"AortaOptions.backend={self.backend!r}: allowed {', '.join(DEVICE_CHOICES[1:])}")
+
+    @property
+    def resolved_size(self) -> str:
+        """smoke or full: ``--aorta-size``, where auto means smoke on CPU and full on a GPU."""
         if self.size != "auto":
             return self.size
-        return "smoke" if backend == "cpu" else "full"
+        return "smoke" if self.backend == "cpu" else "full"

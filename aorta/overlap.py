@@ -8,6 +8,7 @@ lists and never mutates its input. The definitions follow DESIGN.md's metric tab
 - overlap ratio = |A ∩ B| / |B|   (share of B hidden behind A; B is usually communication)
 - exposed       = |B \\ A|
 - effective concurrency = Σ per-stream busy / span of the round
+- idle          = window - |A ∪ B| = window - (|A| + |B| - |A ∩ B|)
 """
 
 from __future__ import annotations
@@ -160,3 +161,10 @@ def active_segments(streams: Mapping[object, Iterable[Sequence[float]]]) -> list
         else:
             out.append((t, nxt, active))
     return out
+
+
+def idle_ms(window_ms: float, compute_busy_ms: float, comm_busy_ms: float, overlapped_ms: float) -> float:
+    """Time in a window with no kernel running: window - |compute ∪ comm|. A GPU that idles for a large
+    share of the step waits on the host (launches, Python, synchronization), and its overlap figures then
+    describe kernels that had the GPU to themselves rather than a schedule that hid them."""
+    return max(0.0, window_ms - (compute_busy_ms + comm_busy_ms - overlapped_ms))

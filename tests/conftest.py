@@ -3,11 +3,21 @@ from pathlib import Path
 
 import pytest
 
-from aorta import registration
-
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _entry_point() is None:
+        raise pytest.UsageError("aorta's tests run pytest the way users do, with the plugin registered by its "
+                                "installed pytest11 entry point: pip install -e '.[dev]' (scripts/bootstrap.sh)")
+
+
+def _entry_point():
+    from importlib.metadata import entry_points
+
+    return next((ep for ep in entry_points(group="pytest11") if ep.name == "aorta"), None)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -22,11 +32,11 @@ def _not_an_xdist_worker():
 
 @pytest.fixture
 def run_pytest(pytester, monkeypatch):
-    """Run pytest in a subprocess with aorta's plugin loaded exactly once, from the checkout."""
+    """Run pytest in a subprocess as a user does: aorta's plugin comes from the installed entry point, its
+    code from this checkout."""
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    plugin_args = ["-p", "aorta.plugin"] if registration.pytest_plugins else []
 
     def run(*args, timeout: float = 600):
-        return pytester.runpytest_subprocess(*plugin_args, "-p", "no:cacheprovider", *args, timeout=timeout)
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=timeout)
 
     return run

@@ -48,11 +48,11 @@ def test_python_dash_m_aorta_list():
 
 
 @pytest.mark.parametrize("text,message", [
-    ("0", "--copy-mb='0': out of range; allowed more than 0 and at most 65536 MiB"),
+    ("0", "--aorta-copy-mb='0': out of range; allowed more than 0 and at most 65536 MiB"),
     ("-4", "out of range"),
     ("1e9", "out of range"),
     ("nan", "out of range"),
-    ("lots", "--copy-mb='lots': not a number"),
+    ("lots", "--aorta-copy-mb='lots': not a number"),
 ])
 def test_copy_mb_rejects_bad_values(text, message):
     import argparse
@@ -68,7 +68,7 @@ def test_copy_mb_accepts_fractions():
 @pytest.mark.slow  # a pytest subprocess
 def test_copy_mb_zero_is_a_usage_error(run_pytest, pytester):
     pytester.makepyfile(test_never="def test_never():\n    raise AssertionError('must not run')\n")
-    result = run_pytest("--copy-mb=0")
+    result = run_pytest("--aorta-copy-mb=0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--copy-mb='0': out of range; allowed more than 0 and at most 65536 MiB" in result.stderr.str()
+    assert "--aorta-copy-mb='0': out of range; allowed more than 0 and at most 65536 MiB" in result.stderr.str()
     assert "must not run" not in result.stdout.str()

@@ -57,15 +57,13 @@ def test_config_file_then_overrides(tmp_path):
 
 
 def test_bad_override_is_a_usage_error_on_the_command_line(pytester):
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile("def test_x():\n    pass\n")
-    result = pytester.runpytest_inprocess("--override", "training.steps=20", "--override", "model.widht=3")
+    result = pytester.runpytest_inprocess("--aorta-override", "training.steps=20", "--aorta-override", "model.widht=3")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown key 'model.widht'; allowed keys under model:*"])
 
 
 def test_bad_timeout_is_a_usage_error(pytester):
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile("def test_x():\n    pass\n")
     result = pytester.runpytest_inprocess("--aorta-dist-timeout", "-5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -78,7 +76,6 @@ def test_bad_timeout_is_a_usage_error(pytester):
 ])
 def test_a_bad_config_file_is_named_even_where_smoke_sizes_replace_it(pytester, text, words):
     """smoke.yaml replaces model and training on CPU: the user's file is checked before that merge."""
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile("def test_x():\n    pass\n")
     bad = pytester.path / "bad.yaml"
     bad.write_text(text)
@@ -90,10 +87,21 @@ def test_a_bad_config_file_is_named_even_where_smoke_sizes_replace_it(pytester, 
 
 
 def test_a_valid_config_file_still_loads_at_smoke_size(pytester):
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile("def test_steps(fsdp_config):\n    assert fsdp_config.training.lr == 0.5\n")
     good = pytester.path / "good.yaml"
     good.write_text("model:\n  n_layers: 3\ntraining:\n  steps: 7\n  lr: 0.5\n")
     result = pytester.runpytest_inprocess("--aorta-config", str(good), "--aorta-device", "cpu")
     assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("args, steps", [
+    ((), (2, 1)),  # smoke.yaml's counts
+    (("--aorta-rounds", "6", "--aorta-warmup", "0"), (6, 0)),  # a scenario's rounds are its steps
+    (("--aorta-rounds", "6", "--aorta-override", "training.steps=9"), (9, 1)),  # an explicit override wins
+])
+def test_aorta_rounds_and_warmup_set_the_fsdp_step_counts(pytester, args, steps):
+    pytester.makepyfile("def test_steps(fsdp_config):\n"
+                        f"    assert (fsdp_config.training.steps, fsdp_config.training.warmup_steps) == {steps}\n")
+    result = pytester.runpytest_inprocess("--aorta-device", "cpu", *args)
     result.assert_outcomes(passed=1)

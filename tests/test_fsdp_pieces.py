@@ -175,12 +175,11 @@ def test_settings_differences_name_the_key_the_ranks_and_the_values():
     assert settings_differences([same, other, same]) == [
         '--aorta-size is "auto" on rank(s) [0, 2] but "smoke" on rank(s) [1]',
         "training.steps is 2 on rank(s) [0, 2] but 4 on rank(s) [1]"]
-    assert same["--streams"] == '"<missing>"'  # an option this pytest lacks compares as missing on every rank
+    assert same["--aorta-streams"] == '"<missing>"'  # an option this pytest lacks compares as missing on every rank
 
 
 @pytest.mark.parametrize("fixture, stopped", [("fsdp_profiler", True), ("tmp_path", False)])
 def test_an_unwritable_artifacts_folder_stops_the_run_before_any_test(pytester, fixture, stopped):
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile(f"def test_x({fixture}):\n    pass\n")
     (pytester.path / "afile").write_text("")
     result = pytester.runpytest_inprocess("--aorta-device", "cpu", "--aorta-artifacts", "afile/artifacts")

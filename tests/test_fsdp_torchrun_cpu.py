@@ -118,9 +118,9 @@ def test_ranks_started_with_different_settings_stop_at_once_naming_the_differenc
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
            str(CASES.parent / "pytest_rank1_args.py"), str(CASES), "-p", "no:cacheprovider",
            "--aorta-device", "cpu", "--aorta-dist-timeout", "60", f"--aorta-artifacts={tmp_path}",
-           "--override", "training.steps=2"]
+           "--aorta-override", "training.steps=2"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1",
-           "AORTA_RANK1_ARGS": "--override training.steps=4"}
+           "AORTA_RANK1_ARGS": "--aorta-override training.steps=4"}
     start = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=100)
     elapsed = time.monotonic() - start

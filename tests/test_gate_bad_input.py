@@ -17,7 +17,6 @@ def bench_dir(pytester, monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.setenv("SPIN_US", "1000")
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile(test_spin=SPIN_TEST)
     return pytester
 
@@ -92,7 +91,7 @@ def test_a_baseline_holding_other_benchmarks_compares_nothing_exit_12(bench_dir,
 
 def test_benchmarks_not_in_the_baseline_are_listed_and_do_not_fail_the_gate(bench_dir, monkeypatch):
     saved(bench_dir, monkeypatch)  # streams1 only
-    r = run(bench_dir, "--streams=1,2", "--aorta-compare", "base", "--aorta-min-effect", "50%")
+    r = run(bench_dir, "--aorta-streams=1,2", "--aorta-compare", "base", "--aorta-min-effect", "50%")
     assert r.ret == 0, r.stdout.str()
     r.stdout.fnmatch_lines(["not in baseline (new in this run): test_spin.py::test_spin[[]streams2[]]",
                             "verdict: 0 SLOWER, 0 FASTER, 2 SAME, 0 UNSURE, 1 not in baseline -> exit 0 (clean)"])

@@ -14,7 +14,7 @@ from aorta.stack_label import stack_label
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = str(REPO / "benchmarks" / "hw_queue" / "test_tiny_kernel_stress.py")
-QUICK = ("--streams=1", "--rounds=2", "--warmup=0")
+QUICK = ("--aorta-streams=1", "--aorta-rounds=2", "--aorta-warmup=0")
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def test_the_json_path_is_printed_as_given(run_pytest, pytester):
 @pytest.mark.slow
 def test_an_out_of_memory_copy_size_fails_that_test_naming_the_size(run_pytest):
     bench = str(REPO / "benchmarks" / "hw_queue" / "test_copy_compute_overlap.py")
-    result = run_pytest(bench, *QUICK, "--copy-mb=65536")
+    result = run_pytest(bench, *QUICK, "--aorta-copy-mb=65536")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = result.stdout.str()
     assert "out of memory at size" in out and "65536 MiB copies: needs" in out, out[-3000:]

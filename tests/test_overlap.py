@@ -58,3 +58,20 @@ def test_active_segments():
 def test_bad_interval_is_rejected():
     with pytest.raises(ValueError, match="ends before it starts"):
         overlap.union([(3, 1)])
+
+
+def test_idle_is_window_minus_the_union_of_compute_and_comm():
+    # window 10 ms; compute 6 ms, comm 3 ms, 2 ms of them together: union 6 + 3 - 2 = 7 ms, idle 3 ms
+    assert overlap.idle_ms(10.0, 6.0, 3.0, 2.0) == pytest.approx(10 - (6 + 3 - 2))
+    assert overlap.idle_ms(5.0, 6.0, 0.0, 0.0) == 0.0  # never negative
+
+
+def test_the_report_does_not_import_the_fsdp_package():
+    """Data flows one way: the report reads what the FSDP suite wrote, it never imports the suite."""
+    import subprocess
+    import sys
+
+    code = ("import sys, aorta.report.build, aorta.report.runs, aorta.report.summary, aorta.report.fsdp_artifacts; "
+            "print(sorted(m for m in sys.modules if m.startswith('aorta.fsdp')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

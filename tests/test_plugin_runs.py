@@ -26,8 +26,8 @@ def p0_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("p0") / "run.json"
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(REPO / "benchmarks" / "hw_queue"), "-m", "p0", "--streams=1,2",
-         "--issue-order=breadth,depth", "--rounds=3", "--warmup=1", f"--benchmark-json={out}",
+        [sys.executable, "-m", "pytest", str(REPO / "benchmarks" / "hw_queue"), "-m", "p0", "--aorta-streams=1,2",
+         "--aorta-issue-order=breadth,depth", "--aorta-rounds=3", "--aorta-warmup=1", f"--benchmark-json={out}",
          "-p", "no:cacheprovider", "-q"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     return proc, json.loads(out.read_text()) if out.exists() else None
@@ -128,7 +128,7 @@ def test_above_the_maximum_skips(hw_queue):
 
 def test_wrong_result_and_oom_fail_that_test_only(run_pytest, pytester):
     pytester.makepyfile(test_broken=BROKEN)
-    result = run_pytest("--rounds=2", "--warmup=0", "-rA")
+    result = run_pytest("--aorta-rounds=2", "--aorta-warmup=0", "-rA")
     result.assert_outcomes(passed=1, failed=2, skipped=1)
     out = result.stdout.str()
     assert "large_gemm_only output check failed, nothing timed" in out
@@ -143,3 +143,32 @@ def test_xdist_says_benchmarks_are_disabled(run_pytest, pytester):
     result = run_pytest("-n", "2", "-rs")
     out = result.stdout.str()
     assert "pytest-xdist (-n) disables pytest-benchmark" in out
+
+
+@pytest.mark.parametrize("autoload", ["entry point", "checkout fallback"])
+def test_a_run_from_the_repository_root_loads_the_plugin_once(autoload):
+    """From the repository root the plugin comes from the installed entry point (the root conftest then
+    stands aside) or, where no entry point loads (a checkout never installed; simulated here by turning
+    entry points off), from the root conftest's one fallback: either way once, under the name ``aorta``."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+    extra = []
+    if autoload == "checkout fallback":
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        extra = ["-p", "benchmark"]  # pytest-benchmark's own entry point, which the fallback does not replace
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "benchmarks/hw_queue/test_large_gemm_only.py", "-k", "streams1 and fp32",
+         "--aorta-streams=1", "--aorta-rounds=2", "--aorta-warmup=0", "-p", "no:cacheprovider", "--trace-config",
+         *extra],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # --trace-config lists the active plugins as "name : path", one a line
+    registered = [name.strip() for name, _, path in (line.partition(":") for line in proc.stdout.splitlines())
+                  if name.strip().startswith("aorta") and path.strip().startswith(str(REPO / "aorta"))]
+    assert registered == ["aorta", "aorta.telemetry.plugin", "aorta.report.plugin", "aorta.gate.plugin",
+                          "aorta.fsdp.plugin"], proc.stdout[:4000]
+    assert "aorta: device-timed results" in proc.stdout

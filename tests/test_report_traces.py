@@ -30,7 +30,6 @@ def test_rounds_are_laid_end_to_end_with_one_thread_per_stream():
 
 
 def test_aorta_trace_dir_writes_one_trace_per_benchmark(pytester):
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile(test_gemm="""
         from aorta.workloads.large_gemm import LargeGemmOnly
 
@@ -41,7 +40,7 @@ def test_aorta_trace_dir_writes_one_trace_per_benchmark(pytester):
             pass
     """)
     out = pytester.path / "traces"
-    result = pytester.runpytest("--streams=1,2", "--rounds=2", "--warmup=0", "--aorta-device=cpu",
+    result = pytester.runpytest("--aorta-streams=1,2", "--aorta-rounds=2", "--aorta-warmup=0", "--aorta-device=cpu",
                                 f"--aorta-trace-dir={out}", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
     files = sorted(p.name for p in out.iterdir())
@@ -54,7 +53,6 @@ def test_aorta_trace_dir_writes_one_trace_per_benchmark(pytester):
 
 
 def test_aorta_trace_dir_refuses_a_file(pytester):
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makefile(".txt", notadir="x")
     result = pytester.runpytest("--aorta-trace-dir=notadir.txt")
     assert result.ret == 4

@@ -15,7 +15,6 @@ FAKE_SOURCE = """
 import pytest
 from aorta.telemetry.sample import Limits, Sample
 
-from aorta.registration import pytest_plugins  # noqa: F401
 
 class Fake:
     name = "fake"
@@ -34,13 +33,11 @@ def aorta_telemetry_source():
 
 # The fake source is read once when the sampler starts; with a 1 s interval that first sample is within
 # one interval of every (millisecond-long) round, so the matching is deterministic on a busy CI machine.
-ARGS = ("--streams=1", "--rounds=3", "--warmup=0", "--aorta-size=smoke", "-p", "no:cacheprovider")
+ARGS = ("--aorta-streams=1", "--aorta-rounds=3", "--aorta-warmup=0", "--aorta-size=smoke", "-p", "no:cacheprovider")
 
 
 def _run(pytester, *extra, reasons=None):
-    if reasons is None:
-        pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
-    else:
+    if reasons is not None:
         pytester.makeconftest(FAKE_SOURCE.format(reasons=reasons))
     pytester.makepyfile(test_bench=BENCH)
     out = pytester.path / "run.json"
@@ -89,7 +86,6 @@ def test_drop_throttled_fails_when_every_round_was_throttled(pytester):
 
 
 def test_bad_telemetry_options_are_usage_errors(pytester):
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     result = pytester.runpytest("--aorta-telemetry-interval-ms=fast")
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*--aorta-telemetry-interval-ms='fast': not an integer*"])

@@ -6,7 +6,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from aorta.telemetry.plugin import TELEMETRY_STATE, Monitor, TelemetryOptions, TelemetryState
+from aorta.telemetry.plugin import (
+    TELEMETRY_STATE,
+    AllRoundsThrottled,
+    Monitor,
+    TelemetryOptions,
+    TelemetryState,
+)
 from aorta.telemetry.sample import Limits, Sample
 from aorta.telemetry.sampler import MAX_CONSECUTIVE_ERRORS, Sampler
 from aorta.telemetry.sources import NvidiaSmiSource, RocmSmiSource, open_source
@@ -161,11 +167,13 @@ def test_monitor_counts_throttled_rounds_and_drops_them_when_asked():
     assert extra["telemetry"]["dropped_rounds"] == 1
 
 
-def test_monitor_fails_the_test_when_every_round_would_be_dropped():
+def test_monitor_says_why_when_every_round_would_be_dropped():
+    """The monitor reports what it saw; failing the test is the hw_queue fixture's decision."""
     samples = [s(0.0, reasons=("sw_power_cap",)), s(0.1, reasons=("sw_power_cap",))]
     monitor, _ = _monitor(samples, drop=True)
-    with pytest.raises(pytest.fail.Exception, match="all 2 timed rounds .* throttled"):
+    with pytest.raises(AllRoundsThrottled, match="all 2 timed rounds .* throttled") as info:
         monitor.review(_run([(0.0, 0.01), (0.1, 0.11)]))
+    assert (info.value.n_rounds, info.value.causes) == (2, {"sw_power_cap": 2})
 
 
 def test_monitor_without_a_source_records_unavailable_with_the_reason():

@@ -188,7 +188,7 @@ def test_benchmark_files_run_on_cpu_and_record_every_workload(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "benchmarks/hw_queue", "-k", f"({' or '.join(names)}) and bf16",
-         "--streams=1,4", "--rounds=2", "--warmup=0", "-q", "-p", "no:cacheprovider",
+         "--aorta-streams=1,4", "--aorta-rounds=2", "--aorta-warmup=0", "-q", "-p", "no:cacheprovider",
          f"--benchmark-json={out}"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -1,7 +1,7 @@
 """FSDP scenario configuration: keyword-only dataclasses that validate themselves (pure: no torch).
 
 A configuration is ``config/default.yaml`` (or ``--aorta-config FILE``), then ``config/smoke.yaml`` on top
-when the run is at smoke size, then every ``--override key.path=value`` in the order given. Each value is
+when the run is at smoke size, then every ``--aorta-override key.path=value`` in the order given. Each value is
 read with ``yaml.safe_load`` (``training.steps=20`` is an int, ``compile.enabled=false`` a bool). The file
 is checked on its own before anything is merged on top of it. An unknown key, a value of the wrong type or
 a value out of range is a ``ConfigError`` naming the key, the value and what is allowed; the pytest plugin
@@ -235,15 +235,15 @@ def _merge(base: dict, top: Mapping) -> dict:
 def parse_override(text: str) -> tuple[list[str], object]:
     """``key.path=value`` -> (["key", "path"], yaml value)."""
     if "=" not in text:
-        raise ConfigError(f"--override {text!r}: expected key.path=value, e.g. training.steps=20")
+        raise ConfigError(f"--aorta-override {text!r}: expected key.path=value, e.g. training.steps=20")
     key, raw = text.split("=", 1)
     path = [p for p in key.strip().split(".")]
     if not key.strip() or any(not p for p in path):
-        raise ConfigError(f"--override {text!r}: empty key; expected key.path=value, e.g. training.steps=20")
+        raise ConfigError(f"--aorta-override {text!r}: empty key; expected key.path=value, e.g. training.steps=20")
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--override {text!r}: value is not valid YAML ({exc})") from None
+        raise ConfigError(f"--aorta-override {text!r}: value is not valid YAML ({exc})") from None
     return path, value
 
 
@@ -258,7 +258,7 @@ def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
             if child is None:
                 child = node[part] = {}
             elif not isinstance(child, dict):
-                raise ConfigError(f"--override {text!r}: {'.'.join(path[:i + 1])} is a value, not a section")
+                raise ConfigError(f"--aorta-override {text!r}: {'.'.join(path[:i + 1])} is a value, not a section")
             node = child
         node[path[-1]] = value
     return out

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from aorta import stats
-from aorta.fsdp.trace_analysis import idle_ms
 from aorta.metric import Metric
+from aorta.overlap import idle_ms
 from aorta.record import BenchRecord
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
@@ -129,7 +129,7 @@ def reading_notes(values: Mapping[str, float], host_enqueue_ms: Sequence[float])
         if step and enqueue is not None and enqueue >= HOST_BOUND_ENQUEUE_SHARE * step:
             notes.append(f"host-bound: rank 0 took {enqueue:.1f} ms to enqueue a {step:.1f} ms step and the GPU "
                          f"ran no kernel for {idle_share:.0%} of the profiled window; a larger batch or model "
-                         "(--override) moves the bound to the GPU")
+                         "(--aorta-override) moves the bound to the GPU")
         else:
             notes.append(f"the GPU ran no kernel for {idle_share:.0%} of the profiled window")
         notes[-1] += (": communication there had the GPU to itself, so the overlap ratio says little about "

@@ -60,8 +60,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--aorta-config", default=None, metavar="FILE",
                 help="YAML configuration of the FSDP scenarios (default config/default.yaml; "
                      "config/smoke.yaml is merged on top at smoke size)")
-    g.addoption("--override", action="append", default=[], metavar="KEY.PATH=VALUE",
-                help="change one configuration value, e.g. training.steps=20 (repeatable; applied in order)")
+    g.addoption("--aorta-override", "--override", action="append", default=[], metavar="KEY.PATH=VALUE",
+                help="change one configuration value, e.g. training.steps=20 (repeatable; applied in order, "
+                     "after --aorta-rounds / --aorta-warmup)")
     g.addoption("--aorta-dist-timeout", type=parse_timeout, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                 help=f"process-group and rank-agreement timeout (default {DEFAULT_TIMEOUT_S:g})")
     g.addoption("--aorta-artifacts", default="artifacts", metavar="DIR",
@@ -79,23 +80,31 @@ def _launch():
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-benchmark reads its options
 def pytest_configure(config: pytest.Config) -> None:
-    from aorta.device import DeviceUnavailable, detect_backend
+    from aorta.plugin import resolved_options
 
     info = _launch()
     if info.rank != 0:
         _results_on_rank_0_only(config)
+    opts = resolved_options(config)
     try:
-        backend = detect_backend(config.getoption("aorta_device"))
-    except DeviceUnavailable as exc:
-        raise pytest.UsageError(str(exc)) from None
-    size = config.getoption("aorta_size")
-    smoke = size == "smoke" or (size == "auto" and backend == "cpu")
-    try:
-        cfg = load_config(config.getoption("aorta_config"), config.getoption("override"), smoke=smoke)
+        cfg = load_config(config.getoption("aorta_config"), _step_overrides(opts) + config.getoption("aorta_override"),
+                          smoke=opts.resolved_size == "smoke")
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = FsdpState(cfg, Path(config.getoption("aorta_artifacts")),
                                     config.getoption("aorta_dist_timeout"))
+
+
+def _step_overrides(opts) -> list[str]:
+    """``--aorta-rounds`` / ``--aorta-warmup``, where given, as the FSDP configuration's timed and untimed step
+    counts (a scenario's rounds are its steps); applied before ``--aorta-override``, so an explicit
+    ``--aorta-override training.steps=N`` still wins. Not given: the configuration's own counts stand."""
+    out = []
+    if opts.rounds_given:
+        out.append(f"training.steps={opts.rounds}")
+    if opts.warmup_given:
+        out.append(f"training.warmup_steps={opts.warmup}")
+    return out
 
 
 def _results_on_rank_0_only(config: pytest.Config) -> None:
@@ -119,10 +128,11 @@ def _results_on_rank_0_only(config: pytest.Config) -> None:
 def _env(config: pytest.Config):
     """The session's process group, started on first use (at session start under torchrun)."""
     from aorta.fsdp.distributed import init_dist
+    from aorta.plugin import resolved_options
 
     state = config.stash[STATE]
     if state.env is None:
-        state.env = init_dist(config.getoption("aorta_device"), state.timeout_s)
+        state.env = init_dist(resolved_options(config).backend, state.timeout_s)
     return state.env
 
 
@@ -287,13 +297,19 @@ def fsdp_profiler(pytestconfig: pytest.Config, fsdp_config, dist_env):
 @pytest.fixture
 def fsdp_record(request, benchmark):
     """``fsdp_record(step_ms, record, group=...)``: put device times in pytest-benchmark's stats and the
-    run record in its JSON (what ``fsdp_bench`` does after measuring; usable by other FSDP-suite tests)."""
+    run record in its JSON (what ``fsdp_bench`` does after measuring; usable by other FSDP-suite tests).
+    Returns False where the gate's confirmation re-run took the record instead (nothing recorded)."""
+    from aorta.plugin import hand_to_gate
+
     state = request.config.stash[STATE]
 
-    def record(step_ms, bench_record, *, group: str = "fsdp") -> None:
+    def record(step_ms, bench_record, *, group: str = "fsdp") -> bool:
+        if hand_to_gate(request.node, step_ms, bench_record.to_extra_info()):
+            return False
         benchmark.group = group
         benchmark.extra_info.update(bench_record.to_extra_info())
         replay_into(benchmark, state.clock, step_ms)
+        return True
 
     return record
 
@@ -333,8 +349,8 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
             {"id": scenario.id, **{k: v for k, v in scenario.__dict__.items() if k != "id"}}, everyone,
             world_size=env.world_size, seq_len=fsdp_config.dataset.seq_len, backend=env.device.backend,
             comm_library=env.comm_library, config=fsdp_config.as_dict())
-        fsdp_record(step_ms, record)
-        state.rows.append(_row(request.node.name, record))
+        if fsdp_record(step_ms, record):
+            state.rows.append(_row(request.node.name, record))
         return record
 
     return run

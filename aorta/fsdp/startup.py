@@ -1,7 +1,7 @@
 """Start-up check of an FSDP run (pure: no torch): every rank was started with the same settings.
 
 Under torchrun every rank parses its own command line. Ranks given different settings (another
-``--override``, another ``--aorta-size``) would run different steps and wait on each other's collectives
+``--aorta-override``, another ``--aorta-size``) would run different steps and wait on each other's collectives
 until the timeout; comparing the settings when the process group comes up names the difference at once.
 """
 
@@ -11,13 +11,14 @@ import json
 from collections.abc import Mapping
 
 # The options that decide what each rank runs and how it is timed; the resolved FSDP configuration is
-# compared as well (it already folds in --aorta-config, --override and the smoke size). Options that only
+# compared as well (it already folds in --aorta-config, --aorta-override, --aorta-rounds and the smoke size). Options that only
 # rank 0 acts on (results, baselines, reports) are left out.
 AGREED_OPTIONS = {
     "aorta_device": "--aorta-device", "aorta_size": "--aorta-size", "aorta_dist_timeout": "--aorta-dist-timeout",
-    "aorta_test_slowdown": "--aorta-test-slowdown", "streams": "--streams", "rounds": "--rounds",
-    "warmup": "--warmup", "sync_mode": "--sync-mode", "issue_order": "--issue-order",
-    "aorta_iterations": "--aorta-iterations", "copy_mb": "--copy-mb", "keyword": "-k", "markexpr": "-m",
+    "aorta_test_slowdown": "--aorta-test-slowdown", "aorta_streams": "--aorta-streams",
+    "aorta_rounds": "--aorta-rounds", "aorta_warmup": "--aorta-warmup", "aorta_sync_mode": "--aorta-sync-mode",
+    "aorta_issue_order": "--aorta-issue-order", "aorta_iterations": "--aorta-iterations",
+    "aorta_copy_mb": "--aorta-copy-mb", "keyword": "-k", "markexpr": "-m",
     "benchmark_min_rounds": "--benchmark-min-rounds", "benchmark_warmup": "--benchmark-warmup",
     "benchmark_warmup_iterations": "--benchmark-warmup-iterations",
     "benchmark_disable_gc": "--benchmark-disable-gc", "benchmark_timer": "--benchmark-timer",

@@ -128,7 +128,7 @@ class OverlapSummary:
 
     @property
     def idle_ms(self) -> float:
-        return idle_ms(self.window_ms, self.compute_busy_ms, self.comm_busy_ms, self.overlapped_ms)
+        return overlap.idle_ms(self.window_ms, self.compute_busy_ms, self.comm_busy_ms, self.overlapped_ms)
 
     @property
     def exposed_comm_ms_per_step(self) -> float:
@@ -157,13 +157,6 @@ class OverlapSummary:
             "busbw_gbps": dict(self.busbw_gbps), "algbw_gbps": dict(self.algbw_gbps),
             "unavailable": dict(self.unavailable),
         }
-
-
-def idle_ms(window_ms: float, compute_busy_ms: float, comm_busy_ms: float, overlapped_ms: float) -> float:
-    """Time in a window with no kernel running: window - |compute ∪ comm|. A GPU that idles for a large
-    share of the step waits on the host (launches, Python, synchronization), and its overlap figures then
-    describe kernels that had the GPU to themselves rather than a schedule that hid them."""
-    return max(0.0, window_ms - (compute_busy_ms + comm_busy_ms - overlapped_ms))
 
 
 def bandwidth_gbps(kernels: Sequence[KernelEvent], kind: str, n_ranks: int | None) -> tuple[float | None,

@@ -44,7 +44,7 @@ def compile_skip_reason(cfg: FsdpSuiteConfig, env: DistEnv) -> str | None:
     if not env.device.is_gpu:
         if not cfg.compile.allow_cpu:
             return ("torch.compile on CPU needs a C++ toolchain and minutes of compilation; "
-                    "set --override compile.allow_cpu=true to run it")
+                    "set --aorta-override compile.allow_cpu=true to run it")
         return None
     from torch.utils._triton import has_triton
 

@@ -6,7 +6,9 @@ Hooks, in the order they run:
   and validated now, before any benchmark runs (a bad one, or one from another GPU model or backend, is
   a usage error naming the file); so are the places the gate writes to, and gates under xdist (``-n``).
 * ``pytest_runtestloop`` (wrapper): after the main loop, with ``--aorta-confirm N``, benchmarks with a
-  SLOWER verdict are run N more times; their samples are kept apart from the run's own results.
+  SLOWER verdict are run N more times; their samples are kept apart from the run's own results: during a
+  re-run the benchmark fixtures hand their record to the gate (``aorta.plugin.hand_to_gate``) and record
+  nothing into pytest-benchmark or the results table.
 * ``pytest_sessionfinish``: the run's pytest-benchmark JSON is built through pytest-benchmark's own
   hooks (with raw data, whether or not ``--benchmark-json`` was given), compared, saved; the exit code
   becomes 10 (regression), 11 (different hardware), 12 (nothing compared) or 13 (baseline not saved)
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,10 +162,9 @@ def _settings(config: pytest.Config) -> GateSettings:
 
 def _current_machine(config: pytest.Config) -> dict:
     """This run's machine as a run records it in machine_info["aorta"] (backend, GPU model and count)."""
-    from aorta.device import Device
-    from aorta.plugin import OPTIONS
+    from aorta.plugin import session_device
 
-    props = Device.open(config.stash[OPTIONS].device).properties()
+    props = session_device(config).properties()
     gpu = props.backend != "cpu"
     return {"machine_info": {"aorta": {"backend": props.backend, "gpu_name": props.name if gpu else None,
                                        "gpu_count": props.device_count if gpu else 0}}}
@@ -280,25 +282,26 @@ def pytest_runtestloop(session: pytest.Session):
     items = {item.nodeid: item for item in session.items}
     for name in sorted(slower):
         if name in items:
-            state.reruns[name] = [_rerun(config, items[name]) for _ in range(opts.confirm)]
+            state.reruns[name] = [_rerun(items[name]) for _ in range(opts.confirm)]
 
 
-def _rerun(config: pytest.Config, item: pytest.Item) -> dict | None:
-    """Run ``item`` once more; its benchmark record is taken out of the run's own results."""
+def _rerun(item: pytest.Item) -> dict | None:
+    """Run ``item`` once more; its record comes back here and never reaches the run's own results."""
     from _pytest.runner import runtestprotocol
+    from pytest_benchmark.logger import PytestBenchmarkWarning
 
-    from aorta.plugin import STATE
+    from aorta.plugin import CONFIRMATION_RUNS
 
-    bs = config._benchmarksession
-    n_bench, rows = len(bs.benchmarks), config.stash[STATE].rows
-    n_rows = len(rows)
-    reports = runtestprotocol(item, nextitem=None, log=False)
-    new = _bench_dicts(config, n_bench)
-    del bs.benchmarks[n_bench:]
-    del rows[n_rows:]
-    if any(r.failed for r in reports) or len(new) != 1:
+    item.stash[CONFIRMATION_RUNS] = records = []
+    try:
+        with warnings.catch_warnings():  # the fixture is left unused on purpose: nothing goes to pytest-benchmark
+            warnings.filterwarnings("ignore", "Benchmark fixture was not used", PytestBenchmarkWarning)
+            reports = runtestprotocol(item, nextitem=None, log=False)
+    finally:
+        del item.stash[CONFIRMATION_RUNS]
+    if any(r.failed for r in reports) or len(records) != 1:
         return None
-    return new[0]
+    return records[0]
 
 
 def _apply_confirmation(comp: Comparison, state: GateState, opts: GateOptions) -> None:

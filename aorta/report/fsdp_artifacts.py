@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aorta.fsdp.trace_analysis import idle_ms
+from aorta.overlap import idle_ms
 from aorta.report.errors import ReportInputError
 
 RANK_FILE = re.compile(r"^rank_(\d+)_metrics\.jsonl$")

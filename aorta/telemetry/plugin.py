@@ -3,7 +3,9 @@
 The ``hw_queue`` fixture asks for ``aorta_telemetry``; its sampler thread runs from the test's set-up
 to its teardown, and ``review`` (called by the runner right after the timing loop, before metrics and
 before pytest-benchmark's replay) summarizes the samples, flags throttled rounds and, with
-``--aorta-drop-throttled``, drops them.
+``--aorta-drop-throttled``, drops them. When it would drop every round, ``review`` raises
+``AllRoundsThrottled`` (what it saw, as a sentence) and the ``hw_queue`` fixture fails the test: nothing in
+the runner decides a test's outcome.
 """
 
 from __future__ import annotations
@@ -99,6 +101,18 @@ def aorta_telemetry_source(pytestconfig: pytest.Config, aorta_device):
         source.close()
 
 
+class AllRoundsThrottled(Exception):
+    """``--aorta-drop-throttled`` would keep no round: every timed round was taken while the GPU was throttled.
+
+    Raised by ``Monitor.review`` before any figure is derived from an empty run; the message is the reason
+    the caller gives when it fails the test."""
+
+    def __init__(self, n_rounds: int, causes: dict):
+        self.n_rounds, self.causes = n_rounds, dict(causes)
+        super().__init__(f"--aorta-drop-throttled: all {n_rounds} timed rounds were taken while the GPU was "
+                         f"throttled ({self.causes}); nothing is recorded")
+
+
 class Monitor:
     """One benchmark's sampler and the review of its timed rounds."""
 
@@ -111,7 +125,8 @@ class Monitor:
         self.sampler = Sampler(source, opts.interval_ms / 1e3).start() if source is not None else None
 
     def review(self, run):
-        """``(run, extra)``: the rounds to keep and ``{"telemetry": summary}`` for extra_info."""
+        """``(run, extra)``: the rounds to keep and ``{"telemetry": summary}`` for extra_info; raises
+        ``AllRoundsThrottled`` where ``--aorta-drop-throttled`` would keep none."""
         if self.sampler is None:
             summary = unavailable_summary(self._reason or "no telemetry source")
             if self._opts.drop_throttled:
@@ -135,8 +150,7 @@ class Monitor:
         if self._opts.drop_throttled:
             kept = [r for r, t in zip(run.rounds, throttled) if not t]
             if not kept:
-                pytest.fail(f"--aorta-drop-throttled: all {n} timed rounds were taken while the GPU was throttled "
-                            f"({summary['throttle_causes']}); nothing is recorded", pytrace=False)
+                raise AllRoundsThrottled(n, summary["throttle_causes"])
             summary["dropped_rounds"] = n - len(kept)
             summary["dropped_round_indices"] = summary["throttled_round_indices"]
             run = replace(run, rounds=kept)

@@ -10,7 +10,7 @@ NPROC=${NPROC:-2}
 SELECT=${AORTA_SELECT:-baseline or explicit_prefetch or no_reshard}
 for batch in 8 "${AORTA_BIG_BATCH:-32}"; do
   timeout 280 python3 -m torch.distributed.run --standalone --nproc_per_node "$NPROC" -m pytest benchmarks/fsdp \
-    -p no:cacheprovider -q -k "$SELECT" --override "dataset.batch_size=$batch" \
+    -p no:cacheprovider -q -k "$SELECT" --aorta-override "dataset.batch_size=$batch" \
     --benchmark-json="$OUT/batch$batch.json" --aorta-artifacts="$OUT/artifacts_$batch" > "$OUT/batch$batch.log" 2>&1
   echo "batch $batch: exit $?"
 done

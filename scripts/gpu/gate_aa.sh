@@ -25,7 +25,7 @@ BUDGET_S=${AORTA_GATE_BUDGET_S:-330}
 BDIR="$OUT/baselines"
 rm -rf "$BDIR"
 
-BASE=(python3 -m pytest benchmarks/hw_queue "${SELECT[@]}" "--streams=$STREAMS" "--rounds=$ROUNDS"
+BASE=(python3 -m pytest benchmarks/hw_queue "${SELECT[@]}" "--aorta-streams=$STREAMS" "--aorta-rounds=$ROUNDS"
       -p no:cacheprovider -q "--aorta-baseline-dir=$BDIR")
 NARROW=()
 t_start=$(date +%s)

@@ -12,11 +12,11 @@ mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 
 set +e
-"$PY" -m pytest benchmarks/hw_queue -k "large_gemm" --streams=1,4 \
+"$PY" -m pytest benchmarks/hw_queue -k "large_gemm" --aorta-streams=1,4 \
     --benchmark-json="$OUT/telemetry.json" 2>&1 | tee "$OUT/telemetry.log"
 rc=${PIPESTATUS[0]}
 # The command-line fallback on the same GPU: nvidia-smi instead of NVML (parsers on live output).
-"$PY" -m pytest benchmarks/hw_queue -k "large_gemm and bf16" --streams=4 --aorta-telemetry-source=nvidia-smi \
+"$PY" -m pytest benchmarks/hw_queue -k "large_gemm and bf16" --aorta-streams=4 --aorta-telemetry-source=nvidia-smi \
     --benchmark-json="$OUT/telemetry_nvidia_smi.json" >"$OUT/telemetry_nvidia_smi.log" 2>&1
 rc2=$?
 set -e
