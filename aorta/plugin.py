@@ -140,7 +140,13 @@ def session_device(config: pytest.Config) -> Device:
     """The session's one ``Device`` (the ``aorta_device`` fixture, machine info, the gate's machine check)."""
     device = config.stash.get(DEVICE, None)
     if device is None:
-        device = config.stash[DEVICE] = Device.open(resolved_options(config).backend)
+        backend = resolved_options(config).backend
+        index = 0
+        if backend != "cpu":  # under torchrun: this rank's own GPU, as the FSDP process group binds it
+            from aorta.fsdp.distributed import device_index_for, launch_info
+
+            index, _ = device_index_for(launch_info().local_rank, Device.visible_gpu_count())
+        device = config.stash[DEVICE] = Device.open(backend, index)
     return device
 
 
