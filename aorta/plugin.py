@@ -29,7 +29,7 @@ from aorta.options import (
 )
 from aorta.output_paths import OutputPathError, check_output_file
 from aorta.runner import run_workload
-from aorta.telemetry.plugin import AllRoundsThrottled
+from aorta.telemetry.throttle import AllRoundsThrottled
 from aorta.timing import TimingPlan
 from aorta.workloads.base import WorkloadCheckError, WorkloadUnavailable
 

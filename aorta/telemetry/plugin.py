@@ -18,6 +18,7 @@ import pytest
 from aorta.telemetry.sampler import Sampler
 from aorta.telemetry.sources import SOURCES, open_source
 from aorta.telemetry.summary import summarize, unavailable_summary
+from aorta.telemetry.throttle import AllRoundsThrottled
 
 DEFAULT_INTERVAL_MS = 100
 MAX_INTERVAL_MS = 60_000
@@ -99,18 +100,6 @@ def aorta_telemetry_source(pytestconfig: pytest.Config, aorta_device):
     yield source, reason
     if source is not None:
         source.close()
-
-
-class AllRoundsThrottled(Exception):
-    """``--aorta-drop-throttled`` would keep no round: every timed round was taken while the GPU was throttled.
-
-    Raised by ``Monitor.review`` before any figure is derived from an empty run; the message is the reason
-    the caller gives when it fails the test."""
-
-    def __init__(self, n_rounds: int, causes: dict):
-        self.n_rounds, self.causes = n_rounds, dict(causes)
-        super().__init__(f"--aorta-drop-throttled: all {n_rounds} timed rounds were taken while the GPU was "
-                         f"throttled ({self.causes}); nothing is recorded")
 
 
 class Monitor:

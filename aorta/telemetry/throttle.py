@@ -69,3 +69,15 @@ def throttle_cause(sample: Sample, sm_clock_max_mhz: float | None) -> str | None
     if clock is not None and sm_clock_max_mhz and clock < SM_CLOCK_FLOOR_RATIO * sm_clock_max_mhz:
         return f"sm_clock_below_{int(SM_CLOCK_FLOOR_RATIO * 100)}pct_of_max"
     return None
+
+
+class AllRoundsThrottled(Exception):
+    """``--aorta-drop-throttled`` would keep no round: every timed round was taken while the GPU was throttled.
+
+    Raised by ``Monitor.review`` before any figure is derived from an empty run; the message is the reason
+    the caller gives when it fails the test."""
+
+    def __init__(self, n_rounds: int, causes: dict):
+        self.n_rounds, self.causes = n_rounds, dict(causes)
+        super().__init__(f"--aorta-drop-throttled: all {n_rounds} timed rounds were taken while the GPU was "
+                         f"throttled ({self.causes}); nothing is recorded")
