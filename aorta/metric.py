@@ -17,7 +17,7 @@ class Metric:
     """One figure a workload reports; ``samples`` holds one value per timed round where derivable."""
 
     name: str
-    value: float
+    value: float | None  # None: read from a record that stores null (the figure was unavailable)
     unit: str
     higher_is_better: bool
     samples: tuple[float, ...] = field(default=())

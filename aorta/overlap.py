@@ -13,9 +13,11 @@ lists and never mutates its input. The definitions follow DESIGN.md's metric tab
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 Interval = tuple[float, float]
+K = TypeVar("K", bound=Hashable)  # a stream, or a kind of work
 
 
 def _checked(intervals: Iterable[Sequence[float]]) -> list[Interval]:
@@ -100,7 +102,7 @@ def overlap_ratio(a: Iterable[Sequence[float]], b: Iterable[Sequence[float]]) ->
     return overlapped_ms(a, b_list) / b_busy
 
 
-def per_stream_busy_ms(streams: Mapping[object, Iterable[Sequence[float]]]) -> dict[object, float]:
+def per_stream_busy_ms(streams: Mapping[K, Iterable[Sequence[float]]]) -> dict[K, float]:
     """Union length of each stream's intervals."""
     return {key: length_ms(ivs) for key, ivs in streams.items()}
 
@@ -114,7 +116,7 @@ def span_ms(intervals: Iterable[Sequence[float]]) -> float:
 
 
 def effective_concurrency(
-    streams: Mapping[object, Iterable[Sequence[float]]], round_span_ms: float | None = None
+    streams: Mapping[K, Iterable[Sequence[float]]], round_span_ms: float | None = None
 ) -> float | None:
     """Σ per-stream busy / round span. 1.0 = serial; N = N streams fully parallel.
 
@@ -128,21 +130,21 @@ def effective_concurrency(
     return sum(per_stream_busy_ms(lists).values()) / span
 
 
-def active_segments(streams: Mapping[object, Iterable[Sequence[float]]]) -> list[tuple[float, float, tuple]]:
+def active_segments(streams: Mapping[K, Iterable[Sequence[float]]]) -> list[tuple[float, float, tuple[K, ...]]]:
     """Cut the timeline at every boundary; for each piece, which streams (or kinds) were running.
 
     Returns ``(start_ms, end_ms, (keys...))`` for every piece in which at least one ran, adjacent pieces
     with the same set merged; keys sorted by ``str`` so the output is stable. One sweep over sorted
     boundaries: a profiled window holds thousands of kernels.
     """
-    edges: list[tuple[float, int, object]] = []
+    edges: list[tuple[float, int, K]] = []
     for key, ivs in streams.items():
         for start, end in union(ivs):
             if end > start:
                 edges += [(start, 1, key), (end, -1, key)]
     edges.sort(key=lambda e: (e[0], e[1]))
-    running: dict[object, int] = {}
-    out: list[tuple[float, float, tuple]] = []
+    running: dict[K, int] = {}
+    out: list[tuple[float, float, tuple[K, ...]]] = []
     i = 0
     while i < len(edges):
         t = edges[i][0]

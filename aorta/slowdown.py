@@ -17,7 +17,7 @@ from dataclasses import replace
 from aorta import stats
 from aorta.timing import TimingPlan, time_rounds
 
-CALIBRATION_ROUNDS = {"warmup_rounds": 1, "rounds": 5}
+CALIBRATION_WARMUP_ROUNDS, CALIBRATION_ROUNDS = 1, 5
 PROBE_UNITS = 200_000  # ~0.1-0.2 ms of spin on a GPU (clock cycles), 0.2 ms of busy loop on a CPU (ns)
 
 
@@ -49,9 +49,10 @@ def calibrate(device, step, streams: Sequence, fraction: float, run_plan: Timing
     """
     if not 0.0 < fraction <= 10.0:
         raise ValueError(f"--aorta-test-slowdown must be in (0, 10], got {fraction}")
-    plan = replace(run_plan, **CALIBRATION_ROUNDS)
+    plan = replace(run_plan, warmup_rounds=CALIBRATION_WARMUP_ROUNDS, rounds=CALIBRATION_ROUNDS)
     base_ms = _median_ms(device, streams, step, plan)
-    spin_plan = TimingPlan(sync_mode=plan.sync_mode, **CALIBRATION_ROUNDS)
+    spin_plan = TimingPlan(warmup_rounds=CALIBRATION_WARMUP_ROUNDS, rounds=CALIBRATION_ROUNDS,
+                           sync_mode=plan.sync_mode)
     spin_ms = _median_ms(device, [], lambda _rec: device.spin(PROBE_UNITS), spin_plan)
     ms_per_unit = max(spin_ms, 1e-6) / PROBE_UNITS
     units = max(0, round(fraction * base_ms / ms_per_unit))

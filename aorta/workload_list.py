@@ -5,15 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from aorta.table import format_table
+
+if TYPE_CHECKING:
+    from aorta.workloads.base import Workload  # imports torch: for the checker only
 
 
 def add_list_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME", help="workloads to show (default: all)")
 
 
-def workload_rows(registry: Mapping[str, type], names: Sequence[str] = ()) -> list[list]:
+def workload_rows(registry: Mapping[str, type[Workload]], names: Sequence[str] = ()) -> list[list]:
     """One row per workload (registry order, or the order asked); raises KeyError on an unknown name."""
     unknown = [n for n in names if n not in registry]
     if unknown:

@@ -78,7 +78,7 @@ class DistEnv:
     timeout_s: float
     torchrun: bool
     owns_group: bool
-    store: object | None = None  # the group's key-value store: the control plane
+    store: dist.Store | None = None  # the group's key-value store: the control plane
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -101,7 +101,8 @@ class DistEnv:
         if self.world_size == 1 or self.store is None:
             return [obj]
         key = lambda r, name=what: f"aorta/{name}/{r}"  # noqa: E731
-        self.store.set(key(self.rank), pickle.dumps(obj))
+        # Store.set takes bytes as well as str (the value is stored as is); torch's stub names only str.
+        self.store.set(key(self.rank), pickle.dumps(obj))  # type: ignore[arg-type]
         deadline = time.monotonic() + self.timeout_s
         pending = set(range(self.world_size))
         while pending:

@@ -116,7 +116,7 @@ def build_result(scenario: Mapping, ranks: Sequence[Mapping], *, world_size: int
     return step_ms, record
 
 
-def reading_notes(values: Mapping[str, float], host_enqueue_ms: Sequence[float]) -> list[str]:
+def reading_notes(values: Mapping[str, float | None], host_enqueue_ms: Sequence[float]) -> list[str]:
     """How to read a scenario's overlap figures, from its own measurements: a GPU that idles for much of
     the profiled window (host-bound when the host also took the whole step to enqueue it; a step that
     blocks on a device-to-host copy also enqueues for the whole step, but its GPU is busy), or a profiler

@@ -73,8 +73,8 @@ class KernelEvent:
 def _message_bytes(args: Mapping) -> int | None:
     dtype = str(args.get("dtype", "")).lower()
     size = DTYPE_BYTES.get(dtype)
-    nelems = [args.get(k) for k in ("In msg nelems", "Out msg nelems")]
-    nelems = [int(v) for v in nelems if isinstance(v, (int, float)) and v > 0]
+    raw = [args.get(k) for k in ("In msg nelems", "Out msg nelems")]
+    nelems = [int(v) for v in raw if isinstance(v, (int, float)) and v > 0]
     if size is None or not nelems:
         return None
     return max(nelems) * size
@@ -90,11 +90,10 @@ def kernel_from_args(name: str, ts_us: float, dur_us: float, stream, args: Mappi
                        group_size=int(group) if isinstance(group, (int, float)) and group > 0 else None)
 
 
-def parse_chrome_trace(trace: Mapping | Sequence | str | Path) -> list[KernelEvent]:
+def parse_chrome_trace(trace: Mapping | Sequence[dict] | str | Path) -> list[KernelEvent]:
     """Device kernels (``ph == "X"``, ``cat == "kernel"``) of a Chrome trace, sorted by start."""
-    if isinstance(trace, (str, Path)):
-        trace = load_trace(trace)
-    events = trace.get("traceEvents", []) if isinstance(trace, Mapping) else trace
+    data = load_trace(trace) if isinstance(trace, (str, Path)) else trace
+    events: Iterable[dict] = data.get("traceEvents", []) if isinstance(data, Mapping) else data
     out = []
     for ev in events:
         if ev.get("ph") != "X" or not is_kernel(ev):
@@ -172,7 +171,7 @@ def bandwidth_gbps(kernels: Sequence[KernelEvent], kind: str, n_ranks: int | Non
     if len(groups) != 1:
         return None, None, f"{kind}: group size unknown or mixed ({sorted(groups)})"
     n = groups.pop()
-    algbw = sum(k.message_bytes for k in sized) / (sum(k.dur_us for k in sized) * 1e-6) / 1e9
+    algbw = sum(k.message_bytes or 0 for k in sized) / (sum(k.dur_us for k in sized) * 1e-6) / 1e9  # all sized (filtered above)
     factor = busbw_factor(kind, n)
     return algbw, (algbw * factor if factor is not None else None), None
 

@@ -11,15 +11,20 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
 
 from aorta.fsdp.config import FsdpSuiteConfig
 from aorta.fsdp.distributed import DistEnv
-from aorta.fsdp.model import build_model, loss_fn, make_batches
+from aorta.fsdp.model import RankingTransformer, build_model, loss_fn, make_batches
 from aorta.fsdp.scenarios import Scenario
+
+if TYPE_CHECKING:
+    from torch.distributed.fsdp import FSDPModule
 
 TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
@@ -87,24 +92,23 @@ class Trainer:
             self._compile_blocks(model)
         self.model = self._wrap(model)
         if self.scenario.comm_stress:
-            self._install_stress()
+            self._install_stress(model)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
         warm = t.lr_warmup_steps
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda s: min(1.0, (s + 1) / warm) if warm else 1.0)
 
-    def _compile_blocks(self, model: nn.Module) -> None:
+    def _compile_blocks(self, model: RankingTransformer) -> None:
         """Each block becomes ``torch.compile(block)``; FSDP2 then shards the compiled wrapper, so its hooks
         run eagerly around the compiled region (the torchtitan order: compile, then fully_shard)."""
         c = self.cfg.compile
         for i, block in enumerate(model.blocks):
-            model.blocks[i] = torch.compile(block, mode=c.mode, fullgraph=c.fullgraph)
+            # torch.compile of a module returns an OptimizedModule (an nn.Module); its stub says a callable.
+            model.blocks[i] = torch.compile(block, mode=c.mode, fullgraph=c.fullgraph)  # type: ignore[assignment]
 
-    def _wrap(self, model: nn.Module) -> nn.Module:
+    def _wrap(self, model: RankingTransformer) -> nn.Module:
         s = self.scenario
         if s.wrapper == "ddp":
-            from torch.nn.parallel import DistributedDataParallel as DDP
-
             ids = [self.env.device.index] if self.env.device.is_gpu else None
             return DDP(model, device_ids=ids, bucket_cap_mb=self.cfg.fsdp.ddp_bucket_cap_mb)
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
@@ -118,20 +122,21 @@ class Trainer:
             fully_shard(block, mp_policy=mp, reshard_after_forward=s.reshard_after_forward)
         fully_shard(model, mp_policy=mp, reshard_after_forward=s.reshard_after_forward)
         if s.explicit_prefetch:
-            blocks, k = list(model.blocks), self.cfg.fsdp.prefetch_blocks
-            for i, block in enumerate(blocks):
-                block.set_modules_to_forward_prefetch(blocks[i + 1:i + 1 + k])
-                block.set_modules_to_backward_prefetch(list(reversed(blocks[max(0, i - k):i])))
+            blocks = [cast("FSDPModule", b) for b in model.blocks]  # sharded in place above
+            k = self.cfg.fsdp.prefetch_blocks
+            for i, sharded in enumerate(blocks):
+                sharded.set_modules_to_forward_prefetch(blocks[i + 1:i + 1 + k])
+                sharded.set_modules_to_backward_prefetch(list(reversed(blocks[max(0, i - k):i])))
         return model
 
-    def _install_stress(self) -> None:
+    def _install_stress(self, inner: RankingTransformer) -> None:
         """Per block, one blocking all-reduce after its forward; per step, a device->host copy: the
-        metric-logging pattern that makes the compute stream wait for communication and the host."""
+        metric-logging pattern that makes the compute stream wait for communication and the host.
+        ``inner`` is the model inside the wrapper (DDP's ``.module``; FSDP2 shards it in place)."""
         fs = self.cfg.fsdp
         self._stress_buf = torch.ones(fs.stress_all_reduce_numel, device=self.dev)
         self._stress_src = torch.ones(fs.stress_copy_numel, device=self.dev)
         self._stress_host = torch.empty(fs.stress_copy_numel)  # pageable: the copy blocks the host
-        inner = self.model.module if self.scenario.wrapper == "ddp" else self.model
 
         def hook(_module, _inputs, _output):
             dist.all_reduce(self._stress_buf)  # synchronous: the current stream waits for it
@@ -171,8 +176,8 @@ class Trainer:
         if self.micro_batches == 1:
             return contextlib.nullcontext()
         if self.scenario.wrapper == "ddp":
-            return contextlib.nullcontext() if last else self.model.no_sync()
-        self.model.set_requires_gradient_sync(last)  # FSDP2: reduce-scatter only on the last micro-batch
+            return contextlib.nullcontext() if last else cast(DDP, self.model).no_sync()
+        cast("FSDPModule", self.model).set_requires_gradient_sync(last)  # FSDP2: reduce-scatter only on the last micro-batch
         return contextlib.nullcontext()
 
     def step(self, _rec=None) -> None:
@@ -190,7 +195,7 @@ class Trainer:
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
         if hasattr(norm, "full_tensor"):  # FSDP2 grads are DTensors: the norm is too
             norm = norm.full_tensor()
-        lr = self.scheduler.get_last_lr()[0]
+        lr = float(self.scheduler.get_last_lr()[0])
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)

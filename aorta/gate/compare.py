@@ -197,7 +197,7 @@ class Comparison:
     new: list[str] = field(default_factory=list)  # in this run only ("not in baseline")
     missing: list[str] = field(default_factory=list)  # in the baseline only
     stack: list[tuple[str, object, object]] = field(default_factory=list)
-    env: list[tuple[str, object, object]] = field(default_factory=list)
+    env: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     mismatch: str | None = None
     mismatch_allowed: bool = False
     test_slowdown: dict[str, float] = field(default_factory=dict)

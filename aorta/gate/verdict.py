@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
+from typing import Any
 
 from aorta import stats
 
@@ -126,9 +127,9 @@ class Verdict:
         return f"{self.benchmark} [{self.metric}]: {self.outcome}: {self.reason}"
 
     def with_outcome(self, outcome: str, reason: str, reruns: int = 0) -> Verdict:
-        return Verdict(**{**self.as_dict(), "outcome": outcome, "reason": reason, "reruns": reruns})
+        return replace(self, outcome=outcome, reason=reason, reruns=reruns)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
@@ -146,38 +147,45 @@ def decide(benchmark: str, metric: str, unit: str, higher_is_better: bool,
     """
     if min_effect < 0:
         raise ValueError(f"min_effect must be >= 0, got {min_effect}")
-    base = dict(benchmark=benchmark, metric=metric, unit=unit, higher_is_better=higher_is_better,
-                n_ref=len(ref), n_cand=len(cand), min_effect=min_effect)
+    ref_med: float | None = None
+    cand_med: float | None = None
+    change_ratio: float | None = None
+    p_value: float | None = None
+
+    def verdict(outcome: str, reason: str) -> Verdict:
+        return Verdict(benchmark=benchmark, metric=metric, unit=unit, higher_is_better=higher_is_better,
+                       outcome=outcome, reason=reason, ref_median=ref_med, cand_median=cand_med,
+                       change_ratio=change_ratio, p_value=p_value, n_ref=len(ref), n_cand=len(cand),
+                       min_effect=min_effect)
+
     bad = [v for v in (*ref, *cand) if v is None or not math.isfinite(v)]
     if not ref or not cand or bad:
         what = "no baseline samples" if not ref else "no samples in this run" if not cand else \
             f"non-finite values ({bad[0]!r})"
-        return Verdict(**base, outcome=UNSURE, reason=f"cannot compare: {what}")
+        return verdict(UNSURE, f"cannot compare: {what}")
     ref_med, cand_med = stats.median(ref), stats.median(cand)
-    base.update(ref_median=ref_med, cand_median=cand_med)
     if ref_med == 0:
-        return Verdict(**base, outcome=UNSURE, reason="baseline median is 0: no relative change")
-    change = (cand_med - ref_med) / abs(ref_med)
-    base["change_ratio"] = change
+        return verdict(UNSURE, "baseline median is 0: no relative change")
+    change_ratio = change = (cand_med - ref_med) / abs(ref_med)
     better = change > 0 if higher_is_better else change < 0
     word = FASTER if better else SLOWER
     effect = f"median {_pct(change)} ({ref_med:.4g} -> {cand_med:.4g} {unit})".rstrip()
     floor = f"the {min_effect * 100:.3g}% minimum effect"
 
     if abs(change) < min_effect:
-        return Verdict(**base, outcome=SAME, reason=f"{effect} is below {floor}")
+        return verdict(SAME, f"{effect} is below {floor}")
     if len(ref) == 1 or len(cand) == 1:
-        return Verdict(**base, outcome=UNSURE, reason=(
+        return verdict(UNSURE, (
             f"{effect} from a single value without per-round samples: no test possible, never a verdict"))
     if len(ref) < min_samples or len(cand) < min_samples:
-        return Verdict(**base, outcome=UNSURE, reason=(
+        return verdict(UNSURE, (
             f"{effect} but too few samples ({len(ref)} vs {len(cand)}; need {min_samples} per side)"))
     test = mann_whitney_u(ref, cand)
-    base["p_value"] = test.p_value
+    p_value = test.p_value
     if test.p_value >= alpha:
-        return Verdict(**base, outcome=UNSURE, reason=(
+        return verdict(UNSURE, (
             f"{effect} but not significant (Mann-Whitney p={test.p_value:.3g} >= {alpha:g}, "
             f"n={len(ref)} vs {len(cand)})"))
-    return Verdict(**base, outcome=word, reason=(
+    return verdict(word, (
         f"{effect}, Mann-Whitney p={test.p_value:.2g} (n={len(ref)} vs {len(cand)}), "
         f"at least {floor}"))

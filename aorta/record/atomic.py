@@ -23,7 +23,7 @@ def _create_temp(folder: Path, name: str) -> tuple[int, Path]:
             continue
 
 
-def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to a temp file, flush it to disk, rename it over ``path``; on any failure the old
     ``path`` is left as it was and the temp file is removed."""
     p = Path(path)
@@ -42,9 +42,9 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
     return p
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def write_json_atomic(path: str | Path, obj) -> Path:
+def write_json_atomic(path: str | os.PathLike[str], obj: object) -> Path:
     return write_text_atomic(path, json.dumps(obj, indent=1, default=str) + "\n")

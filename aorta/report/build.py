@@ -30,10 +30,11 @@ def _verdicts(runs: list[Run], reference: str | None, candidate: str | None,
     if reference is None:
         return None, "no verdicts: give --reference and --candidate (or --verdicts FILE from the gate)"
     by_label = {r.label: r for r in runs}
-    ref, cand = by_label.get(reference), by_label.get(candidate)
+    ref = by_label.get(reference)
+    cand = by_label.get(candidate) if candidate is not None else None
     if ref is None or cand is None or ref.kind != "benchmark_json" or cand.kind != "benchmark_json":
         return None, "no verdicts: the gate compares pytest-benchmark JSON runs; give --verdicts FILE"
-    found, note = gate_verdicts(ref.path, cand.path, reference, candidate)
+    found, note = gate_verdicts(ref.path, cand.path, ref.label, cand.label)  # the labels asked for
     return found, (f"no verdicts: {note}" if found is None else note)
 
 

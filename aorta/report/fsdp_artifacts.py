@@ -52,10 +52,11 @@ class ScenarioRank:
 
     def idle_ms_per_step(self) -> float | None:
         """Time in the profiled window with no kernel running, per step: window - |compute ∪ comm|."""
-        parts = [self.per_step(n) for n in ("window_ms", "compute_busy_ms", "comm_busy_ms", "overlapped_ms")]
-        if None in parts:
+        window, compute, comm, both = (self.per_step(n) for n in
+                                       ("window_ms", "compute_busy_ms", "comm_busy_ms", "overlapped_ms"))
+        if window is None or compute is None or comm is None or both is None:
             return None
-        return idle_ms(*parts)
+        return idle_ms(window, compute, comm, both)
 
 
 def artifacts_dir(path: Path) -> Path | None:

@@ -64,7 +64,8 @@ def load_benchmark_json(path: Path, label: str) -> Run:
     doc = _read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
         raise ReportInputError(f"{path}: not a pytest-benchmark JSON file (no 'benchmarks' list)")
-    machine_info = doc.get("machine_info") if isinstance(doc.get("machine_info"), dict) else {}
+    raw_machine = doc.get("machine_info")
+    machine_info: dict = raw_machine if isinstance(raw_machine, dict) else {}
     benches = _aorta_benchmarks(path, doc)
     try:
         check_samples(doc["benchmarks"], path)  # the gate's own check: one place for what a sample may be
@@ -75,7 +76,8 @@ def load_benchmark_json(path: Path, label: str) -> Run:
                                "no extra_info['aorta_schema'])")
     if not benches:
         raise ReportInputError(f"{path}: holds no aorta benchmark results (every benchmark failed or was skipped?)")
-    aorta_info = machine_info.get("aorta") if isinstance(machine_info.get("aorta"), dict) else {}
+    raw_aorta = machine_info.get("aorta")
+    aorta_info: dict = raw_aorta if isinstance(raw_aorta, dict) else {}
     host = {"node": machine_info.get("node"), "python": machine_info.get("python_version"),
             "cpu": (machine_info.get("cpu") or {}).get("brand_raw")}
     commit = (doc.get("commit_info") or {}).get("id")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from typing import Any
 
 from aorta import stats
 from aorta.record import record_of
@@ -71,7 +72,7 @@ def _fsdp_figures(ranks: list[ScenarioRank]) -> tuple[dict, dict]:
     rates = [sum(r.tokens.get(s, 0.0) for r in ranks) / (ms / 1e3) for s, ms in steps
              if ms > 0 and all(s in r.tokens for r in ranks)]
     values["tokens_per_s"] = _median_or_none(rates)
-    reasons = sorted({r.overlap_reason for r in ranks if r.overlap is None})
+    reasons = sorted({r.overlap_reason for r in ranks if r.overlap is None and r.overlap_reason is not None})
     for name in WINDOW_FIGURES:
         per_rank = _all_or_none([r.per_step(name) for r in ranks])
         values[f"{name}_per_step"] = sum(per_rank) / len(per_rank) if per_rank else None
@@ -226,7 +227,8 @@ def environment_rows(runs: list[Run]) -> list[dict]:
     names = [("backend", "backend"), ("GPU", "gpu_name"), ("GPU count", "gpu_count"), ("GPU arch", "gpu_arch"),
              ("driver", "driver"), ("torch", "torch"), ("CUDA", "cuda"), ("HIP", "hip"), ("NCCL", "nccl"),
              ("RCCL", "rccl"), ("hardware queues", "hardware_queues")]
-    rows = [{"name": title, "values": {r.label: fmt(r.machine.get(key)) for r in runs}} for title, key in names]
+    rows: list[dict[str, Any]] = [{"name": title, "values": {r.label: fmt(r.machine.get(key)) for r in runs}}
+                                  for title, key in names]
     env_keys = sorted({k for r in runs for k in (r.machine.get("env") or {})})
     rows += [{"name": f"env {k}", "values": {r.label: fmt((r.machine.get("env") or {}).get(k)) for r in runs}}
              for k in env_keys]

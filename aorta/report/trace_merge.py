@@ -90,7 +90,7 @@ is_kernel, is_comm_kernel = trace_events.is_kernel, trace_events.is_comm_kernel
 
 def profiler_steps(events) -> dict[int, dict]:
     """Host-side ``ProfilerStep#N`` events by N (the GPU-side copies Kineto adds are left out)."""
-    out = {}
+    out: dict[int, dict] = {}
     for e in _complete(events):
         m = STEP_NAME.match(str(e.get("name", "")))
         if m and e.get("cat") != "gpu_user_annotation":

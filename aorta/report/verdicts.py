@@ -49,7 +49,7 @@ def gate_verdicts(reference_path: Path, candidate_path: Path, reference: str, ca
                   ) -> tuple[list[dict] | None, str]:
     """The gate's verdicts for two saved benchmark JSON runs and its one-line summary, or ``(None, why not)``."""
     try:
-        from aorta.gate.compare import compare_runs  # type: ignore[import-not-found]
+        from aorta.gate.compare import compare_runs
         from aorta.record import load_run
     except ImportError:
         return None, "the regression gate (aorta.gate) is not part of this aorta"

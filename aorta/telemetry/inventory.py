@@ -34,7 +34,7 @@ def _text(value) -> str:
 
 
 def _nvml_facts(index: int, pci_bus_id: str | None, facts: dict, missing: dict) -> None:
-    import pynvml  # type: ignore[import-not-found]
+    import pynvml
 
     nv = pynvml
     nv.nvmlInit()
@@ -74,7 +74,7 @@ def nvidia_smi_static(text: str) -> dict:
 
 
 def _amdsmi_facts(index: int, pci_bus_id: str | None, facts: dict, missing: dict) -> None:
-    import amdsmi  # type: ignore[import-not-found]
+    import amdsmi
 
     a = amdsmi
     a.amdsmi_init()

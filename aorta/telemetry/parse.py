@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from aorta.telemetry.sample import Sample
+from aorta.telemetry.sample import Limits, Sample
 from aorta.telemetry.throttle import parse_reason_mask
 
 # What the sampler asks nvidia-smi for, per sample. ``clocks_event_reasons.active`` is the name since
@@ -74,10 +74,10 @@ def nvidia_smi_sample(row: dict[str, str], t_s: float) -> Sample:
     )
 
 
-def nvidia_smi_limits(row: dict[str, str]) -> dict[str, float | None]:
-    return {"sm_clock_max_mhz": number_or_none(row.get("clocks.max.sm")),
-            "mem_clock_max_mhz": number_or_none(row.get("clocks.max.mem")),
-            "power_limit_w": number_or_none(row.get("power.limit"))}
+def nvidia_smi_limits(row: dict[str, str]) -> Limits:
+    return Limits(sm_clock_max_mhz=number_or_none(row.get("clocks.max.sm")),
+                  mem_clock_max_mhz=number_or_none(row.get("clocks.max.mem")),
+                  power_limit_w=number_or_none(row.get("power.limit")))
 
 
 # ----------------------------------------------------------------------------- rocm-smi

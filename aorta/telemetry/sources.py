@@ -14,10 +14,13 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from aorta.telemetry import parse
 from aorta.telemetry.sample import Limits, Sample
 from aorta.telemetry.throttle import decode_nvml_reasons
+
+T = TypeVar("T")
 
 SOURCES = ("nvml", "nvidia-smi", "amdsmi", "rocm-smi")
 SOURCES_BY_BACKEND = {"cuda": ("nvml", "nvidia-smi"), "rocm": ("amdsmi", "rocm-smi")}
@@ -38,7 +41,7 @@ def run_tool(cmd: list[str]) -> str:
     return done.stdout
 
 
-def _none_on_error(fn: Callable[[], float | None]) -> float | None:
+def _none_on_error(fn: Callable[[], T]) -> T | None:
     try:
         return fn()
     except Exception:  # a figure the device does not support is recorded as missing, not fatal
@@ -62,7 +65,7 @@ class NvmlSource:
     name = "nvml"
 
     def __init__(self, index: int, pci_bus_id: str | None = None):
-        import pynvml  # type: ignore[import-not-found]  # nvidia-ml-py
+        import pynvml  # nvidia-ml-py
 
         self._nv = pynvml
         pynvml.nvmlInit()
@@ -130,7 +133,7 @@ class NvidiaSmiSource:
 
     def limits(self) -> Limits:
         try:
-            return Limits(**parse.nvidia_smi_limits(self._query(parse.NVSMI_LIMIT_FIELDS)))
+            return parse.nvidia_smi_limits(self._query(parse.NVSMI_LIMIT_FIELDS))
         except (RuntimeError, ValueError):
             return Limits()
 
@@ -148,7 +151,7 @@ class AmdSmiSource:
     name = "amdsmi"
 
     def __init__(self, index: int, pci_bus_id: str | None = None):
-        import amdsmi  # type: ignore[import-not-found]
+        import amdsmi
 
         self._a = amdsmi
         amdsmi.amdsmi_init()
