@@ -1,25 +1,45 @@
-"""Print a short table from one or more aorta benchmark JSON files: name, streams, distinct, metric, ms, concurrency."""
+"""Print a short table from one or more aorta benchmark JSON files, one row per benchmark:
+mode (timing method), device ms per iteration (median) and its within-run CV, GPU busy share and effective
+concurrency (kernel timestamps), distinct streams that received work, the headline figure, reading notes.
+
+    python3 scripts/gpu/summarize.py run.json [more.json ...]
+"""
 
 import json
+import statistics
 import sys
 
+from aorta.record import record_of
 from aorta.stats import median
 from aorta.table import format_table
 
-rows = []
-for path in sys.argv[1:]:
-    with open(path) as f:
-        data = json.load(f)
-    for b in data["benchmarks"]:
-        e = b["extra_info"]
-        if "metrics" not in e:
-            continue
-        head = e["metrics"].get(e.get("headline_metric", ""), {})
-        extras = ", ".join(f"{k}={v['value']:.4g}" for k, v in e["metrics"].items()
-                           if k != e.get("headline_metric") and isinstance(v, dict) and "value" in v)
-        ms = e.get("device_ms_per_iteration")
-        rows.append([b["name"], e.get("streams_requested"), e.get("distinct_streams"),
-                     f"{head.get('value', float('nan')):.4g} {head.get('unit', '')}",
-                     median(ms) if ms else None, e.get("effective_concurrency"), e.get("timing_method"), extras[:90]])
-for line in format_table(["benchmark", "streams", "distinct", "metric", "median ms", "ev.conc", "timing", "other"], rows):
-    print(line)
+
+def _fmt(value, spec=".3g"):
+    return "-" if value is None else format(value, spec)
+
+
+def row(bench: dict) -> list:
+    rec = record_of(bench)
+    ms = rec.device_ms_per_iteration
+    cv = statistics.pstdev(ms) / statistics.fmean(ms) if len(ms) > 1 and statistics.fmean(ms) > 0 else None
+    head = rec.headline()
+    headline = "-" if head is None or head.value is None else f"{head.value:.4g} {head.unit}"
+    return [bench["name"], rec.get("mode") or rec.timing_method, _fmt(median(ms) if ms else None, ".4g"),
+            _fmt(cv * 100 if cv is not None else None, ".2f"), _fmt(rec.get("gpu_busy_share"), ".2f"),
+            _fmt(rec.get("effective_concurrency"), ".3g"), rec.get("distinct_streams"), headline,
+            "; ".join(rec.reading_notes)[:60]]
+
+
+def main(paths: list[str]) -> None:
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        rows += [row(b) for b in data["benchmarks"] if "aorta_schema" in (b.get("extra_info") or {})]
+    for line in format_table(["benchmark", "mode", "device ms", "CV %", "GPU busy", "conc", "distinct",
+                              "headline", "note"], rows):
+        print(line)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
