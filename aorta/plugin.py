@@ -64,7 +64,7 @@ STATE = pytest.StashKey[SessionState]()
 BENCH_RESULT = pytest.StashKey[object]()  # the test's recorded BenchResult, for plugins (traces)
 # Set on an item by the gate around a confirmation re-run: the benchmark fixtures hand their record here
 # (``hand_to_gate``) instead of recording it into pytest-benchmark, so re-runs never mix with the run's results.
-CONFIRMATION_RUNS = pytest.StashKey[list]()
+CONFIRMATION_RUNS = pytest.StashKey[list[dict]]()
 
 
 def hand_to_gate(node: pytest.Item, per_iteration_ms, extra_info: dict) -> bool:

@@ -19,11 +19,15 @@ import argparse
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from aorta.bridge import ReplayClock, replay_into
 from aorta.fsdp.config import ConfigError, FsdpSuiteConfig, load_config
+
+if TYPE_CHECKING:  # imported lazily at run time: it brings in torch.distributed
+    from aorta.fsdp.distributed import DistEnv
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -44,7 +48,7 @@ class FsdpState:
     artifacts: Path
     timeout_s: float
     clock: ReplayClock = field(default_factory=ReplayClock)
-    env: object | None = None  # DistEnv once the group is up
+    env: DistEnv | None = None  # once the group is up
     records: list[dict] = field(default_factory=list)
     rows: list[dict] = field(default_factory=list)
     jsonl_written: str | None = None
@@ -125,7 +129,7 @@ def _results_on_rank_0_only(config: pytest.Config) -> None:
             setattr(config.option, name, None if name == "benchmark_save" else False)
 
 
-def _env(config: pytest.Config):
+def _env(config: pytest.Config) -> DistEnv:
     """The session's process group, started on first use (at session start under torchrun)."""
     from aorta.fsdp.distributed import init_dist
     from aorta.plugin import resolved_options
@@ -390,7 +394,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
-    if state is None or not state.rows:
+    if state is None or not state.rows or state.env is None:  # rows come from fsdp_bench, which starts the group
         return
     from aorta.table import format_table
 

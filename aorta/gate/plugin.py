@@ -200,20 +200,24 @@ def _check_output_places(opts: GateOptions) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
-def _load_baseline(config: pytest.Config, opts: GateOptions, state: GateState) -> None:
-    """Find and read the baseline, and refuse one from another GPU model or backend, before any run."""
+def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, state: GateState) -> None:
+    """Find and read the baseline ``ref_name`` (``--aorta-compare``), and refuse one from another GPU model or
+    backend, before any run."""
     allow = opts.settings.allow_mismatch
-    current = None if allow and bl.looks_like_path(opts.compare_ref) else _current_machine(config)
+    current = None if allow and bl.looks_like_path(ref_name) else _current_machine(config)
     try:
         key = "" if current is None else bl.machine_key(current)
-        state.baseline_path = bl.resolve(opts.compare_ref, opts.baseline_dir, key)
-        state.baseline = bl.load_run(state.baseline_path)
+        path = bl.resolve(ref_name, opts.baseline_dir, key)
+        baseline = bl.load_run(path)
     except bl.BaselineError as exc:
         raise pytest.UsageError(f"--aorta-compare: {exc}") from None
-    reason = None if allow else mismatch_reason(state.baseline, current)
+    state.baseline_path, state.baseline = path, baseline
+    if allow or current is None:  # current is None only where mismatches are allowed
+        return
+    reason = mismatch_reason(baseline, current)
     if reason:
         raise pytest.UsageError(
-            f"--aorta-compare: {state.baseline_path} was saved on {machine_label(state.baseline)}, this run is on "
+            f"--aorta-compare: {path} was saved on {machine_label(baseline)}, this run is on "
             f"{machine_label(current)} ({reason}); a baseline from another GPU model or backend is refused: "
             "compare with one saved on this machine, or pass --aorta-allow-mismatch to compare anyway")
 
@@ -240,7 +244,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _refuse_runs_without_benchmarks(config, opts)
     state = GateState()
     if opts.compare_ref:
-        _load_baseline(config, opts, state)
+        _load_baseline(config, opts.compare_ref, opts, state)
     _check_output_places(opts)  # after the inputs: a refused run creates no folder
     config.stash[GATE_OPTIONS] = opts
     config.stash[GATE_STATE] = state
@@ -273,10 +277,13 @@ def pytest_runtestloop(session: pytest.Session):
     yield
     config = session.config
     opts, state = config.stash.get(GATE_OPTIONS, None), config.stash.get(GATE_STATE, None)
-    if opts is None or not opts.confirm or state.baseline is None or session.testsfailed or session.shouldstop:
+    if opts is None or state is None or not opts.confirm or session.testsfailed or session.shouldstop:
+        return
+    baseline = state.baseline
+    if baseline is None:
         return
     run = {"benchmarks": _bench_dicts(config)}
-    ref = {b["fullname"]: b for b in state.baseline["benchmarks"]}
+    ref = {b["fullname"]: b for b in baseline["benchmarks"]}
     slower = {b["fullname"] for b in run["benchmarks"] if b["fullname"] in ref and any(
         v.outcome == SLOWER for v in benchmark_verdicts(b["fullname"], ref[b["fullname"]], b, opts.settings))}
     items = {item.nodeid: item for item in session.items}
@@ -292,7 +299,8 @@ def _rerun(item: pytest.Item) -> dict | None:
 
     from aorta.plugin import CONFIRMATION_RUNS
 
-    item.stash[CONFIRMATION_RUNS] = records = []
+    records: list[dict] = []
+    item.stash[CONFIRMATION_RUNS] = records
     try:
         with warnings.catch_warnings():  # the fixture is left unused on purpose: nothing goes to pytest-benchmark
             warnings.filterwarnings("ignore", "Benchmark fixture was not used", PytestBenchmarkWarning)
@@ -304,8 +312,8 @@ def _rerun(item: pytest.Item) -> dict | None:
     return records[0]
 
 
-def _apply_confirmation(comp: Comparison, state: GateState, opts: GateOptions) -> None:
-    ref = {b["fullname"]: b for b in state.baseline["benchmarks"]}
+def _apply_confirmation(comp: Comparison, baseline: dict, state: GateState, opts: GateOptions) -> None:
+    ref = {b["fullname"]: b for b in baseline["benchmarks"]}
     out = []
     for v in comp.verdicts:
         reruns = state.reruns.get(v.benchmark)
@@ -321,7 +329,7 @@ def _apply_confirmation(comp: Comparison, state: GateState, opts: GateOptions) -
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     opts, state = config.stash.get(GATE_OPTIONS, None), config.stash.get(GATE_STATE, None)
-    if opts is None or not (opts.save_name or opts.compare_ref):
+    if opts is None or state is None or not (opts.save_name or opts.compare_ref):
         return
     run = build_run(config)
     if run is None:
@@ -332,11 +340,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not run["benchmarks"]:
         state.lines.append("aorta gate: no benchmark results in this run")
     code = EXIT_CLEAN
-    if state.baseline is not None:
-        comp = compare_runs(state.baseline, run, opts.settings, ref_label=_label(state),
+    baseline = state.baseline
+    if baseline is not None:
+        comp = compare_runs(baseline, run, opts.settings, ref_label=_label(baseline, state.baseline_path),
                             cand_label="this run")
         if state.reruns:
-            _apply_confirmation(comp, state, opts)
+            _apply_confirmation(comp, baseline, state, opts)
         state.comparison = comp
         code = overall_exit([comp])
         state.lines += terminal_lines(comp, verbose=config.getoption("verbose") > 0)
@@ -348,39 +357,39 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 state.lines.append(f"aorta gate: could not write the verdict files: {exc}")
                 code = code or int(pytest.ExitCode.USAGE_ERROR)
     if opts.save_name:
-        line, saved = _save(run, opts, config, int(exitstatus), code)
+        line, saved = _save(run, opts.save_name, opts, config, int(exitstatus), code)
         state.lines.append(line)
         code = code or (EXIT_CLEAN if saved else EXIT_NOT_SAVED)
     if int(exitstatus) == 0 and code:
         session.exitstatus = code  # pytest's own codes (failed tests, usage) take precedence
 
 
-def _label(state: GateState) -> str:
-    name = (state.baseline.get("aorta_baseline") or {}).get("name")
-    return f"{name} ({state.baseline_path})" if name else str(state.baseline_path)
+def _label(baseline: dict, baseline_path: Path | None) -> str:
+    name = (baseline.get("aorta_baseline") or {}).get("name")
+    return f"{name} ({baseline_path})" if name else str(baseline_path)
 
 
-def _save(run: dict, opts: GateOptions, config: pytest.Config, exitstatus: int,
+def _save(run: dict, save_name: str, opts: GateOptions, config: pytest.Config, exitstatus: int,
           gate_code: int) -> tuple[str, bool]:
     """Save the run as a baseline where nothing went wrong; (the line to show, whether nothing failed)."""
     if exitstatus != 0:
-        return (f"baseline {opts.save_name!r} NOT saved: pytest exit status {exitstatus} (failed or interrupted "
+        return (f"baseline {save_name!r} NOT saved: pytest exit status {exitstatus} (failed or interrupted "
                 "tests); the saved one, if any, is unchanged"), False
     if gate_code:
-        return (f"baseline {opts.save_name!r} NOT saved: the comparison in this run exited {gate_code}; "
+        return (f"baseline {save_name!r} NOT saved: the comparison in this run exited {gate_code}; "
                 "the saved one, if any, is unchanged"), False
     if _rank() != 0:
-        return f"baseline {opts.save_name!r}: written by rank 0 only", True
+        return f"baseline {save_name!r}: written by rank 0 only", True
     from aorta.plugin import OPTIONS
 
     resolved = {**config.stash[OPTIONS].__dict__, "min_effect": opts.settings.min_effect,
                 "alpha": opts.settings.alpha, "thresholds": [t.__dict__ for t in opts.settings.thresholds]}
     try:
-        path = bl.save_baseline(run, opts.baseline_dir, opts.save_name, resolved)
+        path = bl.save_baseline(run, opts.baseline_dir, save_name, resolved)
     except (OSError, bl.BaselineError) as exc:
-        return (f"baseline {opts.save_name!r} NOT saved: {exc}; the saved one, if any, is unchanged "
+        return (f"baseline {save_name!r} NOT saved: {exc}; the saved one, if any, is unchanged "
                 f"-> exit {EXIT_NOT_SAVED}"), False
-    return f"baseline {opts.save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks)", True
+    return f"baseline {save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks)", True
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
