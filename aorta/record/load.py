@@ -23,6 +23,14 @@ class RecordError(ValueError):
 def load_run(path: str | os.PathLike) -> dict:
     """Read a run written by aorta; raise ``RecordError`` naming the file and the problem."""
     p = Path(path)
+    run = read_json_file(p)
+    check_run(run, p)
+    return run
+
+
+def read_json_file(p: Path) -> object:
+    """The JSON document in ``p``; ``RecordError`` naming the file when it is missing, unreadable, empty
+    or not JSON."""
     if not p.exists():
         raise RecordError(f"{p}: no such file")
     if p.is_dir():
@@ -34,11 +42,9 @@ def load_run(path: str | os.PathLike) -> dict:
     if not text.strip():
         raise RecordError(f"{p}: is empty (an interrupted write? aorta itself writes atomically)")
     try:
-        run = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(f"{p}: is not valid JSON (truncated or not a benchmark file): {exc}") from None
-    check_run(run, p)
-    return run
 
 
 def check_run(run: object, where: str | os.PathLike) -> None:

@@ -6,12 +6,12 @@ JSON, a folder without rank files) raises ``ReportInputError`` naming the file a
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from aorta.record import READABLE_SCHEMAS, RecordError, check_samples
 from aorta.record.bench import raw_metrics, schema_of
+from aorta.record.load import read_json_file
 from aorta.report import fsdp_artifacts
 from aorta.report.errors import ReportInputError
 
@@ -31,16 +31,9 @@ class Run:
 
 def _read_json(path: Path):
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportInputError(f"{path}: cannot read: {exc}") from None
-    if not text.strip():
-        raise ReportInputError(f"{path}: empty file, expected a pytest-benchmark JSON written by aorta")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReportInputError(f"{path}: not JSON (line {exc.lineno}: {exc.msg}); truncated or not a "
-                               "pytest-benchmark file") from None
+        return read_json_file(path)
+    except RecordError as exc:
+        raise ReportInputError(str(exc)) from None
 
 
 def _aorta_benchmarks(path: Path, doc: dict) -> list[dict]:
