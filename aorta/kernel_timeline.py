@@ -36,6 +36,7 @@ LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
 RANGE_CATEGORY = "user_annotation"
 ROUND_PREFIX = "aorta.round."
 BLOCK_PREFIX = "aorta.s"
+NO_KERNELS_ON_CPU = "CPU backend: the profiler records no device kernel timestamps"
 HOST_BOUND_SHARE = 0.70  # a round whose GPU idles >= 30% of its span is read as host-bound
 
 _BLOCK_NAME = re.compile(r"^aorta\.s(\d+)(?::(.*))?$")
@@ -97,11 +98,13 @@ class KernelRound:
             out.setdefault(op.stream, []).extend(self._ms([op]))
         return out
 
-    def stream_intervals_ms(self) -> dict[int, list[Interval]]:
-        """Ops by the workload's stream index (from the blocks), ms from the round's first op."""
+    def stream_intervals_ms(self, label: str | None = None) -> dict[int, list[Interval]]:
+        """Ops by the workload's stream index (from the blocks), ms from the round's first op; only the
+        blocks labelled ``label`` when one is given."""
         out: dict[int, list[Interval]] = {}
         for b in self.blocks:
-            out.setdefault(b.stream_index, []).extend(self._ms(b.ops))
+            if label is None or b.label == label:
+                out.setdefault(b.stream_index, []).extend(self._ms(b.ops))
         return out
 
     def label_intervals_ms(self) -> dict[str, list[Interval]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from aorta import results, slowdown, stats
+from aorta import kernel_timeline, results, slowdown, stats
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
 from aorta.workloads.base import Metric, Workload, clone_result, compare_results
 
@@ -23,7 +23,7 @@ class BenchResult:
     run: TimedRun  # the timed rounds: device time, no per-stream events
     metrics: list[Metric]
     extra_info: dict[str, Any] = field(default_factory=dict)
-    traced: TimedRun | None = None  # the interval pass (per-stream events on), where the workload records them
+    traced: TimedRun | None = None  # the kernel-timestamp pass (under the profiler), where there is one
 
     @property
     def intervals_run(self) -> TimedRun:
@@ -89,7 +89,6 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     if workload.uses_graph():
         step, timed_streams = _graph_step(device, workload, streams, reference), []
         plan = replace(plan, graph=True)
-        no_intervals = "graph replay: no per-stream events inside a graph"
     else:
         step, timed_streams = workload.step, streams
     slowdown_info = None
@@ -99,7 +98,8 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     # Device time comes from rounds with no per-stream events: an event costs host time at every launch
     # point it marks (host-bound steps run that much longer) and an end event waits in a hardware queue
     # that other streams share (on an H100 at 16-64 streams, rounds with interval events ran 0.75x-1.41x
-    # the time of rounds without, scripts/gpu/interval_probe.py). The intervals come from a second pass.
+    # the time of rounds without, scripts/gpu/interval_probe.py). Busy time, concurrency and stage figures
+    # come from a second pass under the profiler: the GPU's own kernel timestamps (aorta/kernel_timeline.py).
     run = time_rounds(device, timed_streams, step, plan, record_intervals=False)
     reviewed: dict[str, Any] = {}
     if review is not None:
@@ -108,8 +108,15 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     metrics = workload.metrics(per_iter)
     traced = None
     if no_intervals is None:
-        traced = time_rounds(device, timed_streams, step, plan, record_intervals=True)
-    more, unavailable = workload.extra_metrics(traced or run)
+        if device.is_gpu:
+            traced = time_rounds(device, timed_streams, step, plan, record_intervals=True)
+            no_intervals = traced.kernel_reason
+        else:
+            no_intervals = kernel_timeline.NO_KERNELS_ON_CPU
+    if no_intervals is None:
+        more, unavailable = workload.extra_metrics(traced)
+    else:  # figures from the kernel timeline cannot be had: none are invented from host clocks or events
+        more, unavailable = [], {"interval_metrics": no_intervals}
     metrics = metrics + more
 
     extra: dict[str, Any] = {
@@ -121,7 +128,7 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         "size": workload.size,
         "dtype": workload.dtype_name,
         "streams_requested": workload.n_streams,
-        "distinct_streams": device.distinct_stream_count(streams),
+        "stream_handles": device.distinct_stream_count(streams),
         "issue_order": workload.issue_order,
         "sync_mode": run.sync_mode,
         "timing_method": run.method,
@@ -130,6 +137,8 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         "clock": run.clock,
         "device_ms_per_iteration": per_iter,
         "host_wall": _host_figures(run),
+        "host_enqueue_ms_per_iteration": stats.median([r.host_enqueue_ms / run.iterations_per_round
+                                                       for r in run.rounds]),
         "metrics": {m.name: m.as_dict() for m in metrics},
         "headline_metric": workload.spec.metric,
         "min_effect": workload.min_effects(),
@@ -144,32 +153,50 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     if slowdown_info is not None:
         extra["test_slowdown"] = test_slowdown
         extra["test_slowdown_info"] = slowdown_info
-    if device.distinct_stream_count(streams) is None:
-        extra["unavailable"]["distinct_streams"] = "CPU backend: no hardware streams"
-    if traced is not None:
-        extra["interval_pass"] = _interval_pass_figures(traced, per_iter)
-        extra.update(results.stream_figures([r.stream_intervals_ms for r in traced.rounds], traced.device_ms,
-                                            workload.n_streams))
-        if not device.is_gpu:
-            # Host-clock events mark when an op was issued, and CPU ops run one after another: stream
-            # intervals opened together all span the round and would read as concurrency that never was.
-            no_intervals = "CPU backend: streams are no-ops and run one after another; no device timestamps"
-    if no_intervals:
-        extra["unavailable"]["per_stream_busy_ms"] = no_intervals
-        extra["unavailable"]["effective_concurrency"] = no_intervals
-        extra.update(effective_concurrency=None, per_stream_busy_ms=None, effective_concurrency_samples=[])
+    extra.update(_kernel_figures(traced, per_iter, no_intervals, extra["unavailable"]))
     return BenchResult(run, metrics, extra, traced)
 
 
-def _interval_pass_figures(traced: TimedRun, timed_per_iteration_ms) -> dict:
-    """What the second pass (per-stream interval events on) measured beside the timed rounds (events off)."""
+_KERNEL_FIGURES = ("per_stream_busy_ms", "effective_concurrency", "gpu_busy_share", "distinct_streams")
+
+
+def _kernel_figures(traced: TimedRun | None, timed_per_iteration_ms, reason: str | None,
+                    unavailable: dict) -> dict:
+    """Per-stream busy, concurrency, GPU busy share and distinct streams from the kernel-timestamp pass
+    (per iteration where K > 1), the reading note when the GPU idled, or why none of them can be had."""
+    out: dict[str, Any] = {"effective_concurrency_samples": [], "reading_notes": []}
+    if traced is None or reason is not None:
+        for name in _KERNEL_FIGURES:
+            out[name] = None
+            unavailable[name] = reason
+        return out
+    figs = kernel_timeline.summarize(traced.kernel_rounds, traced.iterations_per_round)
+    out.update(
+        per_stream_busy_ms=figs["per_stream_busy_ms"],
+        effective_concurrency=figs["effective_concurrency"],
+        effective_concurrency_samples=figs["effective_concurrency_samples"],
+        gpu_busy_share=figs["gpu_busy_share"],
+        gpu_busy_share_samples=figs["gpu_busy_share_samples"],
+        distinct_streams=figs["streams_with_work"],  # native streams that received device work
+        streams_with_work=figs["streams_with_work"],
+    )
+    note = kernel_timeline.host_bound_note(figs["gpu_busy_share"])
+    if note:
+        out["reading_notes"].append(note)
     traced_ms = stats.median(traced.per_iteration_ms)
     timed_ms = stats.median(timed_per_iteration_ms)
-    return {"rounds": len(traced.rounds), "iterations_per_round": traced.iterations_per_round,
-            "device_ms_per_iteration_median": traced_ms,
-            "ratio_to_timed": traced_ms / timed_ms if timed_ms > 0 else None,
-            "note": "per-stream busy time, effective concurrency and interval-derived metrics come from this "
-                    "pass; device time and the headline metric from rounds without interval events"}
+    out["kernel_pass"] = {
+        "rounds": len(traced.rounds), "rounds_with_kernels": figs["rounds_with_kernels"],
+        "iterations_per_round": traced.iterations_per_round,
+        "device_ms_per_iteration_median": traced_ms,
+        "ratio_to_timed": traced_ms / timed_ms if timed_ms > 0 else None,
+        "kernel_span_ms_per_iteration": figs["kernel_span_ms_per_iteration"],
+        "gpu_busy_ms_per_iteration": figs["gpu_busy_ms_per_iteration"],
+        "note": "per-stream busy, effective concurrency, GPU busy share, distinct streams and stage figures come "
+                "from this pass's kernel timestamps (torch.profiler), each round's span from its first kernel's "
+                "start to its last kernel's end; device time and the headline metric from the timed rounds",
+    }
+    return out
 
 
 def _host_figures(run: TimedRun) -> dict:

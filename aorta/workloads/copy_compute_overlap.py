@@ -171,7 +171,7 @@ class CopyComputeOverlap(Workload):
         rounds = [r.stream_intervals_ms for r in run.rounds]
         unavailable: dict[str, str] = {}
         if self._labelled():
-            groups = regroup_rounds(rounds, self.log.calls)
+            groups = [r.label_intervals_ms for r in run.rounds]
             copy_keys, gemm_keys = list(COPIES), ["gemm"]
         else:
             groups = rounds

@@ -90,7 +90,7 @@ class Moe(Workload):
     def step(self, rec) -> None:
         plan = SegmentPlan()
         plan.add(0, "gate")
-        with rec.on(0):
+        with rec.on(0, "gate"):
             torch.addmm(self.gate_bias, self.x, self.w_gate, out=self.logits)
             top = self.logits.float().topk(TOP_K, dim=-1)
             self.top_idx.copy_(top.indices)
@@ -100,7 +100,7 @@ class Moe(Workload):
             rec.wait(s, 0)  # experts read w_sorted (gate) and overwrite buffers the last combine read
         for e in self._expert_order():
             lo, hi = self.offsets[e], self.offsets[e] + self.counts[e]
-            with rec.on(self._expert_stream(e)):
+            with rec.on(self._expert_stream(e), "expert"):
                 xs, hs, ys = self.x_sorted[lo:hi], self.h_sorted[lo:hi], self.y_sorted[lo:hi]
                 torch.index_select(self.x, 0, self.token_of_row[lo:hi], out=xs)  # (count_e, D)
                 torch.mm(xs, self.w1[e], out=hs)  # (count_e, F)
@@ -112,7 +112,7 @@ class Moe(Workload):
             rec.wait(0, s)  # the combine reads every expert's rows of y_sorted
         plan.add(0, "combine")
         self.plan = plan
-        with rec.on(0):
+        with rec.on(0, "combine"):
             torch.index_select(self.y_sorted, 0, self.inverse, out=self.gathered)
             torch.sum(self.gathered.view(self.tokens, TOP_K, self.d_model), dim=1, out=self.out)  # (T, D)
 
@@ -126,15 +126,10 @@ class Moe(Workload):
         return [Metric("tokens_per_s", median(rate), "tokens/s", True, tuple(rate))]
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
-        """Expert concurrency: Σ per-stream busy of expert segments / span of the expert phase, per round."""
+        """Expert concurrency: Σ per-stream busy of expert kernels / span of the expert kernels, per round."""
         samples = []
         for r in run.rounds:
-            experts: dict[int, list] = {}
-            for stream_index, stream_ivs in r.stream_intervals_ms.items():
-                labels = self.plan.labels(stream_index)
-                for j, iv in enumerate(stream_ivs):
-                    if labels[j % len(labels)] == "expert":
-                        experts.setdefault(stream_index, []).append(iv)
+            experts = r.kernels.stream_intervals_ms("expert") if r.kernels is not None else {}
             c = overlap.effective_concurrency(experts)
             if c is not None:
                 samples.append(c)
