@@ -207,6 +207,8 @@ def _summary_row(name: str, extra: dict) -> dict:
         "metric": f"{headline.get('value', float('nan')):.4g} {headline.get('unit', '')}",
         "concurrency": extra.get("effective_concurrency"),
         "method": extra["timing_method"],
+        "enqueue_ms": extra.get("host_enqueue_ms_per_iteration"),
+        "gpu_busy": extra.get("gpu_busy_share"), "notes": extra.get("reading_notes"),
     }
 
 

@@ -170,3 +170,14 @@ def test_hand_written_rocm_trace():
         # comm 150-400 hidden behind compute 100-400: ratio 1; the copy runs alone
         assert overlap.overlap_ratio(labels["compute"], labels["comm"]) == pytest.approx(1.0)
         assert overlap.overlap_ratio(labels["compute"] + labels["comm"], labels["copy"]) == pytest.approx(0.0)
+
+
+def test_terminal_table_shows_gpu_busy_and_the_host_bound_note():
+    from aorta.table import format_summary
+
+    note = kt.host_bound_note(0.19)
+    lines = format_summary([{"name": "t[4]", "streams": 4, "distinct": 4, "median_ms": 1.0, "enqueue_ms": 0.9,
+                             "metric": "1 x", "concurrency": 0.3, "gpu_busy": 0.19, "notes": [note],
+                             "method": "events"}])
+    assert "gpu busy" in lines[0] and "19%" in lines[2]
+    assert lines[-1] == f"t[4]: {note}"
