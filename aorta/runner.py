@@ -157,7 +157,8 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     return BenchResult(run, metrics, extra, traced)
 
 
-_KERNEL_FIGURES = ("per_stream_busy_ms", "effective_concurrency", "gpu_busy_share", "distinct_streams")
+_KERNEL_FIGURES = ("per_stream_busy_ms", "effective_concurrency", "gpu_busy_share", "distinct_streams",
+                   "streams_with_work")
 
 
 def _kernel_figures(traced: TimedRun | None, timed_per_iteration_ms, reason: str | None,
