@@ -40,6 +40,11 @@ class StreamLimit(RuntimeError):
     """Fewer distinct streams can be had than were asked for."""
 
 
+class SizeTooLarge(MemoryError):
+    """A workload's buffers would not fit in the memory that is free: refused before allocating, because
+    an allocation past the host's memory is not always an error (overcommit) but can end the process."""
+
+
 def detect_backend(requested: str = "auto") -> str:
     """Resolve ``auto`` to the backend torch can use here; check an explicit request is usable."""
     if requested not in BACKENDS:
@@ -308,6 +313,21 @@ class Device:
         if self.is_gpu:
             torch.cuda.empty_cache()
 
+    def check_fits(self, device_bytes: int, host_bytes: int) -> None:
+        """Raise ``SizeTooLarge`` when ``device_bytes`` on the device and ``host_bytes`` of host memory
+        are more than is free now (on the CPU backend both come out of host memory)."""
+        host_free = _host_available_bytes()
+        if self.is_gpu:
+            dev_free, _ = torch.cuda.mem_get_info(self.torch_device)
+            if device_bytes > dev_free:
+                raise SizeTooLarge(f"needs {device_bytes / 2**30:.1f} GiB on {self.torch_device}, "
+                                   f"{dev_free / 2**30:.1f} GiB free")
+        else:
+            host_bytes += device_bytes
+        if host_free is not None and host_bytes > host_free:
+            raise SizeTooLarge(f"needs {host_bytes / 2**30:.1f} GiB of host memory, "
+                               f"{host_free / 2**30:.1f} GiB available")
+
     # ----------------------------------------------------------------- graphs
     def supports_graphs(self) -> bool:
         return self.is_gpu
@@ -332,7 +352,9 @@ class Device:
 
     def is_out_of_memory(self, exc: BaseException) -> bool:
         oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", ())
-        return isinstance(exc, oom) or "out of memory" in str(exc).lower()
+        text = str(exc).lower()
+        return (isinstance(exc, (MemoryError, oom)) or "out of memory" in text
+                or "can't allocate memory" in text)
 
 
 class KernelCapture:
@@ -447,6 +469,19 @@ def _ctypes_creator(libnames: list[str], symbol: str) -> Callable[[int], int] | 
         return create
     return None
 
+
+
+def _host_available_bytes() -> int | None:
+    """MemAvailable (free + reclaimable cache) on Linux, else free pages, else None (unknown)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # not on every platform
+        return None
 
 
 def driver_version(backend: str) -> str | None:

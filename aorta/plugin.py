@@ -6,11 +6,12 @@ Registered once: through the ``pytest11`` entry point when aorta is installed, o
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import pytest
 
-from aorta import stats
+from aorta import stats, versions
 from aorta.bridge import ReplayClock, replay_into
 from aorta.device import Device, DeviceUnavailable, StreamLimit, detect_backend
 from aorta.options import (
@@ -25,6 +26,7 @@ from aorta.options import (
     parse_sync_mode,
     parse_warmup,
 )
+from aorta.output_paths import OutputPathError, check_output_file
 from aorta.runner import run_workload
 from aorta.timing import TimingPlan
 from aorta.workloads.base import WorkloadCheckError, WorkloadUnavailable
@@ -84,6 +86,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    problem = versions.incompatibility()
+    if problem:
+        raise pytest.UsageError(problem)
+    _check_benchmark_json(config)
     opts = AortaOptions(
         streams=config.getoption("streams"),
         rounds=config.getoption("rounds") or 0,
@@ -105,6 +111,27 @@ def pytest_configure(config: pytest.Config) -> None:
                            "warmup": opts.warmup if opts.warmup >= 0 else (3 if gpu else 1)})
     config.stash[OPTIONS] = opts
     config.stash[STATE] = SessionState()
+
+
+def _check_benchmark_json(config: pytest.Config) -> None:
+    """``--benchmark-json``: pytest-benchmark writes it only after the last benchmark, so a folder that is
+    missing or not writable would lose the whole run. pytest-benchmark >= 5.3 hands over a path (checked
+    here); up to 5.2 argparse opened the file already, which fails at once on a bad folder."""
+    value = config.getoption("benchmark_json", None)
+    if isinstance(value, (str, os.PathLike)):
+        try:
+            check_output_file("--benchmark-json", value, create_parent=False)
+        except OutputPathError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
+def benchmark_json_path(config: pytest.Config) -> str | None:
+    """The ``--benchmark-json`` path as the user gave it (a path from pytest-benchmark >= 5.3, an open
+    file up to 5.2), or None."""
+    value = config.getoption("benchmark_json", None)
+    if value is None:
+        return None
+    return os.fspath(value) if isinstance(value, (str, os.PathLike)) else getattr(value, "name", str(value))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -237,6 +264,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     terminalreporter.section("aorta: device-timed results")
     for line in format_summary(state.rows):
         terminalreporter.write_line(line)
-    json_file = config.getoption("benchmark_json", None)
-    if json_file is not None:
-        terminalreporter.write_line(f"benchmark JSON: {getattr(json_file, 'name', json_file)}")
+    json_path = benchmark_json_path(config)
+    if json_path is not None:
+        terminalreporter.write_line(f"benchmark JSON: {json_path}")

@@ -6,8 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+TORCH_MIN=2.11  # pyproject.toml's torch>=2.11: an older torch would make pip replace it, so stop first
 if "$PY" -c "import torch" 2>/dev/null; then
-    echo "bootstrap: keeping the installed torch $("$PY" -c 'import torch; print(torch.__version__)')"
+    have=$("$PY" -c 'import torch; print(torch.__version__)')
+    if ! "$PY" -c "import sys, torch; v = tuple(int(x) for x in torch.__version__.split('+')[0].split('.')[:2]); sys.exit(v < (2, 11))"; then
+        echo "bootstrap: error: the installed torch $have is older than aorta's torch>=$TORCH_MIN; install a" \
+             "torch>=$TORCH_MIN build for your GPU (CUDA or ROCm) first; bootstrap never replaces torch" >&2
+        exit 2
+    fi
+    echo "bootstrap: keeping the installed torch $have"
 else
     echo "bootstrap: no torch found, installing torch==2.13.0"
     "$PY" -m pip install --quiet "torch==2.13.0"

@@ -70,3 +70,30 @@ def test_bad_timeout_is_a_usage_error(pytester):
     result = pytester.runpytest_inprocess("--aorta-dist-timeout", "-5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--aorta-dist-timeout='-5': must be > 0 seconds*"])
+
+
+@pytest.mark.parametrize("text, words", [
+    ("model: 3\n", ["model=3", "expected a mapping of keys (a section), got int"]),
+    ("training:\n  steps: abc\n", ["training.steps='abc'", "expected int, got str"]),
+])
+def test_a_bad_config_file_is_named_even_where_smoke_sizes_replace_it(pytester, text, words):
+    """smoke.yaml replaces model and training on CPU: the user's file is checked before that merge."""
+    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
+    pytester.makepyfile("def test_x():\n    pass\n")
+    bad = pytester.path / "bad.yaml"
+    bad.write_text(text)
+    result = pytester.runpytest_inprocess("--aorta-config", str(bad), "--aorta-device", "cpu")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    line = next(line for line in result.stderr.lines if "--aorta-config" in line)
+    for w in [f"--aorta-config '{bad}'", *words]:
+        assert w in line, line
+
+
+def test_a_valid_config_file_still_loads_at_smoke_size(pytester):
+    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
+    pytester.makepyfile("def test_steps(fsdp_config):\n    assert fsdp_config.training.lr == 0.5\n")
+    good = pytester.path / "good.yaml"
+    good.write_text("model:\n  n_layers: 3\ntraining:\n  steps: 7\n  lr: 0.5\n")
+    result = pytester.runpytest_inprocess("--aorta-config", str(good), "--aorta-device", "cpu")
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=1)

@@ -1,14 +1,20 @@
-"""Pure pieces of the FSDP suite: launch environment, device binding, collection check, figures, JSONL."""
+"""Pieces of the FSDP suite: launch environment, device binding, start-up and collection checks, figures,
+JSONL."""
 
 import json
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from aorta.fsdp.distributed import device_index_for, launch_info
 from aorta.fsdp.figures import build_result, reading_notes, slowest_per_round
 from aorta.fsdp.metrics_log import read_jsonl, write_jsonl
-from aorta.fsdp.plugin import first_difference
+from aorta.fsdp.plugin import _results_on_rank_0_only, first_difference
 from aorta.fsdp.scenarios import SCENARIOS, Scenario, get_scenario
+from aorta.fsdp.startup import rank_settings, settings_differences
+
+pytest_plugins = ["pytester"]
 
 
 def test_launch_info_reads_torchrun_env_and_defaults_to_one_rank():
@@ -30,6 +36,19 @@ def test_collection_check_names_the_first_difference():
     assert first_difference([["a", "b"], ["a", "b"]]) is None
     assert "rank 1 collected 'c' at position 1 where rank 0 collected 'b'" in first_difference([["a", "b"], ["a", "c"]])
     assert "rank 0 collected 2 tests, rank 2 collected 1" in first_difference([["a", "b"], ["a", "b"], ["a"]])
+
+
+@pytest.mark.parametrize("opened", [True, False], ids=["file-pytest-benchmark-5.2", "path-pytest-benchmark-5.3"])
+def test_other_ranks_drop_the_json_option_without_touching_rank_0s_file(tmp_path, opened):
+    path = tmp_path / "run.json"
+    path.write_text("{}")  # what rank 0 wrote (5.2 opens and empties it on every rank at parse time)
+    value = path.open("ab") if opened else Path(path)
+    config = SimpleNamespace(option=SimpleNamespace(benchmark_json=value, benchmark_save="x", benchmark_autosave=True))
+    _results_on_rank_0_only(config)
+    assert config.option.benchmark_json is None
+    assert (config.option.benchmark_save, config.option.benchmark_autosave) == (None, False)
+    assert path.read_text() == "{}"
+    assert not opened or value.closed
 
 
 def test_scenario_ids_are_stable_and_unique():
@@ -141,3 +160,27 @@ def test_a_step_that_waits_on_a_copy_is_not_called_host_bound():
     assert reading_notes({"step_ms": 92.9, "gpu_idle_share": 0.067, "profiled_step_ms": 99.0}, [92.9]) == []
     idle_only = reading_notes({"step_ms": 92.9, "gpu_idle_share": 0.5}, [40.0])
     assert len(idle_only) == 1 and idle_only[0].startswith("the GPU ran no kernel for 50%")
+
+
+def test_settings_differences_name_the_key_the_ranks_and_the_values():
+    same = rank_settings({"training": {"steps": 2}}, {"aorta_size": "auto"})
+    other = rank_settings({"training": {"steps": 4}}, {"aorta_size": "smoke"})
+    assert settings_differences([same, same]) == []
+    assert settings_differences([same, other, same]) == [
+        '--aorta-size is "auto" on rank(s) [0, 2] but "smoke" on rank(s) [1]',
+        "training.steps is 2 on rank(s) [0, 2] but 4 on rank(s) [1]"]
+    assert same["--streams"] == '"<missing>"'  # an option this pytest lacks compares as missing on every rank
+
+
+@pytest.mark.parametrize("fixture, stopped", [("fsdp_profiler", True), ("tmp_path", False)])
+def test_an_unwritable_artifacts_folder_stops_the_run_before_any_test(pytester, fixture, stopped):
+    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
+    pytester.makepyfile(f"def test_x({fixture}):\n    pass\n")
+    (pytester.path / "afile").write_text("")
+    result = pytester.runpytest_inprocess("--aorta-device", "cpu", "--aorta-artifacts", "afile/artifacts")
+    if stopped:  # a test that writes there was collected
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["*--aorta-artifacts afile/artifacts: cannot be created: afile is a file, not a folder*"])
+        assert "passed" not in result.stdout.str()
+    else:
+        result.assert_outcomes(passed=1)

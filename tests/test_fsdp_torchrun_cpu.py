@@ -112,3 +112,21 @@ def test_ranks_that_collect_different_tests_stop_before_running_any(tmp_path):
     assert proc.returncode != 0
     assert "ranks collected different tests (rank 0 collected 1 tests, rank 1 collected 2)" in text, text[-3000:]
     assert "passed" not in proc.stdout
+
+
+def test_ranks_started_with_different_settings_stop_at_once_naming_the_difference(tmp_path):
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           str(CASES.parent / "pytest_rank1_args.py"), str(CASES), "-p", "no:cacheprovider",
+           "--aorta-device", "cpu", "--aorta-dist-timeout", "60", f"--aorta-artifacts={tmp_path}",
+           "--override", "training.steps=2"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1",
+           "AORTA_RANK1_ARGS": "--override training.steps=4"}
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=100)
+    elapsed = time.monotonic() - start
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "ranks were started with different settings: training.steps is 2 on rank(s) [0] but 4 on rank(s) [1]" \
+        in text, text[-3000:]
+    assert "passed" not in proc.stdout and "dead or stalled" not in text
+    assert elapsed < 50  # stopped at start-up, not by the 60 s agreement timeout

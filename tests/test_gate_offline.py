@@ -14,6 +14,7 @@ from aorta.gate import baseline as bl
 from aorta.gate.compare import (
     EXIT_CLEAN,
     EXIT_MISMATCH,
+    EXIT_NOTHING_COMPARED,
     EXIT_REGRESSION,
     GateSettings,
     compare_runs,
@@ -69,7 +70,7 @@ def test_new_and_missing_benchmarks_are_listed():
     assert [n.split("::")[-1] for n in comp.new] == ["added"]
     text = "\n".join(terminal_lines(comp))
     assert "missing from this run (in the baseline): benchmarks/hw_queue/test_x.py::gone" in text
-    assert "new in this run (no baseline): benchmarks/hw_queue/test_x.py::added" in text
+    assert "not in baseline (new in this run): benchmarks/hw_queue/test_x.py::added" in text
 
 
 def test_without_raw_samples_falls_back_to_saved_data_then_a_single_value():
@@ -263,3 +264,83 @@ def test_cli_runs_as_a_module_without_torch(tmp_path):
                        env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
     assert p.returncode == 0, p.stderr
     assert "aorta compare: exit 0" in p.stdout
+
+
+# ---------------------------------------------------------------------- bad samples, nothing compared, outputs
+@pytest.mark.parametrize("spoil, field", [
+    (lambda b: b["stats"]["data"].__setitem__(2, None), "benchmarks[1].stats.data[2]: null, expected a number"),
+    (lambda b: b["extra_info"]["device_ms_per_iteration"].__setitem__(0, "1.0"),
+     "benchmarks[1].extra_info.device_ms_per_iteration[0]: a string '1.0', expected a number"),
+    (lambda b: b["extra_info"]["device_ms_per_iteration"].__setitem__(4, -2),
+     "benchmarks[1].extra_info.device_ms_per_iteration[4]: -2, a time cannot be negative"),
+    (lambda b: b["extra_info"]["metrics"]["tflops"]["samples"].__setitem__(2, float("nan")),
+     "benchmarks[1].extra_info.metrics.tflops.samples[2]: NaN, expected a finite number"),
+    (lambda b: b["extra_info"]["metrics"]["tflops"].__setitem__("value", "fast"),
+     "benchmarks[1].extra_info.metrics.tflops.value: a string 'fast', expected a finite number or null"),
+    (lambda b: b["extra_info"].__setitem__("metrics", "tflops"),
+     "benchmarks[1].extra_info.metrics: is a string 'tflops', expected a mapping"),
+    (lambda b: b["extra_info"]["metrics"].__setitem__("tflops", 3.0),
+     "benchmarks[1].extra_info.metrics.tflops: is 3.0, expected a mapping"),
+])
+def test_bad_samples_are_refused_naming_the_file_and_the_field(tmp_path, capsys, spoil, field):
+    bad = run([bench("a", 10.0), bench("b", 10.0)])
+    spoil(bad["benchmarks"][1])
+    path = write(tmp_path, "bad.json", bad)
+    with pytest.raises(bl.BaselineError) as exc:
+        bl.load_run(path)
+    assert str(exc.value).startswith(f"{path}: {field}")
+    ok = write(tmp_path, "ok.json", run([bench("a", 10.0)]))
+    assert main(["compare", path, ok, "--verdict-json", ""]) == 2  # as the baseline or as a candidate
+    assert main(["compare", ok, path, "--verdict-json", ""]) == 2
+    err = capsys.readouterr().err
+    assert err.count(f"aorta compare: {path}: {field}") == 2 and "Traceback" not in err
+
+
+def test_a_metric_may_be_negative_and_unavailable(tmp_path):
+    b = bench("a", 10.0)
+    b["extra_info"]["metrics"]["saving_ms"] = {"value": -0.5, "unit": "ms", "samples": [-0.5, -0.4]}
+    b["extra_info"]["metrics"]["overlap_ratio"] = {"value": None, "unit": ""}
+    bl.load_run(write(tmp_path, "ok.json", run([b])))
+
+
+def test_cli_compare_that_matched_nothing_exits_12_in_every_output(tmp_path, capsys):
+    ref = write(tmp_path, "ref.json", run([bench("a", 10.0)]))
+    other = write(tmp_path, "other.json", run([bench("moe", 10.0)]))
+    vj, md = tmp_path / "v.json", tmp_path / "v.md"
+    assert main(["compare", ref, other, "--verdict-json", str(vj), "--markdown", str(md)]) == EXIT_NOTHING_COMPARED
+    out = capsys.readouterr().out
+    assert "verdict: NOTHING COMPARED: none of the 1 benchmark(s) of other.json" in out.replace(str(tmp_path) + "/", "")
+    assert "not in baseline (new in this run): benchmarks/hw_queue/test_x.py::moe" in out
+    doc = json.loads(vj.read_text())
+    assert doc["exit_code"] == 12 and doc["comparisons"][0]["nothing_compared"] is True
+    assert "**NOTHING COMPARED**" in md.read_text() and ":red_circle:" in md.read_text()
+    same = write(tmp_path, "same.json", run([bench("a", 10.0, seed=3)]))
+    assert main(["compare", ref, same, other, "--verdict-json", ""]) == EXIT_NOTHING_COMPARED  # one of two
+
+
+@pytest.mark.parametrize("option", ["--verdict-json", "--markdown"])
+def test_cli_compare_refuses_an_output_place_that_cannot_be_written(tmp_path, capsys, option):
+    ref = write(tmp_path, "ref.json", run([bench("a", 10.0)]))
+    plain = tmp_path / "plain_file"
+    plain.write_text("x")  # nothing can be created under a file, even by root
+    args = ["--verdict-json", str(tmp_path / "v.json"), "--markdown", str(tmp_path / "v.md")]
+    args[args.index(option) + 1] = str(plain / "sub" / "out")
+    assert main(["compare", ref, ref, *args]) == 2
+    err = capsys.readouterr().err
+    assert f"aorta compare: {option} {plain / 'sub' / 'out'}: cannot be created: {plain} is a file, not a folder" in err
+    assert not (tmp_path / "v.json").exists() and not (tmp_path / "v.md").exists()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_atomic_files_get_the_mode_of_a_plain_open(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        with open(tmp_path / "plain", "w") as fh:
+            fh.write("x")
+        saved_path = bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "b", {})
+        bl.write_json_atomic(tmp_path / "v.json", {"x": 1})
+    finally:
+        os.umask(old)
+    want = (tmp_path / "plain").stat().st_mode & 0o777
+    assert want == 0o666 & ~umask
+    assert saved_path.stat().st_mode & 0o777 == want and (tmp_path / "v.json").stat().st_mode & 0o777 == want

@@ -149,15 +149,17 @@ def _as_other_gpu(doc: dict) -> dict:
     return doc
 
 
-def test_baseline_from_another_gpu_model_is_refused_with_exit_11(bench_dir, monkeypatch):
+def test_baseline_from_another_gpu_model_is_refused_before_any_benchmark_runs(bench_dir, monkeypatch):
     path = saved(bench_dir, monkeypatch)
     other = bench_dir.path / ".aorta" / "baselines" / "nvidia-h100-80gb-hbm3-x1" / "h100.json"
     other.parent.mkdir(parents=True)
     other.write_text(json.dumps(_as_other_gpu(json.loads(path.read_text()))))
-    r = run(bench_dir, "--aorta-compare", "h100")  # found by name under the other machine's key
-    assert r.ret == 11, r.stdout.str()
-    r.stdout.fnmatch_lines(["*HARDWARE MISMATCH: backend differs: baseline 'cuda', this run 'cpu'*",
-                            "*refused*--aorta-allow-mismatch*"])
+    for ref in ("h100", str(other)):  # by name (under the other machine's key) and by path
+        r = run(bench_dir, "--aorta-compare", ref)
+        assert r.ret == pytest.ExitCode.USAGE_ERROR, r.stdout.str()
+        r.stderr.fnmatch_lines([f"*--aorta-compare: {other} was saved on 1x NVIDIA H100 80GB HBM3 (cuda), this run "
+                                "is on cpu (backend differs: baseline 'cuda', this run 'cpu')*--aorta-allow-mismatch*"])
+        assert "test_spin" not in r.stdout.str() and not (bench_dir.path / "reports").exists()  # nothing ran
     r = run(bench_dir, "--aorta-compare", str(other), "--aorta-allow-mismatch", "--aorta-min-effect", "50%")
     assert r.ret == 0, r.stdout.str()
 

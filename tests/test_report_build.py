@@ -168,3 +168,15 @@ def test_labels_and_values_are_escaped_in_the_page(tmp_path):
     assert report(out, (HWQ_A, "<b>old</b>"), (HWQ_B, "new&co"), ref="<b>old</b>", cand="new&co") == 0
     page = (out / "report.html").read_text()
     assert "<b>old</b>" not in page and "&lt;b&gt;old&lt;/b&gt;" in page and "new&amp;co" in page
+
+
+def test_a_run_with_a_bad_sample_exits_2_naming_the_file_and_field(tmp_path, capsys):
+    doc = json.loads(HWQ_B.read_text())
+    doc["benchmarks"][0]["extra_info"]["device_ms_per_iteration"][1] = None  # the gate's own check, reused
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    out = tmp_path / "out"
+    assert report(out, (HWQ_A, "a"), (bad, "b")) == 2
+    err = capsys.readouterr().err
+    assert f"aorta report: error: {bad}: benchmarks[0].extra_info.device_ms_per_iteration[1]: null" in err
+    assert "Traceback" not in err and not out.exists()

@@ -2,9 +2,10 @@
 
 A configuration is ``config/default.yaml`` (or ``--aorta-config FILE``), then ``config/smoke.yaml`` on top
 when the run is at smoke size, then every ``--override key.path=value`` in the order given. Each value is
-read with ``yaml.safe_load`` (``training.steps=20`` is an int, ``compile.enabled=false`` a bool). An
-unknown key, a value of the wrong type or a value out of range is a ``ConfigError`` naming the key, the
-value and what is allowed; the pytest plugin turns it into a usage error before any device work.
+read with ``yaml.safe_load`` (``training.steps=20`` is an int, ``compile.enabled=false`` a bool). The file
+is checked on its own before anything is merged on top of it. An unknown key, a value of the wrong type or
+a value out of range is a ``ConfigError`` naming the key, the value and what is allowed; the pytest plugin
+turns it into a usage error before any device work.
 """
 
 from __future__ import annotations
@@ -276,9 +277,24 @@ def read_yaml(path: str | Path) -> dict:
     return data
 
 
+def check_file(path: str | Path, data: Mapping) -> None:
+    """Every section and value of a configuration file as read, before anything is merged on top (missing
+    keys take the dataclass defaults); a ``ConfigError`` names the file, the key and what is allowed."""
+    try:
+        _build(FsdpSuiteConfig, data, "")
+    except ConfigError as exc:
+        raise ConfigError(f"--aorta-config {str(path)!r}: {exc}") from None
+
+
 def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *, smoke: bool = False) -> FsdpSuiteConfig:
-    """The configuration in force: file (default.yaml), smoke.yaml when ``smoke``, then ``overrides``."""
-    data = read_yaml(path or DEFAULT_CONFIG)
+    """The configuration in force: file (default.yaml), smoke.yaml when ``smoke``, then ``overrides``.
+
+    The file is checked on its own first, so a section or value that smoke.yaml would replace (``model: 3``,
+    ``training: {steps: abc}``) is still an error on a CPU run, not a surprise on the first GPU run.
+    """
+    file = path or DEFAULT_CONFIG
+    data = read_yaml(file)
+    check_file(file, data)
     if smoke:
         data = _merge(data, read_yaml(SMOKE_CONFIG))
     return _build(FsdpSuiteConfig, apply_overrides(data, overrides), "")

@@ -52,6 +52,7 @@ class FsdpState:
 
 STATE = pytest.StashKey[FsdpState]()
 BENCH_FIXTURES = ("fsdp_bench", "fsdp_record")
+ARTIFACT_FIXTURES = ("fsdp_bench", "fsdp_profiler")  # they write per-rank metrics and traces
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -82,14 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     info = _launch()
     if info.rank != 0:
-        # Only rank 0 writes results: pytest-benchmark would write --benchmark-json in every process.
-        json_file = config.getoption("benchmark_json", None)
-        if json_file is not None:
-            json_file.close()
-            config.option.benchmark_json = None
-        for name in ("benchmark_save", "benchmark_autosave"):
-            if hasattr(config.option, name):
-                setattr(config.option, name, None if name == "benchmark_save" else False)
+        _results_on_rank_0_only(config)
     try:
         backend = detect_backend(config.getoption("aorta_device"))
     except DeviceUnavailable as exc:
@@ -102,6 +96,24 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = FsdpState(cfg, Path(config.getoption("aorta_artifacts")),
                                     config.getoption("aorta_dist_timeout"))
+
+
+def _results_on_rank_0_only(config: pytest.Config) -> None:
+    """Clear this rank's result options: pytest-benchmark would write --benchmark-json in every process.
+
+    The path belongs to rank 0, so nothing here truncates or removes it. Up to pytest-benchmark 5.2 the option
+    is a file that argparse opened (and emptied) at parse time, before rank 0 can have written anything:
+    this rank's handle is closed unwritten. From 5.3 it is a ``pathlib.Path``: there is nothing to close.
+    """
+    json_file = getattr(config.option, "benchmark_json", None)
+    if json_file is not None:
+        close = getattr(json_file, "close", None)
+        if callable(close):
+            close()
+        config.option.benchmark_json = None
+    for name in ("benchmark_save", "benchmark_autosave"):
+        if hasattr(config.option, name):
+            setattr(config.option, name, None if name == "benchmark_save" else False)
 
 
 def _env(config: pytest.Config):
@@ -125,7 +137,17 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
             tr._tw = TerminalWriter(open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the session
     if info.world_size > 1:
-        _env(config)  # the collection check below needs the group
+        _check_same_settings(config, _env(config))  # the group is also needed by the collection check below
+
+
+def _check_same_settings(config: pytest.Config, env) -> None:
+    """Stop every rank, naming the difference, when the ranks were started with different settings."""
+    from aorta.fsdp.startup import rank_settings, settings_differences, settings_message
+
+    mine = rank_settings(config.stash[STATE].config.as_dict(), vars(config.option))
+    differences = settings_differences(env.exchange("settings", mine))
+    if differences:
+        raise pytest.UsageError(settings_message(differences))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -150,15 +172,41 @@ def first_difference(id_lists: list[list[str]]) -> str | None:
     return None
 
 
+def _artifacts_problem(session: pytest.Session) -> str | None:
+    """What is wrong with --aorta-artifacts when a collected test will write there, else None."""
+    from aorta.output_paths import OutputPathError, check_output_dir
+
+    if session.config.option.collectonly:
+        return None
+    if not any(f in getattr(item, "fixturenames", ()) for item in session.items for f in ARTIFACT_FIXTURES):
+        return None
+    try:
+        check_output_dir("--aorta-artifacts", session.config.stash[STATE].artifacts)
+    except OutputPathError as exc:
+        return str(exc)
+    return None
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
+    """Before any test runs: the artifacts folder can be written, and every rank collected the same tests."""
     state = session.config.stash[STATE]
+    problem = _artifacts_problem(session)
     if state.env is None or not state.env.distributed:
+        if problem:
+            raise pytest.UsageError(problem)
         return
     ids = [item.nodeid for item in session.items]
-    diff = first_difference(state.env.exchange("collection", ids))
+    everyone = state.env.exchange("collection", (ids, problem))
+    diff = first_difference([rank_ids for rank_ids, _ in everyone])
     if diff:
         raise pytest.UsageError(f"aorta: ranks collected different tests ({diff}); every rank must run the same "
                                 "tests in the same order: use the same arguments and the same checkout on all ranks")
+    problems: dict[str, list[int]] = {}
+    for rank, (_, text) in enumerate(everyone):
+        if text:
+            problems.setdefault(text, []).append(rank)
+    if problems:
+        raise pytest.UsageError("; ".join(f"{text} (rank(s) {ranks})" for text, ranks in problems.items()))
 
 
 def _outcome(rep) -> tuple[str, str, bool]:

@@ -8,16 +8,16 @@ the GPU model and count (``nvidia-h100-80gb-hbm3-x8``; ``cpu`` on a machine with
 
 from __future__ import annotations
 
-import contextlib
 import json
+import math
 import os
 import re
-import tempfile
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from aorta.gate.compare import STACK_KEYS, aorta_machine
+from aorta.report.atomic_files import write_text_atomic
 
 BASELINE_SCHEMA = 1
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
@@ -78,6 +78,70 @@ def check_run(run: object, where: str | os.PathLike) -> None:
                             "(extra_info['aorta_schema'])")
     if not run["benchmarks"]:
         raise BaselineError(f"{where}: holds no benchmarks")
+    check_samples(run["benchmarks"], where)
+
+
+# ------------------------------------------------------------------------------------------ samples
+def check_samples(benchmarks: list, where: str | os.PathLike) -> None:
+    """Every per-round sample the gate and the report read must be a finite number (times also >= 0):
+    pytest-benchmark's ``stats.data``, aorta's ``extra_info.device_ms_per_iteration``, and each metric's
+    ``samples`` in ``extra_info.metrics`` (a mapping of name -> mapping). Raise naming the file and field."""
+    for i, b in enumerate(benchmarks):
+        if not isinstance(b, Mapping):
+            continue
+        at = f"benchmarks[{i}]"
+        stats = b.get("stats")
+        if isinstance(stats, Mapping) and stats.get("data") is not None:
+            _check_list(where, f"{at}.stats.data", stats["data"], times=True)
+        extra = b.get("extra_info")
+        if not isinstance(extra, Mapping):
+            continue
+        if extra.get("device_ms_per_iteration") is not None:
+            _check_list(where, f"{at}.extra_info.device_ms_per_iteration", extra["device_ms_per_iteration"],
+                        times=True)
+        _check_metrics(where, f"{at}.extra_info.metrics", extra.get("metrics"))
+
+
+def _check_metrics(where, at: str, metrics: object) -> None:
+    if metrics is None:
+        return
+    if not isinstance(metrics, Mapping):
+        raise BaselineError(f"{where}: {at}: is {_kind(metrics)}, expected a mapping of metric name -> "
+                            "{value, unit, higher_is_better, samples}")
+    for name, m in metrics.items():
+        if not isinstance(m, Mapping):
+            raise BaselineError(f"{where}: {at}.{name}: is {_kind(m)}, expected a mapping "
+                                "{value, unit, higher_is_better, samples}")
+        value = m.get("value")  # None: unavailable on this machine, said so in extra_info["unavailable"]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value)):
+            raise BaselineError(f"{where}: {at}.{name}.value: {_kind(value)}, expected a finite number or null")
+        if m.get("samples") is not None:
+            _check_list(where, f"{at}.{name}.samples", m["samples"], times=False)
+
+
+def _check_list(where, at: str, values: object, *, times: bool) -> None:
+    """A list of finite numbers; ``times`` (durations) also never negative. Metrics may be (a saving)."""
+    if not isinstance(values, list):
+        raise BaselineError(f"{where}: {at}: is {_kind(values)}, expected a list of numbers, one per round")
+    for j, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise BaselineError(f"{where}: {at}[{j}]: {_kind(v)}, expected a number")
+        if not math.isfinite(v):
+            raise BaselineError(f"{where}: {at}[{j}]: {_kind(v)}, expected a finite number")
+        if times and v < 0:
+            raise BaselineError(f"{where}: {at}[{j}]: {_kind(v)}, a time cannot be negative")
+
+
+def _kind(value: object) -> str:
+    """A value as its JSON reads (NaN, null, a string 'x'), for error messages."""
+    if isinstance(value, str):
+        return f"a string {value[:40]!r}"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return json.dumps(value, default=str)[:40]
 
 
 def stack_of(run: Mapping) -> dict:
@@ -97,7 +161,7 @@ def save_baseline(run: Mapping, directory: str | os.PathLike, name: str, options
     doc = dict(run)
     doc["aorta_baseline"] = {
         "schema": BASELINE_SCHEMA, "name": name, "machine_key": machine_key(run),
-        "saved_at": datetime.now(timezone.utc).isoformat(), "stack": stack_of(run), "options": dict(options),
+        "saved_at": datetime.now(UTC).isoformat(), "stack": stack_of(run), "options": dict(options),
     }
     path = baseline_path(directory, run, name)
     write_json_atomic(path, doc)
@@ -105,24 +169,10 @@ def save_baseline(run: Mapping, directory: str | os.PathLike, name: str, options
 
 
 def write_json_atomic(path: str | os.PathLike, doc: object) -> None:
-    """Serialize first, then write a temp file in the same folder and rename it over ``path``.
-
-    A failure at any step leaves whatever was at ``path`` untouched.
-    """
-    path = Path(path)
+    """Serialize first, then write atomically (aorta's one atomic writer): a failure at any step leaves
+    whatever was at ``path`` untouched; the file's mode follows the umask like any other output."""
     text = json.dumps(doc, indent=2, default=str)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_text_atomic(path, text)
 
 
 def looks_like_path(ref: str) -> bool:

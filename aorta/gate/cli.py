@@ -1,8 +1,9 @@
 """``aorta compare REF.json CAND.json [CAND2.json ...]``: the gate's verdicts offline, from saved runs.
 
 Same verdicts, outputs and exit codes as ``pytest --aorta-compare``: 0 clean, 10 a SLOWER verdict,
-11 different hardware (unless ``--allow-mismatch``), 2 bad input (a file missing, empty, truncated,
-not JSON, or not written by aorta). Confirmation re-runs need the benchmarks, so they are pytest-only.
+11 different hardware (unless ``--allow-mismatch``), 12 nothing compared (no benchmark of a run is in
+the baseline), 2 bad input (a file missing, empty, truncated, not JSON, not written by aorta, with a bad
+sample, or a ``--verdict-json`` / ``--markdown`` place that cannot be written). Confirmation re-runs need the benchmarks, so they are pytest-only.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from aorta.gate.compare import (
 )
 from aorta.gate.outputs import DEFAULT_VERDICT_JSON, write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
+from aorta.output_paths import OutputPathError, check_output_file
 
 
 def _argtype(fn):
@@ -55,7 +57,19 @@ def _label(path: str, run: dict) -> str:
     return f"{name} ({path})" if name else path
 
 
+def _check_output_places(args: argparse.Namespace) -> None:
+    if args.verdict_json:
+        check_output_file("--verdict-json", args.verdict_json)
+    if args.markdown:
+        check_output_file("--markdown", args.markdown)
+
+
 def run_compare(args: argparse.Namespace) -> int:
+    try:
+        _check_output_places(args)
+    except OutputPathError as exc:
+        print(f"aorta compare: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     runs = {}
     for path in [args.ref, *args.cands]:
         try:
@@ -81,7 +95,8 @@ def run_compare(args: argparse.Namespace) -> int:
         for line in write_outputs(comps, code, verdict_json=args.verdict_json or None, markdown_path=args.markdown):
             print(line)
     except OSError as exc:
-        print(f"aorta compare: could not write the verdict files: {exc}", file=sys.stderr)
+        print(f"aorta compare: could not write --verdict-json {args.verdict_json} or --markdown "
+              f"{args.markdown}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(f"aorta compare: exit {code}")
     return code

@@ -27,6 +27,9 @@ EXIT_CLEAN = 0
 EXIT_USAGE = 2  # pytest's own code for usage errors; the CLI uses it for bad input too
 EXIT_REGRESSION = 10
 EXIT_MISMATCH = 11
+EXIT_NOTHING_COMPARED = 12  # no benchmark of the run is in the baseline: a gate that judged nothing
+EXIT_NOT_SAVED = 13  # --aorta-save-baseline could not write the baseline (pytest itself passed)
+NOTHING_COMPARED = "NOTHING COMPARED"
 DEVICE_TIME = "device_ms"  # the name device time per iteration goes by in verdicts and thresholds
 STACK_KEYS = ("driver", "cuda", "hip", "torch", "nccl", "rccl")
 
@@ -190,7 +193,8 @@ class Comparison:
     ref_machine: str
     cand_machine: str
     verdicts: list[Verdict] = field(default_factory=list)
-    new: list[str] = field(default_factory=list)  # in this run only
+    matched: list[str] = field(default_factory=list)  # in both: the benchmarks that were judged
+    new: list[str] = field(default_factory=list)  # in this run only ("not in baseline")
     missing: list[str] = field(default_factory=list)  # in the baseline only
     stack: list[tuple[str, object, object]] = field(default_factory=list)
     env: list[tuple[str, object, object]] = field(default_factory=list)
@@ -206,18 +210,27 @@ class Comparison:
         return sum(v.outcome == outcome for v in self.verdicts)
 
     @property
+    def nothing_compared(self) -> bool:
+        return not self.refused and not self.matched
+
+    @property
     def exit_code(self) -> int:
         if self.refused:
             return EXIT_MISMATCH
+        if self.nothing_compared:
+            return EXIT_NOTHING_COMPARED
         return EXIT_REGRESSION if self.count(SLOWER) else EXIT_CLEAN
 
     def summary(self) -> str:
         if self.refused:
             return f"refused: {self.mismatch} (use --aorta-allow-mismatch to compare anyway)"
+        if self.nothing_compared:
+            return (f"{NOTHING_COMPARED}: none of the {len(self.new)} benchmark(s) of {self.cand_label} is in "
+                    f"the baseline ({len(self.missing)} there)")
         parts = [f"{self.count(o)} {o}" for o in (SLOWER, FASTER, SAME, UNSURE)]
         extra = []
         if self.new:
-            extra.append(f"{len(self.new)} new")
+            extra.append(f"{len(self.new)} not in baseline")
         if self.missing:
             extra.append(f"{len(self.missing)} missing")
         return ", ".join(parts + extra)
@@ -236,11 +249,11 @@ def compare_runs(ref: Mapping, cand: Mapping, settings: GateSettings = GateSetti
     cand_by_name = {b["fullname"]: b for b in cand.get("benchmarks", ())}
     comp.missing = [n for n in ref_by_name if n not in cand_by_name]
     comp.new = [n for n in cand_by_name if n not in ref_by_name]
+    comp.matched = [n for n in cand_by_name if n in ref_by_name]
     if comp.refused:
         return comp
-    for name, cb in cand_by_name.items():
-        if name in ref_by_name:
-            comp.verdicts.extend(benchmark_verdicts(name, ref_by_name[name], cb, settings))
+    for name in comp.matched:
+        comp.verdicts.extend(benchmark_verdicts(name, ref_by_name[name], cand_by_name[name], settings))
     return comp
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from aorta.gate.baseline import write_json_atomic
 from aorta.gate.compare import Comparison
 from aorta.gate.render import markdown, verdict_document
+from aorta.report.atomic_files import write_text_atomic
 
 DEFAULT_VERDICT_JSON = Path("reports") / "aorta-verdict.json"
 
@@ -23,8 +24,7 @@ def write_outputs(comps: Sequence[Comparison], exit_code: int, *, verdict_json: 
         written.append(f"verdict JSON: {verdict_json}")
     md = markdown(comps)
     if markdown_path:
-        Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(markdown_path).write_text(md, encoding="utf-8")
+        write_text_atomic(markdown_path, md)
         written.append(f"markdown summary: {markdown_path}")
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:

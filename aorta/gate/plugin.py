@@ -3,12 +3,14 @@
 Hooks, in the order they run:
 
 * ``pytest_configure``: options parsed once into ``GateOptions``; the baseline to compare with is found
-  and validated now, before any benchmark runs (a bad one is a usage error naming the file).
+  and validated now, before any benchmark runs (a bad one, or one from another GPU model or backend, is
+  a usage error naming the file); so are the places the gate writes to, and gates under xdist (``-n``).
 * ``pytest_runtestloop`` (wrapper): after the main loop, with ``--aorta-confirm N``, benchmarks with a
   SLOWER verdict are run N more times; their samples are kept apart from the run's own results.
 * ``pytest_sessionfinish``: the run's pytest-benchmark JSON is built through pytest-benchmark's own
   hooks (with raw data, whether or not ``--benchmark-json`` was given), compared, saved; the exit code
-  becomes 10 (regression) or 11 (different hardware) only where pytest's own status is 0.
+  becomes 10 (regression), 11 (different hardware), 12 (nothing compared) or 13 (baseline not saved)
+  only where pytest's own status is 0.
 * ``pytest_terminal_summary``: the header and the verdict table; no traceback.
 """
 
@@ -24,18 +26,27 @@ import pytest
 from aorta.gate import baseline as bl
 from aorta.gate.compare import (
     EXIT_CLEAN,
+    EXIT_NOT_SAVED,
+    EXIT_NOTHING_COMPARED,
+    NOTHING_COMPARED,
     Comparison,
     GateSettings,
     benchmark_verdicts,
     compare_runs,
     confirm,
+    machine_label,
+    mismatch_reason,
     parse_alpha,
     parse_ratio,
     parse_threshold,
 )
-from aorta.gate.outputs import DEFAULT_VERDICT_JSON, write_outputs
+from aorta.gate.outputs import (
+    DEFAULT_VERDICT_JSON,
+    write_outputs,
+)
 from aorta.gate.render import overall_exit, terminal_lines
 from aorta.gate.verdict import SLOWER
+from aorta.output_paths import OutputPathError, check_output_dir, check_output_file
 
 MAX_CONFIRM = 20
 
@@ -146,15 +157,63 @@ def _settings(config: pytest.Config) -> GateSettings:
     return GateSettings(**kw)
 
 
-def _current_machine_key(config: pytest.Config) -> str:
+def _current_machine(config: pytest.Config) -> dict:
+    """This run's machine as a run records it in machine_info["aorta"] (backend, GPU model and count)."""
     from aorta.device import Device
     from aorta.plugin import OPTIONS
 
     props = Device.open(config.stash[OPTIONS].device).properties()
     gpu = props.backend != "cpu"
-    return bl.machine_key({"machine_info": {"aorta": {
-        "backend": props.backend, "gpu_name": props.name if gpu else None,
-        "gpu_count": props.device_count if gpu else 0}}})
+    return {"machine_info": {"aorta": {"backend": props.backend, "gpu_name": props.name if gpu else None,
+                                       "gpu_count": props.device_count if gpu else 0}}}
+
+
+def _refuse_runs_without_benchmarks(config: pytest.Config, opts: GateOptions) -> None:
+    """Under xdist (``-n N``), ``--benchmark-disable`` or ``--benchmark-skip`` no benchmark is timed: a gate
+    there would compare or save nothing, so it is refused now rather than after the run."""
+    if not (opts.compare_ref or opts.save_name) or hasattr(config, "workerinput"):
+        return
+    gate = "--aorta-compare" if opts.compare_ref else "--aorta-save-baseline"
+    workers = config.getoption("numprocesses", None) if config.pluginmanager.hasplugin("xdist") else None
+    if workers:  # None or 0: no workers; an int or "auto"/"logical": workers, pytest-benchmark disabled
+        raise pytest.UsageError(f"-n {workers} with {gate}: pytest-xdist disables pytest-benchmark, so no "
+                                "benchmark would be timed and the gate would judge nothing; run the gate "
+                                "without -n (or with -n 0)")
+    for flag in ("benchmark_disable", "benchmark_skip"):
+        if config.getoption(flag, False):
+            raise pytest.UsageError(f"--{flag.replace('_', '-')} with {gate}: no benchmark would be timed and "
+                                    f"the gate would judge nothing; leave out one of the two")
+
+
+def _check_output_places(opts: GateOptions) -> None:
+    """Every file the gate will write can be written: refused now, not after the benchmarks ran."""
+    try:
+        if opts.save_name:
+            check_output_dir("--aorta-baseline-dir", opts.baseline_dir)
+        if opts.compare_ref and _rank() == 0:
+            check_output_file("--aorta-verdict-json", opts.verdict_json)
+            if opts.markdown:
+                check_output_file("--aorta-markdown", opts.markdown)
+    except OutputPathError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _load_baseline(config: pytest.Config, opts: GateOptions, state: GateState) -> None:
+    """Find and read the baseline, and refuse one from another GPU model or backend, before any run."""
+    allow = opts.settings.allow_mismatch
+    current = None if allow and bl.looks_like_path(opts.compare_ref) else _current_machine(config)
+    try:
+        key = "" if current is None else bl.machine_key(current)
+        state.baseline_path = bl.resolve(opts.compare_ref, opts.baseline_dir, key)
+        state.baseline = bl.load_run(state.baseline_path)
+    except bl.BaselineError as exc:
+        raise pytest.UsageError(f"--aorta-compare: {exc}") from None
+    reason = None if allow else mismatch_reason(state.baseline, current)
+    if reason:
+        raise pytest.UsageError(
+            f"--aorta-compare: {state.baseline_path} was saved on {machine_label(state.baseline)}, this run is on "
+            f"{machine_label(current)} ({reason}); a baseline from another GPU model or backend is refused: "
+            "compare with one saved on this machine, or pass --aorta-allow-mismatch to compare anyway")
 
 
 @pytest.hookimpl(trylast=True)  # after aorta.plugin's configure, which resolves the device options
@@ -176,14 +235,11 @@ def pytest_configure(config: pytest.Config) -> None:
                                 "can never be saved as a baseline")
     if opts.confirm and not opts.compare_ref:
         raise pytest.UsageError(f"--aorta-confirm={opts.confirm} needs --aorta-compare NAME|PATH")
+    _refuse_runs_without_benchmarks(config, opts)
     state = GateState()
     if opts.compare_ref:
-        try:
-            key = "" if bl.looks_like_path(opts.compare_ref) else _current_machine_key(config)
-            state.baseline_path = bl.resolve(opts.compare_ref, opts.baseline_dir, key)
-            state.baseline = bl.load_run(state.baseline_path)
-        except bl.BaselineError as exc:
-            raise pytest.UsageError(f"--aorta-compare: {exc}") from None
+        _load_baseline(config, opts, state)
+    _check_output_places(opts)  # after the inputs: a refused run creates no folder
     config.stash[GATE_OPTIONS] = opts
     config.stash[GATE_STATE] = state
 
@@ -266,7 +322,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     run = build_run(config)
     if run is None:
-        state.lines.append("aorta gate: benchmarks are disabled in this run: nothing compared, nothing saved")
+        state.lines.append(f"aorta gate: {NOTHING_COMPARED}: benchmarks are disabled in this run, nothing saved")
+        if int(exitstatus) == 0:
+            session.exitstatus = EXIT_NOTHING_COMPARED if opts.compare_ref else EXIT_NOT_SAVED
         return
     if not run["benchmarks"]:
         state.lines.append("aorta gate: no benchmark results in this run")
@@ -287,7 +345,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 state.lines.append(f"aorta gate: could not write the verdict files: {exc}")
                 code = code or int(pytest.ExitCode.USAGE_ERROR)
     if opts.save_name:
-        state.lines.append(_save(run, opts, config, int(exitstatus), code))
+        line, saved = _save(run, opts, config, int(exitstatus), code)
+        state.lines.append(line)
+        code = code or (EXIT_CLEAN if saved else EXIT_NOT_SAVED)
     if int(exitstatus) == 0 and code:
         session.exitstatus = code  # pytest's own codes (failed tests, usage) take precedence
 
@@ -297,15 +357,17 @@ def _label(state: GateState) -> str:
     return f"{name} ({state.baseline_path})" if name else str(state.baseline_path)
 
 
-def _save(run: dict, opts: GateOptions, config: pytest.Config, exitstatus: int, gate_code: int) -> str:
+def _save(run: dict, opts: GateOptions, config: pytest.Config, exitstatus: int,
+          gate_code: int) -> tuple[str, bool]:
+    """Save the run as a baseline where nothing went wrong; (the line to show, whether nothing failed)."""
     if exitstatus != 0:
         return (f"baseline {opts.save_name!r} NOT saved: pytest exit status {exitstatus} (failed or interrupted "
-                "tests); the saved one, if any, is unchanged")
+                "tests); the saved one, if any, is unchanged"), False
     if gate_code:
         return (f"baseline {opts.save_name!r} NOT saved: the comparison in this run exited {gate_code}; "
-                "the saved one, if any, is unchanged")
+                "the saved one, if any, is unchanged"), False
     if _rank() != 0:
-        return f"baseline {opts.save_name!r}: written by rank 0 only"
+        return f"baseline {opts.save_name!r}: written by rank 0 only", True
     from aorta.plugin import OPTIONS
 
     resolved = {**config.stash[OPTIONS].__dict__, "min_effect": opts.settings.min_effect,
@@ -313,8 +375,9 @@ def _save(run: dict, opts: GateOptions, config: pytest.Config, exitstatus: int, 
     try:
         path = bl.save_baseline(run, opts.baseline_dir, opts.save_name, resolved)
     except (OSError, bl.BaselineError) as exc:
-        return f"baseline {opts.save_name!r} NOT saved: {exc}; the saved one, if any, is unchanged"
-    return f"baseline {opts.save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks)"
+        return (f"baseline {opts.save_name!r} NOT saved: {exc}; the saved one, if any, is unchanged "
+                f"-> exit {EXIT_NOT_SAVED}"), False
+    return f"baseline {opts.save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks)", True
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -323,5 +386,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
     terminalreporter.section("aorta gate")
     for line in state.lines:
-        red = "SLOWER" in line or "refused" in line or "NOT saved" in line or "MISMATCH" in line
+        red = any(w in line for w in ("SLOWER", "refused", "NOT saved", "MISMATCH", NOTHING_COMPARED))
         terminalreporter.write_line(line, red=red, yellow="TEST SLOWDOWN" in line)

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aorta.gate.compare import EXIT_CLEAN, EXIT_MISMATCH, EXIT_REGRESSION, Comparison
+from aorta.gate.compare import (
+    EXIT_CLEAN,
+    EXIT_MISMATCH,
+    EXIT_NOT_SAVED,
+    EXIT_NOTHING_COMPARED,
+    EXIT_REGRESSION,
+    NOTHING_COMPARED,
+    Comparison,
+)
 from aorta.gate.verdict import SAME
 from aorta.table import format_table
 
 VERDICT_SCHEMA = 1
 EXIT_MEANINGS = {EXIT_CLEAN: "clean", EXIT_REGRESSION: "regression: a SLOWER verdict",
-                 EXIT_MISMATCH: "refused: different hardware"}
+                 EXIT_MISMATCH: "refused: different hardware",
+                 EXIT_NOTHING_COMPARED: "nothing compared: the gate judged no benchmark",
+                 EXIT_NOT_SAVED: "baseline not saved"}
 
 
 def _v(value) -> str:
@@ -89,7 +99,7 @@ def terminal_lines(comp: Comparison, *, verbose: bool = False) -> list[str]:
     for v in comp.verdicts:
         if v.notable or verbose:
             lines.append(f"  {short_name(v.benchmark)} [{v.metric}]: {v.outcome}: {v.reason}")
-    lines += [f"new in this run (no baseline): {n}" for n in comp.new]
+    lines += [f"not in baseline (new in this run): {n}" for n in comp.new]
     lines += [f"missing from this run (in the baseline): {n}" for n in comp.missing]
     lines.append(f"verdict: {comp.summary()} -> exit {comp.exit_code} ({EXIT_MEANINGS[comp.exit_code]})")
     return lines
@@ -119,10 +129,12 @@ def markdown(comps: Sequence[Comparison]) -> str:
             for row, why in zip(rows, reasons):
                 out.append("| " + " | ".join(c.replace("|", "\\|") for c in [*row, why]) + " |")
             out.append("")
+        elif comp.nothing_compared:
+            out.append(f"**{NOTHING_COMPARED}**: no benchmark of this run is in the baseline.\n")
         else:
             out.append(f"All {comp.count(SAME)} figures SAME.\n")
         for n in comp.new:
-            out.append(f"- new in this run: `{n}`")
+            out.append(f"- not in baseline (new in this run): `{n}`")
         for n in comp.missing:
             out.append(f"- missing from this run: `{n}`")
         out.append("")
@@ -142,7 +154,7 @@ def verdict_document(comps: Sequence[Comparison], exit_code: int) -> dict:
             "mismatch": c.mismatch, "refused": c.refused, "test_slowdown": c.test_slowdown,
             "summary": c.summary(), "exit_code": c.exit_code,
             "slower": c.slower_benchmarks(),
-            "new": c.new, "missing": c.missing,
+            "nothing_compared": c.nothing_compared, "compared": c.matched, "new": c.new, "missing": c.missing,
             "verdicts": [v.as_dict() for v in c.verdicts],
         } for c in comps],
     }
@@ -150,7 +162,7 @@ def verdict_document(comps: Sequence[Comparison], exit_code: int) -> dict:
 
 def overall_exit(comps: Sequence[Comparison]) -> int:
     codes = {c.exit_code for c in comps}
-    for code in (EXIT_MISMATCH, EXIT_REGRESSION):
+    for code in (EXIT_MISMATCH, EXIT_REGRESSION, EXIT_NOTHING_COMPARED):
         if code in codes:
             return code
     return EXIT_CLEAN

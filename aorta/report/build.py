@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from aorta.output_paths import OutputPathError, check_output_renamed_into_place
 from aorta.report import html_page
 from aorta.report import summary as summ
 from aorta.report.errors import ReportInputError
@@ -43,6 +44,10 @@ def check_output(output: Path) -> None:
     if output.is_dir() and any(output.iterdir()) and not (output / "report.html").exists():
         raise ReportInputError(f"--output {output}: folder is not empty and holds no earlier report; "
                                "choose a new or empty folder")
+    try:  # the report is built beside the output and moved into place: its parent must take new folders
+        check_output_renamed_into_place("--output", output)
+    except OutputPathError as exc:
+        raise ReportInputError(str(exc)) from None
 
 
 def _unique(name: str, used: set[str]) -> str:

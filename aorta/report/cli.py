@@ -72,16 +72,19 @@ def run_trace(args: argparse.Namespace) -> int:
     import gzip
     import json
 
+    from aorta.output_paths import OutputPathError, check_output_file
     from aorta.report import trace_merge
     from aorta.report.atomic_files import write_json_atomic, write_text_atomic
 
     out = Path(args.output)
     try:
+        try:  # before reading any trace: the merged file and its .ranks.json go beside each other
+            check_output_file("--output", out)
+        except OutputPathError as exc:
+            raise ReportInputError(str(exc)) from None
         traces = trace_merge.load_rank_traces(args.traces)
         diag = trace_merge.asymmetry(traces, args.threshold)
         merged = trace_merge.merge(traces, args.align)
-        if out.exists() and out.is_dir():
-            raise ReportInputError(f"--output {out}: is a folder; give a file name such as merged.json")
     except ReportInputError as exc:
         print(f"aorta trace merge: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

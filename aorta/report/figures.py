@@ -131,6 +131,7 @@ def draw_scaling(title: str, entry: dict, path: Path) -> Path:
         ax_c.plot(streams, streams, ls=":", color="#999999", label="ideal")
         ax_c.legend(fontsize=8)
     else:
-        _note(ax_c, "unavailable (graph replay: no per-stream events)")
+        reasons = "\n".join(entry.get("concurrency_unavailable") or ["not recorded"])
+        _note(ax_c, f"unavailable:\n{reasons}")
     ax_m.legend(fontsize=8)
     return _save(fig, path)

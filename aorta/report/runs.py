@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aorta.gate.baseline import BaselineError, check_samples
 from aorta.report import fsdp_artifacts
 from aorta.report.errors import ReportInputError
 from aorta.results import SCHEMA_VERSION
@@ -65,6 +66,10 @@ def load_benchmark_json(path: Path, label: str) -> Run:
         raise ReportInputError(f"{path}: not a pytest-benchmark JSON file (no 'benchmarks' list)")
     machine_info = doc.get("machine_info") if isinstance(doc.get("machine_info"), dict) else {}
     benches = _aorta_benchmarks(path, doc)
+    try:
+        check_samples(doc["benchmarks"], path)  # the gate's own check: one place for what a sample may be
+    except BaselineError as exc:
+        raise ReportInputError(str(exc)) from None
     if "aorta" not in machine_info and not benches:
         raise ReportInputError(f"{path}: a pytest-benchmark file not written by aorta (no machine_info['aorta'], "
                                "no extra_info['aorta_schema'])")

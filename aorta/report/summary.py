@@ -183,7 +183,8 @@ def compare(reference: dict, candidate: dict) -> list[dict]:
 def scaling_series(summaries: list[dict]) -> dict[str, dict]:
     """Stream-scaling lines: per workload configuration (params other than streams), per run, sorted by streams.
 
-    ``{key: {"workload", "params", "headline_metric", "unit", "runs": {label: [(streams, headline, concurrency)]}}}``
+    ``{key: {"workload", "params", "headline_metric", "unit", "runs": {label: [(streams, headline, concurrency)]},
+    "concurrency_unavailable": [reasons recorded where concurrency is missing]}}``
     """
     out: dict[str, dict] = {}
     for s in summaries:
@@ -195,8 +196,12 @@ def scaling_series(summaries: list[dict]) -> dict[str, dict]:
             headline = cfg["figures"].get(cfg["headline_metric"] or "", {})
             entry = out.setdefault(key, {"workload": cfg["workload"], "params": rest,
                                          "headline_metric": cfg["headline_metric"],
-                                         "unit": headline.get("unit", ""), "runs": {}})
+                                         "unit": headline.get("unit", ""), "runs": {},
+                                         "concurrency_unavailable": []})
             conc = cfg["figures"].get("effective_concurrency", {}).get("value")
+            reason = cfg["unavailable"].get("effective_concurrency")
+            if conc is None and reason and reason not in entry["concurrency_unavailable"]:
+                entry["concurrency_unavailable"].append(reason)
             entry["runs"].setdefault(s["label"], []).append((cfg["streams"], headline.get("value"), conc))
     for entry in out.values():
         for points in entry["runs"].values():

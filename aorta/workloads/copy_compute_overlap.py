@@ -108,6 +108,8 @@ class CopyComputeOverlap(Workload):
         self.b = [self.randn(side, side, gen=gen, scale=side ** -0.5) for _ in range(self.n_gemms)]  # (K, N)
         self.c = self.randn(self.n_gemms, side, side, gen=gen).zero_()  # (G, M, N)
         self.copy_bytes = max(len(w_copy), int(self.copy_mb * MIB))
+        # Device: h2d_dst, d2h_src, d2d_src, d2d_dst; host: h2d_src, d2h_dst (+ one source in flight).
+        self.device.check_fits(device_bytes=4 * self.copy_bytes, host_bytes=3 * self.copy_bytes)
 
         def data(n_bytes: int) -> torch.Tensor:  # never zero, so a poisoned (zeroed) byte cannot pass the check
             return torch.randint(1, 256, (n_bytes,), dtype=torch.uint8, generator=cpu_gen)

@@ -1,0 +1,72 @@
+"""Where a run's outputs go: checked before any benchmark runs, so a finished run is never lost to a bad path.
+
+Pure (no torch). Each check either returns the folder that will hold the output or raises
+``OutputPathError`` with a sentence naming the option, the path and what is wrong. A missing folder that
+can be created is fine (the writer creates it); one whose nearest existing parent is a file or cannot be
+written to is not. Writability is tried, not guessed from mode bits (root ignores them, ACLs and
+read-only mounts do not): a temporary file is created and removed in the nearest existing folder.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+class OutputPathError(ValueError):
+    """An output path that cannot be written: the message names the option and the path."""
+
+
+def _nearest_existing(path: Path) -> Path:
+    p = path
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def _try_write(option: str, path: Path, folder: Path) -> None:
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".aorta-write-check.", dir=folder)
+    except OSError as exc:
+        raise OutputPathError(f"{option} {path}: cannot write in {folder}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def _check_folder(option: str, shown: Path, folder: Path) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise OutputPathError(f"{option} {shown}: {folder} is a file, not a folder")
+    base = _nearest_existing(folder)
+    if not base.is_dir():
+        raise OutputPathError(f"{option} {shown}: cannot be created: {base} is a file, not a folder")
+    _try_write(option, shown, base)
+
+
+def check_output_dir(option: str, path: str | os.PathLike) -> Path:
+    """``path`` is (or can be created as) a writable folder."""
+    p = Path(path)
+    _check_folder(option, p, p)
+    return p
+
+
+def check_output_renamed_into_place(option: str, path: str | os.PathLike) -> Path:
+    """``path`` (a file or folder) will be built beside itself and renamed into place: its parent folder
+    must exist or be creatable, and be writable."""
+    p = Path(path)
+    _check_folder(option, p, p.parent)
+    return p
+
+
+def check_output_file(option: str, path: str | os.PathLike, *, create_parent: bool = True) -> Path:
+    """``path`` can be written as a file: not a folder, and its folder exists (or may be created) and
+    is writable. With ``create_parent=False`` the folder must exist already (for writers that do not
+    create it, such as pytest-benchmark's ``--benchmark-json``)."""
+    p = Path(path)
+    if p.is_dir():
+        raise OutputPathError(f"{option} {p}: is a folder; give a file name")
+    if not create_parent and not p.parent.is_dir():
+        what = "is a file, not a folder" if p.parent.exists() else "does not exist"
+        raise OutputPathError(f"{option} {p}: its folder {p.parent} {what}; create it first or give another path")
+    _check_folder(option, p, p.parent)
+    return p
