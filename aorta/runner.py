@@ -117,7 +117,10 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         more, unavailable = workload.extra_metrics(traced)
     else:  # figures from the kernel timeline cannot be had: none are invented from host clocks or events
         more, unavailable = [], {"interval_metrics": no_intervals}
+        if workload.spec.metric not in {m.name for m in metrics}:  # a headline read from kernel timestamps
+            unavailable[workload.spec.metric] = no_intervals
     metrics = metrics + more
+    unavailable = {**unavailable, **workload.unavailable()}  # structural reasons hold on any device
 
     extra: dict[str, Any] = {
         "aorta_schema": results.SCHEMA_VERSION,

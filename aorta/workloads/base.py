@@ -124,6 +124,10 @@ class Workload:
         """Metrics that need the whole timed run (e.g. overlap from intervals) and unavailable ones."""
         return [], {}
 
+    def unavailable(self) -> dict[str, str]:
+        """Figures this workload cannot give whatever the device (name -> why), e.g. an overlap on one stream."""
+        return {}
+
     def uses_graph(self) -> bool:
         return False
 
