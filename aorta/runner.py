@@ -16,6 +16,7 @@ import torch
 from aorta import kernel_timeline, results, slowdown, stats
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
 from aorta.workloads.base import Metric, Workload, clone_result, compare_results
+from aorta.write_log import WriteLog, written_views
 
 
 @dataclass
@@ -32,14 +33,17 @@ class BenchResult:
 
 
 def poison(value: Any) -> None:
-    """Overwrite outputs in place so an output the next run fails to write cannot pass the check."""
+    """Overwrite outputs in place so an output the next run fails to write cannot pass the check.
+
+    Integers get -1: never a valid count or id, and an index read before it was written picks the last row
+    (a wrong value the check catches) where indexing wraps, instead of running off the end of a buffer."""
     if isinstance(value, torch.Tensor):
         if value.is_floating_point() or value.is_complex():
             value.fill_(float("nan"))
         elif value.dtype == torch.bool:
             value.logical_not_()
         else:
-            value.fill_(torch.iinfo(value.dtype).min)
+            value.fill_(-1)
     elif isinstance(value, dict):
         for v in value.values():
             poison(v)
@@ -48,26 +52,54 @@ def poison(value: Any) -> None:
             poison(v)
 
 
-def check_against_one_stream(device, workload: Workload, streams) -> Any:
-    """Run the step on the origin stream alone, then on ``streams``; raise if the results differ."""
+def _poison_written(workload: Workload, written: list) -> None:
+    """Poison the result and every buffer region the reference step wrote (each region once: a bool is
+    poisoned by negation, so twice would restore it)."""
+    seen = set()
+    for t in [*_tensors(workload.result()), *written]:
+        key = (t.untyped_storage().data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset())
+        if key not in seen:
+            seen.add(key)
+            poison(t)
+
+
+def _tensors(value: Any) -> list:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def check_against_one_stream(device, workload: Workload, streams) -> tuple[Any, list]:
+    """Run the step on the origin stream alone, then on ``streams``; raise if the results differ. Returns the
+    reference result and the views of the buffers the step writes.
+
+    Before the multi-stream run every buffer region the reference step wrote is poisoned, not only the
+    result: a stream whose work did not run leaves poison that its readers carry into the result."""
     origin = device.current_stream()
     one = RoundRecorder(device, [origin] * len(streams), record_intervals=False)
-    workload.step(one)
+    log = WriteLog()
+    with log:  # untimed: notes which of the workload's buffers the step writes
+        workload.step(one)
     device.synchronize()  # the reference must be complete before it is copied
     reference = clone_result(workload.result())
-    poison(workload.result())
+    written = written_views(workload, log)
+    _poison_written(workload, written)
     many = RoundRecorder(device, streams, record_intervals=False)
     run_forked(device, streams, lambda: workload.step(many))
     device.synchronize()  # read the multi-stream result only after every stream finished
     compare_results(workload.result(), reference, *workload.tolerance())
-    return reference
+    return reference, written
 
 
-def _graph_step(device, workload: Workload, streams, reference):
+def _graph_step(device, workload: Workload, streams, reference, written: list):
     """Capture one multi-stream iteration as a graph, check one replay, return the replay step."""
     rec = RoundRecorder(device, streams, record_intervals=False)
     replay = device.capture_graph(lambda: run_forked(device, streams, lambda: workload.step(rec)))
-    poison(workload.result())
+    _poison_written(workload, written)
     replay()
     device.synchronize()  # the replayed result is read next
     compare_results(workload.result(), reference, *workload.tolerance(), where="graph replay result")
@@ -82,12 +114,12 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     ``test_slowdown`` > 0 adds real, calibrated device work to every iteration (aorta/slowdown.py):
     for testing the regression gate only, and recorded as such in extra_info."""
     workload.setup()
-    reference = check_against_one_stream(device, workload, streams)
+    reference, written = check_against_one_stream(device, workload, streams)
     if workload.launch_hold_cycles():
         plan = replace(plan, hold_cycles=workload.launch_hold_cycles())
     no_intervals = workload.interval_unavailable_reason()
     if workload.uses_graph():
-        step, timed_streams = _graph_step(device, workload, streams, reference), []
+        step, timed_streams = _graph_step(device, workload, streams, reference, written), []
         plan = replace(plan, graph=True)
     else:
         step, timed_streams = workload.step, streams
