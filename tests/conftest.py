@@ -3,13 +3,13 @@ from pathlib import Path
 
 import pytest
 
-from aorta import registration
-
 # Imported once, up front: pytester's in-process runs drop from sys.modules the modules first imported inside
 # them, and a second import of either fails in this process (torch._dynamo registers the `_inductor_test`
 # op library twice; scipy's extension modules refuse to load twice). Which test imports them first depends
 # on how xdist splits the tests, so without this the failures come and go.
 import torch._dynamo  # noqa: E402, F401
+
+from aorta import registration
 
 try:
     import scipy.stats  # noqa: E402, F401

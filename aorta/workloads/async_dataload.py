@@ -27,7 +27,6 @@ from aorta.workloads.stage_intervals import (
     busy_ms_per_round,
     label_overlap,
     rate_samples,
-    regroup_rounds,
 )
 
 ROLES = ("copy", "preprocess", "compute")

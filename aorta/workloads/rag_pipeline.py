@@ -28,7 +28,6 @@ from aorta.workloads.stage_intervals import (
     StageLog,
     busy_ms_per_round,
     label_overlap,
-    regroup_rounds,
 )
 
 STAGES = ("embed", "retrieve", "rerank", "generate")

@@ -32,7 +32,6 @@ from aorta.workloads.stage_intervals import (
     busy_ms_per_round,
     label_overlap,
     rate_samples,
-    regroup_rounds,
 )
 
 # tokens T, width D, layers L. Full: a (2048, 2048) bf16 layer is 8 MiB each way (~0.2 ms over PCIe
