@@ -79,6 +79,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="breadth (round-robin over streams) and/or depth (each stream's work back to back)")
     g.addoption("--aorta-iterations", type=parse_iterations, default=None, metavar="K",
                 help="fixed iterations per timed round (default: probe, batch K under the ~20 us event floor)")
+    g.addoption("--aorta-mode", choices=("eager", "gpu"), default="eager",
+                help="eager, or gpu: the whole round queued on the GPU before it starts (graph replay or a hold kernel)")
     g.addoption("--copy-mb", type=parse_copy_mb, default=None, metavar="MIB",
                 help="MiB per copy in copy_compute_overlap (default 64 at full size, 1 at smoke size)")
 
@@ -203,7 +205,8 @@ def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_p
         try:
             streams = workload.make_streams()
             result = run_workload(aorta_device, workload, streams, timing_plan, review=aorta_telemetry.review,
-                                  test_slowdown=request.config.getoption("aorta_test_slowdown", 0.0) or 0.0)
+                                  test_slowdown=request.config.getoption("aorta_test_slowdown", 0.0) or 0.0,
+                                  mode=request.config.getoption("aorta_mode", "eager"))
         except (StreamLimit, WorkloadUnavailable) as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")
         except WorkloadCheckError as exc:

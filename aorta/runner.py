@@ -7,6 +7,7 @@ its own check -> the one timing loop -> metrics and stream figures for extra_inf
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -16,6 +17,7 @@ import torch
 from aorta import kernel_timeline, results, slowdown, stats
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
 from aorta.workloads.base import Metric, Workload, clone_result, compare_results
+from aorta.workloads.spin import cycles_for_ms
 from aorta.write_log import WriteLog, written_views
 
 
@@ -106,17 +108,55 @@ def _graph_step(device, workload: Workload, streams, reference, written: list):
     return lambda _rec: replay()
 
 
+MODES = ("eager", "gpu")
+HOLD_MARGIN = 1.5  # hold = 1.5 x the host's measured enqueue time of the round, plus HOLD_FIXED_MS
+HOLD_FIXED_MS = 0.2
+
+
+def _gpu_mode(device, workload: Workload, streams, plan: TimingPlan) -> tuple[TimingPlan, dict, str | None]:
+    """The whole round on the GPU before it starts: the workload's graph replay or its own hold where it has
+    one, else every launch queued behind an untimed hold kernel sized from the measured enqueue time of a
+    step. Returns the plan, what was done (extra_info) and why the mode could not be had (or None)."""
+    if workload.uses_graph():
+        return plan, {"gpu_mode": "graph_replay"}, None
+    if workload.launch_hold_cycles():
+        return plan, {"gpu_mode": "launch_hold"}, None
+    reason = workload.gpu_mode_unavailable_reason()
+    if reason is None and not device.is_gpu:
+        reason = "CPU backend: every op runs when it is issued, so no queue can be filled before the round starts"
+    if reason is not None:
+        return plan, {}, reason
+    rec = RoundRecorder(device, streams, record_intervals=False)
+    t0 = time.perf_counter()
+    run_forked(device, streams, lambda: workload.step(rec))
+    enqueue_ms = (time.perf_counter() - t0) * 1e3
+    device.synchronize()  # the probe step's work is done before the hold is calibrated
+    per_iteration = cycles_for_ms(device, HOLD_MARGIN * enqueue_ms)
+    plan = replace(plan, hold_cycles=cycles_for_ms(device, HOLD_FIXED_MS), hold_cycles_per_iteration=per_iteration)
+    return plan, {"gpu_mode": "launch_hold", "hold_enqueue_ms_per_iteration": enqueue_ms}, None
+
+
 def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
                  review: Callable[[TimedRun], tuple[TimedRun, dict]] | None = None,
-                 test_slowdown: float = 0.0) -> BenchResult:
+                 test_slowdown: float = 0.0, mode: str = "eager") -> BenchResult:
     """``review`` (optional) sees the timed rounds before any figure is derived: it may drop rounds
     (e.g. those taken while the GPU was throttled) and returns extra_info entries to add.
     ``test_slowdown`` > 0 adds real, calibrated device work to every iteration (aorta/slowdown.py):
-    for testing the regression gate only, and recorded as such in extra_info."""
+    for testing the regression gate only, and recorded as such in extra_info.
+    ``mode``: ``eager`` (launches issued as the round runs) or ``gpu`` (the whole round on the GPU before it
+    starts: ``_gpu_mode``); where ``gpu`` cannot be had the run is eager and ``unavailable["mode_gpu"]`` says why."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     workload.setup()
     reference, written = check_against_one_stream(device, workload, streams)
+    mode_info: dict[str, Any] = {"mode": "eager"}
+    mode_reason = None
     if workload.launch_hold_cycles():
         plan = replace(plan, hold_cycles=workload.launch_hold_cycles())
+    if mode == "gpu":
+        plan, done, mode_reason = _gpu_mode(device, workload, streams, plan)
+        if mode_reason is None:
+            mode_info = {"mode": "gpu", **done}
     no_intervals = workload.interval_unavailable_reason()
     if workload.uses_graph():
         step, timed_streams = _graph_step(device, workload, streams, reference, written), []
@@ -169,6 +209,8 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         "timing_method": run.method,
         "iterations_per_round": run.iterations_per_round,
         "launch_hold_cycles": plan.hold_cycles,
+        "launch_hold_cycles_per_iteration": plan.hold_cycles_per_iteration,
+        **mode_info,
         "clock": run.clock,
         "device_ms_per_iteration": per_iter,
         "host_wall": _host_figures(run),
@@ -180,6 +222,8 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         "unavailable": dict(unavailable),
         "workload_info": workload.info(),
     }
+    if mode_reason is not None:
+        extra["unavailable"]["mode_gpu"] = mode_reason
     for key, value in reviewed.items():
         if key == "unavailable":
             extra["unavailable"].update(value)

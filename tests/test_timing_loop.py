@@ -200,3 +200,13 @@ def test_garbage_collection_is_paused_in_timed_rounds_and_restored_after():
                 TimingPlan(warmup_rounds=1, rounds=2, iterations_per_round=1))
     assert seen == [True, False, False]
     assert gc.isenabled()
+
+
+def test_a_hold_grows_with_the_iterations_of_the_round():
+    # K = 3 iterations per round: the hold covers 3 steps' launches (5 + 3 x 2 cycles); warm-up rounds hold 1
+    dev = ScriptedDevice([0, 4] + [10, 13])
+    time_rounds(dev, [], lambda rec: None, TimingPlan(warmup_rounds=1, rounds=1, iterations_per_round=3,
+                                                      hold_cycles=5, hold_cycles_per_iteration=2))
+    assert dev.spins == [(5 + 2, 4), (5 + 3 * 2, 2)]
+    with pytest.raises(ValueError, match="hold cycles must be >= 0"):
+        TimingPlan(warmup_rounds=0, rounds=1, hold_cycles_per_iteration=-1)

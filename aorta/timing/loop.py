@@ -43,6 +43,9 @@ class TimingPlan:
     # round while the device spins, so its launches start from a full queue instead of being staggered
     # by the host's ~9 us per eager launch. Outside the timed span (the start event follows it).
     hold_cycles: int = 0
+    # Added to the hold once per iteration of the round (K iterations enqueue K times the launches): the
+    # runner's GPU mode sizes it from the host's measured enqueue time of one step.
+    hold_cycles_per_iteration: int = 0
 
     def __post_init__(self) -> None:
         if self.warmup_rounds < 0:
@@ -53,6 +56,13 @@ class TimingPlan:
             raise ValueError(f"sync_mode must be one of {SYNC_MODES}, got {self.sync_mode!r}")
         if self.iterations_per_round is not None and self.iterations_per_round < 1:
             raise ValueError(f"iterations_per_round must be >= 1, got {self.iterations_per_round}")
+        if self.hold_cycles < 0 or self.hold_cycles_per_iteration < 0:
+            raise ValueError(f"hold cycles must be >= 0, got {self.hold_cycles} + "
+                             f"{self.hold_cycles_per_iteration} per iteration")
+
+    def hold_for(self, k: int) -> int:
+        """Spin cycles before a round of ``k`` iterations."""
+        return self.hold_cycles + k * self.hold_cycles_per_iteration
 
 
 def choose_iterations(probe_ms: float, *, floor_ms: float = EVENT_FLOOR_MS, target_ms: float = 0.5,
@@ -207,12 +217,12 @@ def time_rounds(device, streams: Sequence, step: StepFn, plan: TimingPlan, *,
     rec = RoundRecorder(device, streams, record_intervals=profiled)
 
     for _ in range(plan.warmup_rounds):
-        _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_cycles)
+        _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1))
     device.synchronize()  # warm-up work must not spill into the probe or the first timed round
 
     k = plan.iterations_per_round
     if k is None:
-        start, end = _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_cycles)
+        start, end = _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1))
         device.synchronize()  # the probe's events are read now
         k = choose_iterations(start.elapsed_time(end), floor_ms=plan.floor_ms,
                               target_ms=plan.target_round_ms, max_iterations=plan.max_iterations)
@@ -223,7 +233,7 @@ def time_rounds(device, streams: Sequence, step: StepFn, plan: TimingPlan, *,
         capture = device.kernel_capture() if profiled else contextlib.nullcontext()
         with capture:
             if profiled:  # one unlabelled round under the profiler first: its start-up cost lands there
-                _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_cycles)
+                _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1))
                 device.synchronize()  # the profiler's first round ends before the timed rounds start
             t_begin = host_clock()
             _timed_rounds(device, origin, streams, step, rec, k, plan, host_clock, timings, labelled=profiled)
@@ -277,7 +287,7 @@ def _timed_rounds(device, origin, streams, step: StepFn, rec: RoundRecorder, k: 
     for n in range(plan.rounds):
         label = kernel_timeline.round_label(n) if labelled else None
         t0 = host_clock()
-        start, end = _enqueue_round(device, origin, streams, step, rec, k, plan.hold_cycles, label)
+        start, end = _enqueue_round(device, origin, streams, step, rec, k, plan.hold_for(k), label)
         t1 = host_clock()
         if plan.sync_mode == "per_round":
             device.synchronize()  # per_round: this round's events are complete and host wall is real

@@ -142,6 +142,10 @@ class Workload:
         """Spin cycles the timing loop runs before each round so its launches start from a full queue."""
         return 0
 
+    def gpu_mode_unavailable_reason(self) -> str | None:
+        """Why this workload cannot queue a whole round on the GPU before it starts (``None``: it can)."""
+        return None
+
     def interval_unavailable_reason(self) -> str | None:
         """Why this workload records no per-stream intervals (``None``: it records them)."""
         return None
