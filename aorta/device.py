@@ -279,6 +279,19 @@ class Device:
             while time.perf_counter_ns() < deadline:
                 pass
 
+    # ----------------------------------------------------------------- kernel timestamps
+    def mark(self, name: str):
+        """A labelled host range (``torch.profiler.record_function``) around launches; the profiler files the
+        kernels launched inside it under ``name`` (aorta/kernel_timeline.py)."""
+        if not self.is_gpu:
+            return contextlib.nullcontext()
+        return torch.profiler.record_function(name)
+
+    def kernel_capture(self) -> KernelCapture:
+        """Context manager: ``torch.profiler`` (CUPTI on NVIDIA, roctracer on AMD) over the enclosed launches;
+        ``.trace()`` afterwards gives the Chrome-trace document, or ``None`` with ``.reason``."""
+        return KernelCapture(self)
+
     # ----------------------------------------------------------------- memory
     def reset_peak_memory(self) -> None:
         if self.is_gpu:
@@ -342,6 +355,49 @@ class Device:
         text = str(exc).lower()
         return (isinstance(exc, (MemoryError, oom)) or "out of memory" in text
                 or "can't allocate memory" in text)
+
+
+class KernelCapture:
+    """The profiler around some rounds; the device's own kernel timestamps come back as a Chrome trace."""
+
+    def __init__(self, device: Device):
+        self.device = device
+        self.reason: str | None = None
+        self._prof = None
+        self._trace: dict | None = None
+
+    def __enter__(self) -> KernelCapture:
+        if not self.device.is_gpu:
+            self.reason = "CPU backend: the profiler records no device kernel timestamps"
+            return self
+        from torch.profiler import ProfilerActivity, profile
+
+        self._prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])  # HIP too on ROCm
+        self._prof.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self._prof is None:
+            return False
+        self.device.synchronize()  # every captured kernel has ended before the profiler stops
+        self._prof.__exit__(*exc)
+        if exc[0] is not None:
+            return False
+        import json
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "rounds.pt.trace.json")
+            try:
+                self._prof.export_chrome_trace(path)
+                with open(path, encoding="utf-8") as fh:
+                    self._trace = json.load(fh)
+            except Exception as err:  # Kineto's export has crashed on some ROCm builds: say so, invent nothing
+                self.reason = f"the profiler's trace could not be exported or read: {err}"
+        return False
+
+    def trace(self) -> dict | None:
+        return self._trace
 
 
 _CPU_ORIGIN = CpuStream(-1)

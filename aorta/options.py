@@ -81,6 +81,7 @@ def _choice(option: str, allowed: tuple[str, ...]):
 
 
 parse_sync_mode = _choice("--aorta-sync-mode", SYNC_MODES)
+parse_mode = _choice("--aorta-mode", ("eager", "gpu"))
 parse_device = _choice("--aorta-device", DEVICE_CHOICES)
 parse_size = _choice("--aorta-size", ("auto", *SIZES))
 
@@ -108,6 +109,7 @@ class AortaOptions:
     issue_order: tuple[str, ...]
     iterations: int | None  # fixed K per round; None = probe
     copy_mb: float | None = None  # MiB per copy for copy_compute_overlap; None = the size's default
+    mode: str = "eager"  # eager, or gpu: the round queued on the GPU before it starts
     rounds_given: bool = False  # --aorta-rounds was on the command line (the FSDP suite uses it only then)
     warmup_given: bool = False
 

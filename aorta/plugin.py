@@ -20,6 +20,7 @@ from aorta.options import (
     parse_copy_mb,
     parse_device,
     parse_issue_order,
+    parse_mode,
     parse_iterations,
     parse_rounds,
     parse_size,
@@ -100,6 +101,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="breadth (round-robin over streams) and/or depth (each stream's work back to back)")
     g.addoption("--aorta-iterations", type=parse_iterations, default=None, metavar="K",
                 help="fixed iterations per timed round (default: probe, batch K under the ~20 us event floor)")
+    g.addoption("--aorta-mode", type=parse_mode, default="eager",
+                help="eager: the host's launch path is part of what is measured; gpu: the whole round is queued on "
+                     "the GPU before it starts (graph replay, or launches held behind an untimed hold kernel)")
     g.addoption("--aorta-copy-mb", "--copy-mb", type=parse_copy_mb, default=None, metavar="MIB",
                 help="MiB per copy in copy_compute_overlap (default 64 at full size, 1 at smoke size)")
 
@@ -131,6 +135,7 @@ def _resolve_options(config: pytest.Config) -> AortaOptions:
         issue_order=config.getoption("aorta_issue_order"),
         iterations=config.getoption("aorta_iterations"),
         copy_mb=config.getoption("aorta_copy_mb"),
+        mode=config.getoption("aorta_mode"),
         rounds_given=rounds is not None,
         warmup_given=warmup is not None,
     )
@@ -251,7 +256,8 @@ def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_p
         try:
             streams = workload.make_streams()
             result = run_workload(aorta_device, workload, streams, timing_plan, review=aorta_telemetry.review,
-                                  test_slowdown=request.config.getoption("aorta_test_slowdown", 0.0) or 0.0)
+                                  test_slowdown=request.config.getoption("aorta_test_slowdown", 0.0) or 0.0,
+                                  mode=resolved_options(request.config).mode)
         except (StreamLimit, WorkloadUnavailable) as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")
         except WorkloadCheckError as exc:
@@ -284,6 +290,8 @@ def _summary_row(name: str, extra: dict) -> dict:
         "metric": f"{headline.get('value', float('nan')):.4g} {headline.get('unit', '')}",
         "concurrency": extra.get("effective_concurrency"),
         "method": extra["timing_method"],
+        "enqueue_ms": extra.get("host_enqueue_ms_per_iteration"),
+        "gpu_busy": extra.get("gpu_busy_share"), "notes": extra.get("reading_notes"),
     }
 
 

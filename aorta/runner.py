@@ -7,15 +7,18 @@ its own check -> the one timing loop -> metrics and stream figures for extra_inf
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
 
-from aorta import results, slowdown, stats
+from aorta import kernel_timeline, results, slowdown, stats
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
 from aorta.workloads.base import Metric, Workload, clone_result, compare_results
+from aorta.workloads.spin import cycles_for_ms
+from aorta.write_log import WriteLog, written_views
 
 
 @dataclass
@@ -23,7 +26,7 @@ class BenchResult:
     run: TimedRun  # the timed rounds: device time, no per-stream events
     metrics: list[Metric]
     extra_info: dict[str, Any] = field(default_factory=dict)
-    traced: TimedRun | None = None  # the interval pass (per-stream events on), where the workload records them
+    traced: TimedRun | None = None  # the kernel-timestamp pass (under the profiler), where there is one
 
     @property
     def intervals_run(self) -> TimedRun:
@@ -32,14 +35,17 @@ class BenchResult:
 
 
 def poison(value: Any) -> None:
-    """Overwrite outputs in place so an output the next run fails to write cannot pass the check."""
+    """Overwrite outputs in place so an output the next run fails to write cannot pass the check.
+
+    Integers get -1: never a valid count or id, and an index read before it was written picks the last row
+    (a wrong value the check catches) where indexing wraps, instead of running off the end of a buffer."""
     if isinstance(value, torch.Tensor):
         if value.is_floating_point() or value.is_complex():
             value.fill_(float("nan"))
         elif value.dtype == torch.bool:
             value.logical_not_()
         else:
-            value.fill_(torch.iinfo(value.dtype).min)
+            value.fill_(-1)
     elif isinstance(value, dict):
         for v in value.values():
             poison(v)
@@ -48,48 +54,113 @@ def poison(value: Any) -> None:
             poison(v)
 
 
-def check_against_one_stream(device, workload: Workload, streams) -> Any:
-    """Run the step on the origin stream alone, then on ``streams``; raise if the results differ."""
+def _poison_written(workload: Workload, written: list) -> None:
+    """Poison the result and every buffer region the reference step wrote (each region once: a bool is
+    poisoned by negation, so twice would restore it)."""
+    seen = set()
+    for t in [*_tensors(workload.result()), *written]:
+        key = (t.untyped_storage().data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset())
+        if key not in seen:
+            seen.add(key)
+            poison(t)
+
+
+def _tensors(value: Any) -> list:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def check_against_one_stream(device, workload: Workload, streams) -> tuple[Any, list]:
+    """Run the step on the origin stream alone, then on ``streams``; raise if the results differ. Returns the
+    reference result and the views of the buffers the step writes.
+
+    Before the multi-stream run every buffer region the reference step wrote is poisoned, not only the
+    result: a stream whose work did not run leaves poison that its readers carry into the result."""
     origin = device.current_stream()
     one = RoundRecorder(device, [origin] * len(streams), record_intervals=False)
-    workload.step(one)
+    log = WriteLog()
+    with log:  # untimed: notes which of the workload's buffers the step writes
+        workload.step(one)
     device.synchronize()  # the reference must be complete before it is copied
     reference = clone_result(workload.result())
-    poison(workload.result())
+    written = written_views(workload, log)
+    _poison_written(workload, written)
     many = RoundRecorder(device, streams, record_intervals=False)
     run_forked(device, streams, lambda: workload.step(many))
     device.synchronize()  # read the multi-stream result only after every stream finished
     compare_results(workload.result(), reference, *workload.tolerance())
-    return reference
+    return reference, written
 
 
-def _graph_step(device, workload: Workload, streams, reference):
+def _graph_step(device, workload: Workload, streams, reference, written: list):
     """Capture one multi-stream iteration as a graph, check one replay, return the replay step."""
     rec = RoundRecorder(device, streams, record_intervals=False)
     replay = device.capture_graph(lambda: run_forked(device, streams, lambda: workload.step(rec)))
-    poison(workload.result())
+    _poison_written(workload, written)
     replay()
     device.synchronize()  # the replayed result is read next
     compare_results(workload.result(), reference, *workload.tolerance(), where="graph replay result")
     return lambda _rec: replay()
 
 
+MODES = ("eager", "gpu")
+HOLD_MARGIN = 1.5  # hold = 1.5 x the host's measured enqueue time of the round, plus HOLD_FIXED_MS
+HOLD_FIXED_MS = 0.2
+
+
+def _gpu_mode(device, workload: Workload, streams, plan: TimingPlan) -> tuple[TimingPlan, dict, str | None]:
+    """The whole round on the GPU before it starts: the workload's graph replay or its own hold where it has
+    one, else every launch queued behind an untimed hold kernel sized from the measured enqueue time of a
+    step. Returns the plan, what was done (extra_info) and why the mode could not be had (or None)."""
+    if workload.uses_graph():
+        return plan, {"gpu_mode": "graph_replay"}, None
+    if workload.launch_hold_cycles():
+        return plan, {"gpu_mode": "launch_hold"}, None
+    reason = workload.gpu_mode_unavailable_reason()
+    if reason is None and not device.is_gpu:
+        reason = "CPU backend: every op runs when it is issued, so no queue can be filled before the round starts"
+    if reason is not None:
+        return plan, {}, reason
+    rec = RoundRecorder(device, streams, record_intervals=False)
+    t0 = time.perf_counter()
+    run_forked(device, streams, lambda: workload.step(rec))
+    enqueue_ms = (time.perf_counter() - t0) * 1e3
+    device.synchronize()  # the probe step's work is done before the hold is calibrated
+    per_iteration = cycles_for_ms(device, HOLD_MARGIN * enqueue_ms)
+    plan = replace(plan, hold_cycles=cycles_for_ms(device, HOLD_FIXED_MS), hold_cycles_per_iteration=per_iteration)
+    return plan, {"gpu_mode": "launch_hold", "hold_enqueue_ms_per_iteration": enqueue_ms}, None
+
+
 def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
                  review: Callable[[TimedRun], tuple[TimedRun, dict]] | None = None,
-                 test_slowdown: float = 0.0) -> BenchResult:
+                 test_slowdown: float = 0.0, mode: str = "eager") -> BenchResult:
     """``review`` (optional) sees the timed rounds before any figure is derived: it may drop rounds
     (e.g. those taken while the GPU was throttled) and returns extra_info entries to add.
     ``test_slowdown`` > 0 adds real, calibrated device work to every iteration (aorta/slowdown.py):
-    for testing the regression gate only, and recorded as such in extra_info."""
+    for testing the regression gate only, and recorded as such in extra_info.
+    ``mode``: ``eager`` (launches issued as the round runs) or ``gpu`` (the whole round on the GPU before it
+    starts: ``_gpu_mode``); where ``gpu`` cannot be had the run is eager and ``unavailable["mode_gpu"]`` says why."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     workload.setup()
-    reference = check_against_one_stream(device, workload, streams)
+    reference, written = check_against_one_stream(device, workload, streams)
+    mode_info: dict[str, Any] = {"mode": "eager"}
+    mode_reason = None
     if workload.launch_hold_cycles():
         plan = replace(plan, hold_cycles=workload.launch_hold_cycles())
+    if mode == "gpu":
+        plan, done, mode_reason = _gpu_mode(device, workload, streams, plan)
+        if mode_reason is None:
+            mode_info = {"mode": "gpu", **done}
     no_intervals = workload.interval_unavailable_reason()
     if workload.uses_graph():
-        step, timed_streams = _graph_step(device, workload, streams, reference), []
+        step, timed_streams = _graph_step(device, workload, streams, reference, written), []
         plan = replace(plan, graph=True)
-        no_intervals = "graph replay: no per-stream events inside a graph"
     else:
         step, timed_streams = workload.step, streams
     slowdown_info = None
@@ -99,7 +170,8 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     # Device time comes from rounds with no per-stream events: an event costs host time at every launch
     # point it marks (host-bound steps run that much longer) and an end event waits in a hardware queue
     # that other streams share (on an H100 at 16-64 streams, rounds with interval events ran 0.75x-1.41x
-    # the time of rounds without, scripts/gpu/interval_probe.py). The intervals come from a second pass.
+    # the time of rounds without, scripts/gpu/interval_probe.py). Busy time, concurrency and stage figures
+    # come from a second pass under the profiler: the GPU's own kernel timestamps (aorta/kernel_timeline.py).
     run = time_rounds(device, timed_streams, step, plan, record_intervals=False)
     reviewed: dict[str, Any] = {}
     if review is not None:
@@ -108,9 +180,19 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     metrics = workload.metrics(per_iter)
     traced = None
     if no_intervals is None:
-        traced = time_rounds(device, timed_streams, step, plan, record_intervals=True)
-    more, unavailable = workload.extra_metrics(traced or run)
+        if device.is_gpu:
+            traced = time_rounds(device, timed_streams, step, plan, record_intervals=True)
+            no_intervals = traced.kernel_reason
+        else:
+            no_intervals = kernel_timeline.NO_KERNELS_ON_CPU
+    if no_intervals is None:
+        more, unavailable = workload.extra_metrics(traced)
+    else:  # figures from the kernel timeline cannot be had: none are invented from host clocks or events
+        more, unavailable = [], {"interval_metrics": no_intervals}
+        if workload.spec.metric not in {m.name for m in metrics}:  # a headline read from kernel timestamps
+            unavailable[workload.spec.metric] = no_intervals
     metrics = metrics + more
+    unavailable = {**unavailable, **workload.unavailable()}  # structural reasons hold on any device
 
     extra: dict[str, Any] = {
         "aorta_schema": results.SCHEMA_VERSION,
@@ -121,21 +203,27 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         "size": workload.size,
         "dtype": workload.dtype_name,
         "streams_requested": workload.n_streams,
-        "distinct_streams": device.distinct_stream_count(streams),
+        "stream_handles": device.distinct_stream_count(streams),
         "issue_order": workload.issue_order,
         "sync_mode": run.sync_mode,
         "timing_method": run.method,
         "iterations_per_round": run.iterations_per_round,
         "launch_hold_cycles": plan.hold_cycles,
+        "launch_hold_cycles_per_iteration": plan.hold_cycles_per_iteration,
+        **mode_info,
         "clock": run.clock,
         "device_ms_per_iteration": per_iter,
         "host_wall": _host_figures(run),
+        "host_enqueue_ms_per_iteration": stats.median([r.host_enqueue_ms / run.iterations_per_round
+                                                       for r in run.rounds]),
         "metrics": {m.name: m.as_dict() for m in metrics},
         "headline_metric": workload.spec.metric,
         "min_effect": workload.min_effects(),
         "unavailable": dict(unavailable),
         "workload_info": workload.info(),
     }
+    if mode_reason is not None:
+        extra["unavailable"]["mode_gpu"] = mode_reason
     for key, value in reviewed.items():
         if key == "unavailable":
             extra["unavailable"].update(value)
@@ -144,32 +232,51 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     if slowdown_info is not None:
         extra["test_slowdown"] = test_slowdown
         extra["test_slowdown_info"] = slowdown_info
-    if device.distinct_stream_count(streams) is None:
-        extra["unavailable"]["distinct_streams"] = "CPU backend: no hardware streams"
-    if traced is not None:
-        extra["interval_pass"] = _interval_pass_figures(traced, per_iter)
-        extra.update(results.stream_figures([r.stream_intervals_ms for r in traced.rounds], traced.device_ms,
-                                            workload.n_streams))
-        if not device.is_gpu:
-            # Host-clock events mark when an op was issued, and CPU ops run one after another: stream
-            # intervals opened together all span the round and would read as concurrency that never was.
-            no_intervals = "CPU backend: streams are no-ops and run one after another; no device timestamps"
-    if no_intervals:
-        extra["unavailable"]["per_stream_busy_ms"] = no_intervals
-        extra["unavailable"]["effective_concurrency"] = no_intervals
-        extra.update(effective_concurrency=None, per_stream_busy_ms=None, effective_concurrency_samples=[])
+    extra.update(_kernel_figures(traced, per_iter, no_intervals, extra["unavailable"]))
     return BenchResult(run, metrics, extra, traced)
 
 
-def _interval_pass_figures(traced: TimedRun, timed_per_iteration_ms) -> dict:
-    """What the second pass (per-stream interval events on) measured beside the timed rounds (events off)."""
+_KERNEL_FIGURES = ("per_stream_busy_ms", "effective_concurrency", "gpu_busy_share", "distinct_streams",
+                   "streams_with_work")
+
+
+def _kernel_figures(traced: TimedRun | None, timed_per_iteration_ms, reason: str | None,
+                    unavailable: dict) -> dict:
+    """Per-stream busy, concurrency, GPU busy share and distinct streams from the kernel-timestamp pass
+    (per iteration where K > 1), the reading note when the GPU idled, or why none of them can be had."""
+    out: dict[str, Any] = {"effective_concurrency_samples": [], "reading_notes": []}
+    if traced is None or reason is not None:
+        for name in _KERNEL_FIGURES:
+            out[name] = None
+            unavailable[name] = reason
+        return out
+    figs = kernel_timeline.summarize(traced.kernel_rounds, traced.iterations_per_round)
+    out.update(
+        per_stream_busy_ms=figs["per_stream_busy_ms"],
+        effective_concurrency=figs["effective_concurrency"],
+        effective_concurrency_samples=figs["effective_concurrency_samples"],
+        gpu_busy_share=figs["gpu_busy_share"],
+        gpu_busy_share_samples=figs["gpu_busy_share_samples"],
+        distinct_streams=figs["streams_with_work"],  # native streams that received device work
+        streams_with_work=figs["streams_with_work"],
+    )
+    note = kernel_timeline.host_bound_note(figs["gpu_busy_share"])
+    if note:
+        out["reading_notes"].append(note)
     traced_ms = stats.median(traced.per_iteration_ms)
     timed_ms = stats.median(timed_per_iteration_ms)
-    return {"rounds": len(traced.rounds), "iterations_per_round": traced.iterations_per_round,
-            "device_ms_per_iteration_median": traced_ms,
-            "ratio_to_timed": traced_ms / timed_ms if timed_ms > 0 else None,
-            "note": "per-stream busy time, effective concurrency and interval-derived metrics come from this "
-                    "pass; device time and the headline metric from rounds without interval events"}
+    out["kernel_pass"] = {
+        "rounds": len(traced.rounds), "rounds_with_kernels": figs["rounds_with_kernels"],
+        "iterations_per_round": traced.iterations_per_round,
+        "device_ms_per_iteration_median": traced_ms,
+        "ratio_to_timed": traced_ms / timed_ms if timed_ms > 0 else None,
+        "kernel_span_ms_per_iteration": figs["kernel_span_ms_per_iteration"],
+        "gpu_busy_ms_per_iteration": figs["gpu_busy_ms_per_iteration"],
+        "note": "per-stream busy, effective concurrency, GPU busy share, distinct streams and stage figures come "
+                "from this pass's kernel timestamps (torch.profiler), each round's span from its first kernel's "
+                "start to its last kernel's end; device time and the headline metric from the timed rounds",
+    }
+    return out
 
 
 def _host_figures(run: TimedRun) -> dict:

@@ -3,6 +3,17 @@ from pathlib import Path
 
 import pytest
 
+# Imported once, up front: pytester's in-process runs drop from sys.modules the modules first imported inside
+# them, and a second import of either fails in this process (torch._dynamo registers the `_inductor_test`
+# op library twice; scipy's extension modules refuse to load twice). Which test imports them first depends
+# on how xdist splits the tests, so without this the failures come and go.
+import torch._dynamo  # noqa: E402, F401
+
+try:
+    import scipy.stats  # noqa: E402, F401
+except ImportError:  # the gate's tests skip or say why without scipy
+    pass
+
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[1]

@@ -47,7 +47,7 @@ def test_the_option_set_is_frozen(pytester):
         # aorta.plugin (the old spellings without the --aorta- prefix stay as aliases)
         "--aorta-streams", "--streams", "--aorta-rounds", "--rounds", "--aorta-warmup", "--warmup",
         "--aorta-sync-mode", "--sync-mode", "--aorta-device", "--aorta-size", "--aorta-issue-order",
-        "--issue-order", "--aorta-iterations", "--aorta-copy-mb", "--copy-mb",
+        "--issue-order", "--aorta-iterations", "--aorta-copy-mb", "--copy-mb", "--aorta-mode",
         # aorta.telemetry.plugin
         "--aorta-telemetry-interval-ms", "--aorta-telemetry-source", "--aorta-drop-throttled",
         # aorta.report.plugin

@@ -9,7 +9,7 @@ class FakeRec:
     def __init__(self):
         self.opened = []
 
-    def on(self, i):
+    def on(self, i, label=None):
         self.opened.append(i)
         return i
 

@@ -60,26 +60,20 @@ def two_stream_step(rec):
         pass
 
 
-def round_events(t0, s0, e0, s1, e1, t_end):
-    return [t0, s0, e0, s1, e1, t_end]
-
-
-def test_round_time_and_stream_intervals_come_from_events():
-    # warm-up round, then two timed rounds; each: start, begin0, end0, begin1, end1, end
-    script = round_events(0, 0, 1, 0, 1, 1) + round_events(10, 10, 14, 11, 13, 15) + round_events(20, 20, 22, 20, 23, 24)
-    dev = ScriptedDevice(script)
+def test_round_time_comes_from_the_start_and_end_events():
+    # warm-up round, then two timed rounds; each: start event, end event (nothing between launches)
+    dev = ScriptedDevice([0, 1] + [10, 15] + [20, 24])
     run = time_rounds(dev, ["s0", "s1"], two_stream_step,
                       TimingPlan(warmup_rounds=1, rounds=2, iterations_per_round=1))
     assert run.device_ms == [15 - 10, 24 - 20]
-    assert run.rounds[0].stream_intervals_ms == {0: [(0, 4)], 1: [(1, 3)]}
-    assert run.rounds[1].stream_intervals_ms == {0: [(0, 2)], 1: [(0, 3)]}
+    assert all(r.stream_intervals_ms == {} and r.kernels is None for r in run.rounds)
+    assert run.kernel_reason == "CPU backend: the profiler records no device kernel timestamps"
     assert run.method == "events" and run.clock == "host_clock"
     assert dev.syncs == 1 + 2  # after warm-up, then once per round (per_round)
 
 
 def test_end_only_synchronizes_once_and_still_reads_every_round():
-    script = round_events(0, 0, 1, 0, 1, 2) + round_events(2, 2, 3, 2, 3, 5)
-    dev = ScriptedDevice(script)
+    dev = ScriptedDevice([0, 2] + [2, 5])
     run = time_rounds(dev, ["s0", "s1"], two_stream_step,
                       TimingPlan(warmup_rounds=0, rounds=2, sync_mode="end_only", iterations_per_round=1))
     assert run.device_ms == [2, 3]
@@ -88,14 +82,72 @@ def test_end_only_synchronizes_once_and_still_reads_every_round():
 
 
 def test_host_wall_is_kept_beside_device_time():
-    host = iter([0.0, 1.0, 1.001, 1.003, 1.004, 1.006, 9.0])  # begin, t0, t1, t2 per round..., total
-    dev = ScriptedDevice([0, 0, 1, 0, 1, 2])
+    host = iter([0.0, 1.0, 1.001, 1.003, 9.0])  # begin, t0, t1, t2, total
+    dev = ScriptedDevice([0, 2])
     run = time_rounds(dev, ["a", "b"], two_stream_step,
                       TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1), host_clock=lambda: next(host))
     r = run.rounds[0]
     assert r.device_ms == 2
     assert r.host_enqueue_ms == pytest.approx(1.0)
     assert r.host_wall_ms == pytest.approx(3.0)
+
+
+class ProfiledDevice(ScriptedDevice):
+    """A scripted 'GPU' whose profiler hands back a prepared trace and which logs the labelled ranges."""
+
+    is_gpu = True
+
+    def __init__(self, event_times, trace):
+        super().__init__(event_times)
+        self.trace, self.marks = trace, []
+
+    def mark(self, name):
+        import contextlib
+
+        self.marks.append(name)
+        return contextlib.nullcontext()
+
+    def kernel_capture(self):
+        trace = self.trace
+
+        class Capture:
+            reason = None
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            def trace(self):
+                return trace
+
+        return Capture()
+
+
+def test_the_kernel_pass_labels_rounds_and_blocks_and_attaches_each_round_s_kernels():
+    from test_kernel_timeline import kernel, launch, rng
+
+    trace = {"traceEvents": [rng("aorta.round.0", 0, 10), rng("aorta.s0", 1, 2), launch(1, 2),
+                             rng("aorta.s1:copy", 4, 2), launch(2, 5),
+                             kernel(1, 7, 100, 1000), kernel(2, 8, 600, 1000)]}
+    dev = ProfiledDevice([0, 1] + [0, 2] + [10, 12], trace)  # warm-up, profiler's first round, timed round
+    run = time_rounds(dev, ["s0", "s1"], lambda rec: [rec.use(0).__enter__(), rec.on(1, label="copy").__enter__()],
+                      TimingPlan(warmup_rounds=1, rounds=1, iterations_per_round=1))
+    # warm-up and the profiler's first round are unlabelled; the timed round and its blocks are
+    blocks = ["aorta.s0", "aorta.s1:copy"]
+    assert dev.marks == blocks + blocks + ["aorta.round.0"] + blocks
+    (r,) = run.rounds
+    assert r.device_ms == 2 and run.kernel_reason is None
+    assert r.stream_intervals_ms == {0: [(0.0, 1.0)], 1: [(0.5, 1.5)]}
+    assert r.label_intervals_ms == {"copy": [(0.5, 1.5)]}
+
+
+def test_kernel_pass_without_kernels_says_why():
+    dev = ProfiledDevice([0, 1, 0, 2], {"traceEvents": []})
+    run = time_rounds(dev, [], lambda rec: None, TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1))
+    assert run.kernel_reason == "the profiler recorded no device kernels inside the timed rounds"
+    assert run.rounds[0].kernels is None
 
 
 def test_probe_under_the_floor_batches_k_iterations():
@@ -124,20 +176,6 @@ def test_choose_iterations():
     assert choose_iterations(0.0, max_iterations=7) == 7
 
 
-def test_use_opens_an_interval_at_first_launch_and_closes_it_at_the_join():
-    # start, begin s0 (first use), begin s1 (first use), [second use of s0: no event], end s0, end s1, end
-    dev = ScriptedDevice([0, 1, 2, 9, 7, 10])
-
-    def step(rec):
-        for i in (0, 1, 0):
-            with rec.use(i):
-                pass
-
-    run = time_rounds(dev, ["s0", "s1"], step, TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1))
-    assert run.rounds[0].stream_intervals_ms == {0: [(1, 9)], 1: [(2, 7)]}
-    assert run.device_ms == [10]
-
-
 def test_no_events_when_intervals_are_off():
     dev = ScriptedDevice([0, 5])
     run = time_rounds(dev, ["s0"], lambda rec: rec.use(0).__enter__(),
@@ -162,3 +200,13 @@ def test_garbage_collection_is_paused_in_timed_rounds_and_restored_after():
                 TimingPlan(warmup_rounds=1, rounds=2, iterations_per_round=1))
     assert seen == [True, False, False]
     assert gc.isenabled()
+
+
+def test_a_hold_grows_with_the_iterations_of_the_round():
+    # K = 3 iterations per round: the hold covers 3 steps' launches (5 + 3 x 2 cycles); warm-up rounds hold 1
+    dev = ScriptedDevice([0, 4] + [10, 13])
+    time_rounds(dev, [], lambda rec: None, TimingPlan(warmup_rounds=1, rounds=1, iterations_per_round=3,
+                                                      hold_cycles=5, hold_cycles_per_iteration=2))
+    assert dev.spins == [(5 + 2, 4), (5 + 3 * 2, 2)]
+    with pytest.raises(ValueError, match="hold cycles must be >= 0"):
+        TimingPlan(warmup_rounds=0, rounds=1, hold_cycles_per_iteration=-1)

@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from aorta import kernel_timeline
+
 SYNC_MODES = ("per_round", "end_only")
 METHODS = ("events", "events_k_batched", "graph_replay")
 EVENT_FLOOR_MS = 0.020
@@ -41,6 +43,9 @@ class TimingPlan:
     # round while the device spins, so its launches start from a full queue instead of being staggered
     # by the host's ~9 us per eager launch. Outside the timed span (the start event follows it).
     hold_cycles: int = 0
+    # Added to the hold once per iteration of the round (K iterations enqueue K times the launches): the
+    # runner's GPU mode sizes it from the host's measured enqueue time of one step.
+    hold_cycles_per_iteration: int = 0
 
     def __post_init__(self) -> None:
         if self.warmup_rounds < 0:
@@ -51,6 +56,13 @@ class TimingPlan:
             raise ValueError(f"sync_mode must be one of {SYNC_MODES}, got {self.sync_mode!r}")
         if self.iterations_per_round is not None and self.iterations_per_round < 1:
             raise ValueError(f"iterations_per_round must be >= 1, got {self.iterations_per_round}")
+        if self.hold_cycles < 0 or self.hold_cycles_per_iteration < 0:
+            raise ValueError(f"hold cycles must be >= 0, got {self.hold_cycles} + "
+                             f"{self.hold_cycles_per_iteration} per iteration")
+
+    def hold_for(self, k: int) -> int:
+        """Spin cycles before a round of ``k`` iterations."""
+        return self.hold_cycles + k * self.hold_cycles_per_iteration
 
 
 def choose_iterations(probe_ms: float, *, floor_ms: float = EVENT_FLOOR_MS, target_ms: float = 0.5,
@@ -64,15 +76,13 @@ def choose_iterations(probe_ms: float, *, floor_ms: float = EVENT_FLOOR_MS, targ
 
 
 class RoundRecorder:
-    """Handed to the step. ``with rec.use(i):`` issues work on stream ``i``.
+    """Handed to the step. ``with rec.use(i):`` / ``with rec.on(i, label=...):`` issues work on stream ``i``.
 
-    A stream's interval opens with an event recorded on it just before its first launch of the round
-    and closes with an event recorded after every launch of the round, at the join. Nothing is
-    recorded between launches on purpose: an end event waits for its stream's work, and streams share
-    a few hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, default 8; GPU_MAX_HW_QUEUES on ROCm), so an
-    event issued between other streams' launches would serialize every stream sharing its queue
-    (measured on an H100: 64 streams read 8x concurrency with per-kernel events, 61x without).
-    ``with rec.on(i):`` records a closed segment instead, for work whose gaps matter more than that.
+    With ``record_intervals`` (the kernel-timestamp pass), each block is also a labelled profiler range
+    (``aorta.s<i>`` or ``aorta.s<i>:<label>``): the kernels launched inside it are filed under stream ``i``
+    and the label (aorta/kernel_timeline.py). No event is recorded between launches: an event completes when
+    its stream is free, not when its kernels get the GPU, so event spans count queueing as busy time
+    (measured on an H100: 38.9 "concurrency" from event spans where the kernels gave 14.2).
     """
 
     def __init__(self, device, streams: Sequence, record_intervals: bool = True):
@@ -80,8 +90,6 @@ class RoundRecorder:
         self.streams = list(streams)
         self.origin = device.current_stream()
         self._record = record_intervals
-        self._marks: list[tuple[int, object, object]] = []
-        self._open: dict[int, object] = {}
 
     @property
     def n_streams(self) -> int:
@@ -91,36 +99,27 @@ class RoundRecorder:
         return self.streams[i]
 
     def use(self, i: int):
-        """Make stream ``i`` current; its interval opens here on first use in the round."""
-        if self._record and i not in self._open:
-            self._open[i] = self._event_on(i)
-        return self.device.use(self.streams[i])
+        """Make stream ``i`` current for the block."""
+        if not self._record:
+            return self.device.use(self.streams[i])
+        return self._marked(i, None)
+
+    def on(self, i: int, label: str | None = None):
+        """Run the block on stream ``i``; ``label`` names what kind of work it holds (copy, compute ...)."""
+        return self._marked(i, label)
 
     @contextlib.contextmanager
-    def on(self, i: int) -> Iterator[object]:
-        """Run the block on stream ``i`` as one closed segment (begin event, work, end event)."""
-        begin = self._event_on(i) if self._record else None
-        with self.device.use(self.streams[i]):
+    def _marked(self, i: int, label: str | None) -> Iterator[object]:
+        with contextlib.ExitStack() as stack:
+            if self._record:
+                stack.enter_context(self.device.mark(kernel_timeline.block_label(i, label)))
+            stack.enter_context(self.device.use(self.streams[i]))
             yield self.streams[i]
-        if self._record:
-            self._marks.append((i, begin, self._event_on(i)))
 
     def wait(self, waiter: int, waitee: int) -> None:
         """Stream ``waiter`` waits for the work enqueued so far on stream ``waitee``."""
         if waiter != waitee and self.streams[waiter] is not self.streams[waitee]:
             self.device.wait_stream(self.streams[waiter], self.streams[waitee])
-
-    def _event_on(self, i: int):
-        event = self.device.event()
-        event.record(self.streams[i])
-        return event
-
-    def _take_marks(self) -> list[tuple[int, object, object]]:
-        for i, begin in self._open.items():  # close every open interval after all launches
-            self._marks.append((i, begin, self._event_on(i)))
-        self._open = {}
-        marks, self._marks = self._marks, []
-        return marks
 
 
 @dataclass
@@ -128,12 +127,17 @@ class RoundTiming:
     device_ms: float  # start event -> end event, all streams joined, K iterations
     host_enqueue_ms: float
     host_wall_ms: float | None  # enqueue + synchronize (per_round mode only)
+    # From the kernel-timestamp pass only (empty in timed rounds): the round's device ops by the workload's
+    # stream index, ms from the round's first op; by block label; and one (first start, last end) per block.
     stream_intervals_ms: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
     # Absolute host-clock times (seconds, the loop's ``host_clock``) bracketing when the round could have
     # run on the device: enqueue start -> its synchronize (per_round) or the final synchronize (end_only).
     # Telemetry samples taken on the same clock are matched to rounds through them.
     host_start_s: float | None = None
     host_end_s: float | None = None
+    label_intervals_ms: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    block_spans_ms: dict[int, list[tuple[float, float] | None]] = field(default_factory=dict)
+    kernels: kernel_timeline.KernelRound | None = None
 
 
 @dataclass
@@ -144,6 +148,8 @@ class TimedRun:
     sync_mode: str
     clock: str  # device_events or host_clock
     host_total_ms: float
+    # Kernel-timestamp pass: why its rounds hold no device ops (None when they do, or when not asked).
+    kernel_reason: str | None = None
 
     @property
     def device_ms(self) -> list[float]:
@@ -153,25 +159,30 @@ class TimedRun:
     def per_iteration_ms(self) -> list[float]:
         return [r.device_ms / self.iterations_per_round for r in self.rounds]
 
+    @property
+    def kernel_rounds(self) -> list[kernel_timeline.KernelRound]:
+        return [r.kernels for r in self.rounds if r.kernels is not None]
+
 
 StepFn = Callable[[RoundRecorder], None]
 
 
-def _enqueue_round(device, origin, streams, step: StepFn, rec: RoundRecorder, k: int, hold_cycles: int = 0):
+def _enqueue_round(device, origin, streams, step: StepFn, rec: RoundRecorder, k: int, hold_cycles: int = 0,
+                   label: str | None = None):
     if hold_cycles:
-        device.spin(hold_cycles)  # on the origin stream, before the start event: not timed
-    start = device.event()
-    start.record(origin)
-    for s in streams:  # fork: nothing on a stream starts before the round does
-        device.wait_event(s, start)
-    for _ in range(k):
-        step(rec)
-    marks = rec._take_marks()  # close the streams' intervals after every launch of the round
-    for s in streams:  # join: the end event waits for every stream
-        device.wait_stream(origin, s)
-    end = device.event()
-    end.record(origin)
-    return start, end, marks
+        device.spin(hold_cycles)  # on the origin stream, before the start event and the round's range: not timed
+    with device.mark(label) if label is not None else contextlib.nullcontext():
+        start = device.event()
+        start.record(origin)
+        for s in streams:  # fork: nothing on a stream starts before the round does
+            device.wait_event(s, start)
+        for _ in range(k):
+            step(rec)
+        for s in streams:  # join: the end event waits for every stream
+            device.wait_stream(origin, s)
+        end = device.event()
+        end.record(origin)
+    return start, end
 
 
 def run_forked(device, streams: Sequence, body: Callable[[], None]) -> None:
@@ -187,45 +198,76 @@ def run_forked(device, streams: Sequence, body: Callable[[], None]) -> None:
         device.wait_stream(origin, s)  # join: the caller's next read sees every stream's writes
 
 
-def _read_round(start, end, marks, host_enqueue_ms: float, host_wall_ms: float | None,
+def _read_round(start, end, host_enqueue_ms: float, host_wall_ms: float | None,
                 host_span_s: tuple[float, float] | None = None) -> RoundTiming:
-    intervals: dict[int, list[tuple[float, float]]] = {}
-    for i, begin, stop in marks:
-        intervals.setdefault(i, []).append((start.elapsed_time(begin), start.elapsed_time(stop)))
     t_start, t_end = host_span_s if host_span_s is not None else (None, None)
-    return RoundTiming(start.elapsed_time(end), host_enqueue_ms, host_wall_ms, intervals, t_start, t_end)
+    return RoundTiming(start.elapsed_time(end), host_enqueue_ms, host_wall_ms, {}, t_start, t_end)
 
 
 def time_rounds(device, streams: Sequence, step: StepFn, plan: TimingPlan, *,
                 host_clock: Callable[[], float] = time.perf_counter, record_intervals: bool = True) -> TimedRun:
-    """Warm up, pick K if asked, then time ``plan.rounds`` rounds. Raw per-round times are returned."""
+    """Warm up, pick K if asked, then time ``plan.rounds`` rounds. Raw per-round times are returned.
+
+    ``record_intervals``: run the timed rounds under the profiler (``device.kernel_capture``), each round and
+    each stream block in a labelled range, and attach every round's device ops (kernel timestamps) to it.
+    Only where the device gives kernel timestamps (a GPU); elsewhere ``kernel_reason`` says why not.
+    """
     origin = device.current_stream()
-    rec = RoundRecorder(device, streams, record_intervals=record_intervals)
+    profiled = record_intervals and device.is_gpu
+    rec = RoundRecorder(device, streams, record_intervals=profiled)
 
     for _ in range(plan.warmup_rounds):
-        _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_cycles)
+        _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1))
     device.synchronize()  # warm-up work must not spill into the probe or the first timed round
 
     k = plan.iterations_per_round
     if k is None:
-        start, end, _ = _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_cycles)
+        start, end = _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1))
         device.synchronize()  # the probe's events are read now
         k = choose_iterations(start.elapsed_time(end), floor_ms=plan.floor_ms,
                               target_ms=plan.target_round_ms, max_iterations=plan.max_iterations)
 
     timings: list[RoundTiming] = []
-    pending = []
+    kernel_reason = None
     with _gc_paused():  # a collection mid-round would land in host-bound rounds (eager launches)
-        t_begin = host_clock()
-        _timed_rounds(device, origin, streams, step, rec, k, plan, host_clock, timings, pending)
-        host_total_ms = (host_clock() - t_begin) * 1e3
+        capture = device.kernel_capture() if profiled else contextlib.nullcontext()
+        with capture:
+            if profiled:  # one unlabelled round under the profiler first: its start-up cost lands there
+                _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1))
+                device.synchronize()  # the profiler's first round ends before the timed rounds start
+            t_begin = host_clock()
+            _timed_rounds(device, origin, streams, step, rec, k, plan, host_clock, timings, labelled=profiled)
+            host_total_ms = (host_clock() - t_begin) * 1e3
+    if profiled:
+        kernel_reason = _attach_kernels(timings, capture)
+    elif record_intervals:
+        kernel_reason = "CPU backend: the profiler records no device kernel timestamps"
 
     if plan.graph:
         method = "graph_replay"
     else:
         method = "events" if k == 1 else "events_k_batched"
     return TimedRun(timings, k, method, plan.sync_mode,
-                    "device_events" if device.is_gpu else "host_clock", host_total_ms)
+                    "device_events" if device.is_gpu else "host_clock", host_total_ms, kernel_reason)
+
+
+def _attach_kernels(timings: list[RoundTiming], capture) -> str | None:
+    """Give each round its device ops from the captured trace; the reason when there are none."""
+    trace = capture.trace()
+    if trace is None:
+        return capture.reason or "the profiler returned no trace"
+    by_index = {r.index: r for r in kernel_timeline.parse_rounds(trace)}
+    for n, timing in enumerate(timings):
+        rnd = by_index.get(n)
+        if rnd is None or not rnd.ops:
+            continue
+        timing.kernels = rnd
+        timing.stream_intervals_ms = rnd.stream_intervals_ms()
+        timing.label_intervals_ms = rnd.label_intervals_ms()
+        timing.block_spans_ms = rnd.block_spans_ms()
+    if not any(t.kernels is not None for t in timings):
+        return "the profiler recorded no device kernels inside the timed rounds"
+    return None
 
 
 @contextlib.contextmanager
@@ -240,18 +282,20 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _timed_rounds(device, origin, streams, step: StepFn, rec: RoundRecorder, k: int, plan: TimingPlan,
-                  host_clock: Callable[[], float], timings: list[RoundTiming], pending: list) -> None:
-    for _ in range(plan.rounds):
+                  host_clock: Callable[[], float], timings: list[RoundTiming], *, labelled: bool = False) -> None:
+    pending = []
+    for n in range(plan.rounds):
+        label = kernel_timeline.round_label(n) if labelled else None
         t0 = host_clock()
-        start, end, marks = _enqueue_round(device, origin, streams, step, rec, k, plan.hold_cycles)
+        start, end = _enqueue_round(device, origin, streams, step, rec, k, plan.hold_for(k), label)
         t1 = host_clock()
         if plan.sync_mode == "per_round":
             device.synchronize()  # per_round: this round's events are complete and host wall is real
             t2 = host_clock()
-            timings.append(_read_round(start, end, marks, (t1 - t0) * 1e3, (t2 - t0) * 1e3, (t0, t2)))
+            timings.append(_read_round(start, end, (t1 - t0) * 1e3, (t2 - t0) * 1e3, (t0, t2)))
         else:
-            pending.append((start, end, marks, (t1 - t0) * 1e3, t0))
+            pending.append((start, end, (t1 - t0) * 1e3, t0))
     if pending:
         device.synchronize()  # end_only: one synchronize, then every round's events are read
         t_sync = host_clock()
-        timings.extend(_read_round(s, e, m, enq, None, (t0, t_sync)) for s, e, m, enq, t0 in pending)
+        timings.extend(_read_round(s, e, enq, None, (t0, t_sync)) for s, e, enq, t0 in pending)

@@ -27,7 +27,6 @@ from aorta.workloads.stage_intervals import (
     busy_ms_per_round,
     label_overlap,
     rate_samples,
-    regroup_rounds,
 )
 
 ROLES = ("copy", "preprocess", "compute")
@@ -127,7 +126,7 @@ class AsyncDataload(Workload):
         return [Metric("images_per_s", median(rate), "images/s", True, tuple(rate))]
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
-        labelled = regroup_rounds([r.stream_intervals_ms for r in run.rounds], self.log.calls)
+        labelled = [r.label_intervals_ms for r in run.rounds]
         k = run.iterations_per_round
         copy_busy = busy_ms_per_round(labelled, ["copy"])
         bytes_per_round = [float(self.host[0].numel() * self.cfg["NB"] * k)] * len(copy_busy)

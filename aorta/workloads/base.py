@@ -124,6 +124,10 @@ class Workload:
         """Metrics that need the whole timed run (e.g. overlap from intervals) and unavailable ones."""
         return [], {}
 
+    def unavailable(self) -> dict[str, str]:
+        """Figures this workload cannot give whatever the device (name -> why), e.g. an overlap on one stream."""
+        return {}
+
     def uses_graph(self) -> bool:
         return False
 
@@ -137,6 +141,10 @@ class Workload:
     def launch_hold_cycles(self) -> int:
         """Spin cycles the timing loop runs before each round so its launches start from a full queue."""
         return 0
+
+    def gpu_mode_unavailable_reason(self) -> str | None:
+        """Why this workload cannot queue a whole round on the GPU before it starts (``None``: it can)."""
+        return None
 
     def interval_unavailable_reason(self) -> str | None:
         """Why this workload records no per-stream intervals (``None``: it records them)."""

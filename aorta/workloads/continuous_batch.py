@@ -180,7 +180,7 @@ class ContinuousBatch(Workload):
                 if label[0] == "decode"]
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
-        return percentile_metrics("decode_step", [self.decode_step_ms(r.stream_intervals_ms) for r in run.rounds], (99, 50))
+        return percentile_metrics("decode_step", [self.decode_step_ms(r.block_spans_ms) for r in run.rounds], (99, 50))
 
     def info(self) -> dict:
         lengths = [n for grp in self.groups for n in grp["lengths"]]

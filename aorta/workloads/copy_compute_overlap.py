@@ -32,7 +32,6 @@ from aorta.workloads.stage_intervals import (
     busy_ms_per_round,
     label_overlap,
     rate_samples,
-    regroup_rounds,
 )
 
 MODES = ("overlap", "serial")
@@ -168,12 +167,20 @@ class CopyComputeOverlap(Workload):
             out += self._saving(per_iteration_ms)  # timed rounds: no interval events, as iteration_ms
         return out
 
+    def unavailable(self) -> dict[str, str]:
+        if self.mode == "serial":
+            return {"copy_compute_overlap_ratio": "serial variant: compute then copies on one stream"}
+        if not self.serial_ms:
+            return {"saving_ms": "no serialized run given (the benchmark runs one first and passes serial_ms)"}
+        return {f"serial_{name}_gbps": "the serial run recorded no per-direction copy rate (kernel timestamps: GPU only)"
+                for name in COPIES if f"{name}_gbps" not in self.serial_metrics}
+
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
         k = run.iterations_per_round
         rounds = [r.stream_intervals_ms for r in run.rounds]
         unavailable: dict[str, str] = {}
         if self._labelled():
-            groups = regroup_rounds(rounds, self.log.calls)
+            groups = [r.label_intervals_ms for r in run.rounds]
             copy_keys, gemm_keys = list(COPIES), ["gemm"]
         else:
             groups = rounds
@@ -203,11 +210,9 @@ class CopyComputeOverlap(Workload):
                 unavailable[f"{name}_gbps"] = ("per-direction copy times need events between copies, which "
                                                "would serialize streams sharing a hardware queue; measured in "
                                                "the one-stream serial variant")
+        unavailable.update(self.unavailable())
         if self.mode == "serial":
-            unavailable["copy_compute_overlap_ratio"] = "serial variant: compute then copies on one stream"
             return out, unavailable
-        if not self.serial_ms:
-            unavailable["saving_ms"] = "no serialized run given (the benchmark runs one first and passes serial_ms)"
         if not self.device.is_gpu:
             unavailable["copy_compute_overlap_ratio"] = CPU_SERIAL_REASON
             unavailable["copy_ran_beside_compute"] = CPU_SERIAL_REASON

@@ -160,16 +160,19 @@ class FsdpTp(Workload):
         rate = [self.batch / (ms * 1e-3) for ms in per_iteration_ms]
         return [Metric("samples_per_s", median(rate), "samples/s", True, tuple(rate))]
 
+    def unavailable(self) -> dict[str, str]:
+        if self._dist is None:
+            return {"collective_busbw_gbps": "one process: the comm ops are device-to-device copies, "
+                                             "not collectives (run under torchrun with world size > 1)"}
+        return {}
+
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
         comm = list(range(1, self.n_streams))
         ov = group_overlap([r.stream_intervals_ms for r in run.rounds], [0], comm)
         if ov["overlap_ratio"] is None:
             return [], {"comm_overlap_ratio": "no comm intervals recorded (graph replay or a single stream)",
                         "exposed_comm_ms": "no comm intervals recorded"}
-        unavailable = {}
-        if self._dist is None:
-            unavailable["collective_busbw_gbps"] = ("one process: the comm ops are device-to-device copies, "
-                                                    "not collectives (run under torchrun with world size > 1)")
+        unavailable = self.unavailable()
         return [
             Metric("comm_overlap_ratio", ov["overlap_ratio"], "ratio", True, tuple(ov["overlap_ratio_samples"])),
             Metric("exposed_comm_ms", ov["exposed_ms"], "ms", False),

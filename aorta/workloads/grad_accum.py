@@ -101,10 +101,15 @@ class GradAccum(Workload):
         rate = [samples / (ms * 1e-3) for ms in per_iteration_ms]
         return [Metric("samples_per_s", median(rate), "samples/s", True, tuple(rate))]
 
-    def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
+    def unavailable(self) -> dict[str, str]:
         if self.n_streams == 1:
             reason = "one stream: the reductions run in order on the compute stream"
-            return [], {"reduce_overlap_ratio": reason, "exposed_reduce_ms": reason}
+            return {"reduce_overlap_ratio": reason, "exposed_reduce_ms": reason}
+        return {}
+
+    def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
+        if self.n_streams == 1:
+            return [], self.unavailable()
         ov = group_overlap([r.stream_intervals_ms for r in run.rounds], [0], list(range(1, self.n_streams)))
         if ov["overlap_ratio"] is None:
             reason = "no reduction intervals recorded (graph replay)"

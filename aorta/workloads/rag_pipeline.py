@@ -28,7 +28,6 @@ from aorta.workloads.stage_intervals import (
     StageLog,
     busy_ms_per_round,
     label_overlap,
-    regroup_rounds,
 )
 
 STAGES = ("embed", "retrieve", "rerank", "generate")
@@ -146,7 +145,7 @@ class RagPipeline(Workload):
         return [Metric("queries_per_s", median(qps), "queries/s", True, tuple(qps))]
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
-        labelled = regroup_rounds([r.stream_intervals_ms for r in run.rounds], self.log.calls)
+        labelled = [r.label_intervals_ms for r in run.rounds]
         out: list[Metric] = []
         k = run.iterations_per_round
         for stage in STAGES:

@@ -1,7 +1,7 @@
 """Which work a recorded stream interval belongs to (pure: no torch).
 
-``RoundRecorder`` keeps one interval per ``with rec.on(i):`` segment, per stream index, in the order
-the segments were issued. A workload that issues a fixed plan of labelled segments can therefore
+The kernel-timestamp pass gives one span per ``with rec.on(i):`` block (its first kernel's start to its
+last kernel's end, ``RoundTiming.block_spans_ms``), per stream index, in the order the blocks were issued. A workload that issues a fixed plan of labelled segments can therefore
 name every interval: the ``j``-th interval on stream ``i`` is the ``j``-th label issued on stream
 ``i``, repeating once per iteration when the timing loop batches K iterations in a round.
 """
@@ -45,5 +45,7 @@ class SegmentPlan:
                 raise ValueError(f"stream {i}: {len(ivs)} intervals is not a multiple of the "
                                  f"{len(labels)} segments one step issues there")
             for j, iv in enumerate(ivs):
+                if iv is None:  # a block that launched no device work (kernel timeline): nothing to name
+                    continue
                 out.append((j // len(labels), labels[j % len(labels)], (float(iv[0]), float(iv[1]))))
         return out

@@ -179,7 +179,7 @@ class SpeculativeDecode(Workload):
         return out
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
-        return percentile_metrics("per_token", [self.per_token_ms(r.stream_intervals_ms) for r in run.rounds], (50, 99))
+        return percentile_metrics("per_token", [self.per_token_ms(r.block_spans_ms) for r in run.rounds], (50, 99))
 
     def info(self) -> dict:
         c = self.cfg

@@ -1,6 +1,7 @@
 """Per-stream intervals regrouped by what ran in them: stage or role labels (no torch calls).
 
-The timing loop keys intervals by stream index, one per ``rec.on(i)`` block, in issue order. A
+The kernel-timestamp pass files kernels under the label given to ``rec.on(i, label)``
+(``RoundTiming.label_intervals_ms``); ``regroup`` below is the older per-block form. A
 workload whose streams each carry several kinds of work (stage ``s`` of query ``q`` on stream
 ``(q + s) % n``; copies and compute sharing a stream when few streams are given) notes a label for
 each block with ``StageLog.on(rec, i, label)``; ``regroup`` then files every recorded interval under
@@ -33,7 +34,7 @@ class StageLog:
     def on(self, rec, i: int, label: str):
         """``rec.on(i)``, noting that the block holds ``label`` work."""
         self.calls.append((i, label))
-        return rec.on(i)
+        return rec.on(i, label)
 
     @property
     def labels(self) -> list[str]:

@@ -69,10 +69,6 @@ class TinyKernelStress(Workload):
         # that. Graph replay (A/A spread 1.8%) is the figure to gate dispatch cost on.
         return dict.fromkeys(EAGER_HOST_BOUND, 0.75)
 
-    def interval_unavailable_reason(self) -> str | None:
-        return ("per-kernel events would cost more than the 1-element kernels they bracket, and one event "
-                "pair per stream would span the whole round: no per-stream intervals are recorded")
-
     def uses_graph(self) -> bool:
         return self.mode == "graph"
 

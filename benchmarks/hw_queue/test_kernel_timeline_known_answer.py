@@ -1,0 +1,63 @@
+"""Known answers for the kernel-timestamp figures (GPU only): N long one-block kernels on N native streams
+read concurrency N; forced one at a time they read 1; depth-first at 64 streams the kernel timeline agrees
+with stream_concurrency's throughput figure (work / device time of the timed rounds)."""
+
+import pytest
+
+from aorta.kernel_timeline import summarize
+from aorta.runner import run_workload
+from aorta.timing import TimingPlan, time_rounds
+from aorta.workloads.spin import cycles_for_ms
+from aorta.workloads.stream_concurrency import StreamConcurrency
+
+pytestmark = [pytest.mark.p0, pytest.mark.scheduling]
+KERNEL_MS = 20.0  # long beside the host's ~9 µs per launch: N launches stagger the starts by < 1%
+PLAN = TimingPlan(warmup_rounds=1, rounds=3, iterations_per_round=1)
+
+
+@pytest.fixture
+def gpu(aorta_device):
+    if not aorta_device.is_gpu:
+        pytest.skip("kernel timestamps need a GPU")
+    return aorta_device
+
+
+def _kernel_figures(device, n: int, one_at_a_time: bool) -> dict:
+    streams = device.streams(n)
+    cycles = cycles_for_ms(device, KERNEL_MS)
+
+    def step(rec):
+        for i in range(n):
+            if one_at_a_time and i:
+                rec.wait(i, i - 1)  # stream i starts when stream i - 1's kernel has ended
+            with rec.use(i):
+                device.spin(cycles)
+
+    run = time_rounds(device, streams, step, PLAN, record_intervals=True)
+    assert run.kernel_reason is None, run.kernel_reason
+    return summarize(run.kernel_rounds, run.iterations_per_round)
+
+
+@pytest.mark.parametrize("n", [4, 16])
+def test_n_independent_kernels_read_concurrency_n(gpu, n):
+    figs = _kernel_figures(gpu, n, one_at_a_time=False)
+    assert figs["streams_with_work"] == n
+    assert figs["effective_concurrency"] == pytest.approx(n, rel=0.05)
+    assert figs["gpu_busy_share"] == pytest.approx(1.0, rel=0.05)
+
+
+@pytest.mark.parametrize("n", [4, 16])
+def test_kernels_forced_one_at_a_time_read_concurrency_one(gpu, n):
+    figs = _kernel_figures(gpu, n, one_at_a_time=True)
+    assert figs["streams_with_work"] == n
+    assert figs["effective_concurrency"] == pytest.approx(1.0, rel=0.05)
+
+
+def test_depth_first_64_streams_kernel_timeline_agrees_with_throughput(gpu):
+    w = StreamConcurrency(gpu, 64, issue_order="depth", kernel_ms=KERNEL_MS / 2)
+    res = run_workload(gpu, w, w.make_streams(), PLAN)
+    throughput = res.extra_info["metrics"]["concurrency"]["value"]
+    timeline = res.extra_info["effective_concurrency"]
+    print(f"depth-first 64 streams: throughput concurrency {throughput:.2f}, kernel timeline {timeline:.2f}")
+    assert res.extra_info["distinct_streams"] == 64
+    assert timeline == pytest.approx(throughput, rel=0.05)

@@ -1,0 +1,183 @@
+"""Per-round figures from kernel timestamps (aorta/kernel_timeline.py), with answers worked by hand."""
+
+import pytest
+
+from aorta import kernel_timeline as kt
+
+THREAD = {"pid": 1, "tid": 7}
+
+
+def rng(name, ts, dur, **thread):
+    return {"ph": "X", "cat": "user_annotation", "name": name, "ts": ts, "dur": dur, **(thread or THREAD)}
+
+
+def launch(corr, ts, **thread):
+    return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": ts, "dur": 1,
+            "args": {"correlation": corr}, **(thread or THREAD)}
+
+
+def kernel(corr, stream, ts, dur, cat="kernel", name="k"):
+    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 0, "tid": stream,
+            "args": {"stream": stream, "correlation": corr}}
+
+
+def two_stream_trace():
+    """Round 0: stream 7 runs 100-300 µs and 300-400 µs, stream 8 runs 200-400 µs (a copy).
+    A kernel launched before the round (warm-up) and one outside any block (the origin stream) too."""
+    return {"traceEvents": [
+        launch(1, 5), kernel(1, 7, 10, 50),                      # warm-up: no round
+        rng("aorta.round.0", 20, 80),
+        rng("aorta.s0:compute", 21, 10), launch(2, 22), launch(3, 25),
+        rng("aorta.s1:copy", 40, 10), launch(4, 41),
+        launch(5, 60),                                           # outside any block
+        kernel(2, 7, 100, 200), kernel(3, 7, 300, 100), kernel(4, 8, 200, 200, cat="gpu_memcpy"),
+        kernel(5, 9, 450, 50),
+    ]}
+
+
+def test_round_holds_only_ops_launched_inside_it_and_blocks_name_them():
+    (rnd,) = kt.parse_rounds(two_stream_trace())
+    assert rnd.index == 0 and len(rnd.ops) == 4
+    assert [(b.stream_index, b.label, len(b.ops)) for b in rnd.blocks] == [(0, "compute", 2), (1, "copy", 1)]
+    # ms from the round's first op (100 µs)
+    assert rnd.stream_intervals_ms() == {0: [(0.0, 0.2), (0.2, 0.3)], 1: [(0.1, 0.3)]}
+    assert rnd.label_intervals_ms() == {"compute": [(0.0, 0.2), (0.2, 0.3)], "copy": [(0.1, 0.3)]}
+    assert rnd.block_spans_ms() == {0: [(0.0, 0.3)], 1: [(0.1, 0.3)]}
+
+
+def test_round_figures_by_hand():
+    (rnd,) = kt.parse_rounds(two_stream_trace())
+    f = kt.round_figures(rnd)
+    # span 100 -> 500 µs = 0.4 ms; busy: stream 7 0.3, stream 8 0.2, stream 9 0.05
+    assert f["span_ms"] == pytest.approx(0.4)
+    assert f["per_stream_busy_ms"] == pytest.approx({7: 0.3, 8: 0.2, 9: 0.05})
+    assert f["effective_concurrency"] == pytest.approx((0.3 + 0.2 + 0.05) / 0.4)
+    # union: 100-400 and 450-500 -> 0.35 of 0.4
+    assert f["gpu_busy_share"] == pytest.approx(0.35 / 0.4)
+    assert f["streams_with_work"] == 3
+
+
+def test_queued_kernels_are_not_busy_time():
+    """Two streams whose kernels run one at a time read concurrency 1, whatever the events said."""
+    trace = {"traceEvents": [rng("aorta.round.0", 0, 10), launch(1, 1), launch(2, 2),
+                             kernel(1, 7, 100, 1000), kernel(2, 8, 1100, 1000)]}
+    f = kt.round_figures(kt.parse_rounds(trace)[0])
+    assert f["effective_concurrency"] == pytest.approx(1.0)
+    assert f["gpu_busy_share"] == pytest.approx(1.0)
+
+
+def test_summary_divides_per_iteration_quantities_by_k_but_not_ratios():
+    trace = {"traceEvents": [rng("aorta.round.0", 0, 10), launch(1, 1), launch(2, 2),
+                             kernel(1, 7, 0, 1000), kernel(2, 8, 0, 500),
+                             rng("aorta.round.1", 20, 10), launch(3, 21), launch(4, 22),
+                             kernel(3, 7, 5000, 1000), kernel(4, 8, 5000, 1000)]}
+    s = kt.summarize(kt.parse_rounds(trace), iterations_per_round=2)
+    assert s["rounds_with_kernels"] == 2 and s["streams_with_work"] == 2
+    assert s["per_stream_busy_ms"] == pytest.approx([1.0 / 2, (0.5 + 1.0) / 2 / 2])
+    assert s["effective_concurrency_samples"] == pytest.approx([1.5, 2.0])
+    assert s["gpu_busy_share_samples"] == pytest.approx([1.0, 1.0])
+    assert s["kernel_span_ms_per_iteration"] == pytest.approx(0.5)
+
+
+def test_no_kernels_gives_no_figures():
+    assert kt.summarize([]) == {"rounds_with_kernels": 0}
+    assert kt.parse_rounds({"traceEvents": [rng("aorta.round.0", 0, 10)]})[0].ops == []
+
+
+def test_host_bound_note_below_seventy_percent_busy():
+    assert kt.host_bound_note(0.19) == ("host-bound: GPU busy 19% of the round; "
+                                        "the host's launch path is what is measured")
+    assert kt.host_bound_note(0.70) is None and kt.host_bound_note(None) is None
+
+
+def test_nested_blocks_file_ops_under_the_innermost():
+    trace = {"traceEvents": [rng("aorta.round.0", 0, 100), rng("aorta.s0:outer", 1, 50), rng("aorta.s1", 10, 5),
+                             launch(1, 11), launch(2, 30), kernel(1, 7, 100, 10), kernel(2, 8, 100, 10)]}
+    (rnd,) = kt.parse_rounds(trace)
+    assert [(b.stream_index, b.label, [op.stream for op in b.ops]) for b in rnd.blocks] == [
+        (0, "outer", [8]), (1, None, [7])]
+
+
+def test_trim_keeps_what_the_parser_reads():
+    trace = two_stream_trace()
+    trace["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 1, "dur": 1, **THREAD})
+    trimmed = kt.trim_trace(trace)
+    assert len(trimmed["traceEvents"]) == len(two_stream_trace()["traceEvents"])
+    assert kt.round_figures(kt.parse_rounds(trimmed)[0]) == kt.round_figures(kt.parse_rounds(trace)[0])
+
+
+# -- recorded traces (H100, torch 2.11+cu130, scripts/gpu/kernel_timeline_probe.py) and a hand-written ROCm one
+def _load(name):
+    import json
+    from pathlib import Path
+
+    return json.loads((Path(__file__).parent / "data" / name).read_text())
+
+
+def _by_hand(trace, n):
+    """Round n's figures straight from the raw events: every device event launched in the round's range."""
+    evs = trace["traceEvents"]
+    rnd = next(e for e in evs if e["name"] == f"aorta.round.{n}")
+    corr = {e["args"]["correlation"] for e in evs if e["cat"] in ("cuda_runtime", "cuda_driver")
+            and rnd["ts"] <= e["ts"] <= rnd["ts"] + rnd["dur"]}
+    ops = [e for e in evs if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") and e["args"]["correlation"] in corr]
+    span = max(e["ts"] + e["dur"] for e in ops) - min(e["ts"] for e in ops)
+    return ops, span
+
+
+def test_recorded_cuda_trace_four_streams_one_kernel_each():
+    trace = _load("kernels_4streams_cuda.json")
+    rounds = kt.parse_rounds(trace)
+    assert [r.index for r in rounds] == [0, 1]
+    for r in rounds:
+        ops, span = _by_hand(trace, r.index)
+        assert len(ops) == 4 and len({e["args"]["stream"] for e in ops}) == 4  # one spin kernel per stream
+        f = kt.round_figures(r)
+        assert f["streams_with_work"] == 4
+        assert f["effective_concurrency"] == pytest.approx(sum(e["dur"] for e in ops) / span)
+        assert f["gpu_busy_share"] == pytest.approx(1.0)  # four overlapping kernels: no gap in the round
+        assert 3.0 < f["effective_concurrency"] < 4.0  # the host staggers four 1 ms kernels' starts
+        assert [b.stream_index for b in r.blocks] == [0, 1, 2, 3]
+
+
+def test_recorded_cuda_trace_labels_copies_preprocess_and_compute():
+    trace = _load("kernels_async_dataload_cuda.json")
+    for r in kt.parse_rounds(trace):
+        labels = r.label_intervals_ms()
+        assert {k: len(v) for k, v in labels.items()} == {"copy": 3, "preprocess": 18, "compute": 27}
+        assert {op.category for op in r.ops} == {"kernel", "gpu_memcpy"}  # copies count as device work
+        ops, span = _by_hand(trace, r.index)
+        f = kt.round_figures(r)
+        assert len(r.ops) == len(ops)
+        assert f["span_ms"] == pytest.approx(span / 1e3)
+        assert f["gpu_busy_share"] < 0.3  # smoke size: the device waits for the host most of the round
+        assert kt.host_bound_note(f["gpu_busy_share"]).startswith("host-bound: GPU busy")
+
+
+def test_hand_written_rocm_trace():
+    """HIP launches, Tensile GEMMs (Cijk_...), an RCCL kernel and a copy; not recorded on an AMD GPU."""
+    rounds = kt.parse_rounds(_load("kernels_rocm_handwritten.json"))
+    assert len(rounds) == 2
+    for r in rounds:
+        f = kt.round_figures(r)
+        # span 100..450 µs = 0.35 ms; busy: stream 1 0.3, stream 2 0.25, stream 3 0.05
+        assert f["span_ms"] == pytest.approx(0.35)
+        assert f["effective_concurrency"] == pytest.approx((0.3 + 0.25 + 0.05) / 0.35)
+        assert f["gpu_busy_share"] == pytest.approx(1.0)  # 100-400 covered by GEMMs/RCCL, 400-450 the copy
+        labels = r.label_intervals_ms()
+        from aorta import overlap
+
+        # comm 150-400 hidden behind compute 100-400: ratio 1; the copy runs alone
+        assert overlap.overlap_ratio(labels["compute"], labels["comm"]) == pytest.approx(1.0)
+        assert overlap.overlap_ratio(labels["compute"] + labels["comm"], labels["copy"]) == pytest.approx(0.0)
+
+
+def test_terminal_table_shows_gpu_busy_and_the_host_bound_note():
+    from aorta.table import format_summary
+
+    note = kt.host_bound_note(0.19)
+    lines = format_summary([{"name": "t[4]", "streams": 4, "distinct": 4, "median_ms": 1.0, "enqueue_ms": 0.9,
+                             "metric": "1 x", "concurrency": 0.3, "gpu_busy": 0.19, "notes": [note],
+                             "method": "events"}])
+    assert "gpu busy" in lines[0] and "19%" in lines[2]
+    assert lines[-1] == f"t[4]: {note}"
