@@ -6,8 +6,8 @@ tiny timing plan; the tests read what lands in extra_info.
 
 import pytest
 
-from aorta.kernel_timeline import NO_KERNELS_ON_CPU
 from aorta.device import Device
+from aorta.kernel_timeline import NO_KERNELS_ON_CPU
 from aorta.runner import run_workload
 from aorta.timing import TimingPlan
 from aorta.workloads import REGISTRY
