@@ -29,6 +29,7 @@ from aorta.options import (
     parse_warmup,
 )
 from aorta.output_paths import OutputPathError, check_output_file
+from aorta.record import BenchRecord
 from aorta.runner import run_workload
 from aorta.telemetry.throttle import AllRoundsThrottled
 from aorta.timing import TimingPlan
@@ -240,14 +241,16 @@ def timing_plan(aorta_options: AortaOptions) -> TimingPlan:
 @pytest.fixture
 def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_plan: TimingPlan,
              aorta_telemetry):
-    """``hw_queue(WorkloadClass, n_streams, **kw)``: check, time and record one workload.
+    """``hw_queue(WorkloadClass, n_streams, *, record=True, reference=None, **params)``: check, time and
+    record one workload. ``reference``: the result of a reference run (``record=False``) whose figures this
+    one is read against (the workload's ``reference_metrics``), recorded with this benchmark.
 
     Skips below the workload's minimum or above its maximum stream count; a wrong result or an
     out-of-memory size fails the test with the reason; the rest of the run goes on.
     """
     state = request.config.stash[STATE]
 
-    def run(workload_cls, n_streams: int, *, record: bool = True, **kwargs):
+    def run(workload_cls, n_streams: int, *, record: bool = True, reference=None, **kwargs):
         reason = workload_cls.spec.stream_skip_reason(n_streams)
         if reason:
             pytest.skip(reason)
@@ -257,7 +260,7 @@ def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_p
             streams = workload.make_streams()
             result = run_workload(aorta_device, workload, streams, timing_plan, review=aorta_telemetry.review,
                                   test_slowdown=request.config.getoption("aorta_test_slowdown", 0.0) or 0.0,
-                                  mode=resolved_options(request.config).mode)
+                                  mode=resolved_options(request.config).mode, reference_run=reference)
         except (StreamLimit, WorkloadUnavailable) as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")
         except WorkloadCheckError as exc:
@@ -269,29 +272,31 @@ def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_p
                 aorta_device.free_memory()
                 pytest.fail(f"out of memory at size {workload.size_label()}: {exc}", pytrace=False)
             raise
-        if record and not hand_to_gate(request.node, result.run.per_iteration_ms, result.extra_info):
+        extra_info = result.record.to_extra_info()
+        if record and not hand_to_gate(request.node, result.run.per_iteration_ms, extra_info):
             benchmark.group = workload_cls.spec.name
-            benchmark.extra_info.update(result.extra_info)
+            benchmark.extra_info.update(extra_info)
             replay_into(benchmark, state.clock, result.run.per_iteration_ms)
-            state.rows.append(_summary_row(request.node.name, result.extra_info))
+            state.rows.append(_summary_row(request.node.name, result.record))
             request.node.stash[BENCH_RESULT] = result
         return result
 
     return run
 
 
-def _summary_row(name: str, extra: dict) -> dict:
-    headline = extra["metrics"].get(extra["headline_metric"], {})
+def _summary_row(name: str, record: BenchRecord) -> dict:
+    headline = record.headline()
+    shown = "n/a" if headline is None or headline.value is None else f"{headline.value:.4g} {headline.unit}"
     return {
         "name": name,
-        "streams": extra["streams_requested"],
-        "distinct": extra["distinct_streams"],
-        "median_ms": stats.median(extra["device_ms_per_iteration"]),
-        "metric": f"{headline.get('value', float('nan')):.4g} {headline.get('unit', '')}",
-        "concurrency": extra.get("effective_concurrency"),
-        "method": extra["timing_method"],
-        "enqueue_ms": extra.get("host_enqueue_ms_per_iteration"),
-        "gpu_busy": extra.get("gpu_busy_share"), "notes": extra.get("reading_notes"),
+        "streams": record.get("streams_requested"),
+        "distinct": record.get("distinct_streams"),
+        "median_ms": stats.median(record.device_ms_per_iteration),
+        "metric": shown,
+        "concurrency": record.get("effective_concurrency"),
+        "method": record.get("mode") or record.timing_method,
+        "enqueue_ms": record.get("host_enqueue_ms_per_iteration"),
+        "gpu_busy": record.get("gpu_busy_share"), "notes": record.reading_notes,
     }
 
 

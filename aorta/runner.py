@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
-from aorta import kernel_timeline, results, slowdown, stats
+from aorta import kernel_timeline, slowdown, stats
+from aorta.record import BenchRecord
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
 from aorta.workloads.base import Metric, Workload, clone_result, compare_results
 from aorta.workloads.spin import cycles_for_ms
@@ -24,9 +25,17 @@ from aorta.write_log import WriteLog, written_views
 @dataclass
 class BenchResult:
     run: TimedRun  # the timed rounds: device time, no per-stream events
-    metrics: list[Metric]
-    extra_info: dict[str, Any] = field(default_factory=dict)
+    record: BenchRecord  # what goes into pytest-benchmark's JSON
     traced: TimedRun | None = None  # the kernel-timestamp pass (under the profiler), where there is one
+
+    @property
+    def metrics(self) -> list[Metric]:
+        return list(self.record.metrics.values())
+
+    @property
+    def extra_info(self) -> dict[str, Any]:
+        """The record as written into pytest-benchmark's ``extra_info``."""
+        return self.record.to_extra_info()
 
     @property
     def intervals_run(self) -> TimedRun:
@@ -138,13 +147,16 @@ def _gpu_mode(device, workload: Workload, streams, plan: TimingPlan) -> tuple[Ti
 
 def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
                  review: Callable[[TimedRun], tuple[TimedRun, dict]] | None = None,
-                 test_slowdown: float = 0.0, mode: str = "eager") -> BenchResult:
+                 test_slowdown: float = 0.0, mode: str = "eager",
+                 reference_run: BenchResult | None = None) -> BenchResult:
     """``review`` (optional) sees the timed rounds before any figure is derived: it may drop rounds
     (e.g. those taken while the GPU was throttled) and returns extra_info entries to add.
     ``test_slowdown`` > 0 adds real, calibrated device work to every iteration (aorta/slowdown.py):
     for testing the regression gate only, and recorded as such in extra_info.
     ``mode``: ``eager`` (launches issued as the round runs) or ``gpu`` (the whole round on the GPU before it
-    starts: ``_gpu_mode``); where ``gpu`` cannot be had the run is eager and ``unavailable["mode_gpu"]`` says why."""
+    starts: ``_gpu_mode``); where ``gpu`` cannot be had the run is eager and ``unavailable["mode_gpu"]`` says why.
+    ``reference_run``: a reference run of the same workload (the one-stream run, the tiny kernels alone) whose
+    figures this one is read against (``Workload.reference_metrics``)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     workload.setup()
@@ -172,7 +184,9 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     # that other streams share (on an H100 at 16-64 streams, rounds with interval events ran 0.75x-1.41x
     # the time of rounds without, scripts/gpu/interval_probe.py). Busy time, concurrency and stage figures
     # come from a second pass under the profiler: the GPU's own kernel timestamps (aorta/kernel_timeline.py).
+    workload.measure_reference(plan)
     run = time_rounds(device, timed_streams, step, plan, record_intervals=False)
+    workload.measure_reference(plan)
     reviewed: dict[str, Any] = {}
     if review is not None:
         run, reviewed = review(run)
@@ -193,47 +207,46 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
             unavailable[workload.spec.metric] = no_intervals
     metrics = metrics + more
     unavailable = {**unavailable, **workload.unavailable()}  # structural reasons hold on any device
+    relative, why_not = workload.reference_metrics({m.name: m for m in metrics},
+                                                   reference_run.record.metrics if reference_run else None)
+    metrics, unavailable = metrics + relative, {**unavailable, **why_not}
 
-    extra: dict[str, Any] = {
-        "aorta_schema": results.SCHEMA_VERSION,
-        "workload": workload.spec.name,
+    details: dict[str, Any] = {
         "category": workload.spec.category,
         "priority": workload.spec.priority,
-        "backend": device.backend,
         "size": workload.size,
         "dtype": workload.dtype_name,
         "streams_requested": workload.n_streams,
         "stream_handles": device.distinct_stream_count(streams),
         "issue_order": workload.issue_order,
         "sync_mode": run.sync_mode,
-        "timing_method": run.method,
         "iterations_per_round": run.iterations_per_round,
         "launch_hold_cycles": plan.hold_cycles,
         "launch_hold_cycles_per_iteration": plan.hold_cycles_per_iteration,
         **mode_info,
-        "clock": run.clock,
-        "device_ms_per_iteration": per_iter,
         "host_wall": _host_figures(run),
         "host_enqueue_ms_per_iteration": stats.median([r.host_enqueue_ms / run.iterations_per_round
                                                        for r in run.rounds]),
-        "metrics": {m.name: m.as_dict() for m in metrics},
-        "headline_metric": workload.spec.metric,
-        "min_effect": workload.min_effects(),
-        "unavailable": dict(unavailable),
         "workload_info": workload.info(),
     }
     if mode_reason is not None:
-        extra["unavailable"]["mode_gpu"] = mode_reason
+        unavailable["mode_gpu"] = mode_reason
     for key, value in reviewed.items():
         if key == "unavailable":
-            extra["unavailable"].update(value)
+            unavailable.update(value)
         else:
-            extra[key] = value
+            details[key] = value
     if slowdown_info is not None:
-        extra["test_slowdown"] = test_slowdown
-        extra["test_slowdown_info"] = slowdown_info
-    extra.update(_kernel_figures(traced, per_iter, no_intervals, extra["unavailable"]))
-    return BenchResult(run, metrics, extra, traced)
+        details["test_slowdown"] = test_slowdown
+        details["test_slowdown_info"] = slowdown_info
+    kernel = _kernel_figures(traced, per_iter, no_intervals, unavailable)
+    notes = kernel.pop("reading_notes")
+    record = BenchRecord(workload=workload.spec.name, backend=device.backend, timing_method=run.method,
+                         clock=run.clock, device_ms_per_iteration=list(per_iter),
+                         headline_metric=workload.spec.metric, unavailable=unavailable, reading_notes=notes,
+                         details={**details, **kernel})
+    record.add(*metrics).declare_noise_floors(workload.min_effects())
+    return BenchResult(run, record, traced)
 
 
 _KERNEL_FIGURES = ("per_stream_busy_ms", "effective_concurrency", "gpu_busy_share", "distinct_streams",

@@ -28,9 +28,9 @@ def cpu():
     return Device.open("cpu")
 
 
-def run(device, cls, n, plan=PLAN, **kw):
+def run(device, cls, n, plan=PLAN, reference=None, **kw):
     w = cls(device, n, size="smoke", **kw)
-    return w, run_workload(device, w, w.make_streams(), plan)
+    return w, run_workload(device, w, w.make_streams(), plan, reference_run=reference)
 
 
 def metric(extra, name):
@@ -136,8 +136,7 @@ def test_copy_compute_overlap_saving_against_its_serial_twin(cpu):
     _, serial = run(cpu, CopyComputeOverlap, 1, mode="serial", work_streams=4)
     for name in ("h2d_gbps", "d2h_gbps", "d2d_gbps", "copy_gbps", "copy_busy_ms", "compute_busy_ms"):
         assert name not in serial.extra_info["metrics"]  # copy kernel times: GPU only
-    w, res = run(cpu, CopyComputeOverlap, 4, serial_ms=serial.run.per_iteration_ms,
-                 serial_metrics=serial.extra_info["metrics"])
+    w, res = run(cpu, CopyComputeOverlap, 4, reference=serial)
     extra = res.extra_info
     s, o = metric(extra, "serial_ms")["value"], metric(extra, "iteration_ms")["value"]
     assert metric(extra, "saving_ms")["value"] == pytest.approx(s - o)

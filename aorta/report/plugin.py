@@ -42,10 +42,9 @@ def bench_trace(name: str, result) -> dict:
     rounds = run.rounds
     events = round_events([r.device_ms for r in rounds], [r.stream_intervals_ms for r in rounds],
                           process_name=name)
-    extra = result.extra_info
     return trace_document(events, benchmark=name, timing_method=run.method,
                           iterations_per_round=run.iterations_per_round, clock=run.clock,
-                          streams_requested=extra.get("streams_requested"),
+                          streams_requested=result.record.get("streams_requested"),
                           note=("graph replay: no per-stream intervals inside a graph, rounds only"
                                 if run.method == "graph_replay" else
                                 "rounds laid end to end on the round clock (see clock); gaps between rounds not measured"))

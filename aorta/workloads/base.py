@@ -8,7 +8,7 @@ The runner checks the multi-stream result against the same step run on one strea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -127,6 +127,17 @@ class Workload:
     def unavailable(self) -> dict[str, str]:
         """Figures this workload cannot give whatever the device (name -> why), e.g. an overlap on one stream."""
         return {}
+
+    def measure_reference(self, plan) -> None:
+        """Time this workload's own reference (e.g. a bare matmul); the runner calls it right before and
+        right after the timed rounds, so a drift of clocks or power falls on both."""
+
+    def reference_metrics(self, mine: Mapping[str, Metric],
+                          reference: Mapping[str, Metric] | None) -> tuple[list[Metric], dict[str, str]]:
+        """Figures read against a reference: ``reference`` holds the figures of a reference run of the same
+        workload that the benchmark passed (``hw_queue(..., reference=result)``: the one-stream run, the
+        tiny kernels alone), ``mine`` this run's. Returns the figures and the unavailable ones (name -> why)."""
+        return [], {}
 
     def uses_graph(self) -> bool:
         return False

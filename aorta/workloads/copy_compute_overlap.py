@@ -7,20 +7,16 @@ compute (one stream: both share it).
 
 ``mode="serial"``: the same work (sized for ``work_streams`` streams) on one stream, GEMMs first and
 the copies after: the time without overlap. The benchmark runs it first, through the same runner and
-timing loop, and hands its per-iteration times to the overlapped run as ``serial_ms``, which then
-reports the saving. Whether the copy engines really ran beside compute is read from the intervals:
-the share of copy time during which a GEMM ran, against ``COPY_BESIDE_THRESHOLD``.
-
-Intervals: with several streams the work is issued with ``rec.use(i)`` only, so each stream's interval
-runs from its first launch to the end of its work, and no event sits between launches (an event in a
-hardware queue shared with another stream would hold that stream's work behind this one's, faking the
-serialization this benchmark looks for). Copy rates per direction need events between the copies, so
-they are measured on one stream (the serial variant, and ``n = 1``), where such events cost nothing.
+timing loop, and passes it to the overlapped run as its reference (``reference_metrics``), which then
+reports the saving. Whether the copy engines really ran beside compute is read from the kernel
+timestamps: the share of copy time during which a GEMM ran, against ``COPY_BESIDE_THRESHOLD``.
+Copy rates per direction come from the serial variant's copy kernels (one stream, copies one at a time).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import torch
 
@@ -65,8 +61,7 @@ class CopyComputeOverlap(Workload):
     )
 
     def __init__(self, *args, mode: str = "overlap", work_streams: int | None = None,
-                 copy_mb: float | None = None, serial_ms: Sequence[float] | None = None,
-                 serial_metrics: dict | None = None, **kwargs):
+                 copy_mb: float | None = None, **kwargs):
         if mode not in MODES:
             raise ValueError(f"copy_compute_overlap: mode must be one of {MODES}, got {mode!r}")
         if copy_mb is not None and not copy_mb > 0:
@@ -78,8 +73,6 @@ class CopyComputeOverlap(Workload):
         self.mode = mode
         self.work_streams = work_streams or self.n_streams
         self.copy_mb = copy_mb if copy_mb is not None else DEFAULT_COPY_MB[self.size]
-        self.serial_ms = list(serial_ms) if serial_ms else None
-        self.serial_metrics = dict(serial_metrics or {})  # the serial run's extra_info["metrics"]
         self.beside: dict = {}
 
     # ------------------------------------------------------------------ streams
@@ -162,18 +155,12 @@ class CopyComputeOverlap(Workload):
     # ------------------------------------------------------------------ figures
     def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
         # Device time of one iteration: GEMMs and copies overlapped (or serialised, in the serial variant).
-        out = [Metric("iteration_ms", median(per_iteration_ms), "ms", False, tuple(per_iteration_ms))]
-        if self.mode != "serial" and self.serial_ms:
-            out += self._saving(per_iteration_ms)  # timed rounds: no interval events, as iteration_ms
-        return out
+        return [Metric("iteration_ms", median(per_iteration_ms), "ms", False, tuple(per_iteration_ms))]
 
     def unavailable(self) -> dict[str, str]:
         if self.mode == "serial":
             return {"copy_compute_overlap_ratio": "serial variant: compute then copies on one stream"}
-        if not self.serial_ms:
-            return {"saving_ms": "no serialized run given (the benchmark runs one first and passes serial_ms)"}
-        return {f"serial_{name}_gbps": "the serial run recorded no per-direction copy rate (kernel timestamps: GPU only)"
-                for name in COPIES if f"{name}_gbps" not in self.serial_metrics}
+        return {}
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
         k = run.iterations_per_round
@@ -227,16 +214,29 @@ class CopyComputeOverlap(Workload):
                        "threshold_ratio": COPY_BESIDE_THRESHOLD}
         return out, unavailable
 
-    def _saving(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
-        serial, overlapped = median(self.serial_ms), median(per_iteration_ms)
-        out = [Metric("serial_ms", serial, "ms", False, tuple(self.serial_ms)),
-               Metric("saving_ms", serial - overlapped, "ms", True),
-               Metric("saving_ratio", (serial - overlapped) / serial, "ratio", True)]
+    def reference_metrics(self, mine, reference):
+        """Against the serial twin (``reference``: the same work on one stream, GEMMs then copies): its time,
+        the saving (one sample per timed round of this run) and its per-direction copy rates."""
+        if self.mode == "serial":
+            return [], {}
+        serial = (reference or {}).get("iteration_ms")
+        if serial is None or serial.value is None:
+            reason = "no serialized run given (the benchmark passes the serial run as reference=)"
+            return [], dict.fromkeys(("serial_ms", "saving_ms", "saving_ratio"), reason)
+        s, mine_ms = serial.value, mine["iteration_ms"]
+        out = [replace(serial, name="serial_ms", source="serial twin (reference run)"),
+               Metric("saving_ms", s - mine_ms.value, "ms", True, tuple(s - x for x in mine_ms.samples)),
+               Metric("saving_ratio", (s - mine_ms.value) / s, "ratio", True,
+                      tuple((s - x) / s for x in mine_ms.samples))]
+        unavailable = {}
         for name in COPIES:  # per-direction rates, from the serial run (one stream, copies one at a time)
-            m = self.serial_metrics.get(f"{name}_gbps")
-            if m:
-                out.append(Metric(f"serial_{name}_gbps", m["value"], "GB/s", True, tuple(m.get("samples", ()))))
-        return out
+            rate = (reference or {}).get(f"{name}_gbps")
+            if rate is None:
+                unavailable[f"serial_{name}_gbps"] = ("the serial run recorded no per-direction copy rate "
+                                                      "(kernel timestamps: GPU only)")
+            else:
+                out.append(replace(rate, name=f"serial_{name}_gbps", source="serial twin (reference run)"))
+        return out, unavailable
 
     def info(self) -> dict:
         low, high = self.device.priority_range()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 import torch
 
@@ -111,6 +112,22 @@ class HeteroKernels(Workload):
             out.append(Metric("gemm_tflops", median(gemm_tflops), "TFLOP/s", True, tuple(gemm_tflops)))
         unavailable = {} if self.with_gemms else {"gemm_tflops": "alone variant: no GEMMs run"}
         return out, unavailable
+
+    def reference_metrics(self, mine, reference):
+        """Against the tiny kernels alone (GEMM streams idle): their µs per kernel, and the convoy slowdown
+        (one sample per round of this run, against the alone run's median)."""
+        if not self.with_gemms:
+            return [], {}
+        mixed = mine.get("tiny_us_per_kernel")
+        alone = (reference or {}).get("tiny_us_per_kernel")
+        if mixed is None or alone is None or alone.value is None:
+            reason = ("needs the tiny-kernel figure of this run and of the alone run (kernel timestamps: GPU only; "
+                      "the benchmark passes the alone run as reference=)")
+            return [], {"tiny_us_per_kernel_alone": reason, "convoy_slowdown": reason}
+        convoy = tuple(u / alone.value for u in mixed.samples)
+        return [replace(alone, name="tiny_us_per_kernel_alone", source="tiny kernels alone (reference run)"),
+                Metric("convoy_slowdown", mixed.value / alone.value, "x", False, convoy,
+                       source="tiny kernels alone (reference run)")], {}
 
     def info(self) -> dict:
         m, n, k = self.shape

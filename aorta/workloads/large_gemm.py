@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import torch
 
@@ -48,6 +49,23 @@ class LargeGemmOnly(Workload):
     def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
         tflops = [self.flops_per_iteration() / (ms * 1e-3) / 1e12 for ms in per_iteration_ms]
         return [Metric("tflops", median(tflops), "TFLOP/s", True, tuple(tflops))]
+
+    def measure_reference(self, plan) -> None:
+        """A bare ``torch.matmul`` of the same shape, timed right before and right after the workload."""
+        plan = replace(plan, hold_cycles=0, hold_cycles_per_iteration=0, graph=False)
+        self.bare_tflops = getattr(self, "bare_tflops", []) + bare_matmul_tflops(self.device, self.shape, self.dtype,
+                                                                                  plan)
+
+    def reference_metrics(self, mine, reference):
+        bare = getattr(self, "bare_tflops", [])
+        tflops = mine.get("tflops")
+        if not bare or tflops is None:
+            return [], {"bare_matmul_tflops": "no bare matmul timed", "ratio_to_bare_matmul": "no bare matmul timed"}
+        ratio = tuple(t / median(bare) for t in tflops.samples)
+        return [Metric("bare_matmul_tflops", median(bare), "TFLOP/s", True, tuple(bare),
+                       source="one bare torch.matmul of the same shape, timed before and after"),
+                Metric("ratio_to_bare_matmul", tflops.value / median(bare), "x", True, ratio,
+                       source="this run's TFLOP/s over the bare matmul's")], {}
 
     def info(self) -> dict:
         m, n, k = self.shape

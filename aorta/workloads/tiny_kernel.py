@@ -7,6 +7,7 @@ of GPU time per tiny kernel with the queue full, ~1.0 µs per kernel replayed fr
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import torch
 
@@ -77,6 +78,21 @@ class TinyKernelStress(Workload):
         per_s = [1e6 / u for u in us]
         return [Metric("us_per_launch", median(us), "us", False, tuple(us)),
                 Metric("launches_per_s", median(per_s), "1/s", True, tuple(per_s))]
+
+    def reference_metrics(self, mine, reference):
+        """Against the same total kernel count on one stream: its µs per launch, and the speedup (one sample
+        per round of this run, against the one-stream run's median)."""
+        many = mine.get("us_per_launch")
+        one = (reference or {}).get("us_per_launch")
+        if self.n_streams == 1:
+            return [], {}
+        if many is None or one is None or one.value is None:
+            reason = "no one-stream reference run given (the benchmark passes reference=)"
+            return [], {"one_stream_us_per_launch": reason, "speedup_vs_one_stream": reason}
+        speedup = tuple(one.value / u for u in many.samples)
+        return [replace(one, name="one_stream_us_per_launch", source="one-stream reference run"),
+                Metric("speedup_vs_one_stream", one.value / many.value, "x", True, speedup,
+                       source="one-stream reference run")], {}
 
     def info(self) -> dict:
         return {"mode": self.mode, "kernels_per_stream": self.per_stream, "total_kernels": self.total_kernels}

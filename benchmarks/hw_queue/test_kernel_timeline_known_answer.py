@@ -41,6 +41,8 @@ def _kernel_figures(device, n: int, one_at_a_time: bool) -> dict:
 @pytest.mark.parametrize("n", [4, 16])
 def test_n_independent_kernels_read_concurrency_n(gpu, n):
     figs = _kernel_figures(gpu, n, one_at_a_time=False)
+    print(f"{n} independent kernels: concurrency {figs['effective_concurrency']:.3f}, "
+          f"GPU busy share {figs['gpu_busy_share']:.3f}, streams with work {figs['streams_with_work']}")
     assert figs["streams_with_work"] == n
     assert figs["effective_concurrency"] == pytest.approx(n, rel=0.05)
     assert figs["gpu_busy_share"] == pytest.approx(1.0, rel=0.05)
@@ -49,6 +51,7 @@ def test_n_independent_kernels_read_concurrency_n(gpu, n):
 @pytest.mark.parametrize("n", [4, 16])
 def test_kernels_forced_one_at_a_time_read_concurrency_one(gpu, n):
     figs = _kernel_figures(gpu, n, one_at_a_time=True)
+    print(f"{n} kernels one at a time: concurrency {figs['effective_concurrency']:.3f}")
     assert figs["streams_with_work"] == n
     assert figs["effective_concurrency"] == pytest.approx(1.0, rel=0.05)
 
@@ -56,8 +59,8 @@ def test_kernels_forced_one_at_a_time_read_concurrency_one(gpu, n):
 def test_depth_first_64_streams_kernel_timeline_agrees_with_throughput(gpu):
     w = StreamConcurrency(gpu, 64, issue_order="depth", kernel_ms=KERNEL_MS / 2)
     res = run_workload(gpu, w, w.make_streams(), PLAN)
-    throughput = res.extra_info["metrics"]["concurrency"]["value"]
-    timeline = res.extra_info["effective_concurrency"]
+    throughput = res.record.metrics["concurrency"].value
+    timeline = res.record.get("effective_concurrency")
     print(f"depth-first 64 streams: throughput concurrency {throughput:.2f}, kernel timeline {timeline:.2f}")
-    assert res.extra_info["distinct_streams"] == 64
+    assert res.record.get("distinct_streams") == 64
     assert timeline == pytest.approx(throughput, rel=0.05)
