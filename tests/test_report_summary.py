@@ -113,8 +113,8 @@ def test_a_run_folder_with_its_benchmark_json_brings_the_environment(tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    ("", "empty file"),
-    ('{"benchmarks": [', "not JSON"),
+    ("", "is empty"),
+    ('{"benchmarks": [', "not valid JSON"),
     ('{"foo": 1}', "not a pytest-benchmark JSON file"),
     ('{"machine_info": {}, "benchmarks": [{"name": "t", "extra_info": {}}]}', "not written by aorta"),
     ('{"machine_info": {"aorta": {}}, "benchmarks": []}', "no aorta benchmark results"),

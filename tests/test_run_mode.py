@@ -56,7 +56,6 @@ def test_gpu_mode_of_a_graph_workload_is_its_replay(cpu):
 
 
 def test_the_option_reaches_extra_info(pytester):
-    pytester.makeconftest("from aorta.registration import pytest_plugins  # noqa: F401")
     pytester.makepyfile(test_gemm="""
         from aorta.workloads.large_gemm import LargeGemmOnly
 
