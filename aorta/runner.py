@@ -195,7 +195,7 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     traced = None
     if no_intervals is None:
         if device.is_gpu:
-            traced = time_rounds(device, timed_streams, step, plan, record_intervals=True)
+            traced = time_rounds(device, timed_streams, step, kernel_pass_plan(plan, run), record_intervals=True)
             no_intervals = traced.kernel_reason
         else:
             no_intervals = kernel_timeline.NO_KERNELS_ON_CPU
@@ -247,6 +247,18 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
                          details={**details, **kernel})
     record.add(*metrics).declare_noise_floors(workload.min_effects())
     return BenchResult(run, record, traced)
+
+
+KERNEL_PASS_ROUNDS = 5  # profiled rounds: each holds every launch's host and device events (exported, parsed)
+
+
+def kernel_pass_plan(plan: TimingPlan, timed: TimedRun) -> TimingPlan:
+    """The kernel-timestamp pass: the timed run's K (no second probe), one warm-up round, and at most
+    ``KERNEL_PASS_ROUNDS`` rounds. A profiled round costs far more host time than a timed one (the profiler
+    records every launch; its trace is exported and parsed), and its figures are ratios and per-round
+    medians that settle within a few rounds."""
+    return replace(plan, rounds=min(plan.rounds, KERNEL_PASS_ROUNDS), warmup_rounds=min(plan.warmup_rounds, 1),
+                   iterations_per_round=timed.iterations_per_round)
 
 
 _KERNEL_FIGURES = ("per_stream_busy_ms", "effective_concurrency", "gpu_busy_share", "distinct_streams",
