@@ -25,6 +25,7 @@ kernels get the GPU, so event spans count queueing as busy time.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,8 +80,9 @@ class KernelRound:
     ops: list[DeviceOp] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
 
-    @property
+    @functools.cached_property
     def origin_us(self) -> float:
+        """The round's first op start (read once the round is parsed: every figure is measured from it)."""
         return min(op.start_us for op in self.ops) if self.ops else 0.0
 
     def _ms(self, ops: Iterable[DeviceOp]) -> list[Interval]:
@@ -94,8 +96,8 @@ class KernelRound:
     def device_stream_intervals_ms(self) -> dict[int | str, list[Interval]]:
         """Ops by the runtime's stream id, ms from the round's first op (every op, labelled or not)."""
         out: dict[int | str, list[Interval]] = {}
-        for op in self.ops:
-            out.setdefault(op.stream, []).extend(self._ms([op]))
+        for op, iv in zip(self.ops, self._ms(self.ops)):
+            out.setdefault(op.stream, []).append(iv)
         return out
 
     def stream_intervals_ms(self, label: str | None = None) -> dict[int, list[Interval]]:
