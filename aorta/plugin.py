@@ -32,7 +32,7 @@ from aorta.output_paths import OutputPathError, check_output_file
 from aorta.runner import run_workload
 from aorta.telemetry.throttle import AllRoundsThrottled
 from aorta.timing import TimingPlan
-from aorta.workloads.base import WorkloadCheckError, WorkloadUnavailable
+from aorta.workload import WorkloadCheckError, WorkloadUnavailable
 
 # Plugin pieces that live in their own modules (one line each), registered with this one.
 pytest_plugins = [

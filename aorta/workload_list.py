@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from aorta.table import format_table
 
 if TYPE_CHECKING:
-    from aorta.workloads.base import Workload  # imports torch: for the checker only
+    from aorta.workload import Workload  # imports torch: for the checker only
 
 
 def add_list_arguments(parser: argparse.ArgumentParser) -> None:

@@ -14,7 +14,7 @@ SPIN_TEST = '''
 import os
 import torch
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workload import Metric, Workload, WorkloadSpec
 
 SETUPS = 0
 

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workload import Metric, Workload, WorkloadSpec
 
 CHUNKS = 16
 # (blocks, rows per chunk, d_model, d_ff). Full bf16: 16 chunks x (forward + recompute + 2x backward)

@@ -23,9 +23,9 @@ import torch
 
 from aorta import stats
 from aorta.metric import percentile_metrics
-from aorta.workloads import decoder
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.segments import SegmentPlan
+from aorta.workload import Metric, Workload, WorkloadSpec
+from aorta.workload_parts import decoder
+from aorta.workload_parts.segments import SegmentPlan
 
 GROUPS = 16
 # prompt_min/max: active requests' lengths; arrival_prompt: a new request's prompt length.

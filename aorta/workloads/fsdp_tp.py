@@ -25,8 +25,8 @@ import torch
 
 from aorta.results import group_overlap
 from aorta.stats import median
-from aorta.workloads import relu_mlp
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workload import Metric, Workload, WorkloadSpec
+from aorta.workload_parts import relu_mlp
 
 # (layers, hidden, batch). Full bf16: 3 GEMMs of 2*2048*4096^2 FLOP per layer, ~5-8 ms a step on an
 # H100; fp32 (no TF32, ~52 TFLOP/s) halves the hidden size to stay near 16 ms.

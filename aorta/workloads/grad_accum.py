@@ -20,8 +20,8 @@ import torch
 
 from aorta.results import group_overlap
 from aorta.stats import median
-from aorta.workloads import relu_mlp
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workload import Metric, Workload, WorkloadSpec
+from aorta.workload_parts import relu_mlp
 
 LAYERS = 16  # one gradient bucket per layer
 # (micro-batches, micro-batch size, hidden). Full bf16: 16 layers x 3 GEMMs of 2*1024*4096^2 FLOP per

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch.nn.functional as F
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec, WorkloadUnavailable
+from aorta.workload import Metric, Workload, WorkloadSpec, WorkloadUnavailable
 
 MODES = ("eager", "graph")
 KERNELS_PER_LAYER = 5  # matmul, gelu, matmul, add, layer_norm

@@ -15,8 +15,8 @@ import torch
 from aorta import overlap
 from aorta.stats import median
 from aorta.timing import RoundRecorder, run_forked
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.spin import cycles_for_ms
+from aorta.workload import Metric, Workload, WorkloadSpec
+from aorta.workload_parts.spin import cycles_for_ms
 
 GEMM_SHAPE = {"full": (8192, 8192, 8192), "smoke": (64, 64, 64)}
 TINY_TOTAL = {"full": 1024, "smoke": 32}  # tiny kernels per round, split over the tiny streams

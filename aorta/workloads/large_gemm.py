@@ -8,7 +8,7 @@ import torch
 
 from aorta.stats import median
 from aorta.timing import time_rounds
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workload import Metric, Workload, WorkloadSpec
 
 # (M, N, K) per stream. 8192^3 bf16 is ~1.4 ms on an H100 (700-800 TFLOP/s, docs/reference_floors.md); fp32
 # without TF32 runs ~52 TFLOP/s, so its size is halved to keep a 64-stream round near a second.

@@ -24,8 +24,8 @@ import torch.nn.functional as F
 
 from aorta import overlap
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.segments import SegmentPlan
+from aorta.workload import Metric, Workload, WorkloadSpec
+from aorta.workload_parts.segments import SegmentPlan
 
 EXPERTS = 64
 TOP_K = 2

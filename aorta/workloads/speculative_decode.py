@@ -23,9 +23,9 @@ import torch
 
 from aorta import stats
 from aorta.metric import percentile_metrics
-from aorta.workloads import decoder
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.segments import SegmentPlan
+from aorta.workload import Metric, Workload, WorkloadSpec
+from aorta.workload_parts import decoder
+from aorta.workload_parts.segments import SegmentPlan
 
 GROUPS = 8  # independent sequence groups: 2 streams each, so up to 16 streams
 # vocab, d_model, d_ff, heads, target layers, draft layers, K, windows, sequences per group, prompt

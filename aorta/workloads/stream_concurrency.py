@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import torch
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.spin import cycles_for_ms, spin_alone_ms
+from aorta.workload import Metric, Workload, WorkloadSpec
+from aorta.workload_parts.spin import cycles_for_ms, spin_alone_ms
 
 KERNEL_MS = {"full": 10.0, "smoke": 0.2}
 KERNELS_PER_STREAM = 2

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import torch
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workload import Metric, Workload, WorkloadSpec
 
 MODES = ("eager", "graph")
 TOTAL_KERNELS = {"full": 4096, "smoke": 64}

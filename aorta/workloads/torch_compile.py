@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadCheckError, WorkloadSpec, WorkloadUnavailable
+from aorta.workload import Metric, Workload, WorkloadCheckError, WorkloadSpec, WorkloadUnavailable
 
 # regions R, rows per region B, width D. Full: each region's two GEMMs are 1024x2048x8192
 # (~69 GFLOP, ~0.1 ms on an H100): 16 regions fill a round of ~2 ms.

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 import torch
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.stage_intervals import (
+from aorta.workload import Metric, Workload, WorkloadSpec
+from aorta.workload_parts.stage_intervals import (
     CPU_SERIAL_REASON,
     StageLog,
     busy_ms_per_round,

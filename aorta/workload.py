@@ -1,4 +1,4 @@
-"""What every workload declares and implements.
+"""What every workload implements: the ``Workload`` base class and the one-stream result check.
 
 A workload is a small class with a frozen ``WorkloadSpec`` (name, category, priority, stream range,
 its metric) and three methods: ``setup`` allocates seeded inputs, ``step(rec)`` enqueues one iteration
