@@ -10,7 +10,7 @@ import argparse
 from dataclasses import dataclass
 
 from aorta.timing.loop import SYNC_MODES
-from aorta.workloads.base import ISSUE_ORDERS, SIZES
+from aorta.workload_specs import ISSUE_ORDERS, SIZES  # pure: option parsing never imports torch
 
 MAX_STREAMS = 1024
 DEVICE_CHOICES = ("auto", "cuda", "rocm", "cpu")

@@ -33,7 +33,7 @@ from aorta.record import BenchRecord
 from aorta.runner import run_workload
 from aorta.telemetry.throttle import AllRoundsThrottled
 from aorta.timing import TimingPlan
-from aorta.workloads.base import WorkloadCheckError, WorkloadUnavailable
+from aorta.workload import WorkloadCheckError, WorkloadUnavailable
 
 # Plugin pieces that live in their own modules (one line each), registered with this one.
 pytest_plugins = [

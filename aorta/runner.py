@@ -17,8 +17,8 @@ import torch
 from aorta import kernel_timeline, slowdown, stats
 from aorta.record import BenchRecord
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
-from aorta.workloads.base import Metric, Workload, clone_result, compare_results
-from aorta.workloads.spin import cycles_for_ms
+from aorta.workload import Metric, Workload, clone_result, compare_results
+from aorta.workload_parts.spin import cycles_for_ms
 from aorta.write_log import WriteLog, written_views
 
 

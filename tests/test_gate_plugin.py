@@ -14,7 +14,8 @@ SPIN_TEST = '''
 import os
 import torch
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workload import Metric, Workload
+from aorta.workload_specs import WorkloadSpec
 
 SETUPS = 0
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from aorta.workloads.segments import SegmentPlan
+from aorta.workload_parts.segments import SegmentPlan
 
 
 def plan() -> SegmentPlan:

@@ -2,7 +2,13 @@
 
 import pytest
 
-from aorta.workloads.stage_intervals import StageLog, busy_ms_per_round, label_overlap, rate_samples, regroup
+from aorta.workload_parts.stage_intervals import (
+    StageLog,
+    busy_ms_per_round,
+    label_overlap,
+    rate_samples,
+    regroup,
+)
 
 
 class FakeRec:

@@ -16,8 +16,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from aorta.device import Device
 from aorta.runner import check_against_one_stream
+from aorta.workload import WorkloadCheckError, WorkloadUnavailable
 from aorta.workloads import REGISTRY
-from aorta.workloads.base import WorkloadCheckError, WorkloadUnavailable
 from aorta.write_log import written_args
 
 N_STREAMS = 3

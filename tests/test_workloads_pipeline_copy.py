@@ -10,9 +10,9 @@ from aorta.device import Device
 from aorta.kernel_timeline import NO_KERNELS_ON_CPU
 from aorta.runner import run_workload
 from aorta.timing import TimingPlan
+from aorta.workload import WorkloadCheckError, WorkloadUnavailable
 from aorta.workloads import REGISTRY
 from aorta.workloads.async_dataload import AsyncDataload, role_streams
-from aorta.workloads.base import WorkloadCheckError, WorkloadUnavailable
 from aorta.workloads.copy_compute_overlap import CopyComputeOverlap, split_streams
 from aorta.workloads.graph_subgraphs import GraphSubgraphs
 from aorta.workloads.rag_pipeline import RagPipeline

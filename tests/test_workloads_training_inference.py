@@ -17,9 +17,9 @@ from aorta.device import Device
 from aorta.kernel_timeline import NO_KERNELS_ON_CPU
 from aorta.runner import run_workload
 from aorta.timing import TimingPlan
+from aorta.workload import WorkloadCheckError, clone_result
 from aorta.workloads import REGISTRY
 from aorta.workloads.activation_ckpt import ActivationCkpt
-from aorta.workloads.base import WorkloadCheckError, clone_result
 from aorta.workloads.continuous_batch import ContinuousBatch
 from aorta.workloads.fsdp_tp import FsdpTp
 from aorta.workloads.grad_accum import GradAccum

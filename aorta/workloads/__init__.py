@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from aorta.workload import Workload
 from aorta.workloads.activation_ckpt import ActivationCkpt
 from aorta.workloads.async_dataload import AsyncDataload
-from aorta.workloads.base import Workload
 from aorta.workloads.continuous_batch import ContinuousBatch
 from aorta.workloads.copy_compute_overlap import CopyComputeOverlap
 from aorta.workloads.fsdp_tp import FsdpTp

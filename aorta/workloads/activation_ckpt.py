@@ -19,9 +19,10 @@ import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workload import Metric, Workload
+from aorta.workload_specs import SPECS
 
-CHUNKS = 16
+CHUNKS = SPECS["activation_ckpt"].max_streams  # 16: one chunk per stream at most
 # (blocks, rows per chunk, d_model, d_ff). Full bf16: 16 chunks x (forward + recompute + 2x backward)
 # of 4 blocks of 2 GEMMs of 2*1024*1024*4096 FLOP, ~4.4 TFLOP a step (~8 ms on an H100); fp32 (no
 # TF32, ~52 TFLOP/s) does an eighth of that GEMM work.
@@ -35,13 +36,7 @@ def _block(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
 
 
 class ActivationCkpt(Workload):
-    spec = WorkloadSpec(
-        name="activation_ckpt", category="training", priority="p2",
-        description="torch.utils.checkpoint recomputation of one chunk beside another chunk's gradient "
-                    "computation on parallel streams; samples/s",
-        metric="samples_per_s", unit="samples/s", higher_is_better=True,
-        max_streams=CHUNKS, recommended_streams=(1, 4, 16),
-    )
+    spec = SPECS["activation_ckpt"]
 
     def setup(self) -> None:
         self.blocks, self.rows, self.d_model, self.d_ff = (self.params.get("shape")

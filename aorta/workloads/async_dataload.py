@@ -20,14 +20,15 @@ import torch
 import torch.nn.functional as F
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.stage_intervals import (
+from aorta.workload import Metric, Workload
+from aorta.workload_parts.stage_intervals import (
     CPU_SERIAL_REASON,
     StageLog,
     busy_ms_per_round,
     label_overlap,
     rate_samples,
 )
+from aorta.workload_specs import SPECS
 
 ROLES = ("copy", "preprocess", "compute")
 MEAN = (0.485, 0.456, 0.406)  # ImageNet channel statistics, as torchvision's normalisation uses
@@ -45,13 +46,7 @@ def role_streams(n: int) -> dict[str, list[int]]:
 
 
 class AsyncDataload(Workload):
-    spec = WorkloadSpec(
-        name="async_dataload", category="pipeline", priority="p2",
-        description="pinned host-to-device copies, preprocessing and a small CNN on separate streams, "
-                    "double-buffered; images/s and copy-compute overlap",
-        metric="images_per_s", unit="images/s", higher_is_better=True, max_streams=64,
-        recommended_streams=(1, 3, 6, 12),
-    )
+    spec = SPECS["async_dataload"]
 
     def setup(self) -> None:
         cfg = self.sized(SIZES)

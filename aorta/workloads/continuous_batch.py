@@ -23,11 +23,12 @@ import torch
 
 from aorta import stats
 from aorta.metric import percentile_metrics
-from aorta.workloads import decoder
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.segments import SegmentPlan
+from aorta.workload import Metric, Workload
+from aorta.workload_parts import decoder
+from aorta.workload_parts.segments import SegmentPlan
+from aorta.workload_specs import SPECS
 
-GROUPS = 16
+GROUPS = SPECS["continuous_batch"].max_streams - 1  # 16 decode groups beside the prefill stream
 # prompt_min/max: active requests' lengths; arrival_prompt: a new request's prompt length.
 SIZES = {
     "full": dict(vocab=32000, d_model=1024, d_ff=4096, heads=8, layers=2, batch=8, iterations=4,
@@ -38,16 +39,10 @@ SIZES = {
 
 
 class ContinuousBatch(Workload):
-    spec = WorkloadSpec(
-        name="continuous_batch", category="inference", priority="p1",
-        description="prefill of arriving requests on one stream beside KV-cache decode steps of 16 groups "
-                    "on the others; requests join mid-step; tokens/s, decode-step p99",
-        metric="tokens_per_s", unit="tokens/s", higher_is_better=True,
-        max_streams=1 + GROUPS, recommended_streams=(1, 2, 4, 17),
-    )
+    spec = SPECS["continuous_batch"]
 
     def setup(self) -> None:
-        cfg = {**SIZES[self.size], **self.params.get("config", {})}
+        cfg = self.sized(SIZES)
         self.cfg = cfg
         if cfg["iterations"] < 2:
             raise ValueError(f"continuous_batch: iterations must be >= 2 (got {cfg['iterations']})")

@@ -21,14 +21,15 @@ from dataclasses import replace
 import torch
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.stage_intervals import (
+from aorta.workload import Metric, Workload
+from aorta.workload_parts.stage_intervals import (
     CPU_SERIAL_REASON,
     StageLog,
     busy_ms_per_round,
     label_overlap,
     rate_samples,
 )
+from aorta.workload_specs import SPECS
 
 MODES = ("overlap", "serial")
 COPIES = ("h2d", "d2h", "d2d")
@@ -52,21 +53,16 @@ def split_streams(n: int) -> tuple[list[int], list[int]]:
 
 
 class CopyComputeOverlap(Workload):
-    spec = WorkloadSpec(
-        name="copy_compute_overlap", category="memory", priority="p1",
-        description="GEMMs beside H2D/D2H/D2D copies on high-priority streams; time with and without "
-                    "overlap, the saving, and whether the copy engines ran beside compute",
-        metric="iteration_ms", unit="ms", higher_is_better=False, max_streams=64,
-        recommended_streams=(1, 2, 4, 16),
-    )
+    spec = SPECS["copy_compute_overlap"]
 
-    def __init__(self, *args, mode: str = "overlap", work_streams: int | None = None,
-                 copy_mb: float | None = None, **kwargs):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)  # checks the parameters' names and types against the spec
+        mode = self.params.get("mode") or "overlap"
+        work_streams, copy_mb = self.params.get("work_streams"), self.params.get("copy_mb")
         if mode not in MODES:
             raise ValueError(f"copy_compute_overlap: mode must be one of {MODES}, got {mode!r}")
         if copy_mb is not None and not copy_mb > 0:
             raise ValueError(f"copy_compute_overlap: copy_mb must be > 0, got {copy_mb!r}")
-        super().__init__(*args, **kwargs)
         if mode == "overlap" and work_streams not in (None, self.n_streams):
             raise ValueError(f"copy_compute_overlap: work_streams={work_streams} is for the serial variant; "
                              f"the overlapped run does the work of its own {self.n_streams} streams")

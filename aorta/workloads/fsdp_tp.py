@@ -25,14 +25,15 @@ import torch
 
 from aorta.results import group_overlap
 from aorta.stats import median
-from aorta.workloads import relu_mlp
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workload import Metric, Workload
+from aorta.workload_parts import relu_mlp
+from aorta.workload_specs import SPECS
 
 # (layers, hidden, batch). Full bf16: 3 GEMMs of 2*2048*4096^2 FLOP per layer, ~5-8 ms a step on an
 # H100; fp32 (no TF32, ~52 TFLOP/s) halves the hidden size to stay near 16 ms.
 SIZES = {("full", "bf16"): (16, 4096, 2048), ("full", "fp32"): (16, 2048, 2048),
          ("smoke", "bf16"): (16, 32, 8), ("smoke", "fp32"): (16, 32, 8)}
-MAX_STREAMS = 32  # 1 compute + 31 comm streams; a step issues 4L - 1 = 63 comm ops at L = 16
+MAX_STREAMS = SPECS["fsdp_tp"].max_streams  # 32: 1 compute + 31 comm streams; a step issues 4L - 1 = 63 comm ops at L = 16
 
 
 def _world() -> tuple[int, int, object | None]:
@@ -45,13 +46,7 @@ def _world() -> tuple[int, int, object | None]:
 
 
 class FsdpTp(Workload):
-    spec = WorkloadSpec(
-        name="fsdp_tp", category="training", priority="p1",
-        description="layer compute beside next-layer all-gather and previous-layer reduce-scatter/all-reduce "
-                    "on comm streams (one process: same-size d2d copies, labelled); samples/s, overlap",
-        metric="samples_per_s", unit="samples/s", higher_is_better=True,
-        min_streams=2, max_streams=MAX_STREAMS, recommended_streams=(2, 4, 16),
-    )
+    spec = SPECS["fsdp_tp"]
 
     def setup(self) -> None:
         self.layers, self.hidden, self.batch = self.params.get("shape") or SIZES[(self.size, self.dtype_name)]

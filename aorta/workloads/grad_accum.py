@@ -20,10 +20,11 @@ import torch
 
 from aorta.results import group_overlap
 from aorta.stats import median
-from aorta.workloads import relu_mlp
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workload import Metric, Workload
+from aorta.workload_parts import relu_mlp
+from aorta.workload_specs import SPECS
 
-LAYERS = 16  # one gradient bucket per layer
+LAYERS = SPECS["grad_accum"].max_streams - 1  # 16: one gradient bucket (and side stream) per layer
 # (micro-batches, micro-batch size, hidden). Full bf16: 16 layers x 3 GEMMs of 2*1024*4096^2 FLOP per
 # micro-batch, ~10 ms a step on an H100; fp32 (no TF32) uses a smaller hidden and micro-batch.
 SIZES = {("full", "bf16"): (4, 1024, 4096), ("full", "fp32"): (4, 512, 2048),
@@ -31,13 +32,7 @@ SIZES = {("full", "bf16"): (4, 1024, 4096), ("full", "fp32"): (4, 512, 2048),
 
 
 class GradAccum(Workload):
-    spec = WorkloadSpec(
-        name="grad_accum", category="training", priority="p2",
-        description="micro-batch backward beside the previous micro-batch's gradient-bucket reductions "
-                    "on side streams; samples/s, reduce overlap",
-        metric="samples_per_s", unit="samples/s", higher_is_better=True,
-        max_streams=1 + LAYERS, recommended_streams=(1, 2, 4, 16),
-    )
+    spec = SPECS["grad_accum"]
 
     def setup(self) -> None:
         self.micro_batches, self.micro_batch, self.hidden = (self.params.get("shape")

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import torch.nn.functional as F
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec, WorkloadUnavailable
+from aorta.workload import Metric, Workload, WorkloadUnavailable
+from aorta.workload_specs import SPECS
 
 MODES = ("eager", "graph")
 KERNELS_PER_LAYER = 5  # matmul, gelu, matmul, add, layer_norm
@@ -26,19 +27,13 @@ SIZES = {"full": dict(G=16, B=256, D=512, L=4), "smoke": dict(G=4, B=4, D=16, L=
 
 
 class GraphSubgraphs(Workload):
-    spec = WorkloadSpec(
-        name="graph_subgraphs", category="compile", priority="p2",
-        description="independent MLP subgraphs on separate streams, eager or captured as one "
-                    "multi-stream CUDA/HIP graph; samples/s",
-        metric="samples_per_s", unit="samples/s", higher_is_better=True, max_streams=64,
-        recommended_streams=(1, 4, 16),
-    )
+    spec = SPECS["graph_subgraphs"]
 
-    def __init__(self, *args, mode: str = "eager", **kwargs):
-        if mode not in MODES:
-            raise ValueError(f"graph_subgraphs: mode must be one of {MODES}, got {mode!r}")
+    def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.mode = mode
+        self.mode = self.params.get("mode") or "eager"
+        if self.mode not in MODES:
+            raise ValueError(f"graph_subgraphs: mode must be one of {MODES}, got {self.mode!r}")
 
     def setup(self) -> None:
         if self.mode == "graph" and not self.device.supports_graphs():

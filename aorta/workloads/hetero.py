@@ -16,23 +16,19 @@ import torch
 from aorta import overlap
 from aorta.stats import median
 from aorta.timing import RoundRecorder, run_forked
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.spin import cycles_for_ms
+from aorta.workload import Metric, Workload
+from aorta.workload_parts.spin import cycles_for_ms
+from aorta.workload_specs import SPECS
 
 GEMM_SHAPE = {"full": (8192, 8192, 8192), "smoke": (64, 64, 64)}
 TINY_TOTAL = {"full": 1024, "smoke": 32}  # tiny kernels per round, split over the tiny streams
 
 
 class HeteroKernels(Workload):
-    spec = WorkloadSpec(
-        name="hetero_kernels", category="latency", priority="p0",
-        description="large GEMMs on half the streams beside tiny kernels on the rest; tiny-kernel latency and GEMM TFLOP/s",
-        metric="tiny_us_per_kernel", unit="us", higher_is_better=False, min_streams=2, max_streams=256,
-        recommended_streams=(2, 4, 16),
-    )
+    spec = SPECS["hetero_kernels"]
 
     def setup(self) -> None:
-        self.with_gemms = self.params.get("with_gemms", True)
+        self.with_gemms = self.params.get("with_gemms") is not False  # default True
         self.n_gemm = self.n_streams // 2
         self.gemm_streams = list(range(self.n_gemm))
         self.tiny_streams = list(range(self.n_gemm, self.n_streams))

@@ -9,7 +9,8 @@ import torch
 
 from aorta.stats import median
 from aorta.timing import time_rounds
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workload import Metric, Workload
+from aorta.workload_specs import SPECS
 
 # (M, N, K) per stream. 8192^3 bf16 is ~1.4 ms on an H100 (700-800 TFLOP/s, docs/reference_floors.md); fp32
 # without TF32 runs ~52 TFLOP/s, so its size is halved to keep a 64-stream round near a second.
@@ -18,21 +19,20 @@ SIZES = {("full", "bf16"): (8192, 8192, 8192), ("full", "fp32"): (4096, 4096, 40
 
 
 class LargeGemmOnly(Workload):
-    spec = WorkloadSpec(
-        name="large_gemm_only", category="compute", priority="p0",
-        description="one large GEMM per stream (bf16 tensor cores or fp32); TFLOP/s, the compute-bound reference",
-        metric="tflops", unit="TFLOP/s", higher_is_better=True, max_streams=128,
-        recommended_streams=(1, 4, 16),
-    )
+    spec = SPECS["large_gemm_only"]
 
     def setup(self) -> None:
-        m, n, k = self.params.get("shape") or SIZES[(self.size, self.dtype_name)]
-        self.shape = (m, n, k)
+        self.shape = self.gemm_shape()
+        m, n, k = self.shape
         gen = self.generator()
         # Random data, never zeros: a bf16 GEMM runs ~13% faster on zeros (docs/reference_floors.md).
         self.a = [self.randn(m, k, gen=gen) for _ in range(self.n_streams)]  # (M, K)
         self.b = [self.randn(k, n, gen=gen, scale=k ** -0.5) for _ in range(self.n_streams)]  # (K, N)
         self.c = [self.a[0].new_empty(m, n) for _ in range(self.n_streams)]  # (M, N)
+
+    def gemm_shape(self) -> tuple[int, int, int]:
+        """(M, N, K): the ``shape`` parameter, else this size's."""
+        return self.params.get("shape") or SIZES[(self.size, self.dtype_name)]
 
     def step(self, rec) -> None:
         for i in range(self.n_streams):
@@ -72,7 +72,7 @@ class LargeGemmOnly(Workload):
         return {"m": m, "n": n, "k": k, "gemms_per_iteration": self.n_streams}
 
     def size_label(self) -> str:
-        m, n, k = self.shape if hasattr(self, "shape") else SIZES[(self.size, self.dtype_name)]
+        m, n, k = self.gemm_shape()
         return f"{self.n_streams} x {self.dtype_name} GEMM {m}x{n}x{k}"
 
 

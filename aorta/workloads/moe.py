@@ -24,10 +24,11 @@ import torch.nn.functional as F
 
 from aorta import overlap
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.segments import SegmentPlan
+from aorta.workload import Metric, Workload
+from aorta.workload_parts.segments import SegmentPlan
+from aorta.workload_specs import SPECS
 
-EXPERTS = 64
+EXPERTS = SPECS["moe"].max_streams  # 64: one expert per stream at most
 TOP_K = 2
 # (tokens, d_model, d_ff). Full: 2 expert GEMMs over 16384 routed rows of 2048 x 4096, ~1-2 ms on an
 # H100 in bf16, 2.1 GB of expert weights (fp32: 4.3 GB, ~12 ms without TF32). Smoke: d_model >= the 64
@@ -37,13 +38,7 @@ GATE_SKEW = 0.3  # gate bias from +SKEW (expert 0) to -SKEW (expert 63): uneven 
 
 
 class Moe(Workload):
-    spec = WorkloadSpec(
-        name="moe", category="training", priority="p1",
-        description="top-2 of 64 experts: gate routes tokens (uneven counts), experts on parallel streams, "
-                    "weighted combine; tokens/s",
-        metric="tokens_per_s", unit="tokens/s", higher_is_better=True,
-        max_streams=EXPERTS, recommended_streams=(1, 4, 16, 64),
-    )
+    spec = SPECS["moe"]
 
     def setup(self) -> None:
         self.tokens, self.d_model, self.d_ff = self.params.get("shape") or SIZES[self.size]

@@ -22,13 +22,14 @@ import torch
 import torch.nn.functional as F
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.stage_intervals import (
+from aorta.workload import Metric, Workload
+from aorta.workload_parts.stage_intervals import (
     CPU_SERIAL_REASON,
     StageLog,
     busy_ms_per_round,
     label_overlap,
 )
+from aorta.workload_specs import SPECS
 
 STAGES = ("embed", "retrieve", "rerank", "generate")
 
@@ -42,13 +43,7 @@ SIZES = {
 
 
 class RagPipeline(Workload):
-    spec = WorkloadSpec(
-        name="rag_pipeline", category="inference", priority="p2",
-        description="embed -> retrieve (top-k) -> rerank -> generate, stages pipelined across query "
-                    "batches on rotating streams; queries/s",
-        metric="queries_per_s", unit="queries/s", higher_is_better=True, max_streams=64,
-        recommended_streams=(1, 4, 16),
-    )
+    spec = SPECS["rag_pipeline"]
 
     def setup(self) -> None:
         cfg = self.sized(SIZES)

@@ -23,11 +23,12 @@ import torch
 
 from aorta import stats
 from aorta.metric import percentile_metrics
-from aorta.workloads import decoder
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.segments import SegmentPlan
+from aorta.workload import Metric, Workload
+from aorta.workload_parts import decoder
+from aorta.workload_parts.segments import SegmentPlan
+from aorta.workload_specs import SPECS
 
-GROUPS = 8  # independent sequence groups: 2 streams each, so up to 16 streams
+GROUPS = SPECS["speculative_decode"].max_streams // 2  # 8 independent sequence groups: 2 streams each, so up to 16 streams
 # vocab, d_model, d_ff, heads, target layers, draft layers, K, windows, sequences per group, prompt
 SIZES = {
     "full": dict(vocab=32000, d_model=1024, d_ff=4096, heads=8, layers=4, draft_layers=1, k=4, windows=4,
@@ -38,16 +39,10 @@ SIZES = {
 
 
 class SpeculativeDecode(Workload):
-    spec = WorkloadSpec(
-        name="speculative_decode", category="inference", priority="p1",
-        description="draft model decodes K tokens (KV cache) while the target verifies the previous window; "
-                    "acceptance from argmax agreement; tokens/s, per-token p50/p99",
-        metric="tokens_per_s", unit="tokens/s", higher_is_better=True,
-        max_streams=2 * GROUPS, recommended_streams=(1, 2, 4, 16),
-    )
+    spec = SPECS["speculative_decode"]
 
     def setup(self) -> None:
-        cfg = {**SIZES[self.size], **self.params.get("config", {})}
+        cfg = self.sized(SIZES)
         self.cfg = cfg
         dev = self.device.torch_device
         gen = self.generator()

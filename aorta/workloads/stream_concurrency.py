@@ -13,20 +13,16 @@ from collections.abc import Sequence
 import torch
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.spin import cycles_for_ms, spin_alone_ms
+from aorta.workload import Metric, Workload
+from aorta.workload_parts.spin import cycles_for_ms, spin_alone_ms
+from aorta.workload_specs import SPECS
 
 KERNEL_MS = {"full": 10.0, "smoke": 0.2}
 KERNELS_PER_STREAM = 2
 
 
 class StreamConcurrency(Workload):
-    spec = WorkloadSpec(
-        name="stream_concurrency", category="scheduling", priority="p0",
-        description="long one-block spin kernels, two per stream; effective concurrency against stream count",
-        metric="concurrency", unit="x", higher_is_better=True, max_streams=1024,
-        recommended_streams=(1, 8, 16, 32, 64, 128), dtypes=("fp32",),
-    )
+    spec = SPECS["stream_concurrency"]
 
     def setup(self) -> None:
         self.kernel_ms_target = self.params.get("kernel_ms") or KERNEL_MS[self.size]

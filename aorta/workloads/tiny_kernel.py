@@ -12,7 +12,8 @@ from dataclasses import replace
 import torch
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
+from aorta.workload import Metric, Workload
+from aorta.workload_specs import SPECS
 
 MODES = ("eager", "graph")
 TOTAL_KERNELS = {"full": 4096, "smoke": 64}
@@ -21,15 +22,10 @@ EAGER_HOST_BOUND = ("device_ms", "us_per_launch", "launches_per_s", "one_stream_
 
 
 class TinyKernelStress(Workload):
-    spec = WorkloadSpec(
-        name="tiny_kernel_stress", category="scheduling", priority="p0",
-        description="many 1-element kernels spread over N streams, eager or CUDA-graph replay; µs per launch",
-        metric="us_per_launch", unit="us", higher_is_better=False, max_streams=1024,
-        recommended_streams=(1, 4, 16, 64), dtypes=("fp32",),
-    )
+    spec = SPECS["tiny_kernel_stress"]
 
     def setup(self) -> None:
-        self.mode = self.params.get("mode", "eager")
+        self.mode = self.params.get("mode") or "eager"
         if self.mode not in MODES:
             raise ValueError(f"tiny_kernel_stress mode must be one of {MODES}, got {self.mode!r}")
         total = self.params.get("total_kernels") or TOTAL_KERNELS[self.size]

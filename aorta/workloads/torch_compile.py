@@ -25,7 +25,8 @@ import torch
 import torch.nn.functional as F
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadCheckError, WorkloadSpec, WorkloadUnavailable
+from aorta.workload import Metric, Workload, WorkloadCheckError, WorkloadUnavailable
+from aorta.workload_specs import SPECS
 
 # regions R, rows per region B, width D. Full: each region's two GEMMs are 1024x2048x8192
 # (~69 GFLOP, ~0.1 ms on an H100): 16 regions fill a round of ~2 ms.
@@ -41,13 +42,7 @@ def mlp_block(x, ln_w, w1, w2):
 
 
 class TorchCompile(Workload):
-    spec = WorkloadSpec(
-        name="torch_compile", category="compile", priority="p3",
-        description="torch.compile'd MLP block regions on several streams; steady-state samples/s "
-                    "with compile time reported apart",
-        metric="samples_per_s", unit="samples/s", higher_is_better=True, max_streams=64,
-        recommended_streams=(1, 4, 16),
-    )
+    spec = SPECS["torch_compile"]
 
     def setup(self) -> None:
         cfg = self.sized(SIZES)

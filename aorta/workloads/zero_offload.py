@@ -25,14 +25,15 @@ from collections.abc import Sequence
 import torch
 
 from aorta.stats import median
-from aorta.workloads.base import Metric, Workload, WorkloadSpec
-from aorta.workloads.stage_intervals import (
+from aorta.workload import Metric, Workload
+from aorta.workload_parts.stage_intervals import (
     CPU_SERIAL_REASON,
     StageLog,
     busy_ms_per_round,
     label_overlap,
     rate_samples,
 )
+from aorta.workload_specs import SPECS
 
 # tokens T, width D, layers L. Full: a (2048, 2048) bf16 layer is 8 MiB each way (~0.2 ms over PCIe
 # Gen5), its forward on 8192 tokens ~0.1 ms and backward twice that: copies dominate, as they do in
@@ -50,14 +51,7 @@ def copy_roles(n: int) -> dict[str, list[int]]:
 
 
 class ZeroOffload(Workload):
-    spec = WorkloadSpec(
-        name="zero_offload", category="training", priority="p2",
-        description="gradient offload to pinned host memory and parameter prefetch back on copy streams "
-                    "beside forward/backward compute; copy GB/s and copy-compute overlap",
-        # The headline comes from the timed rounds; copy GB/s and the overlap need kernel timestamps (GPU only).
-        metric="tokens_per_s", unit="tokens/s", higher_is_better=True, max_streams=64,
-        recommended_streams=(1, 3, 5, 9),
-    )
+    spec = SPECS["zero_offload"]
 
     def setup(self) -> None:
         cfg = self.sized(SIZES)

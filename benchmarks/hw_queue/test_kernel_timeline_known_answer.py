@@ -7,7 +7,7 @@ import pytest
 from aorta.kernel_timeline import summarize
 from aorta.runner import run_workload
 from aorta.timing import TimingPlan, time_rounds
-from aorta.workloads.spin import cycles_for_ms
+from aorta.workload_parts.spin import cycles_for_ms
 from aorta.workloads.stream_concurrency import StreamConcurrency
 
 pytestmark = [pytest.mark.p0, pytest.mark.scheduling]

@@ -10,8 +10,8 @@ from pathlib import Path
 from aorta import kernel_timeline as kt
 from aorta.device import Device
 from aorta.timing import TimingPlan, time_rounds
+from aorta.workload_parts.spin import cycles_for_ms
 from aorta.workloads.async_dataload import AsyncDataload
-from aorta.workloads.spin import cycles_for_ms
 
 out = Path(sys.argv[1])
 dev = Device.open("auto")

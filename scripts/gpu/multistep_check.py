@@ -17,8 +17,8 @@ import time
 from aorta.device import Device
 from aorta.runner import poison
 from aorta.timing import RoundRecorder, run_forked
+from aorta.workload import WorkloadCheckError, clone_result, compare_results
 from aorta.workloads import get_workload
-from aorta.workloads.base import WorkloadCheckError, clone_result, compare_results
 
 NAMES = ("moe", "fsdp_tp", "activation_ckpt", "grad_accum", "speculative_decode", "continuous_batch")
 

@@ -16,7 +16,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 from aorta import overlap, stats
 from aorta.results import group_overlap
-from aorta.workloads.segments import SegmentPlan
+from aorta.workload_parts.segments import SegmentPlan
 
 Interval = tuple[float, float]
 

@@ -1,61 +1,23 @@
-"""What every workload declares and implements.
+"""What every workload implements: the ``Workload`` base class and the one-stream result check.
 
-A workload is a small class with a frozen ``WorkloadSpec`` (name, category, priority, stream range,
-its metric) and three methods: ``setup`` allocates seeded inputs, ``step(rec)`` enqueues one iteration
-on the streams it was given (``with rec.on(i):``), ``result`` returns what the last step produced.
+A workload is a small class pointing at its frozen ``WorkloadSpec`` in ``aorta.workload_specs`` (name,
+category, priority, stream range, its metric, its typed parameters) and three methods: ``setup``
+allocates seeded inputs, ``step(rec)`` enqueues one iteration on the streams it was given
+(``with rec.on(i):``), ``result`` returns what the last step produced.
 The runner checks the multi-stream result against the same step run on one stream before timing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
 
 from aorta.metric import Metric
+from aorta.workload_specs import DTYPE_NAMES, ISSUE_ORDERS, SIZES, WorkloadSpec
 
-PRIORITIES = ("p0", "p1", "p2", "p3")
-CATEGORIES = ("compute", "scheduling", "training", "inference", "pipeline", "latency", "memory", "compile")
-SIZES = ("smoke", "full")
-ISSUE_ORDERS = ("breadth", "depth")
-DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32, "fp16": torch.float16}
-
-
-@dataclass(frozen=True, kw_only=True)
-class WorkloadSpec:
-    name: str
-    category: str
-    priority: str
-    description: str
-    metric: str  # name of the workload's own headline metric
-    unit: str
-    higher_is_better: bool
-    min_streams: int = 1
-    max_streams: int = 1024
-    recommended_streams: tuple[int, ...] = (1, 4, 16)
-    dtypes: tuple[str, ...] = ("bf16", "fp32")
-
-    def __post_init__(self) -> None:
-        if self.category not in CATEGORIES:
-            raise ValueError(f"{self.name}: category {self.category!r} not in {CATEGORIES}")
-        if self.priority not in PRIORITIES:
-            raise ValueError(f"{self.name}: priority {self.priority!r} not in {PRIORITIES}")
-        if not 1 <= self.min_streams <= self.max_streams:
-            raise ValueError(f"{self.name}: need 1 <= min_streams <= max_streams, got "
-                             f"{self.min_streams}..{self.max_streams}")
-        for d in self.dtypes:
-            if d not in DTYPES:
-                raise ValueError(f"{self.name}: dtype {d!r} not in {sorted(DTYPES)}")
-
-    def stream_skip_reason(self, n: int) -> str | None:
-        """Why ``n`` streams cannot run this workload, or ``None`` if they can."""
-        if n < self.min_streams:
-            return f"{self.name} needs at least {self.min_streams} streams (asked for {n})"
-        if n > self.max_streams:
-            return f"{self.name} supports at most {self.max_streams} streams (asked for {n})"
-        return None
+DTYPES = dict(zip(DTYPE_NAMES, (torch.bfloat16, torch.float32, torch.float16)))  # bf16, fp32, fp16
 
 
 class WorkloadCheckError(AssertionError):
@@ -88,7 +50,7 @@ class Workload:
         self.dtype = DTYPES[dtype]
         self.issue_order = issue_order
         self.seed = seed
-        self.params = params
+        self.params = self.spec.check_params(params)  # a misspelled or mistyped parameter is a TypeError
 
     @staticmethod
     def dtype_of(name: str) -> torch.dtype:
@@ -114,7 +76,8 @@ class Workload:
 
     def size_label(self) -> str:
         """Human-readable size, named in out-of-memory failures."""
-        return f"{self.size} {self.params}" if self.params else self.size
+        given = {k: v for k, v in self.params.items() if v is not None}
+        return f"{self.size} {given}" if given else self.size
 
     def info(self) -> dict:
         """Workload-specific facts for extra_info (shapes, counts)."""
@@ -167,9 +130,12 @@ class Workload:
 
     # -- helpers ----------------------------------------------------------------------
     def sized(self, sizes: dict[str, dict]) -> dict:
-        """This size's entry of ``sizes``, with any of its keys overridden by the workload's params."""
+        """This size's entry of ``sizes``, with any of its keys overridden by the workload's params.
+
+        The spec declares those keys as parameters, so ``check_params`` has already refused a misspelled one.
+        """
         cfg = dict(sizes[self.size])
-        cfg.update({k: v for k, v in self.params.items() if k in cfg})
+        cfg.update({k: v for k, v in self.params.items() if k in cfg and v is not None})
         return cfg
 
     def generator(self) -> torch.Generator:
