@@ -209,6 +209,8 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     unavailable = {**unavailable, **workload.unavailable()}  # structural reasons hold on any device
     relative, why_not = workload.reference_metrics({m.name: m for m in metrics},
                                                    reference_run.record.metrics if reference_run else None)
+    if unavailable.get("interval_metrics"):  # a reference figure missing for want of kernel timestamps says why
+        why_not = {name: f"{why} ({unavailable['interval_metrics']})" for name, why in why_not.items()}
     metrics, unavailable = metrics + relative, {**unavailable, **why_not}
 
     details: dict[str, Any] = {
