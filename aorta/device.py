@@ -20,8 +20,12 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Literal
 
 import torch
+
+if TYPE_CHECKING:
+    from torch.profiler import profile
 
 BACKENDS = ("auto", "cuda", "rocm", "cpu")
 
@@ -210,7 +214,9 @@ class Device:
         """(lowest priority, highest priority) as the runtime numbers them; (0, 0) on CPU."""
         if not self.is_gpu:
             return (0, 0)
-        return tuple(torch.cuda.Stream.priority_range())  # type: ignore[return-value]
+        # torch's stubs declare priority_range as an instance method and its result as a plain tuple;
+        # it is a staticmethod returning (least, greatest) ints.
+        return tuple(torch.cuda.Stream.priority_range())  # type: ignore[call-arg, return-value]
 
     def _new_native_stream(self, priority: int):
         create = _native_stream_creator(self.backend)
@@ -351,9 +357,10 @@ class Device:
         return graph.replay
 
     def is_out_of_memory(self, exc: BaseException) -> bool:
-        oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", ())
+        oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
+        classes: tuple[type[BaseException], ...] = (MemoryError, oom) if oom is not None else (MemoryError,)
         text = str(exc).lower()
-        return (isinstance(exc, (MemoryError, oom)) or "out of memory" in text
+        return (isinstance(exc, classes) or "out of memory" in text
                 or "can't allocate memory" in text)
 
 
@@ -363,7 +370,7 @@ class KernelCapture:
     def __init__(self, device: Device):
         self.device = device
         self.reason: str | None = None
-        self._prof = None
+        self._prof: profile | None = None
         self._trace: dict | None = None
 
     def __enter__(self) -> KernelCapture:
@@ -376,7 +383,7 @@ class KernelCapture:
         self._prof.__enter__()
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         if self._prof is None:
             return False
         self.device.synchronize()  # every captured kernel has ended before the profiler stops
@@ -431,7 +438,7 @@ def _native_stream_creator(backend: str) -> Callable[[int], int] | None:
     """A function ``priority -> native stream handle``, or ``None`` when no runtime binding loads."""
     if backend == "cuda":
         try:
-            from cuda.bindings import runtime as cudart  # type: ignore[import-not-found]
+            from cuda.bindings import runtime as cudart
         except ImportError:
             cudart = None
         if cudart is not None:
@@ -465,6 +472,8 @@ def _ctypes_creator(libnames: list[str], symbol: str) -> Callable[[int], int] | 
             rc = fn(ctypes.byref(handle), _NON_BLOCKING, priority)
             if rc != 0:
                 raise RuntimeError(f"{symbol} failed with code {rc}")
+            if handle.value is None:
+                raise RuntimeError(f"{symbol} returned a null stream")
             return int(handle.value)
         return create
     return None
@@ -488,7 +497,7 @@ def driver_version(backend: str) -> str | None:
     """The GPU driver's version (NVML or nvidia-smi on NVIDIA; amdsmi or rocm-smi on AMD); None if unknown."""
     if backend == "cuda":
         try:
-            import pynvml  # type: ignore[import-not-found]
+            import pynvml
 
             pynvml.nvmlInit()
             try:
@@ -500,7 +509,7 @@ def driver_version(backend: str) -> str | None:
             return _tool_output(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
     if backend == "rocm":
         try:
-            import amdsmi  # type: ignore[import-not-found]
+            import amdsmi
 
             amdsmi.amdsmi_init()
             try:

@@ -243,8 +243,8 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
     rounds: dict[int, KernelRound] = {}
     blocks: dict[tuple, Block] = {}  # (thread, block position) -> Block, filled in launch order
     block_round: dict[tuple, int] = {}
-    for rs in round_index.values():  # every round, even one that launched nothing
-        for r in rs.items:
+    for thread_rounds in round_index.values():  # every round, even one that launched nothing
+        for r in thread_rounds.items:
             n = int(_ROUND_NAME.match(r.name).group(1))  # type: ignore[union-attr]
             rounds.setdefault(n, KernelRound(n))
     for thread, bs in block_index.items():  # every block inside a round, in issue order
@@ -275,8 +275,8 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
             blocks[(thread, inner[0])].ops.append(op)
     for rnd in rounds.values():
         rnd.ops.sort(key=lambda op: (op.start_us, op.end_us))
-        for b in rnd.blocks:
-            b.ops.sort(key=lambda op: (op.start_us, op.end_us))
+        for blk in rnd.blocks:
+            blk.ops.sort(key=lambda op: (op.start_us, op.end_us))
     return [rounds[n] for n in sorted(rounds)]
 
 

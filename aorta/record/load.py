@@ -25,6 +25,7 @@ def load_run(path: str | os.PathLike) -> dict:
     p = Path(path)
     run = read_json_file(p)
     check_run(run, p)
+    assert isinstance(run, dict)  # check_run raised otherwise
     return run
 
 

@@ -9,32 +9,34 @@ name every interval: the ``j``-th interval on stream ``i`` is the ``j``-th label
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from typing import Generic, TypeVar
 
 Interval = tuple[float, float]
+Label = TypeVar("Label", bound=Hashable)
 
 
-class SegmentPlan:
+class SegmentPlan(Generic[Label]):
     """Labels of the segments one step issues, per stream index, in issue order."""
 
     def __init__(self) -> None:
-        self._labels: dict[int, list[Hashable]] = {}
+        self._labels: dict[int, list[Label]] = {}
 
-    def add(self, stream_index: int, label: Hashable) -> None:
+    def add(self, stream_index: int, label: Label) -> None:
         self._labels.setdefault(stream_index, []).append(label)
 
-    def labels(self, stream_index: int) -> list[Hashable]:
+    def labels(self, stream_index: int) -> list[Label]:
         return list(self._labels.get(stream_index, ()))
 
     def stream_indices(self) -> list[int]:
         return sorted(self._labels)
 
-    def label_intervals(self, intervals: Mapping[int, Sequence[Interval]]) -> list[tuple[int, Hashable, Interval]]:
+    def label_intervals(self, intervals: Mapping[int, Sequence[Interval]]) -> list[tuple[int, Label, Interval]]:
         """``(iteration, label, interval)`` for every interval of one round.
 
         Raises ``ValueError`` when a stream's interval count is not a whole number of steps' worth of
         segments (the plan and the step disagree, so no interval could be named safely).
         """
-        out: list[tuple[int, Hashable, Interval]] = []
+        out: list[tuple[int, Label, Interval]] = []
         for i, ivs in intervals.items():
             labels = self._labels.get(i, [])
             if not labels:

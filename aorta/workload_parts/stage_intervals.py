@@ -44,12 +44,12 @@ class StageLog:
 def regroup(stream_intervals: Mapping[int, Sequence[Interval]],
             calls: Sequence[tuple[int, str]]) -> dict[str, list[Interval]]:
     """One round's intervals by label. A round of K iterations holds K copies of the step's blocks."""
-    plan = SegmentPlan()
+    plan: SegmentPlan[str] = SegmentPlan()
     for i, label in calls:
         plan.add(i, label)
     out: dict[str, list[Interval]] = {label: [] for _, label in calls}
     for _, label, iv in plan.label_intervals(stream_intervals):
-        out[label].append(iv)  # type: ignore[index]
+        out[label].append(iv)
     return out
 
 

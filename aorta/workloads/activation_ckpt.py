@@ -39,8 +39,8 @@ class ActivationCkpt(Workload):
     spec = SPECS["activation_ckpt"]
 
     def setup(self) -> None:
-        self.blocks, self.rows, self.d_model, self.d_ff = (self.params.get("shape")
-                                                            or SIZES[(self.size, self.dtype_name)])
+        shape: tuple[int, int, int, int] = self.params.get("shape") or SIZES[(self.size, self.dtype_name)]
+        self.blocks, self.rows, self.d_model, self.d_ff = shape
         L, R, D, Fd = self.blocks, self.rows, self.d_model, self.d_ff
         gen = self.generator()
         self.x = [self.randn(R, D, gen=gen) for _ in range(CHUNKS)]  # (R, D) per chunk

@@ -82,7 +82,7 @@ class ContinuousBatch(Workload):
             # Untimed: the active requests' prompts (all but their last token) into the cache.
             for s, n in enumerate(lengths):
                 self._prefill(grp, s, n - 1)
-        self.plan = SegmentPlan()
+        self.plan: SegmentPlan[tuple[str, int, int]] = SegmentPlan()
 
     def _prefill(self, grp: dict, slot: int, length: int) -> torch.Tensor:
         """Prompt positions [0, length) of ``slot`` through the model into its cache; x (1, length, D)."""
@@ -125,7 +125,7 @@ class ContinuousBatch(Workload):
         return 1 + g % (self.n_streams - 1) if self.n_streams > 1 else 0
 
     def step(self, rec) -> None:
-        plan = SegmentPlan()
+        plan: SegmentPlan[tuple[str, int, int]] = SegmentPlan()
         for s in range(1, self.n_streams):
             rec.wait(0, s)  # prefill rewrites arrival slots the last step's decodes read
         for g, grp in enumerate(self.groups):

@@ -15,7 +15,7 @@ Copy rates per direction come from the serial variant's copy kernels (one stream
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import replace
 
 import torch
@@ -162,6 +162,8 @@ class CopyComputeOverlap(Workload):
         k = run.iterations_per_round
         rounds = [r.stream_intervals_ms for r in run.rounds]
         unavailable: dict[str, str] = {}
+        copy_keys: Sequence[Hashable]
+        gemm_keys: Sequence[Hashable]
         if self._labelled():
             groups = [r.label_intervals_ms for r in run.rounds]
             copy_keys, gemm_keys = list(COPIES), ["gemm"]

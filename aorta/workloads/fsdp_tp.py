@@ -20,6 +20,7 @@ What the communication is, said in the result (``workload_info["comm"]``):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import ModuleType
 
 import torch
 
@@ -36,7 +37,7 @@ SIZES = {("full", "bf16"): (16, 4096, 2048), ("full", "fp32"): (16, 2048, 2048),
 MAX_STREAMS = SPECS["fsdp_tp"].max_streams  # 32: 1 compute + 31 comm streams; a step issues 4L - 1 = 63 comm ops at L = 16
 
 
-def _world() -> tuple[int, int, object | None]:
+def _world() -> tuple[int, int, ModuleType | None]:
     """(world size, rank, torch.distributed module or None when running as one process)."""
     import torch.distributed as dist
 
@@ -49,7 +50,8 @@ class FsdpTp(Workload):
     spec = SPECS["fsdp_tp"]
 
     def setup(self) -> None:
-        self.layers, self.hidden, self.batch = self.params.get("shape") or SIZES[(self.size, self.dtype_name)]
+        shape: tuple[int, int, int] = self.params.get("shape") or SIZES[(self.size, self.dtype_name)]
+        self.layers, self.hidden, self.batch = shape
         L, D, B = self.layers, self.hidden, self.batch
         self.world, self.rank, self._dist = _world()
         if (D * D) % self.world:

@@ -35,8 +35,8 @@ class GradAccum(Workload):
     spec = SPECS["grad_accum"]
 
     def setup(self) -> None:
-        self.micro_batches, self.micro_batch, self.hidden = (self.params.get("shape")
-                                                             or SIZES[(self.size, self.dtype_name)])
+        shape: tuple[int, int, int] = self.params.get("shape") or SIZES[(self.size, self.dtype_name)]
+        self.micro_batches, self.micro_batch, self.hidden = shape
         M, B, D = self.micro_batches, self.micro_batch, self.hidden
         gen = self.generator()
         self.w = [self.randn(D, D, gen=gen, scale=(2.0 / D) ** 0.5) for _ in range(LAYERS)]  # (D, D)

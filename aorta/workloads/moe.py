@@ -41,7 +41,8 @@ class Moe(Workload):
     spec = SPECS["moe"]
 
     def setup(self) -> None:
-        self.tokens, self.d_model, self.d_ff = self.params.get("shape") or SIZES[self.size]
+        shape: tuple[int, int, int] = self.params.get("shape") or SIZES[self.size]
+        self.tokens, self.d_model, self.d_ff = shape
         T, D, Fd, E, k = self.tokens, self.d_model, self.d_ff, EXPERTS, TOP_K
         dev = self.device.torch_device
         gen = self.generator()
@@ -84,7 +85,7 @@ class Moe(Workload):
         return list(range(EXPERTS))  # breadth: expert e on stream e % n, round-robin
 
     def step(self, rec) -> None:
-        plan = SegmentPlan()
+        plan: SegmentPlan[str] = SegmentPlan()
         plan.add(0, "gate")
         with rec.on(0, "gate"):
             torch.addmm(self.gate_bias, self.x, self.w_gate, out=self.logits)

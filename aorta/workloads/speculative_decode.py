@@ -67,7 +67,7 @@ class SpeculativeDecode(Workload):
             self._forward(g, self.draft_kv[g], 0, P - 1, self._causal_mask(0, P - 1))
         # Verify masks: window w reads positions 0 .. p0+K-1; query i sees keys j <= p0 + i.
         self.masks = [self._causal_mask(self._p0(w), K) for w in range(W)]
-        self.plan = SegmentPlan()
+        self.plan: SegmentPlan[tuple[str, int, int]] = SegmentPlan()
         self._host_accepted: list[torch.Tensor] | None = None
 
     def _p0(self, w: int) -> int:
@@ -109,7 +109,7 @@ class SpeculativeDecode(Workload):
         return (2 * g) % n, (2 * g + 1) % n
 
     def step(self, rec) -> None:
-        plan = SegmentPlan()
+        plan: SegmentPlan[tuple[str, int, int]] = SegmentPlan()
         W = self.cfg["windows"]
         for g in range(GROUPS):
             d, t = self._streams(g)
@@ -161,7 +161,7 @@ class SpeculativeDecode(Workload):
         spans: dict[tuple, list[float]] = {}
         for it, (kind, g, w), (start, end) in self.plan.label_intervals(intervals):
             spans[(it, kind, g, w)] = [start, end]
-        out = []
+        out: list[float] = []
         acc = self._accepted_host()
         iterations = {key[0] for key in spans}
         for it in iterations:
