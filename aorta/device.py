@@ -143,8 +143,15 @@ class Device:
         if not self.is_gpu:
             import platform
 
-            return DeviceProperties("cpu", platform.processor() or platform.machine(), platform.machine(),
-                                    os.cpu_count(), None, None, 1)
+            return DeviceProperties(
+                "cpu",
+                platform.processor() or platform.machine(),
+                platform.machine(),
+                os.cpu_count(),
+                None,
+                None,
+                1,
+            )
         p = torch.cuda.get_device_properties(self.index)
         arch = getattr(p, "gcnArchName", "") if self.backend == "rocm" else f"sm_{p.major}{p.minor}"
         return DeviceProperties(
@@ -159,13 +166,17 @@ class Device:
 
     def software(self) -> dict:
         """Versions of the stack under the benchmark (torch, CUDA or HIP, NCCL or RCCL)."""
-        info: dict = {"torch": torch.__version__, "cuda": torch.version.cuda,
-                      "hip": getattr(torch.version, "hip", None)}
+        info: dict = {
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "hip": getattr(torch.version, "hip", None),
+        }
         if self.is_gpu:
             with contextlib.suppress(Exception):
                 v = torch.cuda.nccl.version()
-                info["rccl" if self.backend == "rocm" else "nccl"] = ".".join(map(str, v)) if isinstance(
-                    v, tuple) else str(v)
+                info["rccl" if self.backend == "rocm" else "nccl"] = (
+                    ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
+                )
         return info
 
     def pci_bus_id(self) -> str | None:
@@ -189,7 +200,9 @@ class Device:
         if self.backend == "rocm":
             return {"GPU_MAX_HW_QUEUES": os.environ.get("GPU_MAX_HW_QUEUES", "default (4)")}
         if self.backend == "cuda":
-            return {"CUDA_DEVICE_MAX_CONNECTIONS": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", "default (8)")}
+            return {
+                "CUDA_DEVICE_MAX_CONNECTIONS": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", "default (8)")
+            }
         return {}
 
     # ----------------------------------------------------------------- streams
@@ -326,13 +339,16 @@ class Device:
         if self.is_gpu:
             dev_free, _ = torch.cuda.mem_get_info(self.torch_device)
             if device_bytes > dev_free:
-                raise SizeTooLarge(f"needs {device_bytes / 2**30:.1f} GiB on {self.torch_device}, "
-                                   f"{dev_free / 2**30:.1f} GiB free")
+                raise SizeTooLarge(
+                    f"needs {device_bytes / 2**30:.1f} GiB on {self.torch_device}, "
+                    f"{dev_free / 2**30:.1f} GiB free"
+                )
         else:
             host_bytes += device_bytes
         if host_free is not None and host_bytes > host_free:
-            raise SizeTooLarge(f"needs {host_bytes / 2**30:.1f} GiB of host memory, "
-                               f"{host_free / 2**30:.1f} GiB available")
+            raise SizeTooLarge(
+                f"needs {host_bytes / 2**30:.1f} GiB of host memory, {host_free / 2**30:.1f} GiB available"
+            )
 
     # ----------------------------------------------------------------- graphs
     def supports_graphs(self) -> bool:
@@ -360,8 +376,7 @@ class Device:
         oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
         classes: tuple[type[BaseException], ...] = (MemoryError, oom) if oom is not None else (MemoryError,)
         text = str(exc).lower()
-        return (isinstance(exc, classes) or "out of memory" in text
-                or "can't allocate memory" in text)
+        return isinstance(exc, classes) or "out of memory" in text or "can't allocate memory" in text
 
 
 class KernelCapture:
@@ -399,7 +414,9 @@ class KernelCapture:
                 self._prof.export_chrome_trace(path)
                 with open(path, encoding="utf-8") as fh:
                     self._trace = json.load(fh)
-            except Exception as err:  # Kineto's export has crashed on some ROCm builds: say so, invent nothing
+            except (
+                Exception
+            ) as err:  # Kineto's export has crashed on some ROCm builds: say so, invent nothing
                 self.reason = f"the profiler's trace could not be exported or read: {err}"
         return False
 
@@ -442,16 +459,21 @@ def _native_stream_creator(backend: str) -> Callable[[int], int] | None:
         except ImportError:
             cudart = None
         if cudart is not None:
+
             def create_cuda(priority: int) -> int:
                 err, stream = cudart.cudaStreamCreateWithPriority(_NON_BLOCKING, priority)
                 if int(err) != 0:
                     raise RuntimeError(f"cudaStreamCreateWithPriority failed: {err}")
                 return int(stream)
+
             return create_cuda
-        return _ctypes_creator(["libcudart.so", "libcudart.so.13", "libcudart.so.12"], "cudaStreamCreateWithPriority")
+        return _ctypes_creator(
+            ["libcudart.so", "libcudart.so.13", "libcudart.so.12"], "cudaStreamCreateWithPriority"
+        )
     if backend == "rocm":
-        return _ctypes_creator(["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.7"],
-                               "hipStreamCreateWithPriority")
+        return _ctypes_creator(
+            ["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.7"], "hipStreamCreateWithPriority"
+        )
     return None
 
 
@@ -475,9 +497,9 @@ def _ctypes_creator(libnames: list[str], symbol: str) -> Callable[[int], int] | 
             if handle.value is None:
                 raise RuntimeError(f"{symbol} returned a null stream")
             return int(handle.value)
+
         return create
     return None
-
 
 
 def _host_available_bytes() -> int | None:

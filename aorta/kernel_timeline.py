@@ -124,7 +124,8 @@ class KernelRound:
         for b in self.blocks:
             ivs = self._ms(b.ops)
             out.setdefault(b.stream_index, []).append(
-                (min(s for s, _ in ivs), max(e for _, e in ivs)) if ivs else None)
+                (min(s for s, _ in ivs), max(e for _, e in ivs)) if ivs else None
+            )
         return out
 
 
@@ -159,8 +160,9 @@ def summarize(rounds: Sequence[KernelRound], iterations_per_round: int = 1) -> d
     return {
         "rounds_with_kernels": len(figs),
         "device_stream_ids": streams,
-        "per_stream_busy_ms": [stats.median([f["per_stream_busy_ms"].get(s, 0.0) / k for f in figs])
-                               for s in streams],
+        "per_stream_busy_ms": [
+            stats.median([f["per_stream_busy_ms"].get(s, 0.0) / k for f in figs]) for s in streams
+        ],
         "kernel_span_ms_per_iteration": stats.median([f["span_ms"] / k for f in figs]),
         "gpu_busy_ms_per_iteration": stats.median([f["gpu_busy_ms"] / k for f in figs]),
         "effective_concurrency": stats.median(conc) if conc else None,
@@ -175,8 +177,9 @@ def host_bound_note(gpu_busy_share: float | None, threshold: float = HOST_BOUND_
     """The reading note for a round in which the GPU idled for ``1 - threshold`` of the span or more."""
     if gpu_busy_share is None or gpu_busy_share >= threshold:
         return None
-    return (f"host-bound: GPU busy {gpu_busy_share:.0%} of the round; "
-            "the host's launch path is what is measured")
+    return (
+        f"host-bound: GPU busy {gpu_busy_share:.0%} of the round; the host's launch path is what is measured"
+    )
 
 
 # --------------------------------------------------------------------------- parsing
@@ -233,8 +236,13 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
             launches[int(args["correlation"])] = ((ev.get("pid"), ev.get("tid")), float(ev["ts"]))
         elif cat in DEVICE_CATEGORIES:
             start = float(ev["ts"])
-            op = DeviceOp(str(ev.get("name", "")), args.get("stream", ev.get("tid", 0)), start,
-                          start + float(ev.get("dur", 0.0)), cat)
+            op = DeviceOp(
+                str(ev.get("name", "")),
+                args.get("stream", ev.get("tid", 0)),
+                start,
+                start + float(ev.get("dur", 0.0)),
+                cat,
+            )
             corr = args.get("correlation")
             device.append((int(corr) if corr is not None else None, op))
 
@@ -288,7 +296,9 @@ def trim_trace(trace: Mapping | Sequence) -> dict:
         if ev.get("ph") != "X":
             continue
         args = ev.get("args") or {}
-        if cat == RANGE_CATEGORY and (_ROUND_NAME.match(str(ev.get("name"))) or _BLOCK_NAME.match(str(ev.get("name")))):
+        if cat == RANGE_CATEGORY and (
+            _ROUND_NAME.match(str(ev.get("name"))) or _BLOCK_NAME.match(str(ev.get("name")))
+        ):
             small_args: dict = {}
         elif cat in LAUNCH_CATEGORIES and "correlation" in args:
             small_args = {"correlation": args["correlation"]}
@@ -296,6 +306,16 @@ def trim_trace(trace: Mapping | Sequence) -> dict:
             small_args = {k: args[k] for k in ("stream", "correlation") if k in args}
         else:
             continue
-        keep.append({"ph": "X", "cat": ev.get("cat"), "name": ev.get("name"), "pid": ev.get("pid"),
-                     "tid": ev.get("tid"), "ts": ev.get("ts"), "dur": ev.get("dur", 0), "args": small_args})
+        keep.append(
+            {
+                "ph": "X",
+                "cat": ev.get("cat"),
+                "name": ev.get("name"),
+                "pid": ev.get("pid"),
+                "tid": ev.get("tid"),
+                "ts": ev.get("ts"),
+                "dur": ev.get("dur", 0),
+                "args": small_args,
+            }
+        )
     return {"traceEvents": keep}

@@ -25,7 +25,11 @@ class Metric:
     source: str = ""  # where the figure comes from when not the timed rounds (e.g. "kernel timestamps")
 
     def as_dict(self) -> dict:
-        d: dict[str, Any] = {"value": self.value, "unit": self.unit, "higher_is_better": self.higher_is_better}
+        d: dict[str, Any] = {
+            "value": self.value,
+            "unit": self.unit,
+            "higher_is_better": self.higher_is_better,
+        }
         if self.samples:
             d["samples"] = list(self.samples)
         if self.noise_floor is not None:
@@ -38,13 +42,20 @@ class Metric:
     def from_dict(cls, name: str, d: Mapping[str, Any]) -> Metric:
         value = d.get("value")
         floor = d.get("noise_floor")
-        return cls(name, None if value is None else float(value), str(d.get("unit", "")),
-                   bool(d.get("higher_is_better", True)), tuple(float(v) for v in d.get("samples") or ()),
-                   None if floor is None else float(floor), str(d.get("source") or ""))
+        return cls(
+            name,
+            None if value is None else float(value),
+            str(d.get("unit", "")),
+            bool(d.get("higher_is_better", True)),
+            tuple(float(v) for v in d.get("samples") or ()),
+            None if floor is None else float(floor),
+            str(d.get("source") or ""),
+        )
 
 
-def percentile_metrics(prefix: str, per_round: list[list[float]], percentiles: tuple[int, ...],
-                       unit: str = "ms") -> tuple[list[Metric], dict[str, str]]:
+def percentile_metrics(
+    prefix: str, per_round: list[list[float]], percentiles: tuple[int, ...], unit: str = "ms"
+) -> tuple[list[Metric], dict[str, str]]:
     """``{prefix}_p{q}_{unit}`` over all rounds' samples pooled, with one per-round percentile as samples.
 
     Lower is better (latencies). Rounds without samples are dropped; with none left every figure is
@@ -56,5 +67,7 @@ def percentile_metrics(prefix: str, per_round: list[list[float]], percentiles: t
         reason = "no per-segment intervals recorded (graph replay)"
         return [], dict.fromkeys(names, reason)
     pooled = [x for s in rounds for x in s]
-    return [Metric(name, stats.percentile(pooled, q), unit, False, tuple(stats.percentile(s, q) for s in rounds))
-            for name, q in zip(names, percentiles)], {}
+    return [
+        Metric(name, stats.percentile(pooled, q), unit, False, tuple(stats.percentile(s, q) for s in rounds))
+        for name, q in zip(names, percentiles)
+    ], {}

@@ -28,7 +28,9 @@ def _int_list(option: str, text: str, lo: int, hi: int) -> tuple[int, ...]:
                 f"{option}={text!r}: {part!r} is not an integer; give an int or a comma list such as 1,4,16,64"
             ) from None
         if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{option}={text!r}: {value} is out of range; allowed {lo} to {hi}")
+            raise argparse.ArgumentTypeError(
+                f"{option}={text!r}: {value} is out of range; allowed {lo} to {hi}"
+            )
         values.append(value)
     return tuple(dict.fromkeys(values))  # keep order, drop repeats
 
@@ -64,10 +66,13 @@ def parse_copy_mb(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--aorta-copy-mb={text!r}: not a number; give MiB per copy, e.g. 64") from None
+        raise argparse.ArgumentTypeError(
+            f"--aorta-copy-mb={text!r}: not a number; give MiB per copy, e.g. 64"
+        ) from None
     if not 0.0 < value <= MAX_COPY_MB:  # also rejects nan
         raise argparse.ArgumentTypeError(
-            f"--aorta-copy-mb={text!r}: out of range; allowed more than 0 and at most {MAX_COPY_MB:g} MiB")
+            f"--aorta-copy-mb={text!r}: out of range; allowed more than 0 and at most {MAX_COPY_MB:g} MiB"
+        )
     return value
 
 
@@ -76,6 +81,7 @@ def _choice(option: str, allowed: tuple[str, ...]):
         if text not in allowed:
             raise argparse.ArgumentTypeError(f"{option}={text!r}: allowed values are {', '.join(allowed)}")
         return text
+
     parse.__name__ = f"parse_{option.strip('-').replace('-', '_')}"
     return parse
 
@@ -91,7 +97,8 @@ def parse_issue_order(text: str) -> tuple[str, ...]:
     for v in values:
         if v not in ISSUE_ORDERS:
             raise argparse.ArgumentTypeError(
-                f"--aorta-issue-order={text!r}: {v!r} is not allowed; allowed: {', '.join(ISSUE_ORDERS)} (or both, comma-separated)")
+                f"--aorta-issue-order={text!r}: {v!r} is not allowed; allowed: {', '.join(ISSUE_ORDERS)} (or both, comma-separated)"
+            )
     return values
 
 
@@ -115,7 +122,9 @@ class AortaOptions:
 
     def __post_init__(self) -> None:
         if self.backend not in DEVICE_CHOICES[1:]:
-            raise ValueError(f"AortaOptions.backend={self.backend!r}: allowed {', '.join(DEVICE_CHOICES[1:])}")
+            raise ValueError(
+                f"AortaOptions.backend={self.backend!r}: allowed {', '.join(DEVICE_CHOICES[1:])}"
+            )
 
     @property
     def resolved_size(self) -> str:

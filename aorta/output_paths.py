@@ -67,6 +67,8 @@ def check_output_file(option: str, path: str | os.PathLike, *, create_parent: bo
         raise OutputPathError(f"{option} {p}: is a folder; give a file name")
     if not create_parent and not p.parent.is_dir():
         what = "is a file, not a folder" if p.parent.exists() else "does not exist"
-        raise OutputPathError(f"{option} {p}: its folder {p.parent} {what}; create it first or give another path")
+        raise OutputPathError(
+            f"{option} {p}: its folder {p.parent} {what}; create it first or give another path"
+        )
     _check_folder(option, p, p.parent)
     return p

@@ -130,7 +130,9 @@ def effective_concurrency(
     return sum(per_stream_busy_ms(lists).values()) / span
 
 
-def active_segments(streams: Mapping[K, Iterable[Sequence[float]]]) -> list[tuple[float, float, tuple[K, ...]]]:
+def active_segments(
+    streams: Mapping[K, Iterable[Sequence[float]]],
+) -> list[tuple[float, float, tuple[K, ...]]]:
     """Cut the timeline at every boundary; for each piece, which streams (or kinds) were running.
 
     Returns ``(start_ms, end_ms, (keys...))`` for every piece in which at least one ran, adjacent pieces

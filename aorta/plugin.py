@@ -46,8 +46,19 @@ pytest_plugins = [
 MARKERS = {
     "gpu": "needs a CUDA or ROCm GPU",
     **{p: f"priority {p[1]} workload" for p in ("p0", "p1", "p2", "p3")},
-    **{c: f"{c} workload category" for c in
-       ("compute", "scheduling", "training", "inference", "pipeline", "latency", "memory", "compile")},
+    **{
+        c: f"{c} workload category"
+        for c in (
+            "compute",
+            "scheduling",
+            "training",
+            "inference",
+            "pipeline",
+            "latency",
+            "memory",
+            "compile",
+        )
+    },
     "fsdp": "FSDP2 overlap scenario",
 }
 BENCH_FIXTURE = "hw_queue"
@@ -75,8 +86,13 @@ def hand_to_gate(node: pytest.Item, per_iteration_ms, extra_info: dict) -> bool:
     runs = node.stash.get(CONFIRMATION_RUNS, None)
     if runs is None:
         return False
-    runs.append({"fullname": node.nodeid, "stats": {"data": [ms / 1e3 for ms in per_iteration_ms]},
-                 "extra_info": dict(extra_info)})
+    runs.append(
+        {
+            "fullname": node.nodeid,
+            "stats": {"data": [ms / 1e3 for ms in per_iteration_ms]},
+            "extra_info": dict(extra_info),
+        }
+    )
     return True
 
 
@@ -84,29 +100,80 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("aorta", "aorta GPU benchmarks")
     # The second spelling of an option (--streams, --rounds, --warmup, --sync-mode, --issue-order, --copy-mb)
     # is the one users typed before every option took the --aorta- prefix; it stays as an alias.
-    g.addoption("--aorta-streams", "--streams", type=parse_streams, default=(1, 4, 16), metavar="N[,N...]",
-                help="stream counts to sweep, e.g. 16 or 1,4,16,64 (1 to 1024; default 1,4,16)")
-    g.addoption("--aorta-rounds", "--rounds", type=parse_rounds, default=None, metavar="N",
-                help="timed rounds per benchmark (default 20 on a GPU, 5 on CPU); in the FSDP suite, given "
-                     "explicitly, the timed steps per scenario (training.steps; --aorta-override still wins)")
-    g.addoption("--aorta-warmup", "--warmup", type=parse_warmup, default=None, metavar="N",
-                help="untimed warm-up rounds (default 3 on a GPU, 1 on CPU); in the FSDP suite, given "
-                     "explicitly, the untimed steps (training.warmup_steps; --aorta-override still wins)")
-    g.addoption("--aorta-sync-mode", "--sync-mode", type=parse_sync_mode, default="per_round",
-                help="per_round: synchronize after each round; end_only: once after all rounds")
-    g.addoption("--aorta-device", type=parse_device, default="auto",
-                help="auto (GPU if torch sees one, else CPU), cuda, rocm or cpu")
-    g.addoption("--aorta-size", type=parse_size, default="auto",
-                help="problem sizes: auto (smoke on CPU, full on GPU), smoke or full")
-    g.addoption("--aorta-issue-order", "--issue-order", type=parse_issue_order, default=("breadth",),
-                help="breadth (round-robin over streams) and/or depth (each stream's work back to back)")
-    g.addoption("--aorta-iterations", type=parse_iterations, default=None, metavar="K",
-                help="fixed iterations per timed round (default: probe, batch K under the ~20 us event floor)")
-    g.addoption("--aorta-mode", type=parse_mode, default="eager",
-                help="eager: the host's launch path is part of what is measured; gpu: the whole round is queued on "
-                     "the GPU before it starts (graph replay, or launches held behind an untimed hold kernel)")
-    g.addoption("--aorta-copy-mb", "--copy-mb", type=parse_copy_mb, default=None, metavar="MIB",
-                help="MiB per copy in copy_compute_overlap (default 64 at full size, 1 at smoke size)")
+    g.addoption(
+        "--aorta-streams",
+        "--streams",
+        type=parse_streams,
+        default=(1, 4, 16),
+        metavar="N[,N...]",
+        help="stream counts to sweep, e.g. 16 or 1,4,16,64 (1 to 1024; default 1,4,16)",
+    )
+    g.addoption(
+        "--aorta-rounds",
+        "--rounds",
+        type=parse_rounds,
+        default=None,
+        metavar="N",
+        help="timed rounds per benchmark (default 20 on a GPU, 5 on CPU); in the FSDP suite, given "
+        "explicitly, the timed steps per scenario (training.steps; --aorta-override still wins)",
+    )
+    g.addoption(
+        "--aorta-warmup",
+        "--warmup",
+        type=parse_warmup,
+        default=None,
+        metavar="N",
+        help="untimed warm-up rounds (default 3 on a GPU, 1 on CPU); in the FSDP suite, given "
+        "explicitly, the untimed steps (training.warmup_steps; --aorta-override still wins)",
+    )
+    g.addoption(
+        "--aorta-sync-mode",
+        "--sync-mode",
+        type=parse_sync_mode,
+        default="per_round",
+        help="per_round: synchronize after each round; end_only: once after all rounds",
+    )
+    g.addoption(
+        "--aorta-device",
+        type=parse_device,
+        default="auto",
+        help="auto (GPU if torch sees one, else CPU), cuda, rocm or cpu",
+    )
+    g.addoption(
+        "--aorta-size",
+        type=parse_size,
+        default="auto",
+        help="problem sizes: auto (smoke on CPU, full on GPU), smoke or full",
+    )
+    g.addoption(
+        "--aorta-issue-order",
+        "--issue-order",
+        type=parse_issue_order,
+        default=("breadth",),
+        help="breadth (round-robin over streams) and/or depth (each stream's work back to back)",
+    )
+    g.addoption(
+        "--aorta-iterations",
+        type=parse_iterations,
+        default=None,
+        metavar="K",
+        help="fixed iterations per timed round (default: probe, batch K under the ~20 us event floor)",
+    )
+    g.addoption(
+        "--aorta-mode",
+        type=parse_mode,
+        default="eager",
+        help="eager: the host's launch path is part of what is measured; gpu: the whole round is queued on "
+        "the GPU before it starts (graph replay, or launches held behind an untimed hold kernel)",
+    )
+    g.addoption(
+        "--aorta-copy-mb",
+        "--copy-mb",
+        type=parse_copy_mb,
+        default=None,
+        metavar="MIB",
+        help="MiB per copy in copy_compute_overlap (default 64 at full size, 1 at smoke size)",
+    )
 
 
 def resolved_options(config: pytest.Config) -> AortaOptions:
@@ -206,9 +273,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(pytest.mark.benchmark(timer=state.clock))
         if xdist_worker:
             state.xdist_skipped += 1
-            item.add_marker(pytest.mark.skip(reason=(
-                "pytest-xdist (-n) disables pytest-benchmark, so no timing would be recorded: "
-                "run benchmarks without -n (or with -n 0 / -p no:xdist)")))
+            item.add_marker(
+                pytest.mark.skip(
+                    reason=(
+                        "pytest-xdist (-n) disables pytest-benchmark, so no timing would be recorded: "
+                        "run benchmarks without -n (or with -n 0 / -p no:xdist)"
+                    )
+                )
+            )
 
 
 @pytest.fixture(scope="session")
@@ -234,13 +306,18 @@ def copy_mb(aorta_options: AortaOptions) -> float | None:
 
 @pytest.fixture
 def timing_plan(aorta_options: AortaOptions) -> TimingPlan:
-    return TimingPlan(warmup_rounds=aorta_options.warmup, rounds=aorta_options.rounds,
-                      sync_mode=aorta_options.sync_mode, iterations_per_round=aorta_options.iterations)
+    return TimingPlan(
+        warmup_rounds=aorta_options.warmup,
+        rounds=aorta_options.rounds,
+        sync_mode=aorta_options.sync_mode,
+        iterations_per_round=aorta_options.iterations,
+    )
 
 
 @pytest.fixture
-def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_plan: TimingPlan,
-             aorta_telemetry):
+def hw_queue(
+    request, benchmark, aorta_device: Device, aorta_size: str, timing_plan: TimingPlan, aorta_telemetry
+):
     """``hw_queue(WorkloadClass, n_streams, *, record=True, reference=None, **params)``: check, time and
     record one workload. ``reference``: the result of a reference run (``record=False``) whose figures this
     one is read against (the workload's ``reference_metrics``), recorded with this benchmark.
@@ -258,9 +335,16 @@ def hw_queue(request, benchmark, aorta_device: Device, aorta_size: str, timing_p
         workload = workload_cls(aorta_device, n_streams, **kwargs)
         try:
             streams = workload.make_streams()
-            result = run_workload(aorta_device, workload, streams, timing_plan, review=aorta_telemetry.review,
-                                  test_slowdown=request.config.getoption("aorta_test_slowdown", 0.0) or 0.0,
-                                  mode=resolved_options(request.config).mode, reference_run=reference)
+            result = run_workload(
+                aorta_device,
+                workload,
+                streams,
+                timing_plan,
+                review=aorta_telemetry.review,
+                test_slowdown=request.config.getoption("aorta_test_slowdown", 0.0) or 0.0,
+                mode=resolved_options(request.config).mode,
+                reference_run=reference,
+            )
         except (StreamLimit, WorkloadUnavailable) as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")
         except WorkloadCheckError as exc:
@@ -296,7 +380,8 @@ def _summary_row(name: str, record: BenchRecord) -> dict:
         "concurrency": record.get("effective_concurrency"),
         "method": record.get("mode") or record.timing_method,
         "enqueue_ms": record.get("host_enqueue_ms_per_iteration"),
-        "gpu_busy": record.get("gpu_busy_share"), "notes": record.reading_notes,
+        "gpu_busy": record.get("gpu_busy_share"),
+        "notes": record.reading_notes,
     }
 
 
@@ -316,7 +401,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if state.xdist_skipped:
         terminalreporter.write_line(
             f"aorta: {state.xdist_skipped} benchmark(s) skipped: pytest-xdist disables pytest-benchmark; "
-            "run benchmarks without -n", yellow=True)
+            "run benchmarks without -n",
+            yellow=True,
+        )
     if not state.rows:
         return
     from aorta.table import format_summary

@@ -9,8 +9,11 @@ from aorta import overlap, stats
 SCHEMA_VERSION = 1
 
 
-def stream_figures(round_intervals: Sequence[Mapping[int, Sequence[tuple[float, float]]]],
-                   round_ms: Sequence[float], n_streams: int) -> dict:
+def stream_figures(
+    round_intervals: Sequence[Mapping[int, Sequence[tuple[float, float]]]],
+    round_ms: Sequence[float],
+    n_streams: int,
+) -> dict:
     """Per-stream busy (median over rounds, ms) and effective concurrency (median of Σ busy / round span).
 
     ``round_intervals[r][i]`` are stream ``i``'s work intervals in round ``r`` (ms from the round's start).
@@ -35,8 +38,11 @@ def stream_figures(round_intervals: Sequence[Mapping[int, Sequence[tuple[float, 
     }
 
 
-def group_overlap(round_intervals: Sequence[Mapping[int, Sequence[tuple[float, float]]]],
-                  a_streams: Sequence[int], b_streams: Sequence[int]) -> dict:
+def group_overlap(
+    round_intervals: Sequence[Mapping[int, Sequence[tuple[float, float]]]],
+    a_streams: Sequence[int],
+    b_streams: Sequence[int],
+) -> dict:
     """Overlap of stream group B (e.g. copies) with group A (e.g. compute), per round then median.
 
     ratio = |A ∩ B| / |B| (share of B hidden behind A); exposed = |B \\ A| in ms.
@@ -53,5 +59,9 @@ def group_overlap(round_intervals: Sequence[Mapping[int, Sequence[tuple[float, f
         overlapped.append(overlap.overlapped_ms(a, b))
     if not ratios:
         return {"overlap_ratio": None, "exposed_ms": None, "overlapped_ms": None, "overlap_ratio_samples": []}
-    return {"overlap_ratio": stats.median(ratios), "exposed_ms": stats.median(exposed),
-            "overlapped_ms": stats.median(overlapped), "overlap_ratio_samples": ratios}
+    return {
+        "overlap_ratio": stats.median(ratios),
+        "exposed_ms": stats.median(exposed),
+        "overlapped_ms": stats.median(overlapped),
+        "overlap_ratio_samples": ratios,
+    }

@@ -132,7 +132,9 @@ def _gpu_mode(device, workload: Workload, streams, plan: TimingPlan) -> tuple[Ti
         return plan, {"gpu_mode": "launch_hold"}, None
     reason = workload.gpu_mode_unavailable_reason()
     if reason is None and not device.is_gpu:
-        reason = "CPU backend: every op runs when it is issued, so no queue can be filled before the round starts"
+        reason = (
+            "CPU backend: every op runs when it is issued, so no queue can be filled before the round starts"
+        )
     if reason is not None:
         return plan, {}, reason
     rec = RoundRecorder(device, streams, record_intervals=False)
@@ -141,14 +143,23 @@ def _gpu_mode(device, workload: Workload, streams, plan: TimingPlan) -> tuple[Ti
     enqueue_ms = (time.perf_counter() - t0) * 1e3
     device.synchronize()  # the probe step's work is done before the hold is calibrated
     per_iteration = cycles_for_ms(device, HOLD_MARGIN * enqueue_ms)
-    plan = replace(plan, hold_cycles=cycles_for_ms(device, HOLD_FIXED_MS), hold_cycles_per_iteration=per_iteration)
+    plan = replace(
+        plan, hold_cycles=cycles_for_ms(device, HOLD_FIXED_MS), hold_cycles_per_iteration=per_iteration
+    )
     return plan, {"gpu_mode": "launch_hold", "hold_enqueue_ms_per_iteration": enqueue_ms}, None
 
 
-def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
-                 review: Callable[[TimedRun], tuple[TimedRun, dict]] | None = None,
-                 test_slowdown: float = 0.0, mode: str = "eager",
-                 reference_run: BenchResult | None = None) -> BenchResult:
+def run_workload(
+    device,
+    workload: Workload,
+    streams,
+    plan: TimingPlan,
+    *,
+    review: Callable[[TimedRun], tuple[TimedRun, dict]] | None = None,
+    test_slowdown: float = 0.0,
+    mode: str = "eager",
+    reference_run: BenchResult | None = None,
+) -> BenchResult:
     """``review`` (optional) sees the timed rounds before any figure is derived: it may drop rounds
     (e.g. those taken while the GPU was throttled) and returns extra_info entries to add.
     ``test_slowdown`` > 0 adds real, calibrated device work to every iteration (aorta/slowdown.py):
@@ -195,7 +206,9 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
     traced = None
     if no_intervals is None:
         if device.is_gpu:
-            traced = time_rounds(device, timed_streams, step, kernel_pass_plan(plan, run), record_intervals=True)
+            traced = time_rounds(
+                device, timed_streams, step, kernel_pass_plan(plan, run), record_intervals=True
+            )
             no_intervals = traced.kernel_reason
         else:
             no_intervals = kernel_timeline.NO_KERNELS_ON_CPU
@@ -207,9 +220,12 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
             unavailable[workload.spec.metric] = no_intervals
     metrics = metrics + more
     unavailable = {**unavailable, **workload.unavailable()}  # structural reasons hold on any device
-    relative, why_not = workload.reference_metrics({m.name: m for m in metrics},
-                                                   reference_run.record.metrics if reference_run else None)
-    if unavailable.get("interval_metrics"):  # a reference figure missing for want of kernel timestamps says why
+    relative, why_not = workload.reference_metrics(
+        {m.name: m for m in metrics}, reference_run.record.metrics if reference_run else None
+    )
+    if unavailable.get(
+        "interval_metrics"
+    ):  # a reference figure missing for want of kernel timestamps says why
         why_not = {name: f"{why} ({unavailable['interval_metrics']})" for name, why in why_not.items()}
     metrics, unavailable = metrics + relative, {**unavailable, **why_not}
 
@@ -227,8 +243,9 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         "launch_hold_cycles_per_iteration": plan.hold_cycles_per_iteration,
         **mode_info,
         "host_wall": _host_figures(run),
-        "host_enqueue_ms_per_iteration": stats.median([r.host_enqueue_ms / run.iterations_per_round
-                                                       for r in run.rounds]),
+        "host_enqueue_ms_per_iteration": stats.median(
+            [r.host_enqueue_ms / run.iterations_per_round for r in run.rounds]
+        ),
         "workload_info": workload.info(),
     }
     if mode_reason is not None:
@@ -243,10 +260,17 @@ def run_workload(device, workload: Workload, streams, plan: TimingPlan, *,
         details["test_slowdown_info"] = slowdown_info
     kernel = _kernel_figures(traced, per_iter, no_intervals, unavailable)
     notes = kernel.pop("reading_notes")
-    record = BenchRecord(workload=workload.spec.name, backend=device.backend, timing_method=run.method,
-                         clock=run.clock, device_ms_per_iteration=list(per_iter),
-                         headline_metric=workload.spec.metric, unavailable=unavailable, reading_notes=notes,
-                         details={**details, **kernel})
+    record = BenchRecord(
+        workload=workload.spec.name,
+        backend=device.backend,
+        timing_method=run.method,
+        clock=run.clock,
+        device_ms_per_iteration=list(per_iter),
+        headline_metric=workload.spec.metric,
+        unavailable=unavailable,
+        reading_notes=notes,
+        details={**details, **kernel},
+    )
     record.add(*metrics).declare_noise_floors(workload.min_effects())
     return BenchResult(run, record, traced)
 
@@ -259,16 +283,26 @@ def kernel_pass_plan(plan: TimingPlan, timed: TimedRun) -> TimingPlan:
     ``KERNEL_PASS_ROUNDS`` rounds. A profiled round costs far more host time than a timed one (the profiler
     records every launch; its trace is exported and parsed), and its figures are ratios and per-round
     medians that settle within a few rounds."""
-    return replace(plan, rounds=min(plan.rounds, KERNEL_PASS_ROUNDS), warmup_rounds=min(plan.warmup_rounds, 1),
-                   iterations_per_round=timed.iterations_per_round)
+    return replace(
+        plan,
+        rounds=min(plan.rounds, KERNEL_PASS_ROUNDS),
+        warmup_rounds=min(plan.warmup_rounds, 1),
+        iterations_per_round=timed.iterations_per_round,
+    )
 
 
-_KERNEL_FIGURES = ("per_stream_busy_ms", "effective_concurrency", "gpu_busy_share", "distinct_streams",
-                   "streams_with_work")
+_KERNEL_FIGURES = (
+    "per_stream_busy_ms",
+    "effective_concurrency",
+    "gpu_busy_share",
+    "distinct_streams",
+    "streams_with_work",
+)
 
 
-def _kernel_figures(traced: TimedRun | None, timed_per_iteration_ms, reason: str | None,
-                    unavailable: dict) -> dict:
+def _kernel_figures(
+    traced: TimedRun | None, timed_per_iteration_ms, reason: str | None, unavailable: dict
+) -> dict:
     """Per-stream busy, concurrency, GPU busy share and distinct streams from the kernel-timestamp pass
     (per iteration where K > 1), the reading note when the GPU idled, or why none of them can be had."""
     out: dict[str, Any] = {"effective_concurrency_samples": [], "reading_notes": []}
@@ -293,15 +327,16 @@ def _kernel_figures(traced: TimedRun | None, timed_per_iteration_ms, reason: str
     traced_ms = stats.median(traced.per_iteration_ms)
     timed_ms = stats.median(timed_per_iteration_ms)
     out["kernel_pass"] = {
-        "rounds": len(traced.rounds), "rounds_with_kernels": figs["rounds_with_kernels"],
+        "rounds": len(traced.rounds),
+        "rounds_with_kernels": figs["rounds_with_kernels"],
         "iterations_per_round": traced.iterations_per_round,
         "device_ms_per_iteration_median": traced_ms,
         "ratio_to_timed": traced_ms / timed_ms if timed_ms > 0 else None,
         "kernel_span_ms_per_iteration": figs["kernel_span_ms_per_iteration"],
         "gpu_busy_ms_per_iteration": figs["gpu_busy_ms_per_iteration"],
         "note": "per-stream busy, effective concurrency, GPU busy share, distinct streams and stage figures come "
-                "from this pass's kernel timestamps (torch.profiler), each round's span from its first kernel's "
-                "start to its last kernel's end; device time and the headline metric from the timed rounds",
+        "from this pass's kernel timestamps (torch.profiler), each round's span from its first kernel's "
+        "start to its last kernel's end; device time and the headline metric from the timed rounds",
     }
     return out
 

@@ -23,14 +23,18 @@ PROBE_UNITS = 200_000  # ~0.1-0.2 ms of spin on a GPU (clock cycles), 0.2 ms of 
 
 def padded_step(device, step, streams: Sequence, units: int):
     """``step`` followed by a spin of ``units`` on the origin stream, serialized with every stream."""
+
     def run(rec) -> None:
         step(rec)
         origin = device.current_stream()
         for s in streams:
-            device.wait_stream(origin, s)  # join: the spin starts after the iteration's work, so it adds to it
+            device.wait_stream(
+                origin, s
+            )  # join: the spin starts after the iteration's work, so it adds to it
         device.spin(units)
         for s in streams:
             device.wait_stream(s, origin)  # fork: the next iteration starts after the spin
+
     return run
 
 
@@ -51,8 +55,9 @@ def calibrate(device, step, streams: Sequence, fraction: float, run_plan: Timing
         raise ValueError(f"--aorta-test-slowdown must be in (0, 10], got {fraction}")
     plan = replace(run_plan, warmup_rounds=CALIBRATION_WARMUP_ROUNDS, rounds=CALIBRATION_ROUNDS)
     base_ms = _median_ms(device, streams, step, plan)
-    spin_plan = TimingPlan(warmup_rounds=CALIBRATION_WARMUP_ROUNDS, rounds=CALIBRATION_ROUNDS,
-                           sync_mode=plan.sync_mode)
+    spin_plan = TimingPlan(
+        warmup_rounds=CALIBRATION_WARMUP_ROUNDS, rounds=CALIBRATION_ROUNDS, sync_mode=plan.sync_mode
+    )
     spin_ms = _median_ms(device, [], lambda _rec: device.spin(PROBE_UNITS), spin_plan)
     ms_per_unit = max(spin_ms, 1e-6) / PROBE_UNITS
     units = max(0, round(fraction * base_ms / ms_per_unit))

@@ -19,8 +19,12 @@ def stack_label(gpu_name: str | None, gpu_count: int, software: dict) -> str:
 
 
 def add_stack_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--aorta-device", default="auto", choices=("auto", "cuda", "rocm", "cpu"),
-                        help="which backend to describe (default auto)")
+    parser.add_argument(
+        "--aorta-device",
+        default="auto",
+        choices=("auto", "cuda", "rocm", "cpu"),
+        help="which backend to describe (default auto)",
+    )
 
 
 def run_stack(args: argparse.Namespace) -> int:

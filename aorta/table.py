@@ -26,10 +26,31 @@ def format_summary(rows: Sequence[dict]) -> list[str]:
     """One line per benchmark: streams (requested/distinct), device median, host enqueue, metric, concurrency,
     GPU busy share; then each benchmark's reading notes (e.g. host-bound) under the table."""
     lines = format_table(
-        ["benchmark", "streams", "distinct", "device median ms", "host enqueue ms", "metric", "concurrency",
-         "gpu busy", "timing"],
-        [[r["name"], r["streams"], r["distinct"], r["median_ms"], r.get("enqueue_ms"), r["metric"], r["concurrency"],
-          None if r.get("gpu_busy") is None else f"{r['gpu_busy']:.0%}", r["method"]] for r in rows],
+        [
+            "benchmark",
+            "streams",
+            "distinct",
+            "device median ms",
+            "host enqueue ms",
+            "metric",
+            "concurrency",
+            "gpu busy",
+            "timing",
+        ],
+        [
+            [
+                r["name"],
+                r["streams"],
+                r["distinct"],
+                r["median_ms"],
+                r.get("enqueue_ms"),
+                r["metric"],
+                r["concurrency"],
+                None if r.get("gpu_busy") is None else f"{r['gpu_busy']:.0%}",
+                r["method"],
+            ]
+            for r in rows
+        ],
     )
     lines += [f"{r['name']}: {note}" for r in rows for note in r.get("notes") or ()]
     return lines

@@ -50,7 +50,11 @@ def classify_kernel(name: str, collective_name: str | None = None) -> str:
         return COMPUTE
     # The kernel name's own collective wins (NCCL); a generic RCCL kernel takes the profiler's arg.
     head = name.split("(", 1)[0]
-    return _kind_from_text(head) or (_kind_from_text(collective_name) if collective_name else None) or "other_comm"
+    return (
+        _kind_from_text(head)
+        or (_kind_from_text(collective_name) if collective_name else None)
+        or "other_comm"
+    )
 
 
 def is_kernel(event: dict) -> bool:
@@ -58,8 +62,11 @@ def is_kernel(event: dict) -> bool:
 
 
 def is_comm_kernel(event: dict) -> bool:
-    return is_kernel(event) and classify_kernel(str(event.get("name", "")),
-                                                (event.get("args") or {}).get("Collective name")) != COMPUTE
+    return (
+        is_kernel(event)
+        and classify_kernel(str(event.get("name", "")), (event.get("args") or {}).get("Collective name"))
+        != COMPUTE
+    )
 
 
 def load_trace(path: str | Path) -> dict:

@@ -20,8 +20,9 @@ def _version(dist: str) -> tuple[int, ...] | None:
     return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
 
 
-def incompatibility(pytest_version: tuple[int, ...] | None = None,
-                    benchmark_version: tuple[int, ...] | None = None) -> str | None:
+def incompatibility(
+    pytest_version: tuple[int, ...] | None = None, benchmark_version: tuple[int, ...] | None = None
+) -> str | None:
     """A sentence naming the installed pair that cannot work and what to install, or None."""
     pt = pytest_version or _version("pytest")
     pb = benchmark_version or _version("pytest-benchmark")
@@ -29,6 +30,8 @@ def incompatibility(pytest_version: tuple[int, ...] | None = None,
         return None
     if pb < (5, 3) and pt >= (9, 2):
         show = ".".join(map(str, pb)), ".".join(map(str, pt))
-        return (f"pytest-benchmark {show[0]} does not run on pytest {show[1]} (it reads Item._nodeid, which "
-                "pytest 9.2 removed): install pytest-benchmark>=5.3 (or pytest<9.2)")
+        return (
+            f"pytest-benchmark {show[0]} does not run on pytest {show[1]} (it reads Item._nodeid, which "
+            "pytest 9.2 removed): install pytest-benchmark>=5.3 (or pytest<9.2)"
+        )
     return None

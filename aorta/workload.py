@@ -34,8 +34,17 @@ class WorkloadUnavailable(RuntimeError):
 class Workload:
     spec: ClassVar[WorkloadSpec]
 
-    def __init__(self, device, n_streams: int, *, size: str = "full", dtype: str | None = None,
-                 issue_order: str = "breadth", seed: int = 0, **params: Any):
+    def __init__(
+        self,
+        device,
+        n_streams: int,
+        *,
+        size: str = "full",
+        dtype: str | None = None,
+        issue_order: str = "breadth",
+        seed: int = 0,
+        **params: Any,
+    ):
         if size not in SIZES:
             raise ValueError(f"size must be one of {SIZES}, got {size!r}")
         if issue_order not in ISSUE_ORDERS:
@@ -95,8 +104,9 @@ class Workload:
         """Time this workload's own reference (e.g. a bare matmul); the runner calls it right before and
         right after the timed rounds, so a drift of clocks or power falls on both."""
 
-    def reference_metrics(self, mine: Mapping[str, Metric],
-                          reference: Mapping[str, Metric] | None) -> tuple[list[Metric], dict[str, str]]:
+    def reference_metrics(
+        self, mine: Mapping[str, Metric], reference: Mapping[str, Metric] | None
+    ) -> tuple[list[Metric], dict[str, str]]:
         """Figures read against a reference: ``reference`` holds the figures of a reference run of the same
         workload that the benchmark passed (``hw_queue(..., reference=result)``: the one-stream run, the
         tiny kernels alone), ``mine`` this run's. Returns the figures and the unavailable ones (name -> why)."""
@@ -173,8 +183,10 @@ def compare_results(out: Any, ref: Any, rtol: float, atol: float, where: str = "
             raise WorkloadCheckError(f"{where}: non-finite values in the multi-stream result")
         if not torch.allclose(o, r, rtol=rtol, atol=atol):
             diff = (o - r).abs().max().item()
-            raise WorkloadCheckError(f"{where}: differs from the one-stream reference (max abs diff {diff:.3g}, "
-                                     f"rtol={rtol}, atol={atol})")
+            raise WorkloadCheckError(
+                f"{where}: differs from the one-stream reference (max abs diff {diff:.3g}, "
+                f"rtol={rtol}, atol={atol})"
+            )
         return
     if out != ref:
         raise WorkloadCheckError(f"{where}: {out!r} vs reference {ref!r}")

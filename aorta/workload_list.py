@@ -18,13 +18,23 @@ def workload_rows(specs: Mapping[str, WorkloadSpec], names: Sequence[str] = ()) 
     """One row per workload (registry order, or the order asked); raises KeyError on an unknown name."""
     unknown = [n for n in names if n not in specs]
     if unknown:
-        raise KeyError(f"unknown workload{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                       f"valid names: {', '.join(sorted(specs))}")
+        raise KeyError(
+            f"unknown workload{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"valid names: {', '.join(sorted(specs))}"
+        )
     rows = []
     for name in dict.fromkeys(names) if names else specs:
         spec = specs[name]
-        rows.append([spec.name, spec.category, spec.priority, f"{spec.min_streams}-{spec.max_streams}",
-                     ",".join(map(str, spec.recommended_streams)), spec.description])
+        rows.append(
+            [
+                spec.name,
+                spec.category,
+                spec.priority,
+                f"{spec.min_streams}-{spec.max_streams}",
+                ",".join(map(str, spec.recommended_streams)),
+                spec.description,
+            ]
+        )
     return rows
 
 

@@ -43,14 +43,18 @@ class WorkloadSpec:
         if self.priority not in PRIORITIES:
             raise ValueError(f"{self.name}: priority {self.priority!r} not in {PRIORITIES}")
         if not 1 <= self.min_streams <= self.max_streams:
-            raise ValueError(f"{self.name}: need 1 <= min_streams <= max_streams, got "
-                             f"{self.min_streams}..{self.max_streams}")
+            raise ValueError(
+                f"{self.name}: need 1 <= min_streams <= max_streams, got "
+                f"{self.min_streams}..{self.max_streams}"
+            )
         for d in self.dtypes:
             if d not in DTYPE_NAMES:
                 raise ValueError(f"{self.name}: dtype {d!r} not in {sorted(DTYPE_NAMES)}")
         for name, kind in self.params.items():
             if type_name(kind) == "?":
-                raise ValueError(f"{self.name}: parameter {name!r} has a type check_params cannot check: {kind!r}")
+                raise ValueError(
+                    f"{self.name}: parameter {name!r} has a type check_params cannot check: {kind!r}"
+                )
 
     def stream_skip_reason(self, n: int) -> str | None:
         """Why ``n`` streams cannot run this workload, or ``None`` if they can."""
@@ -71,8 +75,10 @@ class WorkloadSpec:
                 raise TypeError(f"{self.name}: unknown parameter {name!r} (allowed: {allowed})")
             kind = self.params[name]
             if value is not None and not is_instance(value, kind):
-                raise TypeError(f"{self.name}: parameter {name!r} must be {type_name(kind)}, got {value!r} "
-                                f"({type(value).__name__})")
+                raise TypeError(
+                    f"{self.name}: parameter {name!r} must be {type_name(kind)}, got {value!r} "
+                    f"({type(value).__name__})"
+                )
         return dict(given)
 
 
@@ -97,8 +103,11 @@ def is_instance(value: Any, kind: Any) -> bool:
             return all(is_instance(v, args[0]) for v in value)
         return len(value) == len(args) and all(is_instance(v, k) for v, k in zip(value, args))
     if origin is Sequence:
-        return (isinstance(value, Sequence) and not isinstance(value, str)
-                and all(is_instance(v, args[0]) for v in value))
+        return (
+            isinstance(value, Sequence)
+            and not isinstance(value, str)
+            and all(is_instance(v, args[0]) for v in value)
+        )
     if isinstance(kind, type):
         return isinstance(value, kind)
     return False
@@ -119,134 +128,242 @@ def type_name(kind: Any) -> str:
 
 
 # Registry order: the order ``aorta list`` prints and ``aorta.workloads.REGISTRY`` keeps.
-SPECS: dict[str, WorkloadSpec] = {spec.name: spec for spec in (
-    WorkloadSpec(
-        name="large_gemm_only", category="compute", priority="p0",
-        description="one large GEMM per stream (bf16 tensor cores or fp32); TFLOP/s, the compute-bound reference",
-        metric="tflops", unit="TFLOP/s", higher_is_better=True, max_streams=128,
-        recommended_streams=(1, 4, 16),
-        params={"shape": tuple[int, int, int]},  # (m, n, k)
-    ),
-    WorkloadSpec(
-        name="tiny_kernel_stress", category="scheduling", priority="p0",
-        description="many 1-element kernels spread over N streams, eager or CUDA-graph replay; µs per launch",
-        metric="us_per_launch", unit="us", higher_is_better=False, max_streams=1024,
-        recommended_streams=(1, 4, 16, 64), dtypes=("fp32",),
-        params={"mode": str, "total_kernels": int},
-    ),
-    WorkloadSpec(
-        name="hetero_kernels", category="latency", priority="p0",
-        description="large GEMMs on half the streams beside tiny kernels on the rest; tiny-kernel latency and GEMM TFLOP/s",
-        metric="tiny_us_per_kernel", unit="us", higher_is_better=False, min_streams=2, max_streams=256,
-        recommended_streams=(2, 4, 16),
-        params={"with_gemms": bool},
-    ),
-    WorkloadSpec(
-        name="stream_concurrency", category="scheduling", priority="p0",
-        description="long one-block spin kernels, two per stream; effective concurrency against stream count",
-        metric="concurrency", unit="x", higher_is_better=True, max_streams=1024,
-        recommended_streams=(1, 8, 16, 32, 64, 128), dtypes=("fp32",),
-        params={"kernel_ms": float},
-    ),
-    WorkloadSpec(
-        name="moe", category="training", priority="p1",
-        description="top-2 of 64 experts: gate routes tokens (uneven counts), experts on parallel streams, "
-                    "weighted combine; tokens/s",
-        metric="tokens_per_s", unit="tokens/s", higher_is_better=True,
-        max_streams=64, recommended_streams=(1, 4, 16, 64),  # 64 experts, one per stream at most
-        params={"shape": tuple[int, int, int]},  # (tokens, d_model, d_ff)
-    ),
-    WorkloadSpec(
-        name="fsdp_tp", category="training", priority="p1",
-        description="layer compute beside next-layer all-gather and previous-layer reduce-scatter/all-reduce "
-                    "on comm streams (one process: same-size d2d copies, labelled); samples/s, overlap",
-        metric="samples_per_s", unit="samples/s", higher_is_better=True,
-        min_streams=2, max_streams=32, recommended_streams=(2, 4, 16),  # 1 compute + 31 comm streams
-        params={"shape": tuple[int, int, int]},  # (layers, hidden, batch)
-    ),
-    WorkloadSpec(
-        name="activation_ckpt", category="training", priority="p2",
-        description="torch.utils.checkpoint recomputation of one chunk beside another chunk's gradient "
-                    "computation on parallel streams; samples/s",
-        metric="samples_per_s", unit="samples/s", higher_is_better=True,
-        max_streams=16, recommended_streams=(1, 4, 16),  # 16 chunks, one per stream at most
-        params={"shape": tuple[int, int, int, int]},  # (blocks, rows, d_model, d_ff)
-    ),
-    WorkloadSpec(
-        name="grad_accum", category="training", priority="p2",
-        description="micro-batch backward beside the previous micro-batch's gradient-bucket reductions "
-                    "on side streams; samples/s, reduce overlap",
-        metric="samples_per_s", unit="samples/s", higher_is_better=True,
-        max_streams=17, recommended_streams=(1, 2, 4, 16),  # compute + one stream per layer's bucket (16)
-        params={"shape": tuple[int, int, int]},  # (micro_batches, micro_batch, hidden)
-    ),
-    WorkloadSpec(
-        name="speculative_decode", category="inference", priority="p1",
-        description="draft model decodes K tokens (KV cache) while the target verifies the previous window; "
-                    "acceptance from argmax agreement; tokens/s, per-token p50/p99",
-        metric="tokens_per_s", unit="tokens/s", higher_is_better=True,
-        max_streams=16, recommended_streams=(1, 2, 4, 16),  # 8 sequence groups, 2 streams each
-        params=ints("vocab", "d_model", "d_ff", "heads", "layers", "draft_layers", "k", "windows", "batch", "prompt"),
-    ),
-    WorkloadSpec(
-        name="continuous_batch", category="inference", priority="p1",
-        description="prefill of arriving requests on one stream beside KV-cache decode steps of 16 groups "
-                    "on the others; requests join mid-step; tokens/s, decode-step p99",
-        metric="tokens_per_s", unit="tokens/s", higher_is_better=True,
-        max_streams=17, recommended_streams=(1, 2, 4, 17),  # prefill + 16 decode groups
-        params=ints("vocab", "d_model", "d_ff", "heads", "layers", "batch", "iterations", "prompt_min", "prompt_max",
-                    "arrival_prompt"),
-    ),
-    WorkloadSpec(
-        name="rag_pipeline", category="inference", priority="p2",
-        description="embed -> retrieve (top-k) -> rerank -> generate, stages pipelined across query "
-                    "batches on rotating streams; queries/s",
-        metric="queries_per_s", unit="queries/s", higher_is_better=True, max_streams=64,
-        recommended_streams=(1, 4, 16),
-        params=ints("Q", "B", "T", "D", "N", "V", "k", "r", "S"),
-    ),
-    WorkloadSpec(
-        name="graph_subgraphs", category="compile", priority="p2",
-        description="independent MLP subgraphs on separate streams, eager or captured as one "
-                    "multi-stream CUDA/HIP graph; samples/s",
-        metric="samples_per_s", unit="samples/s", higher_is_better=True, max_streams=64,
-        recommended_streams=(1, 4, 16),
-        params={"mode": str, **ints("G", "B", "D", "L")},
-    ),
-    WorkloadSpec(
-        name="async_dataload", category="pipeline", priority="p2",
-        description="pinned host-to-device copies, preprocessing and a small CNN on separate streams, "
-                    "double-buffered; images/s and copy-compute overlap",
-        metric="images_per_s", unit="images/s", higher_is_better=True, max_streams=64,
-        recommended_streams=(1, 3, 6, 12),
-        params={**ints("NB", "B", "H", "classes"), "C": tuple[int, ...]},
-    ),
-    WorkloadSpec(
-        name="zero_offload", category="training", priority="p2",
-        description="gradient offload to pinned host memory and parameter prefetch back on copy streams "
-                    "beside forward/backward compute; copy GB/s and copy-compute overlap",
-        # The headline comes from the timed rounds; copy GB/s and the overlap need kernel timestamps (GPU only).
-        metric="tokens_per_s", unit="tokens/s", higher_is_better=True, max_streams=64,
-        recommended_streams=(1, 3, 5, 9),
-        params=ints("T", "D", "L"),
-    ),
-    WorkloadSpec(
-        name="torch_compile", category="compile", priority="p3",
-        description="torch.compile'd MLP block regions on several streams; steady-state samples/s "
-                    "with compile time reported apart",
-        metric="samples_per_s", unit="samples/s", higher_is_better=True, max_streams=64,
-        recommended_streams=(1, 4, 16),
-        params={"backend": str, **ints("R", "B", "D")},
-    ),
-    WorkloadSpec(
-        name="copy_compute_overlap", category="memory", priority="p1",
-        description="GEMMs beside H2D/D2H/D2D copies on high-priority streams; time with and without "
-                    "overlap, the saving, and whether the copy engines ran beside compute",
-        metric="iteration_ms", unit="ms", higher_is_better=False, max_streams=64,
-        recommended_streams=(1, 2, 4, 16),
-        params={"mode": str, "work_streams": int, "copy_mb": float, "gemm_side": int},
-    ),
-)}
+SPECS: dict[str, WorkloadSpec] = {
+    spec.name: spec
+    for spec in (
+        WorkloadSpec(
+            name="large_gemm_only",
+            category="compute",
+            priority="p0",
+            description="one large GEMM per stream (bf16 tensor cores or fp32); TFLOP/s, the compute-bound reference",
+            metric="tflops",
+            unit="TFLOP/s",
+            higher_is_better=True,
+            max_streams=128,
+            recommended_streams=(1, 4, 16),
+            params={"shape": tuple[int, int, int]},  # (m, n, k)
+        ),
+        WorkloadSpec(
+            name="tiny_kernel_stress",
+            category="scheduling",
+            priority="p0",
+            description="many 1-element kernels spread over N streams, eager or CUDA-graph replay; µs per launch",
+            metric="us_per_launch",
+            unit="us",
+            higher_is_better=False,
+            max_streams=1024,
+            recommended_streams=(1, 4, 16, 64),
+            dtypes=("fp32",),
+            params={"mode": str, "total_kernels": int},
+        ),
+        WorkloadSpec(
+            name="hetero_kernels",
+            category="latency",
+            priority="p0",
+            description="large GEMMs on half the streams beside tiny kernels on the rest; tiny-kernel latency and GEMM TFLOP/s",
+            metric="tiny_us_per_kernel",
+            unit="us",
+            higher_is_better=False,
+            min_streams=2,
+            max_streams=256,
+            recommended_streams=(2, 4, 16),
+            params={"with_gemms": bool},
+        ),
+        WorkloadSpec(
+            name="stream_concurrency",
+            category="scheduling",
+            priority="p0",
+            description="long one-block spin kernels, two per stream; effective concurrency against stream count",
+            metric="concurrency",
+            unit="x",
+            higher_is_better=True,
+            max_streams=1024,
+            recommended_streams=(1, 8, 16, 32, 64, 128),
+            dtypes=("fp32",),
+            params={"kernel_ms": float},
+        ),
+        WorkloadSpec(
+            name="moe",
+            category="training",
+            priority="p1",
+            description="top-2 of 64 experts: gate routes tokens (uneven counts), experts on parallel streams, "
+            "weighted combine; tokens/s",
+            metric="tokens_per_s",
+            unit="tokens/s",
+            higher_is_better=True,
+            max_streams=64,
+            recommended_streams=(1, 4, 16, 64),  # 64 experts, one per stream at most
+            params={"shape": tuple[int, int, int]},  # (tokens, d_model, d_ff)
+        ),
+        WorkloadSpec(
+            name="fsdp_tp",
+            category="training",
+            priority="p1",
+            description="layer compute beside next-layer all-gather and previous-layer reduce-scatter/all-reduce "
+            "on comm streams (one process: same-size d2d copies, labelled); samples/s, overlap",
+            metric="samples_per_s",
+            unit="samples/s",
+            higher_is_better=True,
+            min_streams=2,
+            max_streams=32,
+            recommended_streams=(2, 4, 16),  # 1 compute + 31 comm streams
+            params={"shape": tuple[int, int, int]},  # (layers, hidden, batch)
+        ),
+        WorkloadSpec(
+            name="activation_ckpt",
+            category="training",
+            priority="p2",
+            description="torch.utils.checkpoint recomputation of one chunk beside another chunk's gradient "
+            "computation on parallel streams; samples/s",
+            metric="samples_per_s",
+            unit="samples/s",
+            higher_is_better=True,
+            max_streams=16,
+            recommended_streams=(1, 4, 16),  # 16 chunks, one per stream at most
+            params={"shape": tuple[int, int, int, int]},  # (blocks, rows, d_model, d_ff)
+        ),
+        WorkloadSpec(
+            name="grad_accum",
+            category="training",
+            priority="p2",
+            description="micro-batch backward beside the previous micro-batch's gradient-bucket reductions "
+            "on side streams; samples/s, reduce overlap",
+            metric="samples_per_s",
+            unit="samples/s",
+            higher_is_better=True,
+            max_streams=17,
+            recommended_streams=(1, 2, 4, 16),  # compute + one stream per layer's bucket (16)
+            params={"shape": tuple[int, int, int]},  # (micro_batches, micro_batch, hidden)
+        ),
+        WorkloadSpec(
+            name="speculative_decode",
+            category="inference",
+            priority="p1",
+            description="draft model decodes K tokens (KV cache) while the target verifies the previous window; "
+            "acceptance from argmax agreement; tokens/s, per-token p50/p99",
+            metric="tokens_per_s",
+            unit="tokens/s",
+            higher_is_better=True,
+            max_streams=16,
+            recommended_streams=(1, 2, 4, 16),  # 8 sequence groups, 2 streams each
+            params=ints(
+                "vocab",
+                "d_model",
+                "d_ff",
+                "heads",
+                "layers",
+                "draft_layers",
+                "k",
+                "windows",
+                "batch",
+                "prompt",
+            ),
+        ),
+        WorkloadSpec(
+            name="continuous_batch",
+            category="inference",
+            priority="p1",
+            description="prefill of arriving requests on one stream beside KV-cache decode steps of 16 groups "
+            "on the others; requests join mid-step; tokens/s, decode-step p99",
+            metric="tokens_per_s",
+            unit="tokens/s",
+            higher_is_better=True,
+            max_streams=17,
+            recommended_streams=(1, 2, 4, 17),  # prefill + 16 decode groups
+            params=ints(
+                "vocab",
+                "d_model",
+                "d_ff",
+                "heads",
+                "layers",
+                "batch",
+                "iterations",
+                "prompt_min",
+                "prompt_max",
+                "arrival_prompt",
+            ),
+        ),
+        WorkloadSpec(
+            name="rag_pipeline",
+            category="inference",
+            priority="p2",
+            description="embed -> retrieve (top-k) -> rerank -> generate, stages pipelined across query "
+            "batches on rotating streams; queries/s",
+            metric="queries_per_s",
+            unit="queries/s",
+            higher_is_better=True,
+            max_streams=64,
+            recommended_streams=(1, 4, 16),
+            params=ints("Q", "B", "T", "D", "N", "V", "k", "r", "S"),
+        ),
+        WorkloadSpec(
+            name="graph_subgraphs",
+            category="compile",
+            priority="p2",
+            description="independent MLP subgraphs on separate streams, eager or captured as one "
+            "multi-stream CUDA/HIP graph; samples/s",
+            metric="samples_per_s",
+            unit="samples/s",
+            higher_is_better=True,
+            max_streams=64,
+            recommended_streams=(1, 4, 16),
+            params={"mode": str, **ints("G", "B", "D", "L")},
+        ),
+        WorkloadSpec(
+            name="async_dataload",
+            category="pipeline",
+            priority="p2",
+            description="pinned host-to-device copies, preprocessing and a small CNN on separate streams, "
+            "double-buffered; images/s and copy-compute overlap",
+            metric="images_per_s",
+            unit="images/s",
+            higher_is_better=True,
+            max_streams=64,
+            recommended_streams=(1, 3, 6, 12),
+            params={**ints("NB", "B", "H", "classes"), "C": tuple[int, ...]},
+        ),
+        WorkloadSpec(
+            name="zero_offload",
+            category="training",
+            priority="p2",
+            description="gradient offload to pinned host memory and parameter prefetch back on copy streams "
+            "beside forward/backward compute; copy GB/s and copy-compute overlap",
+            # The headline comes from the timed rounds; copy GB/s and the overlap need kernel timestamps (GPU only).
+            metric="tokens_per_s",
+            unit="tokens/s",
+            higher_is_better=True,
+            max_streams=64,
+            recommended_streams=(1, 3, 5, 9),
+            params=ints("T", "D", "L"),
+        ),
+        WorkloadSpec(
+            name="torch_compile",
+            category="compile",
+            priority="p3",
+            description="torch.compile'd MLP block regions on several streams; steady-state samples/s "
+            "with compile time reported apart",
+            metric="samples_per_s",
+            unit="samples/s",
+            higher_is_better=True,
+            max_streams=64,
+            recommended_streams=(1, 4, 16),
+            params={"backend": str, **ints("R", "B", "D")},
+        ),
+        WorkloadSpec(
+            name="copy_compute_overlap",
+            category="memory",
+            priority="p1",
+            description="GEMMs beside H2D/D2H/D2D copies on high-priority streams; time with and without "
+            "overlap, the saving, and whether the copy engines ran beside compute",
+            metric="iteration_ms",
+            unit="ms",
+            higher_is_better=False,
+            max_streams=64,
+            recommended_streams=(1, 2, 4, 16),
+            params={"mode": str, "work_streams": int, "copy_mb": float, "gemm_side": int},
+        ),
+    )
+}
 
 
 def get_spec(name: str) -> WorkloadSpec:

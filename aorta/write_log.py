@@ -21,10 +21,24 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 # aten op names (without "aten::" and the trailing "_") that write only part of the written argument
-PARTIAL_WRITES = ("index_copy", "index_put", "_index_put_impl", "index_fill", "index_add", "index_reduce",
-                  "scatter", "scatter_add", "scatter_reduce", "masked_fill", "masked_scatter", "put")
+PARTIAL_WRITES = (
+    "index_copy",
+    "index_put",
+    "_index_put_impl",
+    "index_fill",
+    "index_add",
+    "index_reduce",
+    "scatter",
+    "scatter_add",
+    "scatter_reduce",
+    "masked_fill",
+    "masked_scatter",
+    "put",
+)
 
-Region = tuple[int, torch.dtype, tuple[int, ...], tuple[int, ...], int]  # storage ptr, dtype, size, stride, offset
+Region = tuple[
+    int, torch.dtype, tuple[int, ...], tuple[int, ...], int
+]  # storage ptr, dtype, size, stride, offset
 
 
 def written_args(func, args, kwargs) -> list[torch.Tensor]:
@@ -58,8 +72,15 @@ class WriteLog(TorchDispatchMode):
             return func(*args, **kwargs)
         for t in written_args(func, args, kwargs):
             if t.device.type != "meta" and t.numel():
-                self.regions[(t.untyped_storage().data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()),
-                              t.storage_offset())] = None
+                self.regions[
+                    (
+                        t.untyped_storage().data_ptr(),
+                        t.dtype,
+                        tuple(t.shape),
+                        tuple(t.stride()),
+                        t.storage_offset(),
+                    )
+                ] = None
         return func(*args, **kwargs)
 
 

@@ -21,8 +21,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 def pytest_configure(config: pytest.Config) -> None:
     if _entry_point() is None:
-        raise pytest.UsageError("aorta's tests run pytest the way users do, with the plugin registered by its "
-                                "installed pytest11 entry point: pip install -e '.[dev]' (scripts/bootstrap.sh)")
+        raise pytest.UsageError(
+            "aorta's tests run pytest the way users do, with the plugin registered by its "
+            "installed pytest11 entry point: pip install -e '.[dev]' (scripts/bootstrap.sh)"
+        )
 
 
 def _entry_point():

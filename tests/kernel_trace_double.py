@@ -39,16 +39,44 @@ def synthetic_trace(rounds: Sequence[Sequence[BlockSpec]], *, device_stream=lamb
             if start_ms is None:
                 continue
             corr += 1
-            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
-                           "ts": t + 1.0, "dur": 2.0, "args": {"correlation": corr}})
-            events.append({"ph": "X", "cat": "kernel", "name": f"k_s{i}_{label}", "pid": 0, "tid": 7 + i,
-                           "ts": host0 + start_ms * 1e3, "dur": (end_ms - start_ms) * 1e3,
-                           "args": {"stream": device_stream(i), "correlation": corr}})
+            events.append(
+                {
+                    "ph": "X",
+                    "cat": "cuda_runtime",
+                    "name": "cudaLaunchKernel",
+                    "pid": 1,
+                    "tid": 1,
+                    "ts": t + 1.0,
+                    "dur": 2.0,
+                    "args": {"correlation": corr},
+                }
+            )
+            events.append(
+                {
+                    "ph": "X",
+                    "cat": "kernel",
+                    "name": f"k_s{i}_{label}",
+                    "pid": 0,
+                    "tid": 7 + i,
+                    "ts": host0 + start_ms * 1e3,
+                    "dur": (end_ms - start_ms) * 1e3,
+                    "args": {"stream": device_stream(i), "correlation": corr},
+                }
+            )
     return {"traceEvents": events}
 
 
 def _range(name: str, ts: float, dur: float) -> dict:
-    return {"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": {}}
+    return {
+        "ph": "X",
+        "cat": "user_annotation",
+        "name": name,
+        "pid": 1,
+        "tid": 1,
+        "ts": ts,
+        "dur": dur,
+        "args": {},
+    }
 
 
 @dataclass
@@ -60,8 +88,11 @@ class _Capture:
         return self.doc
 
 
-def traced_run(rounds: Sequence[Sequence[BlockSpec]], iterations_per_round: int = 1,
-               device_ms: Sequence[float] | None = None) -> TimedRun:
+def traced_run(
+    rounds: Sequence[Sequence[BlockSpec]],
+    iterations_per_round: int = 1,
+    device_ms: Sequence[float] | None = None,
+) -> TimedRun:
     """The kernel-timestamp pass a GPU would have returned for ``rounds`` (device time per round given or 1 ms)."""
     ms = list(device_ms) if device_ms is not None else [1.0] * len(rounds)
     timings = [RoundTiming(ms[n], 0.1, None) for n in range(len(rounds))]

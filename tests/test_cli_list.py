@@ -41,19 +41,28 @@ def test_unknown_name_lists_the_valid_ones(capsys):
 @pytest.mark.slow  # a Python subprocess that imports torch
 def test_python_dash_m_aorta_list():
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "aorta", "list", "copy_compute_overlap"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "aorta", "list", "copy_compute_overlap"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "copy_compute_overlap  memory" in proc.stdout
 
 
-@pytest.mark.parametrize("text,message", [
-    ("0", "--aorta-copy-mb='0': out of range; allowed more than 0 and at most 65536 MiB"),
-    ("-4", "out of range"),
-    ("1e9", "out of range"),
-    ("nan", "out of range"),
-    ("lots", "--aorta-copy-mb='lots': not a number"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("0", "--aorta-copy-mb='0': out of range; allowed more than 0 and at most 65536 MiB"),
+        ("-4", "out of range"),
+        ("1e9", "out of range"),
+        ("nan", "out of range"),
+        ("lots", "--aorta-copy-mb='lots': not a number"),
+    ],
+)
 def test_copy_mb_rejects_bad_values(text, message):
     import argparse
 
@@ -70,5 +79,7 @@ def test_copy_mb_zero_is_a_usage_error(run_pytest, pytester):
     pytester.makepyfile(test_never="def test_never():\n    raise AssertionError('must not run')\n")
     result = run_pytest("--aorta-copy-mb=0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--aorta-copy-mb='0': out of range; allowed more than 0 and at most 65536 MiB" in result.stderr.str()
+    assert (
+        "--aorta-copy-mb='0': out of range; allowed more than 0 and at most 65536 MiB" in result.stderr.str()
+    )
     assert "must not run" not in result.stdout.str()

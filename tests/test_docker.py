@@ -28,8 +28,9 @@ def test_compose_has_a_service_per_vendor_with_its_gpus():
         assert "../reports:/workspace/aorta/reports" in service["volumes"]
 
 
-@pytest.mark.parametrize("name,base", [("Dockerfile.cuda", "nvcr.io/nvidia/pytorch:"),
-                                       ("Dockerfile.rocm", "rocm/pytorch:")])
+@pytest.mark.parametrize(
+    "name,base", [("Dockerfile.cuda", "nvcr.io/nvidia/pytorch:"), ("Dockerfile.rocm", "rocm/pytorch:")]
+)
 def test_images_keep_the_vendor_torch_and_run_the_suite(name, base):
     text = (DOCKER / name).read_text()
     assert re.search(rf"^ARG BASE_IMAGE={re.escape(base)}\S+$", text, re.M)

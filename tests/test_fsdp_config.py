@@ -14,8 +14,15 @@ def test_defaults_load_and_smoke_shrinks_the_model():
 
 
 def test_all_overrides_apply_in_order():
-    cfg = load_config(overrides=["training.steps=20", "model.n_layers=3", "training.steps=25",
-                                 "compile.enabled=false", "training.lr=3e-4"])
+    cfg = load_config(
+        overrides=[
+            "training.steps=20",
+            "model.n_layers=3",
+            "training.steps=25",
+            "compile.enabled=false",
+            "training.lr=3e-4",
+        ]
+    )
     assert (cfg.training.steps, cfg.model.n_layers, cfg.compile.enabled) == (25, 3, False)
     assert cfg.training.lr == pytest.approx(3e-4)
 
@@ -26,17 +33,20 @@ def test_override_value_is_yaml():
     assert parse_override("a.b=bf16") == (["a", "b"], "bf16")
 
 
-@pytest.mark.parametrize("override, words", [
-    ("model.hidden=4", ["model.hidden", "allowed keys under model", "d_model"]),
-    ("modle.d_model=4", ["modle", "allowed keys", "model"]),
-    ("training.steps=ten", ["training.steps='ten'", "expected int"]),
-    ("training.steps=0", ["training.steps=0", ">= 1"]),
-    ("fsdp.param_dtype=int8", ["fsdp.param_dtype='int8'", "bf16, fp16, fp32"]),
-    ("compile.enabled=1", ["compile.enabled=1", "expected bool"]),
-    ("model.d_model=100", ["model.d_model=100", "multiple of model.n_heads"]),
-    ("training.steps", ["key.path=value"]),
-    ("model=3", ["model=3", "expected a mapping"]),
-])
+@pytest.mark.parametrize(
+    "override, words",
+    [
+        ("model.hidden=4", ["model.hidden", "allowed keys under model", "d_model"]),
+        ("modle.d_model=4", ["modle", "allowed keys", "model"]),
+        ("training.steps=ten", ["training.steps='ten'", "expected int"]),
+        ("training.steps=0", ["training.steps=0", ">= 1"]),
+        ("fsdp.param_dtype=int8", ["fsdp.param_dtype='int8'", "bf16, fp16, fp32"]),
+        ("compile.enabled=1", ["compile.enabled=1", "expected bool"]),
+        ("model.d_model=100", ["model.d_model=100", "multiple of model.n_heads"]),
+        ("training.steps", ["key.path=value"]),
+        ("model=3", ["model=3", "expected a mapping"]),
+    ],
+)
 def test_bad_override_names_key_value_and_what_is_allowed(override, words):
     with pytest.raises(ConfigError) as info:
         load_config(overrides=[override])
@@ -58,7 +68,9 @@ def test_config_file_then_overrides(tmp_path):
 
 def test_bad_override_is_a_usage_error_on_the_command_line(pytester):
     pytester.makepyfile("def test_x():\n    pass\n")
-    result = pytester.runpytest_inprocess("--aorta-override", "training.steps=20", "--aorta-override", "model.widht=3")
+    result = pytester.runpytest_inprocess(
+        "--aorta-override", "training.steps=20", "--aorta-override", "model.widht=3"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown key 'model.widht'; allowed keys under model:*"])
 
@@ -70,10 +82,13 @@ def test_bad_timeout_is_a_usage_error(pytester):
     result.stderr.fnmatch_lines(["*--aorta-dist-timeout='-5': must be > 0 seconds*"])
 
 
-@pytest.mark.parametrize("text, words", [
-    ("model: 3\n", ["model=3", "expected a mapping of keys (a section), got int"]),
-    ("training:\n  steps: abc\n", ["training.steps='abc'", "expected int, got str"]),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("model: 3\n", ["model=3", "expected a mapping of keys (a section), got int"]),
+        ("training:\n  steps: abc\n", ["training.steps='abc'", "expected int, got str"]),
+    ],
+)
 def test_a_bad_config_file_is_named_even_where_smoke_sizes_replace_it(pytester, text, words):
     """smoke.yaml replaces model and training on CPU: the user's file is checked before that merge."""
     pytester.makepyfile("def test_x():\n    pass\n")
@@ -95,13 +110,21 @@ def test_a_valid_config_file_still_loads_at_smoke_size(pytester):
     result.assert_outcomes(passed=1)
 
 
-@pytest.mark.parametrize("args, steps", [
-    ((), (2, 1)),  # smoke.yaml's counts
-    (("--aorta-rounds", "6", "--aorta-warmup", "0"), (6, 0)),  # a scenario's rounds are its steps
-    (("--aorta-rounds", "6", "--aorta-override", "training.steps=9"), (9, 1)),  # an explicit override wins
-])
+@pytest.mark.parametrize(
+    "args, steps",
+    [
+        ((), (2, 1)),  # smoke.yaml's counts
+        (("--aorta-rounds", "6", "--aorta-warmup", "0"), (6, 0)),  # a scenario's rounds are its steps
+        (
+            ("--aorta-rounds", "6", "--aorta-override", "training.steps=9"),
+            (9, 1),
+        ),  # an explicit override wins
+    ],
+)
 def test_aorta_rounds_and_warmup_set_the_fsdp_step_counts(pytester, args, steps):
-    pytester.makepyfile("def test_steps(fsdp_config):\n"
-                        f"    assert (fsdp_config.training.steps, fsdp_config.training.warmup_steps) == {steps}\n")
+    pytester.makepyfile(
+        "def test_steps(fsdp_config):\n"
+        f"    assert (fsdp_config.training.steps, fsdp_config.training.warmup_steps) == {steps}\n"
+    )
     result = pytester.runpytest_inprocess("--aorta-device", "cpu", *args)
     result.assert_outcomes(passed=1)

@@ -34,16 +34,22 @@ def test_local_ranks_past_the_visible_devices_wrap_with_a_warning():
 
 def test_collection_check_names_the_first_difference():
     assert first_difference([["a", "b"], ["a", "b"]]) is None
-    assert "rank 1 collected 'c' at position 1 where rank 0 collected 'b'" in first_difference([["a", "b"], ["a", "c"]])
+    assert "rank 1 collected 'c' at position 1 where rank 0 collected 'b'" in first_difference(
+        [["a", "b"], ["a", "c"]]
+    )
     assert "rank 0 collected 2 tests, rank 2 collected 1" in first_difference([["a", "b"], ["a", "b"], ["a"]])
 
 
-@pytest.mark.parametrize("opened", [True, False], ids=["file-pytest-benchmark-5.2", "path-pytest-benchmark-5.3"])
+@pytest.mark.parametrize(
+    "opened", [True, False], ids=["file-pytest-benchmark-5.2", "path-pytest-benchmark-5.3"]
+)
 def test_other_ranks_drop_the_json_option_without_touching_rank_0s_file(tmp_path, opened):
     path = tmp_path / "run.json"
     path.write_text("{}")  # what rank 0 wrote (5.2 opens and empties it on every rank at parse time)
     value = path.open("ab") if opened else Path(path)
-    config = SimpleNamespace(option=SimpleNamespace(benchmark_json=value, benchmark_save="x", benchmark_autosave=True))
+    config = SimpleNamespace(
+        option=SimpleNamespace(benchmark_json=value, benchmark_save="x", benchmark_autosave=True)
+    )
     _results_on_rank_0_only(config)
     assert config.option.benchmark_json is None
     assert (config.option.benchmark_save, config.option.benchmark_autosave) == (None, False)
@@ -52,8 +58,16 @@ def test_other_ranks_drop_the_json_option_without_touching_rank_0s_file(tmp_path
 
 
 def test_scenario_ids_are_stable_and_unique():
-    assert [s.id for s in SCENARIOS] == ["baseline", "explicit_prefetch", "no_reshard", "fp32", "grad_accum",
-                                         "compile", "ddp", "comm_stress"]
+    assert [s.id for s in SCENARIOS] == [
+        "baseline",
+        "explicit_prefetch",
+        "no_reshard",
+        "fp32",
+        "grad_accum",
+        "compile",
+        "ddp",
+        "comm_stress",
+    ]
     assert get_scenario("ddp").wrapper == "ddp"
     with pytest.raises(KeyError, match="valid ids: baseline"):
         get_scenario("nope")
@@ -68,9 +82,16 @@ def test_step_time_is_the_slowest_rank_round_by_round():
 
 
 def _rank(rank, step_ms, overlap=None):
-    return {"rank": rank, "step_ms": step_ms, "samples_per_step": 4, "peak_memory_bytes": None,
-            "overlap": overlap, "overlap_reason": None if overlap else "CPU backend (gloo): no kernels",
-            "compute_slowdown_ratio": None, "slowdown_reason": "CPU backend (gloo): no kernels"}
+    return {
+        "rank": rank,
+        "step_ms": step_ms,
+        "samples_per_step": 4,
+        "peak_memory_bytes": None,
+        "overlap": overlap,
+        "overlap_reason": None if overlap else "CPU backend (gloo): no kernels",
+        "compute_slowdown_ratio": None,
+        "slowdown_reason": "CPU backend (gloo): no kernels",
+    }
 
 
 def _built(*args, **kw):
@@ -80,24 +101,48 @@ def _built(*args, **kw):
 
 
 def test_build_result_throughput_from_global_batch_and_unavailable_reasons():
-    step_ms, extra = _built({"id": "baseline"}, [_rank(1, [20.0, 40.0]), _rank(0, [25.0, 30.0])],
-                                  world_size=2, seq_len=8, backend="cpu", comm_library="gloo", config={})
+    step_ms, extra = _built(
+        {"id": "baseline"},
+        [_rank(1, [20.0, 40.0]), _rank(0, [25.0, 30.0])],
+        world_size=2,
+        seq_len=8,
+        backend="cpu",
+        comm_library="gloo",
+        config={},
+    )
     assert step_ms == [25.0, 40.0]
     m = extra["metrics"]
     assert m["samples_per_s"]["samples"] == pytest.approx([8 / 0.025, 8 / 0.040])  # 2 ranks x 4 samples
     assert m["tokens_per_s"]["samples"] == pytest.approx([8 * 8 / 0.025, 8 * 8 / 0.040])
     assert m["step_ms"]["higher_is_better"] is False and extra["headline_metric"] == "step_ms"
-    assert "overlap_ratio" not in m and extra["unavailable"]["overlap_ratio"] == "CPU backend (gloo): no kernels"
+    assert (
+        "overlap_ratio" not in m and extra["unavailable"]["overlap_ratio"] == "CPU backend (gloo): no kernels"
+    )
     assert [r["rank"] for r in extra["per_rank"]] == [0, 1]
 
 
 def test_build_result_overlap_figures_are_per_step():
-    ov = {"steps": 2, "window_ms": 40.0, "overlap_ratio": 0.5, "exposed_comm_ms": 4.0, "comm_busy_ms": 8.0,
-          "compute_busy_ms": 20.0, "overlapped_ms": 4.0, "busy_ms_by_kind": {"all_gather": 6.0, "reduce_scatter": 2.0, "all_reduce": 0.0},
-          "busbw_gbps": {"all_gather": 100.0, "reduce_scatter": 90.0, "all_reduce": None},
-          "unavailable": {"busbw_gbps.all_reduce": "no all_reduce kernels in the profiled window"}}
-    _, extra = _built({"id": "baseline"}, [_rank(0, [10.0], ov)], world_size=1, seq_len=8, backend="cuda",
-                            comm_library="nccl", config={})
+    ov = {
+        "steps": 2,
+        "window_ms": 40.0,
+        "overlap_ratio": 0.5,
+        "exposed_comm_ms": 4.0,
+        "comm_busy_ms": 8.0,
+        "compute_busy_ms": 20.0,
+        "overlapped_ms": 4.0,
+        "busy_ms_by_kind": {"all_gather": 6.0, "reduce_scatter": 2.0, "all_reduce": 0.0},
+        "busbw_gbps": {"all_gather": 100.0, "reduce_scatter": 90.0, "all_reduce": None},
+        "unavailable": {"busbw_gbps.all_reduce": "no all_reduce kernels in the profiled window"},
+    }
+    _, extra = _built(
+        {"id": "baseline"},
+        [_rank(0, [10.0], ov)],
+        world_size=1,
+        seq_len=8,
+        backend="cuda",
+        comm_library="nccl",
+        config={},
+    )
     m = extra["metrics"]
     assert m["exposed_comm_ms"]["value"] == 2.0 and m["comm_busy_ms"]["value"] == 4.0
     assert m["overlap_ratio"] == {"value": 0.5, "unit": "ratio", "higher_is_better": True}
@@ -137,8 +182,15 @@ def test_trace_figures_flow_into_the_benchmark_metrics():
     kernels = ta.parse_chrome_trace(Path(__file__).parent / "data" / "trace_nccl_2ranks.json")
     ov = ta.analyze(kernels, steps=2, n_ranks=2).as_dict()
     rank = {**_rank(0, [1.0, 2.0], ov), "peak_memory_bytes": 1024}
-    _, extra = _built({"id": "baseline"}, [rank, {**rank, "rank": 1}], world_size=2, seq_len=8,
-                            backend="cuda", comm_library="nccl", config={})
+    _, extra = _built(
+        {"id": "baseline"},
+        [rank, {**rank, "rank": 1}],
+        world_size=2,
+        seq_len=8,
+        backend="cuda",
+        comm_library="nccl",
+        config={},
+    )
     m = extra["metrics"]
     assert m["overlap_ratio"]["value"] == pytest.approx(250 / 450)
     assert m["exposed_comm_ms"]["value"] == pytest.approx(0.2 / 2)
@@ -150,7 +202,9 @@ def test_trace_figures_flow_into_the_benchmark_metrics():
 
 def test_reading_notes_flag_a_host_bound_idle_profiler_slowed_step():
     # 2xH200, old default batch 8: enqueue 70.4 ms of a 70.0 ms step, idle 65%, profiled 100.7 ms per step
-    notes = reading_notes({"step_ms": 70.0, "gpu_idle_share": 0.65, "profiled_step_ms": 100.7}, [70.1, 70.4, 70.9])
+    notes = reading_notes(
+        {"step_ms": 70.0, "gpu_idle_share": 0.65, "profiled_step_ms": 100.7}, [70.1, 70.4, 70.9]
+    )
     assert [n.split(" ")[0] for n in notes] == ["host-bound:", "profiled"]
     assert "70.4 ms to enqueue a 70.0 ms step" in notes[0] and "65%" in notes[0] and "+44%" in notes[1]
 
@@ -174,8 +228,11 @@ def test_settings_differences_name_the_key_the_ranks_and_the_values():
     assert settings_differences([same, same]) == []
     assert settings_differences([same, other, same]) == [
         '--aorta-size is "auto" on rank(s) [0, 2] but "smoke" on rank(s) [1]',
-        "training.steps is 2 on rank(s) [0, 2] but 4 on rank(s) [1]"]
-    assert same["--aorta-streams"] == '"<missing>"'  # an option this pytest lacks compares as missing on every rank
+        "training.steps is 2 on rank(s) [0, 2] but 4 on rank(s) [1]",
+    ]
+    assert (
+        same["--aorta-streams"] == '"<missing>"'
+    )  # an option this pytest lacks compares as missing on every rank
 
 
 @pytest.mark.parametrize("fixture, stopped", [("fsdp_profiler", True), ("tmp_path", False)])
@@ -185,7 +242,9 @@ def test_an_unwritable_artifacts_folder_stops_the_run_before_any_test(pytester, 
     result = pytester.runpytest_inprocess("--aorta-device", "cpu", "--aorta-artifacts", "afile/artifacts")
     if stopped:  # a test that writes there was collected
         assert result.ret == pytest.ExitCode.USAGE_ERROR
-        result.stderr.fnmatch_lines(["*--aorta-artifacts afile/artifacts: cannot be created: afile is a file, not a folder*"])
+        result.stderr.fnmatch_lines(
+            ["*--aorta-artifacts afile/artifacts: cannot be created: afile is a file, not a folder*"]
+        )
         assert "passed" not in result.stdout.str()
     else:
         result.assert_outcomes(passed=1)

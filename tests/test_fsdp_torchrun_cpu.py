@@ -20,8 +20,14 @@ from aorta.fsdp.scenarios import SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "data" / "torchrun_cases" / "case_rank_agreement.py"
-GPU_ONLY = ("overlap_ratio", "exposed_comm_ms", "all_gather_busbw_gbps", "reduce_scatter_busbw_gbps",
-            "compute_slowdown_ratio", "peak_memory_bytes")
+GPU_ONLY = (
+    "overlap_ratio",
+    "exposed_comm_ms",
+    "all_gather_busbw_gbps",
+    "reduce_scatter_busbw_gbps",
+    "compute_slowdown_ratio",
+    "peak_memory_bytes",
+)
 
 pytestmark = pytest.mark.slow
 
@@ -29,10 +35,27 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def torchrun_result(tmp_path_factory):
     out = tmp_path_factory.mktemp("torchrun")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           "-m", "pytest", "benchmarks/fsdp", str(CASES), "-p", "no:cacheprovider", "-rA",
-           "--aorta-device", "cpu", f"--benchmark-json={out / 'fsdp.json'}", f"--aorta-artifacts={out / 'art'}",
-           "--aorta-dist-timeout", "60"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "pytest",
+        "benchmarks/fsdp",
+        str(CASES),
+        "-p",
+        "no:cacheprovider",
+        "-rA",
+        "--aorta-device",
+        "cpu",
+        f"--benchmark-json={out / 'fsdp.json'}",
+        f"--aorta-artifacts={out / 'art'}",
+        "--aorta-dist-timeout",
+        "60",
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     return proc, out
@@ -45,7 +68,9 @@ def test_every_scenario_passes_on_both_ranks_and_rank_0_alone_reports(torchrun_r
         if s.id == "compile":
             assert re.search(r"SKIPPED .*compile: torch.compile on CPU", text), text[-3000:]
         else:
-            assert f"PASSED benchmarks/fsdp/test_fsdp_scenarios.py::test_fsdp_scenario[{s.id}]" in text, text[-3000:]
+            assert f"PASSED benchmarks/fsdp/test_fsdp_scenarios.py::test_fsdp_scenario[{s.id}]" in text, text[
+                -3000:
+            ]
     assert "SKIPPED" in text and "test_overlap_known_answer" in text  # no kernel timestamps on CPU
     assert len(re.findall(r"^=+ .*(passed|failed).* in [\d.]+s", text, re.M)) == 1, "only rank 0 prints"
 
@@ -55,7 +80,9 @@ def test_a_failure_or_skip_on_one_rank_is_shared_by_all(torchrun_result):
     text = proc.stdout
     assert proc.returncode != 0  # the case file's failure fails the run on every rank
     assert re.search(r"FAILED .*test_fails_on_rank_1_only", text), text[-3000:]
-    assert re.search(r"failed on rank\(s\) \[1\]: rank 1: AssertionError: rank 1 disagrees", text), text[-3000:]
+    assert re.search(r"failed on rank\(s\) \[1\]: rank 1: AssertionError: rank 1 disagrees", text), text[
+        -3000:
+    ]
     assert re.search(r"SKIPPED .*skipped on rank 1: rank 1 has no such device", text), text[-3000:]
     assert "PASSED tests/data/torchrun_cases/case_rank_agreement.py::test_next_test_starts_in_step" in text
 
@@ -90,43 +117,98 @@ def test_each_rank_writes_its_own_jsonl(torchrun_result):
 
 
 def test_a_stalled_rank_ends_the_run_within_the_timeout_naming_it(tmp_path):
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           "-m", "pytest", str(CASES.parent / "case_rank_stall.py"), "-p", "no:cacheprovider",
-           "--aorta-device", "cpu", "--aorta-dist-timeout", "3", f"--aorta-artifacts={tmp_path}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "pytest",
+        str(CASES.parent / "case_rank_stall.py"),
+        "-p",
+        "no:cacheprovider",
+        "--aorta-device",
+        "cpu",
+        "--aorta-dist-timeout",
+        "3",
+        f"--aorta-artifacts={tmp_path}",
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     start = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=100)
     elapsed = time.monotonic() - start
     assert proc.returncode != 0
-    assert "rank(s) [1] did not reach 'outcome/" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-3000:]
+    assert "rank(s) [1] did not reach 'outcome/" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[
+        -3000:
+    ]
     assert elapsed < 90  # rank 1 sleeps 120 s: the run ended on rank 0's timeout, not on rank 1's return
 
 
 def test_ranks_that_collect_different_tests_stop_before_running_any(tmp_path):
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           "-m", "pytest", str(CASES.parent / "case_rank_collection.py"), "-p", "no:cacheprovider",
-           "--aorta-device", "cpu", "--aorta-dist-timeout", "30", f"--aorta-artifacts={tmp_path}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "pytest",
+        str(CASES.parent / "case_rank_collection.py"),
+        "-p",
+        "no:cacheprovider",
+        "--aorta-device",
+        "cpu",
+        "--aorta-dist-timeout",
+        "30",
+        f"--aorta-artifacts={tmp_path}",
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=100)
     text = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "ranks collected different tests (rank 0 collected 1 tests, rank 1 collected 2)" in text, text[-3000:]
+    assert "ranks collected different tests (rank 0 collected 1 tests, rank 1 collected 2)" in text, text[
+        -3000:
+    ]
     assert "passed" not in proc.stdout
 
 
 def test_ranks_started_with_different_settings_stop_at_once_naming_the_difference(tmp_path):
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(CASES.parent / "pytest_rank1_args.py"), str(CASES), "-p", "no:cacheprovider",
-           "--aorta-device", "cpu", "--aorta-dist-timeout", "60", f"--aorta-artifacts={tmp_path}",
-           "--aorta-override", "training.steps=2"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1",
-           "AORTA_RANK1_ARGS": "--aorta-override training.steps=4"}
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        str(CASES.parent / "pytest_rank1_args.py"),
+        str(CASES),
+        "-p",
+        "no:cacheprovider",
+        "--aorta-device",
+        "cpu",
+        "--aorta-dist-timeout",
+        "60",
+        f"--aorta-artifacts={tmp_path}",
+        "--aorta-override",
+        "training.steps=2",
+    ]
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "OMP_NUM_THREADS": "1",
+        "AORTA_RANK1_ARGS": "--aorta-override training.steps=4",
+    }
     start = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=100)
     elapsed = time.monotonic() - start
     text = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "ranks were started with different settings: training.steps is 2 on rank(s) [0] but 4 on rank(s) [1]" \
-        in text, text[-3000:]
+    assert (
+        "ranks were started with different settings: training.steps is 2 on rank(s) [0] but 4 on rank(s) [1]"
+        in text
+    ), text[-3000:]
     assert "passed" not in proc.stdout and "dead or stalled" not in text
     assert elapsed < 50  # stopped at start-up, not by the 60 s agreement timeout

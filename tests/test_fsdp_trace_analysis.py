@@ -10,23 +10,38 @@ from aorta.trace_events import classify_kernel
 DATA = Path(__file__).parent / "data"
 
 
-@pytest.mark.parametrize("name, collective, kind", [
-    ("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", None, "all_gather"),
-    ("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", None, "reduce_scatter"),
-    ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", None, "all_reduce"),
-    ("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", None, "all_reduce"),
-    ("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", None, "other_comm"),
-    # RCCL's generic kernel: the collective comes from the profiler's "Collective name" arg
-    ("ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", "_allgather_base", "all_gather"),
-    ("ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)", "reduce_scatter_tensor_coalesced", "reduce_scatter"),
-    ("rcclGenericKernel<1>(ncclDevComm*, unsigned long, ncclWork*)", "allreduce", "all_reduce"),
-    ("ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)", None, "other_comm"),
-    # the kernel's own name wins over an arg
-    ("ncclDevKernel_AllGather_RING_LL(x)", "allreduce", "all_gather"),
-    ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >", None, "compute"),
-    ("Cijk_Alik_Bljk_BBS_BH_MT256x256x64_MI32x32x8x1_SN", None, "compute"),
-    ("nvjet_tst_128x256_64x4_2x1_v_bz_coopA_TNT", None, "compute"),
-])
+@pytest.mark.parametrize(
+    "name, collective, kind",
+    [
+        ("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", None, "all_gather"),
+        (
+            "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+            None,
+            "reduce_scatter",
+        ),
+        ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", None, "all_reduce"),
+        ("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", None, "all_reduce"),
+        ("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", None, "other_comm"),
+        # RCCL's generic kernel: the collective comes from the profiler's "Collective name" arg
+        ("ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", "_allgather_base", "all_gather"),
+        (
+            "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)",
+            "reduce_scatter_tensor_coalesced",
+            "reduce_scatter",
+        ),
+        ("rcclGenericKernel<1>(ncclDevComm*, unsigned long, ncclWork*)", "allreduce", "all_reduce"),
+        ("ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)", None, "other_comm"),
+        # the kernel's own name wins over an arg
+        ("ncclDevKernel_AllGather_RING_LL(x)", "allreduce", "all_gather"),
+        (
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >",
+            None,
+            "compute",
+        ),
+        ("Cijk_Alik_Bljk_BBS_BH_MT256x256x64_MI32x32x8x1_SN", None, "compute"),
+        ("nvjet_tst_128x256_64x4_2x1_v_bz_coopA_TNT", None, "compute"),
+    ],
+)
 def test_kernels_are_classified_by_name_then_by_collective_arg(name, collective, kind):
     assert classify_kernel(name, collective) == kind
 
@@ -50,8 +65,9 @@ def test_nccl_trace_overlap_figures():
     # compute: gemm 1000-1400, add 1500-1600; comm: AG 1100-1300, RS 1550-1700, AR 1800-1900 (µs)
     assert s.compute_busy_ms == pytest.approx((400 + 100) / 1e3)
     assert s.comm_busy_ms == pytest.approx((200 + 150 + 100) / 1e3)
-    assert s.busy_ms_by_kind == pytest.approx({"all_gather": 0.2, "reduce_scatter": 0.15, "all_reduce": 0.1,
-                                               "other_comm": 0.0})
+    assert s.busy_ms_by_kind == pytest.approx(
+        {"all_gather": 0.2, "reduce_scatter": 0.15, "all_reduce": 0.1, "other_comm": 0.0}
+    )
     # AG wholly under the GEMM (200), RS under the add for 1550-1600 (50), AR alone
     assert s.overlapped_ms == pytest.approx((200 + 50) / 1e3)
     assert s.exposed_comm_ms == pytest.approx((100 + 100) / 1e3)
@@ -102,8 +118,11 @@ def test_timeline_segments_are_absolute_microseconds():
     seg = ta.timeline_segments(ta.parse_chrome_trace(DATA / "trace_nccl_2ranks.json"))
     assert seg["overlap_us"] == [(1100.0, 1300.0), (1550.0, 1600.0)]
     assert seg["comm_us"][0] == (1100.0, 1300.0)
-    assert seg["active_segments_us"][:3] == [[1000.0, 1100.0, ["compute"]], [1100.0, 1300.0, ["all_gather", "compute"]],
-                                             [1300.0, 1400.0, ["compute"]]]
+    assert seg["active_segments_us"][:3] == [
+        [1000.0, 1100.0, ["compute"]],
+        [1100.0, 1300.0, ["all_gather", "compute"]],
+        [1300.0, 1400.0, ["compute"]],
+    ]
 
 
 @pytest.mark.parametrize("module", ["trace_analysis", "figures", "metrics_log", "config", "scenarios"])
@@ -156,9 +175,13 @@ def test_active_segments_sweep_matches_the_definition_and_scales():
         return out
 
     rng = random.Random(0)
-    groups = {k: [(t := rng.uniform(0, 1000), t + rng.uniform(0, 20)) for _ in range(40)]
-              for k in ("compute", "all_gather", "reduce_scatter")}
+    groups = {
+        k: [(t := rng.uniform(0, 1000), t + rng.uniform(0, 20)) for _ in range(40)]
+        for k in ("compute", "all_gather", "reduce_scatter")
+    }
     assert overlap.active_segments(groups) == by_definition(groups)
-    big = {"compute": [(i * 3.0, i * 3.0 + 2.0) for i in range(20000)],
-           "all_gather": [(i * 7.0, i * 7.0 + 5.0) for i in range(8000)]}
+    big = {
+        "compute": [(i * 3.0, i * 3.0 + 2.0) for i in range(20000)],
+        "all_gather": [(i * 7.0, i * 7.0 + 5.0) for i in range(8000)],
+    }
     assert len(overlap.active_segments(big)) > 20000  # one sweep: fast even at this size

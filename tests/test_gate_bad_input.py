@@ -59,8 +59,9 @@ def _spoil(doc: dict, kind: str) -> str:
     raise KeyError(kind)
 
 
-@pytest.mark.parametrize("kind", ["data_null", "device_ms_string", "device_ms_negative", "metric_nan",
-                                  "metrics_not_mapping"])
+@pytest.mark.parametrize(
+    "kind", ["data_null", "device_ms_string", "device_ms_negative", "metric_nan", "metrics_not_mapping"]
+)
 def test_a_baseline_with_bad_samples_is_refused_naming_the_file_and_field(bench_dir, monkeypatch, kind):
     path = saved(bench_dir, monkeypatch)
     doc = json.loads(path.read_text())
@@ -80,10 +81,14 @@ def test_a_baseline_holding_other_benchmarks_compares_nothing_exit_12(bench_dir,
     path.write_text(json.dumps(doc))
     r = run(bench_dir, "--aorta-compare", "base", "--aorta-markdown", "gate.md")
     assert r.ret == 12, r.stdout.str()
-    r.stdout.fnmatch_lines(["not in baseline (new in this run): test_spin.py::test_spin[[]streams1[]]",
-                            "missing from this run (in the baseline): test_moe.py::test_moe[[]streams8[]]",
-                            "verdict: NOTHING COMPARED: none of the 1 benchmark(s) of this run is in the baseline "
-                            "(1 there) -> exit 12 (nothing compared*)"])
+    r.stdout.fnmatch_lines(
+        [
+            "not in baseline (new in this run): test_spin.py::test_spin[[]streams1[]]",
+            "missing from this run (in the baseline): test_moe.py::test_moe[[]streams8[]]",
+            "verdict: NOTHING COMPARED: none of the 1 benchmark(s) of this run is in the baseline "
+            "(1 there) -> exit 12 (nothing compared*)",
+        ]
+    )
     verdict = json.loads((bench_dir.path / "reports" / "aorta-verdict.json").read_text())
     assert verdict["exit_code"] == 12 and verdict["comparisons"][0]["nothing_compared"] is True
     assert "NOTHING COMPARED" in (bench_dir.path / "gate.md").read_text()
@@ -93,15 +98,28 @@ def test_benchmarks_not_in_the_baseline_are_listed_and_do_not_fail_the_gate(benc
     saved(bench_dir, monkeypatch)  # streams1 only
     r = run(bench_dir, "--aorta-streams=1,2", "--aorta-compare", "base", "--aorta-min-effect", "50%")
     assert r.ret == 0, r.stdout.str()
-    r.stdout.fnmatch_lines(["not in baseline (new in this run): test_spin.py::test_spin[[]streams2[]]",
-                            "verdict: 0 SLOWER, 0 FASTER, 2 SAME, 0 UNSURE, 1 not in baseline -> exit 0 (clean)"])
+    r.stdout.fnmatch_lines(
+        [
+            "not in baseline (new in this run): test_spin.py::test_spin[[]streams2[]]",
+            "verdict: 0 SLOWER, 0 FASTER, 2 SAME, 0 UNSURE, 1 not in baseline -> exit 0 (clean)",
+        ]
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (["-n", "2", "--aorta-compare", "base"], "-n 2 with --aorta-compare: pytest-xdist disables pytest-benchmark*"),
-    (["-n", "2", "--aorta-save-baseline", "new"], "-n 2 with --aorta-save-baseline: *without -n (or with -n 0)"),
-    (["--benchmark-disable", "--aorta-compare", "base"], "--benchmark-disable with --aorta-compare: *"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["-n", "2", "--aorta-compare", "base"],
+            "-n 2 with --aorta-compare: pytest-xdist disables pytest-benchmark*",
+        ),
+        (
+            ["-n", "2", "--aorta-save-baseline", "new"],
+            "-n 2 with --aorta-save-baseline: *without -n (or with -n 0)",
+        ),
+        (["--benchmark-disable", "--aorta-compare", "base"], "--benchmark-disable with --aorta-compare: *"),
+    ],
+)
 def test_a_gate_where_no_benchmark_would_be_timed_is_refused_up_front(bench_dir, monkeypatch, args, message):
     saved(bench_dir, monkeypatch)
     r = run(bench_dir, *args)
@@ -115,7 +133,11 @@ def test_an_unwritable_baseline_dir_is_refused_before_any_benchmark_runs(bench_d
     bad = os.path.join(a_file(bench_dir), "baselines")
     r = run(bench_dir, "--aorta-save-baseline", "x", "--aorta-baseline-dir", bad)
     assert r.ret == USAGE, r.stdout.str()
-    r.stderr.fnmatch_lines([f"ERROR: --aorta-baseline-dir {bad}: cannot be created: {os.path.dirname(bad)} is a file, not a folder"])
+    r.stderr.fnmatch_lines(
+        [
+            f"ERROR: --aorta-baseline-dir {bad}: cannot be created: {os.path.dirname(bad)} is a file, not a folder"
+        ]
+    )
     assert nothing_ran(r)
 
 
@@ -138,7 +160,9 @@ def test_an_uncreatable_verdict_or_markdown_place_is_refused_up_front(bench_dir,
     bad = os.path.join(a_file(bench_dir), "sub", "out")
     r = run(bench_dir, "--aorta-compare", "base", option, bad)
     assert r.ret == USAGE, r.stdout.str()
-    r.stderr.fnmatch_lines([f"ERROR: {option} {bad}: cannot be created: {a_file(bench_dir)} is a file, not a folder"])
+    r.stderr.fnmatch_lines(
+        [f"ERROR: {option} {bad}: cannot be created: {a_file(bench_dir)} is a file, not a folder"]
+    )
     assert nothing_ran(r)
 
 
@@ -152,8 +176,17 @@ def test_a_verdict_path_that_is_a_folder_is_refused(bench_dir, monkeypatch):
 
 def test_a_missing_folder_that_can_be_created_is_fine(bench_dir, monkeypatch):
     saved(bench_dir, monkeypatch)
-    r = run(bench_dir, "--aorta-compare", "base", "--aorta-min-effect", "50%",
-            "--aorta-verdict-json", "new/deep/v.json", "--aorta-markdown", "md/g.md")
+    r = run(
+        bench_dir,
+        "--aorta-compare",
+        "base",
+        "--aorta-min-effect",
+        "50%",
+        "--aorta-verdict-json",
+        "new/deep/v.json",
+        "--aorta-markdown",
+        "md/g.md",
+    )
     assert r.ret == 0, r.stdout.str()
     assert json.loads((bench_dir.path / "new" / "deep" / "v.json").read_text())["exit_code"] == 0
     assert (bench_dir.path / "md" / "g.md").exists()
@@ -167,7 +200,15 @@ def test_baseline_and_verdict_files_get_the_mode_of_a_plain_open(bench_dir, monk
         with open(plain, "w") as fh:
             fh.write("x")
         path = saved(bench_dir, monkeypatch, name="modes")  # first save in this session or a copy: see below
-        r = run(bench_dir, "--aorta-compare", "modes", "--aorta-min-effect", "50%", "--aorta-save-baseline", "again")
+        r = run(
+            bench_dir,
+            "--aorta-compare",
+            "modes",
+            "--aorta-min-effect",
+            "50%",
+            "--aorta-save-baseline",
+            "again",
+        )
         assert r.ret == 0, r.stdout.str()
     finally:
         os.umask(old)

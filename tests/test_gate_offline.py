@@ -25,9 +25,18 @@ from aorta.gate.render import header_lines, markdown, terminal_lines
 from aorta.gate.verdict import SAME, SLOWER, UNSURE, decide
 
 REPO = Path(__file__).resolve().parents[1]
-H100 = {"backend": "cuda", "gpu_name": "NVIDIA H100 80GB HBM3", "gpu_count": 1, "driver": "580.159",
-        "cuda": "13.0", "hip": None, "torch": "2.11.0+cu130", "nccl": "2.28.9",
-        "env": {"NCCL_NVLS_ENABLE": "0"}, "hardware_queues": {"CUDA_DEVICE_MAX_CONNECTIONS": "default (8)"}}
+H100 = {
+    "backend": "cuda",
+    "gpu_name": "NVIDIA H100 80GB HBM3",
+    "gpu_count": 1,
+    "driver": "580.159",
+    "cuda": "13.0",
+    "hip": None,
+    "torch": "2.11.0+cu130",
+    "nccl": "2.28.9",
+    "env": {"NCCL_NVLS_ENABLE": "0"},
+    "hardware_queues": {"CUDA_DEVICE_MAX_CONNECTIONS": "default (8)"},
+}
 
 
 def bench(name: str, device_ms: float, *, seed: int = 0, n: int = 20, metrics: bool = True) -> dict:
@@ -36,15 +45,28 @@ def bench(name: str, device_ms: float, *, seed: int = 0, n: int = 20, metrics: b
     extra = {"aorta_schema": 1, "device_ms_per_iteration": ms}
     if metrics:
         tf = [1000.0 / m for m in ms]
-        extra["metrics"] = {"tflops": {"value": sorted(tf)[n // 2], "unit": "TFLOP/s", "higher_is_better": True,
-                                       "samples": tf}}
-    return {"fullname": f"benchmarks/hw_queue/test_x.py::{name}", "name": name, "extra_info": extra,
-            "stats": {"data": [m / 1e3 for m in ms], "median": sorted(ms)[n // 2] / 1e3}}
+        extra["metrics"] = {
+            "tflops": {
+                "value": sorted(tf)[n // 2],
+                "unit": "TFLOP/s",
+                "higher_is_better": True,
+                "samples": tf,
+            }
+        }
+    return {
+        "fullname": f"benchmarks/hw_queue/test_x.py::{name}",
+        "name": name,
+        "extra_info": extra,
+        "stats": {"data": [m / 1e3 for m in ms], "median": sorted(ms)[n // 2] / 1e3},
+    }
 
 
 def run(benches, **machine) -> dict:
-    return {"machine_info": {"python_version": "3.12.3", "aorta": {**H100, **machine}},
-            "benchmarks": benches, "version": "5.2.3"}
+    return {
+        "machine_info": {"python_version": "3.12.3", "aorta": {**H100, **machine}},
+        "benchmarks": benches,
+        "version": "5.2.3",
+    }
 
 
 def names(v):
@@ -65,7 +87,9 @@ def test_slower_device_time_and_metric_give_the_regression_code():
 
 
 def test_new_and_missing_benchmarks_are_listed():
-    comp = compare_runs(run([bench("a", 10.0), bench("gone", 1.0)]), run([bench("a", 10.0), bench("added", 1.0)]))
+    comp = compare_runs(
+        run([bench("a", 10.0), bench("gone", 1.0)]), run([bench("a", 10.0), bench("added", 1.0)])
+    )
     assert [n.split("::")[-1] for n in comp.missing] == ["gone"]
     assert [n.split("::")[-1] for n in comp.new] == ["added"]
     text = "\n".join(terminal_lines(comp))
@@ -96,11 +120,16 @@ def test_other_gpu_model_is_refused_unless_allowed():
 
 def test_header_shows_both_stacks_and_env_differences():
     ref = run([bench("a", 10.0)], cuda="12.8", torch="2.9.0", nccl="2.27.3")
-    cand = run([bench("a", 10.0)], env={"NCCL_NVLS_ENABLE": "0", "NCCL_ALGO": "Ring"},
-               hardware_queues={"CUDA_DEVICE_MAX_CONNECTIONS": "32"})
+    cand = run(
+        [bench("a", 10.0)],
+        env={"NCCL_NVLS_ENABLE": "0", "NCCL_ALGO": "Ring"},
+        hardware_queues={"CUDA_DEVICE_MAX_CONNECTIONS": "32"},
+    )
     lines = header_lines(compare_runs(ref, cand))
-    assert "stack: driver 580.159, cuda 12.8 -> 13.0, torch 2.9.0 -> 2.11.0+cu130, nccl 2.27.3 -> 2.28.9, " \
-           "python 3.12.3" in lines
+    assert (
+        "stack: driver 580.159, cuda 12.8 -> 13.0, torch 2.9.0 -> 2.11.0+cu130, nccl 2.27.3 -> 2.28.9, "
+        "python 3.12.3" in lines
+    )
     assert "env differs: CUDA_DEVICE_MAX_CONNECTIONS default (8) -> 32, NCCL_ALGO n/a -> Ring" in lines
 
 
@@ -157,10 +186,14 @@ def test_save_is_keyed_by_machine_and_records_stack_and_options(tmp_path):
     saved = bl.load_run(path)
     assert saved["aorta_baseline"]["stack"]["nccl"] == "2.28.9"
     assert saved["aorta_baseline"]["options"] == {"rounds": 20}
-    assert saved["benchmarks"][0]["extra_info"]["device_ms_per_iteration"] == r["benchmarks"][0]["extra_info"][
-        "device_ms_per_iteration"]
+    assert (
+        saved["benchmarks"][0]["extra_info"]["device_ms_per_iteration"]
+        == r["benchmarks"][0]["extra_info"]["device_ms_per_iteration"]
+    )
     assert bl.resolve("cu130", tmp_path, "nvidia-h100-80gb-hbm3-x8") == path
-    assert bl.resolve("cu130", tmp_path, "nvidia-h200-x8") == path  # found under another machine: checked later
+    assert (
+        bl.resolve("cu130", tmp_path, "nvidia-h200-x8") == path
+    )  # found under another machine: checked later
     with pytest.raises(bl.BaselineError, match="saved baselines: nvidia-h100-80gb-hbm3-x8/cu130"):
         bl.resolve("nope", tmp_path, "nvidia-h100-80gb-hbm3-x8")
 
@@ -185,8 +218,10 @@ BAD_FILES = {
     "notjson.json": ("hello", "not valid JSON"),
     "list.json": ("[1, 2]", "not a pytest-benchmark JSON file"),
     "other.json": (json.dumps({"machine_info": {"node": "x"}, "benchmarks": []}), "not written by aorta"),
-    "foreign.json": (json.dumps({"machine_info": {"aorta": {}}, "benchmarks": [{"fullname": "t", "extra_info": {}}]}),
-                     "written by another tool"),
+    "foreign.json": (
+        json.dumps({"machine_info": {"aorta": {}}, "benchmarks": [{"fullname": "t", "extra_info": {}}]}),
+        "written by another tool",
+    ),
 }
 
 
@@ -257,31 +292,57 @@ def test_cli_bad_input_is_exit_2_naming_the_file(tmp_path, capsys):
 
 def test_cli_runs_as_a_module_without_torch(tmp_path):
     ref = write(tmp_path, "ref.json", run([bench("a", 10.0, seed=1)]))
-    code = ("import sys, runpy; sys.argv = ['aorta', 'compare', sys.argv[1], sys.argv[1], '--verdict-json', '']; "
-            "import aorta.cli; assert 'torch' not in sys.modules, 'the gate must not import torch'; "
-            "sys.exit(aorta.cli.main())")
-    p = subprocess.run([sys.executable, "-c", code, ref], capture_output=True, text=True, cwd=tmp_path,
-                       env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    code = (
+        "import sys, runpy; sys.argv = ['aorta', 'compare', sys.argv[1], sys.argv[1], '--verdict-json', '']; "
+        "import aorta.cli; assert 'torch' not in sys.modules, 'the gate must not import torch'; "
+        "sys.exit(aorta.cli.main())"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, ref],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     assert "aorta compare: exit 0" in p.stdout
 
 
 # ---------------------------------------------------------------------- bad samples, nothing compared, outputs
-@pytest.mark.parametrize("spoil, field", [
-    (lambda b: b["stats"]["data"].__setitem__(2, None), "benchmarks[1].stats.data[2]: null, expected a number"),
-    (lambda b: b["extra_info"]["device_ms_per_iteration"].__setitem__(0, "1.0"),
-     "benchmarks[1].extra_info.device_ms_per_iteration[0]: a string '1.0', expected a number"),
-    (lambda b: b["extra_info"]["device_ms_per_iteration"].__setitem__(4, -2),
-     "benchmarks[1].extra_info.device_ms_per_iteration[4]: -2, a time cannot be negative"),
-    (lambda b: b["extra_info"]["metrics"]["tflops"]["samples"].__setitem__(2, float("nan")),
-     "benchmarks[1].extra_info.metrics.tflops.samples[2]: NaN, expected a finite number"),
-    (lambda b: b["extra_info"]["metrics"]["tflops"].__setitem__("value", "fast"),
-     "benchmarks[1].extra_info.metrics.tflops.value: a string 'fast', expected a finite number or null"),
-    (lambda b: b["extra_info"].__setitem__("metrics", "tflops"),
-     "benchmarks[1].extra_info.metrics: is a string 'tflops', expected a mapping"),
-    (lambda b: b["extra_info"]["metrics"].__setitem__("tflops", 3.0),
-     "benchmarks[1].extra_info.metrics.tflops: is 3.0, expected a mapping"),
-])
+@pytest.mark.parametrize(
+    "spoil, field",
+    [
+        (
+            lambda b: b["stats"]["data"].__setitem__(2, None),
+            "benchmarks[1].stats.data[2]: null, expected a number",
+        ),
+        (
+            lambda b: b["extra_info"]["device_ms_per_iteration"].__setitem__(0, "1.0"),
+            "benchmarks[1].extra_info.device_ms_per_iteration[0]: a string '1.0', expected a number",
+        ),
+        (
+            lambda b: b["extra_info"]["device_ms_per_iteration"].__setitem__(4, -2),
+            "benchmarks[1].extra_info.device_ms_per_iteration[4]: -2, a time cannot be negative",
+        ),
+        (
+            lambda b: b["extra_info"]["metrics"]["tflops"]["samples"].__setitem__(2, float("nan")),
+            "benchmarks[1].extra_info.metrics.tflops.samples[2]: NaN, expected a finite number",
+        ),
+        (
+            lambda b: b["extra_info"]["metrics"]["tflops"].__setitem__("value", "fast"),
+            "benchmarks[1].extra_info.metrics.tflops.value: a string 'fast', expected a finite number or null",
+        ),
+        (
+            lambda b: b["extra_info"].__setitem__("metrics", "tflops"),
+            "benchmarks[1].extra_info.metrics: is a string 'tflops', expected a mapping",
+        ),
+        (
+            lambda b: b["extra_info"]["metrics"].__setitem__("tflops", 3.0),
+            "benchmarks[1].extra_info.metrics.tflops: is 3.0, expected a mapping",
+        ),
+    ],
+)
 def test_bad_samples_are_refused_naming_the_file_and_the_field(tmp_path, capsys, spoil, field):
     bad = run([bench("a", 10.0), bench("b", 10.0)])
     spoil(bad["benchmarks"][1])
@@ -307,9 +368,14 @@ def test_cli_compare_that_matched_nothing_exits_12_in_every_output(tmp_path, cap
     ref = write(tmp_path, "ref.json", run([bench("a", 10.0)]))
     other = write(tmp_path, "other.json", run([bench("moe", 10.0)]))
     vj, md = tmp_path / "v.json", tmp_path / "v.md"
-    assert main(["compare", ref, other, "--verdict-json", str(vj), "--markdown", str(md)]) == EXIT_NOTHING_COMPARED
+    assert (
+        main(["compare", ref, other, "--verdict-json", str(vj), "--markdown", str(md)])
+        == EXIT_NOTHING_COMPARED
+    )
     out = capsys.readouterr().out
-    assert "verdict: NOTHING COMPARED: none of the 1 benchmark(s) of other.json" in out.replace(str(tmp_path) + "/", "")
+    assert "verdict: NOTHING COMPARED: none of the 1 benchmark(s) of other.json" in out.replace(
+        str(tmp_path) + "/", ""
+    )
     assert "not in baseline (new in this run): benchmarks/hw_queue/test_x.py::moe" in out
     doc = json.loads(vj.read_text())
     assert doc["exit_code"] == 12 and doc["comparisons"][0]["nothing_compared"] is True
@@ -327,7 +393,10 @@ def test_cli_compare_refuses_an_output_place_that_cannot_be_written(tmp_path, ca
     args[args.index(option) + 1] = str(plain / "sub" / "out")
     assert main(["compare", ref, ref, *args]) == 2
     err = capsys.readouterr().err
-    assert f"aorta compare: {option} {plain / 'sub' / 'out'}: cannot be created: {plain} is a file, not a folder" in err
+    assert (
+        f"aorta compare: {option} {plain / 'sub' / 'out'}: cannot be created: {plain} is a file, not a folder"
+        in err
+    )
     assert not (tmp_path / "v.json").exists() and not (tmp_path / "v.md").exists()
 
 
@@ -346,7 +415,9 @@ def test_atomic_files_get_the_mode_of_a_plain_open(tmp_path, umask):
     assert saved_path.stat().st_mode & 0o777 == want and (tmp_path / "v.json").stat().st_mode & 0o777 == want
 
 
-def test_cli_compare_writes_its_verdict_beside_the_candidate_not_into_the_working_folder(tmp_path, monkeypatch):
+def test_cli_compare_writes_its_verdict_beside_the_candidate_not_into_the_working_folder(
+    tmp_path, monkeypatch
+):
     runs = tmp_path / "runs"
     runs.mkdir()
     ref = write(runs, "ref.json", run([bench("a", 10.0)]))

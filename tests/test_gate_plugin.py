@@ -10,7 +10,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-SPIN_TEST = '''
+SPIN_TEST = """
 import os
 import torch
 from aorta.stats import median
@@ -47,11 +47,19 @@ class Spin(Workload):
 
 def test_spin(hw_queue, streams):
     hw_queue(Spin, streams)
-'''
+"""
 
 FAILING_TEST = "def test_broken():\n    assert False, 'a real failure'\n"
-BASE_ARGS = ("-p", "no:cacheprovider", "-p", "no:unraisableexception", "--aorta-streams=1", "--aorta-rounds=10", "--aorta-warmup=1",
-             "--aorta-alpha=0.05")
+BASE_ARGS = (
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:unraisableexception",
+    "--aorta-streams=1",
+    "--aorta-rounds=10",
+    "--aorta-warmup=1",
+    "--aorta-alpha=0.05",
+)
 
 
 @pytest.fixture
@@ -102,8 +110,15 @@ def test_save_then_compare_clean_writes_verdict_json_and_markdown(bench_dir, mon
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     r = run(bench_dir, "--aorta-compare", "base", "--aorta-min-effect", "50%", "--aorta-markdown", "gate.md")
     assert r.ret == 0, r.stdout.str()
-    r.stdout.fnmatch_lines(["*aorta gate*", "base (*base.json) -> this run", "machine: cpu",
-                            "stack: torch *", "verdict: 0 SLOWER, 0 FASTER, 2 SAME, 0 UNSURE -> exit 0 (clean)"])
+    r.stdout.fnmatch_lines(
+        [
+            "*aorta gate*",
+            "base (*base.json) -> this run",
+            "machine: cpu",
+            "stack: torch *",
+            "verdict: 0 SLOWER, 0 FASTER, 2 SAME, 0 UNSURE -> exit 0 (clean)",
+        ]
+    )
     verdict = json.loads((bench_dir.path / "reports" / "aorta-verdict.json").read_text())
     assert verdict["exit_code"] == 0
     assert {v["metric"] for v in verdict["comparisons"][0]["verdicts"]} == {"device_ms", "rate"}
@@ -116,10 +131,14 @@ def test_slower_run_exits_10_with_a_table_and_no_traceback(bench_dir, monkeypatc
     monkeypatch.setenv("SPIN_US", "3000")
     r = run(bench_dir, "--aorta-compare", "base")
     assert r.ret == 10, r.stdout.str()
-    r.stdout.fnmatch_lines(["benchmark*metric*baseline median*this run median*change*p*verdict",
-                            "test_spin.py::test_spin[[]streams1[]]*device_ms*SLOWER",
-                            "test_spin.py::test_spin[[]streams1[]]*rate*SLOWER",
-                            "*verdict: 2 SLOWER*-> exit 10 (regression: a SLOWER verdict)"])
+    r.stdout.fnmatch_lines(
+        [
+            "benchmark*metric*baseline median*this run median*change*p*verdict",
+            "test_spin.py::test_spin[[]streams1[]]*device_ms*SLOWER",
+            "test_spin.py::test_spin[[]streams1[]]*rate*SLOWER",
+            "*verdict: 2 SLOWER*-> exit 10 (regression: a SLOWER verdict)",
+        ]
+    )
     assert "Traceback" not in r.stdout.str()
 
 
@@ -157,8 +176,12 @@ def test_baseline_from_another_gpu_model_is_refused_before_any_benchmark_runs(be
     for ref in ("h100", str(other)):  # by name (under the other machine's key) and by path
         r = run(bench_dir, "--aorta-compare", ref)
         assert r.ret == pytest.ExitCode.USAGE_ERROR, r.stdout.str()
-        r.stderr.fnmatch_lines([f"*--aorta-compare: {other} was saved on 1x NVIDIA H100 80GB HBM3 (cuda), this run "
-                                "is on cpu (backend differs: baseline 'cuda', this run 'cpu')*--aorta-allow-mismatch*"])
+        r.stderr.fnmatch_lines(
+            [
+                f"*--aorta-compare: {other} was saved on 1x NVIDIA H100 80GB HBM3 (cuda), this run "
+                "is on cpu (backend differs: baseline 'cuda', this run 'cpu')*--aorta-allow-mismatch*"
+            ]
+        )
         assert "test_spin" not in r.stdout.str() and not (bench_dir.path / "reports").exists()  # nothing ran
     r = run(bench_dir, "--aorta-compare", str(other), "--aorta-allow-mismatch", "--aorta-min-effect", "50%")
     assert r.ret == 0, r.stdout.str()
@@ -168,8 +191,10 @@ BAD = {
     "empty": ("", "is empty"),
     "truncated": ('{"machine_info": {"aorta": {}}, "benchmarks": [', "is not valid JSON"),
     "notjson": ("<html>", "is not valid JSON"),
-    "othertool": (json.dumps({"machine_info": {"node": "x"}, "benchmarks": [{"fullname": "t"}]}),
-                  "not written by aorta"),
+    "othertool": (
+        json.dumps({"machine_info": {"node": "x"}, "benchmarks": [{"fullname": "t"}]}),
+        "not written by aorta",
+    ),
 }
 
 
@@ -191,14 +216,20 @@ def test_unknown_baseline_name_lists_what_is_saved(bench_dir, monkeypatch):
     r.stderr.fnmatch_lines(["*no baseline named 'nope'*saved baselines: cpu/base*"])
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--aorta-confirm", "-1"], "--aorta-confirm='-1': out of range; allowed 0 to 20"),
-    (["--aorta-min-effect", "abc"], "--aorta-min-effect='abc': not a number*"),
-    (["--aorta-save-baseline", "a/b"], "--aorta-save-baseline='a/b': a baseline name is*"),
-    (["--aorta-threshold", "tflops"], "--aorta-threshold='tflops': expected*"),
-    (["--aorta-confirm", "2"], "--aorta-confirm=2 needs --aorta-compare NAME|PATH"),
-    (["--aorta-test-slowdown", "0.1", "--aorta-save-baseline", "x"], "*slowed on purpose can never be saved*"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--aorta-confirm", "-1"], "--aorta-confirm='-1': out of range; allowed 0 to 20"),
+        (["--aorta-min-effect", "abc"], "--aorta-min-effect='abc': not a number*"),
+        (["--aorta-save-baseline", "a/b"], "--aorta-save-baseline='a/b': a baseline name is*"),
+        (["--aorta-threshold", "tflops"], "--aorta-threshold='tflops': expected*"),
+        (["--aorta-confirm", "2"], "--aorta-confirm=2 needs --aorta-compare NAME|PATH"),
+        (
+            ["--aorta-test-slowdown", "0.1", "--aorta-save-baseline", "x"],
+            "*slowed on purpose can never be saved*",
+        ),
+    ],
+)
 def test_bad_options_are_usage_errors(bench_dir, args, message):
     r = run(bench_dir, *args)
     assert r.ret == pytest.ExitCode.USAGE_ERROR
@@ -208,8 +239,17 @@ def test_bad_options_are_usage_errors(bench_dir, args, message):
 def test_confirmation_drops_a_slowdown_that_does_not_reproduce(bench_dir, monkeypatch):
     saved(bench_dir, monkeypatch, us="1000")
     monkeypatch.setenv("SPIN_FIRST_US", "4000")  # the first run only; re-runs are back to 1000 us
-    r = run(bench_dir, "--aorta-compare", "base", "--aorta-confirm", "2", "--aorta-min-effect", "50%",
-            "--benchmark-json", "run.json")
+    r = run(
+        bench_dir,
+        "--aorta-compare",
+        "base",
+        "--aorta-confirm",
+        "2",
+        "--aorta-min-effect",
+        "50%",
+        "--benchmark-json",
+        "run.json",
+    )
     assert r.ret == 0, r.stdout.str()
     r.stdout.fnmatch_lines(["*device_ms*SAME*", "*did not reproduce in 2 re-runs*"])
     run_json = json.loads((bench_dir.path / "run.json").read_text())
@@ -253,7 +293,9 @@ def test_only_rank_0_writes_the_verdict_file(bench_dir, monkeypatch):
 
 def test_test_slowdown_is_real_work_labelled_in_the_results(bench_dir, monkeypatch):
     saved(bench_dir, monkeypatch, us="1000")
-    r = run(bench_dir, "--aorta-compare", "base", "--aorta-test-slowdown", "1.0", "--benchmark-json", "slow.json")
+    r = run(
+        bench_dir, "--aorta-compare", "base", "--aorta-test-slowdown", "1.0", "--benchmark-json", "slow.json"
+    )
     assert r.ret == 10, r.stdout.str()
     r.stdout.fnmatch_lines(["TEST SLOWDOWN ACTIVE in this run*"])
     extra = json.loads((bench_dir.path / "slow.json").read_text())["benchmarks"][0]["extra_info"]
@@ -272,19 +314,31 @@ def one_torch_thread():
     torch.set_num_threads(before)
 
 
-def test_pytest_benchmark_compare_keeps_working_on_an_aorta_benchmark(pytester, monkeypatch, one_torch_thread):
+def test_pytest_benchmark_compare_keeps_working_on_an_aorta_benchmark(
+    pytester, monkeypatch, one_torch_thread
+):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    pytester.makepyfile(test_gemm='''
+    pytester.makepyfile(
+        test_gemm="""
 from aorta.workloads.large_gemm import LargeGemmOnly
 
 def test_gemm(hw_queue, streams):
     hw_queue(LargeGemmOnly, streams, dtype="fp32")
-''')
+"""
+    )
     storage = f"file://{pytester.path / 'bstore'}"
     r = run(pytester, "--benchmark-autosave", f"--benchmark-storage={storage}", "--aorta-save-baseline", "a")
     assert r.ret == 0, r.stdout.str()
-    r = run(pytester, "--benchmark-compare", "--benchmark-compare-fail=median:1000%",
-            f"--benchmark-storage={storage}", "--aorta-compare", "a", "--aorta-min-effect", "10")
+    r = run(
+        pytester,
+        "--benchmark-compare",
+        "--benchmark-compare-fail=median:1000%",
+        f"--benchmark-storage={storage}",
+        "--aorta-compare",
+        "a",
+        "--aorta-min-effect",
+        "10",
+    )
     assert r.ret == 0, r.stdout.str()
     r.stdout.fnmatch_lines(["*verdict:*-> exit 0 (clean)"])
     r.stdout.fnmatch_lines(["*test_gemm[[]streams1[]] (NOW)*"])
@@ -296,6 +350,10 @@ def test_a_run_without_the_baselines_benchmarks_lists_them_as_missing(bench_dir,
     before = path.read_bytes()
     r = run(bench_dir, "--aorta-compare", "base", "--aorta-save-baseline", "base", "-k", "no_such_test")
     assert r.ret == pytest.ExitCode.NO_TESTS_COLLECTED
-    r.stdout.fnmatch_lines(["missing from this run (in the baseline): test_spin.py::test_spin[[]streams1[]]",
-                            "*baseline 'base' NOT saved: pytest exit status 5*"])
+    r.stdout.fnmatch_lines(
+        [
+            "missing from this run (in the baseline): test_spin.py::test_spin[[]streams1[]]",
+            "*baseline 'base' NOT saved: pytest exit status 5*",
+        ]
+    )
     assert path.read_bytes() == before

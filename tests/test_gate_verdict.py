@@ -51,8 +51,10 @@ def test_matches_scipy_on_random_cases():
         shift = rng.choice([0.0, 0.3, 1.0])
         rounding = rng.choice([None, 0])  # rounded samples have ties
         x = [round(rng.gauss(0, 1), rounding) if rounding is not None else rng.gauss(0, 1) for _ in range(n1)]
-        y = [round(rng.gauss(shift, 1), rounding) if rounding is not None else rng.gauss(shift, 1)
-             for _ in range(n2)]
+        y = [
+            round(rng.gauss(shift, 1), rounding) if rounding is not None else rng.gauss(shift, 1)
+            for _ in range(n2)
+        ]
         ours = mann_whitney_u(x, y)
         ref = scipy_stats.mannwhitneyu(x, y, alternative="two-sided", method=ours.method)
         assert ours.u == pytest.approx(ref.statistic), case

@@ -58,8 +58,9 @@ def stepped(cpu, cls, n, **kw):
 def test_runner_stream_figures_from_kernel_timestamps():
     # round 0: s0 [0,4], s1 [2,6]: span 6, busy 4 + 4 -> concurrency 8/6, GPU busy |[0,6]| / 6 = 1
     # round 1: s0 [0,1], s1 [3,4]: span 4, busy 1 + 1 -> concurrency 0.5, GPU busy 2/4 = 0.5
-    run = traced_run([[(0, None, 0, 4), (1, None, 2, 6)], [(0, None, 0, 1), (1, None, 3, 4)]],
-                     iterations_per_round=2)
+    run = traced_run(
+        [[(0, None, 0, 4), (1, None, 2, 6)], [(0, None, 0, 1), (1, None, 3, 4)]], iterations_per_round=2
+    )
     unavailable: dict = {}
     out = runner._kernel_figures(run, [0.5, 0.5], None, unavailable)
     assert unavailable == {}
@@ -69,14 +70,18 @@ def test_runner_stream_figures_from_kernel_timestamps():
     assert out["per_stream_busy_ms"] == pytest.approx([(4 / 2 + 1 / 2) / 2] * 2)  # per iteration: / K = 2
     assert out["distinct_streams"] == out["streams_with_work"] == 2
     assert out["kernel_pass"]["kernel_span_ms_per_iteration"] == pytest.approx((6 / 2 + 4 / 2) / 2)
-    assert out["kernel_pass"]["ratio_to_timed"] == pytest.approx(1.0 / 2 / 0.5)  # traced 1 ms / K vs timed 0.5
+    assert out["kernel_pass"]["ratio_to_timed"] == pytest.approx(
+        1.0 / 2 / 0.5
+    )  # traced 1 ms / K vs timed 0.5
 
 
 def test_runner_notes_a_host_bound_round():
     run = traced_run([[(0, None, 0, 1), (1, None, 3, 4)]])  # GPU busy 2 of 4 ms
     out = runner._kernel_figures(run, [4.0], None, {})
     assert out["gpu_busy_share"] == pytest.approx(0.5)
-    assert out["reading_notes"] == ["host-bound: GPU busy 50% of the round; the host's launch path is what is measured"]
+    assert out["reading_notes"] == [
+        "host-bound: GPU busy 50% of the round; the host's launch path is what is measured"
+    ]
 
 
 def test_runner_says_why_without_kernel_timestamps():
@@ -88,7 +93,13 @@ def test_runner_says_why_without_kernel_timestamps():
 # -- the workloads' own figures ---------------------------------------------------------------------
 def test_moe_expert_concurrency(cpu):
     # expert kernels: s0 [1,3]; s1 [1,3] and [3,4] -> busy 2 + 3 over the experts' span [1,4] = 5/3
-    blocks = [(0, "gate", 0, 1), (0, "expert", 1, 3), (1, "expert", 1, 3), (1, "expert", 3, 4), (0, "combine", 4, 5)]
+    blocks = [
+        (0, "gate", 0, 1),
+        (0, "expert", 1, 3),
+        (1, "expert", 1, 3),
+        (1, "expert", 3, 4),
+        (0, "combine", 4, 5),
+    ]
     metrics, unavailable = Moe(cpu, 2, size="smoke").extra_metrics(traced_run([blocks, blocks]))
     assert figures(metrics) == {"expert_concurrency": pytest.approx(5 / 3)} and unavailable == {}
 
@@ -97,7 +108,10 @@ def test_fsdp_tp_comm_overlap(cpu):
     # compute s0 [0,4]; comm s1 [2,6], s2 [5,7]: comm |[2,7]| = 5, hidden [2,4] = 2 -> 0.4, exposed 3 ms
     w = set_up(cpu, FsdpTp, 3)
     metrics, unavailable = w.extra_metrics(traced_run([[(0, None, 0, 4), (1, None, 2, 6), (2, None, 5, 7)]]))
-    assert figures(metrics) == {"comm_overlap_ratio": pytest.approx(0.4), "exposed_comm_ms": pytest.approx(3.0)}
+    assert figures(metrics) == {
+        "comm_overlap_ratio": pytest.approx(0.4),
+        "exposed_comm_ms": pytest.approx(3.0),
+    }
     assert "device-to-device copies" in unavailable["collective_busbw_gbps"]
 
 
@@ -105,7 +119,10 @@ def test_grad_accum_reduce_overlap(cpu):
     # compute s0 [0,10], reduction s1 [8,12]: 2 of 4 ms hidden -> 0.5, exposed 2 ms
     w = set_up(cpu, GradAccum, 2)
     metrics, _ = w.extra_metrics(traced_run([[(0, None, 0, 10), (1, None, 8, 12)]]))
-    assert figures(metrics) == {"reduce_overlap_ratio": pytest.approx(0.5), "exposed_reduce_ms": pytest.approx(2.0)}
+    assert figures(metrics) == {
+        "reduce_overlap_ratio": pytest.approx(0.5),
+        "exposed_reduce_ms": pytest.approx(2.0),
+    }
     one = set_up(cpu, GradAccum, 1)
     metrics, unavailable = one.extra_metrics(traced_run([[(0, None, 0, 10)]]))
     assert metrics == [] and "one stream" in unavailable["reduce_overlap_ratio"]
@@ -119,9 +136,11 @@ def test_hetero_tiny_latency_and_gemm_rate(cpu):
     blocks += [(2, None, j * 0.02, j * 0.02 + 0.005) for j in range(16)]
     blocks += [(3, None, j * 0.02, j * 0.02 + 0.010) for j in range(16)]
     metrics, _ = w.extra_metrics(traced_run([blocks]))
-    flops = 2 * 64 ** 3 * 2  # two 64^3 GEMMs
-    assert figures(metrics) == {"tiny_us_per_kernel": pytest.approx((5 + 10) / 2),
-                                "gemm_tflops": pytest.approx(flops / 8e-3 / 1e12)}
+    flops = 2 * 64**3 * 2  # two 64^3 GEMMs
+    assert figures(metrics) == {
+        "tiny_us_per_kernel": pytest.approx((5 + 10) / 2),
+        "gemm_tflops": pytest.approx(flops / 8e-3 / 1e12),
+    }
 
 
 def test_async_dataload_roles_copy_rate_and_overlap(cpu):
@@ -130,9 +149,13 @@ def test_async_dataload_roles_copy_rate_and_overlap(cpu):
     run = traced_run([[(0, "copy", 0, 2), (1, "preprocess", 2, 3), (2, "compute", 1, 5)]])
     metrics, unavailable = w.extra_metrics(run)
     nbytes = w.host[0].numel() * w.cfg["NB"]
-    assert figures(metrics) == {"copy_busy_ms": 2, "preprocess_busy_ms": 1, "compute_busy_ms": 4,
-                                "h2d_gbps": pytest.approx(nbytes / 2e-3 / 1e9),
-                                "copy_compute_overlap_ratio": pytest.approx(0.5)}
+    assert figures(metrics) == {
+        "copy_busy_ms": 2,
+        "preprocess_busy_ms": 1,
+        "compute_busy_ms": 4,
+        "h2d_gbps": pytest.approx(nbytes / 2e-3 / 1e9),
+        "copy_compute_overlap_ratio": pytest.approx(0.5),
+    }
     assert unavailable == {}
 
 
@@ -142,10 +165,13 @@ def test_zero_offload_copy_rates_and_overlap(cpu):
     blocks = [(0, "prefetch", 0, 2), (1, "forward", 2, 4), (1, "backward", 4, 6), (2, "offload", 5, 7)]
     metrics, _ = w.extra_metrics(traced_run([blocks]))
     half = w.copy_bytes_per_iteration() / 2
-    assert figures(metrics) == {"copy_gbps": pytest.approx(2 * half / 4e-3 / 1e9),
-                                "h2d_gbps": pytest.approx(half / 2e-3 / 1e9),
-                                "d2h_gbps": pytest.approx(half / 2e-3 / 1e9),
-                                "compute_busy_ms": 4, "copy_compute_overlap_ratio": pytest.approx(0.25)}
+    assert figures(metrics) == {
+        "copy_gbps": pytest.approx(2 * half / 4e-3 / 1e9),
+        "h2d_gbps": pytest.approx(half / 2e-3 / 1e9),
+        "d2h_gbps": pytest.approx(half / 2e-3 / 1e9),
+        "compute_busy_ms": 4,
+        "copy_compute_overlap_ratio": pytest.approx(0.25),
+    }
 
 
 def test_rag_pipeline_stage_busy_and_overlap(cpu):
@@ -153,8 +179,13 @@ def test_rag_pipeline_stage_busy_and_overlap(cpu):
     w = set_up(cpu, RagPipeline, 4, gpu=True)
     blocks = [(0, "embed", 0, 2), (1, "retrieve", 2, 3), (2, "rerank", 3, 4), (3, "generate", 1, 6)]
     metrics, _ = w.extra_metrics(traced_run([blocks], iterations_per_round=1))
-    assert figures(metrics) == {"embed_busy_ms": 2, "retrieve_busy_ms": 1, "rerank_busy_ms": 1,
-                                "generate_busy_ms": 5, "embed_generate_overlap_ratio": pytest.approx(0.5)}
+    assert figures(metrics) == {
+        "embed_busy_ms": 2,
+        "retrieve_busy_ms": 1,
+        "rerank_busy_ms": 1,
+        "generate_busy_ms": 5,
+        "embed_generate_overlap_ratio": pytest.approx(0.5),
+    }
 
 
 def test_copy_compute_overlap_serial_rates(cpu):
@@ -163,9 +194,14 @@ def test_copy_compute_overlap_serial_rates(cpu):
     blocks = [(0, "gemm", 0, 4), (0, "h2d", 4, 5), (0, "d2h", 5, 7), (0, "d2d", 7, 8)]
     metrics, unavailable = w.extra_metrics(traced_run([blocks]))
     nb = w.copy_bytes
-    assert figures(metrics) == {"copy_busy_ms": 4, "compute_busy_ms": 4, "copy_gbps": pytest.approx(3 * nb / 4e-3 / 1e9),
-                                "h2d_gbps": pytest.approx(nb / 1e-3 / 1e9), "d2h_gbps": pytest.approx(nb / 2e-3 / 1e9),
-                                "d2d_gbps": pytest.approx(nb / 1e-3 / 1e9)}
+    assert figures(metrics) == {
+        "copy_busy_ms": 4,
+        "compute_busy_ms": 4,
+        "copy_gbps": pytest.approx(3 * nb / 4e-3 / 1e9),
+        "h2d_gbps": pytest.approx(nb / 1e-3 / 1e9),
+        "d2h_gbps": pytest.approx(nb / 2e-3 / 1e9),
+        "d2d_gbps": pytest.approx(nb / 1e-3 / 1e9),
+    }
     assert "serial variant" in unavailable["copy_compute_overlap_ratio"]
 
 
@@ -186,18 +222,28 @@ def test_continuous_batch_decode_step_percentiles(cpu):
     w = stepped(cpu, ContinuousBatch, 3)
     span = lambda i, label: (0.0, 1.5) if label[0] == "decode" else (0.0, 9.0)  # noqa: E731
     metrics, _ = w.extra_metrics(traced_run([blocks_from_plan(w.plan, span)] * 2))
-    assert figures(metrics) == {"decode_step_p99_ms": pytest.approx(1.5), "decode_step_p50_ms": pytest.approx(1.5)}
+    assert figures(metrics) == {
+        "decode_step_p99_ms": pytest.approx(1.5),
+        "decode_step_p50_ms": pytest.approx(1.5),
+    }
 
 
 def test_speculative_decode_per_token_latency(cpu):
     # window w: draft [10w, 10w+4], verify [10w+5, 10w+9]. Window 0 lasts 9 ms (first draft's start to the
     # verify's end), later ones 10 ms (verify end to verify end); a sequence's latency is that / (accepted + 1).
     w = stepped(cpu, SpeculativeDecode, 3)
-    span = lambda i, label: (10 * label[2], 10 * label[2] + 4) if label[0] == "draft" else \
-        (10 * label[2] + 5, 10 * label[2] + 9)  # noqa: E731
+    span = lambda i, label: (
+        (10 * label[2], 10 * label[2] + 4) if label[0] == "draft" else (10 * label[2] + 5, 10 * label[2] + 9)
+    )  # noqa: E731
     metrics, _ = w.extra_metrics(traced_run([blocks_from_plan(w.plan, span)]))
-    expected = [(9.0 if win == 0 else 10.0) / (int(a) + 1)
-                for acc in w._accepted_host() for win in range(w.cfg["windows"]) for a in acc[:, win]]
-    assert figures(metrics) == {"per_token_p50_ms": pytest.approx(stats.percentile(expected, 50)),
-                                "per_token_p99_ms": pytest.approx(stats.percentile(expected, 99))}
+    expected = [
+        (9.0 if win == 0 else 10.0) / (int(a) + 1)
+        for acc in w._accepted_host()
+        for win in range(w.cfg["windows"])
+        for a in acc[:, win]
+    ]
+    assert figures(metrics) == {
+        "per_token_p50_ms": pytest.approx(stats.percentile(expected, 50)),
+        "per_token_p99_ms": pytest.approx(stats.percentile(expected, 99)),
+    }
     assert len(set(expected)) > 1  # acceptance varies, so the percentiles test the division

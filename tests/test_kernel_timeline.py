@@ -12,27 +12,50 @@ def rng(name, ts, dur, **thread):
 
 
 def launch(corr, ts, **thread):
-    return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": ts, "dur": 1,
-            "args": {"correlation": corr}, **(thread or THREAD)}
+    return {
+        "ph": "X",
+        "cat": "cuda_runtime",
+        "name": "cudaLaunchKernel",
+        "ts": ts,
+        "dur": 1,
+        "args": {"correlation": corr},
+        **(thread or THREAD),
+    }
 
 
 def kernel(corr, stream, ts, dur, cat="kernel", name="k"):
-    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 0, "tid": stream,
-            "args": {"stream": stream, "correlation": corr}}
+    return {
+        "ph": "X",
+        "cat": cat,
+        "name": name,
+        "ts": ts,
+        "dur": dur,
+        "pid": 0,
+        "tid": stream,
+        "args": {"stream": stream, "correlation": corr},
+    }
 
 
 def two_stream_trace():
     """Round 0: stream 7 runs 100-300 µs and 300-400 µs, stream 8 runs 200-400 µs (a copy).
     A kernel launched before the round (warm-up) and one outside any block (the origin stream) too."""
-    return {"traceEvents": [
-        launch(1, 5), kernel(1, 7, 10, 50),                      # warm-up: no round
-        rng("aorta.round.0", 20, 80),
-        rng("aorta.s0:compute", 21, 10), launch(2, 22), launch(3, 25),
-        rng("aorta.s1:copy", 40, 10), launch(4, 41),
-        launch(5, 60),                                           # outside any block
-        kernel(2, 7, 100, 200), kernel(3, 7, 300, 100), kernel(4, 8, 200, 200, cat="gpu_memcpy"),
-        kernel(5, 9, 450, 50),
-    ]}
+    return {
+        "traceEvents": [
+            launch(1, 5),
+            kernel(1, 7, 10, 50),  # warm-up: no round
+            rng("aorta.round.0", 20, 80),
+            rng("aorta.s0:compute", 21, 10),
+            launch(2, 22),
+            launch(3, 25),
+            rng("aorta.s1:copy", 40, 10),
+            launch(4, 41),
+            launch(5, 60),  # outside any block
+            kernel(2, 7, 100, 200),
+            kernel(3, 7, 300, 100),
+            kernel(4, 8, 200, 200, cat="gpu_memcpy"),
+            kernel(5, 9, 450, 50),
+        ]
+    }
 
 
 def test_round_holds_only_ops_launched_inside_it_and_blocks_name_them():
@@ -59,18 +82,35 @@ def test_round_figures_by_hand():
 
 def test_queued_kernels_are_not_busy_time():
     """Two streams whose kernels run one at a time read concurrency 1, whatever the events said."""
-    trace = {"traceEvents": [rng("aorta.round.0", 0, 10), launch(1, 1), launch(2, 2),
-                             kernel(1, 7, 100, 1000), kernel(2, 8, 1100, 1000)]}
+    trace = {
+        "traceEvents": [
+            rng("aorta.round.0", 0, 10),
+            launch(1, 1),
+            launch(2, 2),
+            kernel(1, 7, 100, 1000),
+            kernel(2, 8, 1100, 1000),
+        ]
+    }
     f = kt.round_figures(kt.parse_rounds(trace)[0])
     assert f["effective_concurrency"] == pytest.approx(1.0)
     assert f["gpu_busy_share"] == pytest.approx(1.0)
 
 
 def test_summary_divides_per_iteration_quantities_by_k_but_not_ratios():
-    trace = {"traceEvents": [rng("aorta.round.0", 0, 10), launch(1, 1), launch(2, 2),
-                             kernel(1, 7, 0, 1000), kernel(2, 8, 0, 500),
-                             rng("aorta.round.1", 20, 10), launch(3, 21), launch(4, 22),
-                             kernel(3, 7, 5000, 1000), kernel(4, 8, 5000, 1000)]}
+    trace = {
+        "traceEvents": [
+            rng("aorta.round.0", 0, 10),
+            launch(1, 1),
+            launch(2, 2),
+            kernel(1, 7, 0, 1000),
+            kernel(2, 8, 0, 500),
+            rng("aorta.round.1", 20, 10),
+            launch(3, 21),
+            launch(4, 22),
+            kernel(3, 7, 5000, 1000),
+            kernel(4, 8, 5000, 1000),
+        ]
+    }
     s = kt.summarize(kt.parse_rounds(trace), iterations_per_round=2)
     assert s["rounds_with_kernels"] == 2 and s["streams_with_work"] == 2
     assert s["per_stream_busy_ms"] == pytest.approx([1.0 / 2, (0.5 + 1.0) / 2 / 2])
@@ -85,22 +125,36 @@ def test_no_kernels_gives_no_figures():
 
 
 def test_host_bound_note_below_seventy_percent_busy():
-    assert kt.host_bound_note(0.19) == ("host-bound: GPU busy 19% of the round; "
-                                        "the host's launch path is what is measured")
+    assert kt.host_bound_note(0.19) == (
+        "host-bound: GPU busy 19% of the round; the host's launch path is what is measured"
+    )
     assert kt.host_bound_note(0.70) is None and kt.host_bound_note(None) is None
 
 
 def test_nested_blocks_file_ops_under_the_innermost():
-    trace = {"traceEvents": [rng("aorta.round.0", 0, 100), rng("aorta.s0:outer", 1, 50), rng("aorta.s1", 10, 5),
-                             launch(1, 11), launch(2, 30), kernel(1, 7, 100, 10), kernel(2, 8, 100, 10)]}
+    trace = {
+        "traceEvents": [
+            rng("aorta.round.0", 0, 100),
+            rng("aorta.s0:outer", 1, 50),
+            rng("aorta.s1", 10, 5),
+            launch(1, 11),
+            launch(2, 30),
+            kernel(1, 7, 100, 10),
+            kernel(2, 8, 100, 10),
+        ]
+    }
     (rnd,) = kt.parse_rounds(trace)
     assert [(b.stream_index, b.label, [op.stream for op in b.ops]) for b in rnd.blocks] == [
-        (0, "outer", [8]), (1, None, [7])]
+        (0, "outer", [8]),
+        (1, None, [7]),
+    ]
 
 
 def test_trim_keeps_what_the_parser_reads():
     trace = two_stream_trace()
-    trace["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 1, "dur": 1, **THREAD})
+    trace["traceEvents"].append(
+        {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 1, "dur": 1, **THREAD}
+    )
     trimmed = kt.trim_trace(trace)
     assert len(trimmed["traceEvents"]) == len(two_stream_trace()["traceEvents"])
     assert kt.round_figures(kt.parse_rounds(trimmed)[0]) == kt.round_figures(kt.parse_rounds(trace)[0])
@@ -118,9 +172,16 @@ def _by_hand(trace, n):
     """Round n's figures straight from the raw events: every device event launched in the round's range."""
     evs = trace["traceEvents"]
     rnd = next(e for e in evs if e["name"] == f"aorta.round.{n}")
-    corr = {e["args"]["correlation"] for e in evs if e["cat"] in ("cuda_runtime", "cuda_driver")
-            and rnd["ts"] <= e["ts"] <= rnd["ts"] + rnd["dur"]}
-    ops = [e for e in evs if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") and e["args"]["correlation"] in corr]
+    corr = {
+        e["args"]["correlation"]
+        for e in evs
+        if e["cat"] in ("cuda_runtime", "cuda_driver") and rnd["ts"] <= e["ts"] <= rnd["ts"] + rnd["dur"]
+    }
+    ops = [
+        e
+        for e in evs
+        if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") and e["args"]["correlation"] in corr
+    ]
     span = max(e["ts"] + e["dur"] for e in ops) - min(e["ts"] for e in ops)
     return ops, span
 
@@ -176,8 +237,21 @@ def test_terminal_table_shows_gpu_busy_and_the_host_bound_note():
     from aorta.table import format_summary
 
     note = kt.host_bound_note(0.19)
-    lines = format_summary([{"name": "t[4]", "streams": 4, "distinct": 4, "median_ms": 1.0, "enqueue_ms": 0.9,
-                             "metric": "1 x", "concurrency": 0.3, "gpu_busy": 0.19, "notes": [note],
-                             "method": "events"}])
+    lines = format_summary(
+        [
+            {
+                "name": "t[4]",
+                "streams": 4,
+                "distinct": 4,
+                "median_ms": 1.0,
+                "enqueue_ms": 0.9,
+                "metric": "1 x",
+                "concurrency": 0.3,
+                "gpu_busy": 0.19,
+                "notes": [note],
+                "method": "events",
+            }
+        ]
+    )
     assert "gpu busy" in lines[0] and "19%" in lines[2]
     assert lines[-1] == f"t[4]: {note}"

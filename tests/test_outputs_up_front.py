@@ -53,18 +53,23 @@ def test_pytest_benchmark_5_2_on_pytest_9_2_is_refused_with_the_fix():
 
 
 def test_stack_label_names_gpu_runtime_and_torch():
-    assert stack_label("NVIDIA H100 80GB HBM3", 1, {"torch": "2.11.0+cu130", "cuda": "13.0"}) == \
-        "nvidia-h100-80gb-hbm3-x1-cuda13.0-torch2.11.0"
-    assert stack_label("AMD Instinct MI300X", 8, {"torch": "2.9.0+rocm7.0", "cuda": None, "hip": "7.0.5"}) == \
-        "amd-instinct-mi300x-x8-hip7.0.5-torch2.9.0"
+    assert (
+        stack_label("NVIDIA H100 80GB HBM3", 1, {"torch": "2.11.0+cu130", "cuda": "13.0"})
+        == "nvidia-h100-80gb-hbm3-x1-cuda13.0-torch2.11.0"
+    )
+    assert (
+        stack_label("AMD Instinct MI300X", 8, {"torch": "2.9.0+rocm7.0", "cuda": None, "hip": "7.0.5"})
+        == "amd-instinct-mi300x-x8-hip7.0.5-torch2.9.0"
+    )
     assert stack_label(None, 0, {"torch": "2.13.0+cpu"}) == "cpu-torch2.13.0"
 
 
 # ------------------------------------------------------------------------------- pytest, end to end
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["missing", "under_a_file"])
-def test_benchmark_json_in_a_place_that_cannot_take_it_stops_before_any_benchmark(run_pytest, tmp_path, a_file,
-                                                                                  where):
+def test_benchmark_json_in_a_place_that_cannot_take_it_stops_before_any_benchmark(
+    run_pytest, tmp_path, a_file, where
+):
     target = (tmp_path / "missing" / "run.json") if where == "missing" else (a_file / "run.json")
     result = run_pytest(BENCH, *QUICK, f"--benchmark-json={target}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -95,20 +100,25 @@ def test_an_out_of_memory_copy_size_fails_that_test_naming_the_size(run_pytest):
 
 # ------------------------------------------------------------------------------------ offline tools
 def _aorta(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aorta", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "aorta", *args], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_report_output_under_a_file_is_refused_before_reading_runs(a_file, tmp_path):
-    proc = _aorta("report", "--run", str(tmp_path / "no_such.json"), "--label", "a", "--output",
-                  str(a_file / "report"))
+    proc = _aorta(
+        "report", "--run", str(tmp_path / "no_such.json"), "--label", "a", "--output", str(a_file / "report")
+    )
     assert proc.returncode == 2
-    assert proc.stderr.startswith(f"aorta report: error: --output {a_file}/report: {a_file} is a file"), proc.stderr
+    assert proc.stderr.startswith(f"aorta report: error: --output {a_file}/report: {a_file} is a file"), (
+        proc.stderr
+    )
     assert "Traceback" not in proc.stderr
 
 
 def test_trace_merge_output_under_a_file_is_refused_before_reading_traces(a_file, tmp_path):
     proc = _aorta("trace", "merge", str(tmp_path / "rank0.json"), "--output", str(a_file / "merged.json"))
     assert proc.returncode == 2
-    assert proc.stderr.startswith(f"aorta trace merge: error: --output {a_file}/merged.json: {a_file} is a file"), \
-        proc.stderr
+    assert proc.stderr.startswith(
+        f"aorta trace merge: error: --output {a_file}/merged.json: {a_file} is a file"
+    ), proc.stderr

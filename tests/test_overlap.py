@@ -71,7 +71,9 @@ def test_the_report_does_not_import_the_fsdp_package():
     import subprocess
     import sys
 
-    code = ("import sys, aorta.report.build, aorta.report.runs, aorta.report.summary, aorta.report.fsdp_artifacts; "
-            "print(sorted(m for m in sys.modules if m.startswith('aorta.fsdp')))")
+    code = (
+        "import sys, aorta.report.build, aorta.report.runs, aorta.report.summary, aorta.report.fsdp_artifacts; "
+        "print(sorted(m for m in sys.modules if m.startswith('aorta.fsdp')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

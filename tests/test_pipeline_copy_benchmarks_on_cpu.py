@@ -12,7 +12,14 @@ import pytest
 pytestmark = pytest.mark.slow  # runs six benchmark files in a pytest subprocess
 
 REPO = Path(__file__).resolve().parents[1]
-FILES = ["rag_pipeline", "graph_subgraphs", "async_dataload", "zero_offload", "torch_compile", "copy_compute_overlap"]
+FILES = [
+    "rag_pipeline",
+    "graph_subgraphs",
+    "async_dataload",
+    "zero_offload",
+    "torch_compile",
+    "copy_compute_overlap",
+]
 
 
 @pytest.fixture(scope="module")
@@ -21,9 +28,27 @@ def bench_run(tmp_path_factory):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     paths = [str(REPO / "benchmarks" / "hw_queue" / f"test_{name}.py") for name in FILES]
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", *paths, "--aorta-streams=1,4", "--aorta-rounds=2", "--aorta-warmup=0", "--aorta-copy-mb=0.5",
-         f"--benchmark-json={out}", "-p", "no:cacheprovider", "-q", "-rs"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            *paths,
+            "--aorta-streams=1,4",
+            "--aorta-rounds=2",
+            "--aorta-warmup=0",
+            "--aorta-copy-mb=0.5",
+            f"--benchmark-json={out}",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-rs",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return proc, json.loads(out.read_text()) if out.exists() else None
 
 

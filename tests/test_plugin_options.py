@@ -41,35 +41,84 @@ def test_the_option_set_is_frozen(pytester):
     """Every aorta command-line option, with its aliases: adding or renaming one is a deliberate change here
     (and in the docs), never a side effect."""
     parser = pytester.parseconfig()._parser
-    names = sorted(name for group in parser._groups if group.name.startswith("aorta")
-                   for option in group.options for name in option.names())
-    assert names == sorted([
-        # aorta.plugin (the old spellings without the --aorta- prefix stay as aliases)
-        "--aorta-streams", "--streams", "--aorta-rounds", "--rounds", "--aorta-warmup", "--warmup",
-        "--aorta-sync-mode", "--sync-mode", "--aorta-device", "--aorta-size", "--aorta-issue-order",
-        "--issue-order", "--aorta-iterations", "--aorta-copy-mb", "--copy-mb", "--aorta-mode",
-        # aorta.telemetry.plugin
-        "--aorta-telemetry-interval-ms", "--aorta-telemetry-source", "--aorta-drop-throttled",
-        # aorta.report.plugin
-        "--aorta-trace-dir",
-        # aorta.gate.plugin
-        "--aorta-save-baseline", "--aorta-compare", "--aorta-baseline-dir", "--aorta-allow-mismatch",
-        "--aorta-confirm", "--aorta-min-effect", "--aorta-threshold", "--aorta-alpha", "--aorta-verdict-json",
-        "--aorta-markdown", "--aorta-test-slowdown",
-        # aorta.fsdp.plugin (the old spelling --override stays as an alias)
-        "--aorta-config", "--aorta-override", "--override", "--aorta-dist-timeout", "--aorta-artifacts",
-    ])
+    names = sorted(
+        name
+        for group in parser._groups
+        if group.name.startswith("aorta")
+        for option in group.options
+        for name in option.names()
+    )
+    assert names == sorted(
+        [
+            # aorta.plugin (the old spellings without the --aorta- prefix stay as aliases)
+            "--aorta-streams",
+            "--streams",
+            "--aorta-rounds",
+            "--rounds",
+            "--aorta-warmup",
+            "--warmup",
+            "--aorta-sync-mode",
+            "--sync-mode",
+            "--aorta-device",
+            "--aorta-size",
+            "--aorta-issue-order",
+            "--issue-order",
+            "--aorta-iterations",
+            "--aorta-copy-mb",
+            "--copy-mb",
+            "--aorta-mode",
+            # aorta.telemetry.plugin
+            "--aorta-telemetry-interval-ms",
+            "--aorta-telemetry-source",
+            "--aorta-drop-throttled",
+            # aorta.report.plugin
+            "--aorta-trace-dir",
+            # aorta.gate.plugin
+            "--aorta-save-baseline",
+            "--aorta-compare",
+            "--aorta-baseline-dir",
+            "--aorta-allow-mismatch",
+            "--aorta-confirm",
+            "--aorta-min-effect",
+            "--aorta-threshold",
+            "--aorta-alpha",
+            "--aorta-verdict-json",
+            "--aorta-markdown",
+            "--aorta-test-slowdown",
+            # aorta.fsdp.plugin (the old spelling --override stays as an alias)
+            "--aorta-config",
+            "--aorta-override",
+            "--override",
+            "--aorta-dist-timeout",
+            "--aorta-artifacts",
+        ]
+    )
     # and no aorta option hides in another group
-    strays = [name for group in parser._groups if not group.name.startswith("aorta")
-              for option in group.options for name in option.names() if name.startswith("--aorta")]
+    strays = [
+        name
+        for group in parser._groups
+        if not group.name.startswith("aorta")
+        for option in group.options
+        for name in option.names()
+        if name.startswith("--aorta")
+    ]
     assert strays == []
 
 
 def test_old_spellings_still_work(run_pytest, pytester):
-    pytester.makepyfile(test_opts="def test_opts(aorta_options):\n"
-                                  "    assert (aorta_options.streams, aorta_options.rounds, aorta_options.warmup,"
-                                  " aorta_options.sync_mode, aorta_options.issue_order, aorta_options.copy_mb)"
-                                  " == ((2, 3), 4, 0, 'end_only', ('depth',), 2.0)\n")
-    result = run_pytest("--streams=2,3", "--rounds=4", "--warmup=0", "--sync-mode=end_only", "--issue-order=depth",
-                        "--copy-mb=2", "--aorta-device=cpu")
+    pytester.makepyfile(
+        test_opts="def test_opts(aorta_options):\n"
+        "    assert (aorta_options.streams, aorta_options.rounds, aorta_options.warmup,"
+        " aorta_options.sync_mode, aorta_options.issue_order, aorta_options.copy_mb)"
+        " == ((2, 3), 4, 0, 'end_only', ('depth',), 2.0)\n"
+    )
+    result = run_pytest(
+        "--streams=2,3",
+        "--rounds=4",
+        "--warmup=0",
+        "--sync-mode=end_only",
+        "--issue-order=depth",
+        "--copy-mb=2",
+        "--aorta-device=cpu",
+    )
     assert result.ret == 0, result.stdout.str()

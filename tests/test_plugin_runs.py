@@ -11,9 +11,21 @@ pytestmark = pytest.mark.slow  # runs the P0 benchmarks and tiny benchmark files
 
 REPO = Path(__file__).resolve().parents[1]
 
-P0_FIELDS = {"streams_requested", "distinct_streams", "issue_order", "sync_mode", "timing_method",
-             "iterations_per_round", "per_stream_busy_ms", "effective_concurrency", "host_wall", "metrics",
-             "headline_metric", "device_ms_per_iteration", "unavailable"}
+P0_FIELDS = {
+    "streams_requested",
+    "distinct_streams",
+    "issue_order",
+    "sync_mode",
+    "timing_method",
+    "iterations_per_round",
+    "per_stream_busy_ms",
+    "effective_concurrency",
+    "host_wall",
+    "metrics",
+    "headline_metric",
+    "device_ms_per_iteration",
+    "unavailable",
+}
 
 
 @pytest.fixture(scope="module")
@@ -26,10 +38,28 @@ def p0_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("p0") / "run.json"
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(REPO / "benchmarks" / "hw_queue"), "-m", "p0", "--aorta-streams=1,2",
-         "--aorta-issue-order=breadth,depth", "--aorta-rounds=3", "--aorta-warmup=1", f"--benchmark-json={out}",
-         "-p", "no:cacheprovider", "-q"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(REPO / "benchmarks" / "hw_queue"),
+            "-m",
+            "p0",
+            "--aorta-streams=1,2",
+            "--aorta-issue-order=breadth,depth",
+            "--aorta-rounds=3",
+            "--aorta-warmup=1",
+            f"--benchmark-json={out}",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return proc, json.loads(out.read_text()) if out.exists() else None
 
 
@@ -37,8 +67,12 @@ def test_p0_benchmarks_pass_on_cpu(p0_run):
     proc, data = p0_run
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     names = {b["name"].split("[")[0] for b in data["benchmarks"]}
-    assert names == {"test_large_gemm_only", "test_tiny_kernel_stress", "test_hetero_kernels",
-                     "test_stream_concurrency"}
+    assert names == {
+        "test_large_gemm_only",
+        "test_tiny_kernel_stress",
+        "test_hetero_kernels",
+        "test_stream_concurrency",
+    }
 
 
 def test_json_holds_the_aorta_fields(p0_run):
@@ -97,7 +131,7 @@ def test_hetero_reports_latency_alone_and_beside_gemms(p0_run):
         assert extra["workload_info"]["with_gemms"] is True
 
 
-BROKEN = '''
+BROKEN = """
 import torch
 import pytest
 from aorta.workloads.large_gemm import LargeGemmOnly
@@ -129,7 +163,7 @@ def test_the_run_goes_on(hw_queue):
 
 def test_above_the_maximum_skips(hw_queue):
     hw_queue(LargeGemmOnly, 200)
-'''
+"""
 
 
 def test_wrong_result_and_oom_fail_that_test_only(run_pytest, pytester):
@@ -144,8 +178,10 @@ def test_wrong_result_and_oom_fail_that_test_only(run_pytest, pytester):
 
 def test_xdist_says_benchmarks_are_disabled(run_pytest, pytester):
     pytest.importorskip("xdist")
-    pytester.makepyfile(test_x="from aorta.workloads.large_gemm import LargeGemmOnly\n\n"
-                               "def test_g(hw_queue):\n    hw_queue(LargeGemmOnly, 1)\n")
+    pytester.makepyfile(
+        test_x="from aorta.workloads.large_gemm import LargeGemmOnly\n\n"
+        "def test_g(hw_queue):\n    hw_queue(LargeGemmOnly, 1)\n"
+    )
     result = run_pytest("-n", "2", "-rs")
     out = result.stdout.str()
     assert "pytest-xdist (-n) disables pytest-benchmark" in out
@@ -167,14 +203,39 @@ def test_a_run_from_the_repository_root_loads_the_plugin_once(autoload):
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         extra = ["-p", "benchmark"]  # pytest-benchmark's own entry point, which the fallback does not replace
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "benchmarks/hw_queue/test_large_gemm_only.py", "-k", "streams1 and fp32",
-         "--aorta-streams=1", "--aorta-rounds=2", "--aorta-warmup=0", "-p", "no:cacheprovider", "--trace-config",
-         *extra],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "benchmarks/hw_queue/test_large_gemm_only.py",
+            "-k",
+            "streams1 and fp32",
+            "--aorta-streams=1",
+            "--aorta-rounds=2",
+            "--aorta-warmup=0",
+            "-p",
+            "no:cacheprovider",
+            "--trace-config",
+            *extra,
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     # --trace-config lists the active plugins as "name : path", one a line
-    registered = [name.strip() for name, _, path in (line.partition(":") for line in proc.stdout.splitlines())
-                  if name.strip().startswith("aorta") and path.strip().startswith(str(REPO / "aorta"))]
-    assert registered == ["aorta", "aorta.telemetry.plugin", "aorta.report.plugin", "aorta.gate.plugin",
-                          "aorta.fsdp.plugin"], proc.stdout[:4000]
+    registered = [
+        name.strip()
+        for name, _, path in (line.partition(":") for line in proc.stdout.splitlines())
+        if name.strip().startswith("aorta") and path.strip().startswith(str(REPO / "aorta"))
+    ]
+    assert registered == [
+        "aorta",
+        "aorta.telemetry.plugin",
+        "aorta.report.plugin",
+        "aorta.gate.plugin",
+        "aorta.fsdp.plugin",
+    ], proc.stdout[:4000]
     assert "aorta: device-timed results" in proc.stdout

@@ -9,20 +9,33 @@ from aorta.record import SCHEMA_VERSION, BenchRecord, RecordError, load_run, rec
 
 
 def _record() -> BenchRecord:
-    return BenchRecord(workload="tiny_kernel_stress", backend="cuda", timing_method="graph_replay",
-                       clock="device_events", device_ms_per_iteration=[1.0, 1.5], headline_metric="us_per_launch",
-                       unavailable={"per_stream_busy_ms": "graph replay"}, reading_notes=["host-bound: ..."],
-                       details={"streams_requested": 4}).add(
+    return BenchRecord(
+        workload="tiny_kernel_stress",
+        backend="cuda",
+        timing_method="graph_replay",
+        clock="device_events",
+        device_ms_per_iteration=[1.0, 1.5],
+        headline_metric="us_per_launch",
+        unavailable={"per_stream_busy_ms": "graph replay"},
+        reading_notes=["host-bound: ..."],
+        details={"streams_requested": 4},
+    ).add(
         Metric("us_per_launch", 1.2, "us", False, (1.1, 1.3)),
-        Metric("speedup_vs_one_stream", 2.0, "x", True, source="one-stream reference run"))
+        Metric("speedup_vs_one_stream", 2.0, "x", True, source="one-stream reference run"),
+    )
 
 
 def test_a_record_survives_extra_info_unchanged():
     record = _record().declare_noise_floors({"us_per_launch": 0.75, "device_ms": 0.5})
     extra = record.to_extra_info()
     assert extra["aorta_schema"] == SCHEMA_VERSION == 2
-    assert extra["metrics"]["us_per_launch"] == {"value": 1.2, "unit": "us", "higher_is_better": False,
-                                                 "samples": [1.1, 1.3], "noise_floor": 0.75}
+    assert extra["metrics"]["us_per_launch"] == {
+        "value": 1.2,
+        "unit": "us",
+        "higher_is_better": False,
+        "samples": [1.1, 1.3],
+        "noise_floor": 0.75,
+    }
     assert extra["metrics"]["speedup_vs_one_stream"]["source"] == "one-stream reference run"
     assert extra["streams_requested"] == 4  # kind-specific details sit beside the core fields
     back = BenchRecord.from_extra_info(json.loads(json.dumps(extra)))
@@ -32,10 +45,19 @@ def test_a_record_survives_extra_info_unchanged():
 
 
 def test_a_schema_1_entry_still_loads_with_its_noise_floors():
-    extra = {"aorta_schema": 1, "workload": "hetero_kernels", "backend": "cuda", "timing_method": "events",
-             "clock": "device_events", "device_ms_per_iteration": [2.0], "headline_metric": "tiny_us_per_kernel",
-             "metrics": {"tiny_us_per_kernel": {"value": 3.0, "unit": "us", "higher_is_better": False}},
-             "min_effect": {"tiny_us_per_kernel": 0.75}, "unavailable": {}, "distinct_streams": 16}
+    extra = {
+        "aorta_schema": 1,
+        "workload": "hetero_kernels",
+        "backend": "cuda",
+        "timing_method": "events",
+        "clock": "device_events",
+        "device_ms_per_iteration": [2.0],
+        "headline_metric": "tiny_us_per_kernel",
+        "metrics": {"tiny_us_per_kernel": {"value": 3.0, "unit": "us", "higher_is_better": False}},
+        "min_effect": {"tiny_us_per_kernel": 0.75},
+        "unavailable": {},
+        "distinct_streams": 16,
+    }
     record = record_of({"extra_info": extra})
     assert record.schema == 1 and record.metrics["tiny_us_per_kernel"].noise_floor == 0.75
     assert record.get("distinct_streams") == 16 and "min_effect" not in record.details
@@ -43,8 +65,10 @@ def test_a_schema_1_entry_still_loads_with_its_noise_floors():
 
 def _saved(tmp_path, schema):
     extra = {**_record().to_extra_info(), "aorta_schema": schema}
-    run = {"machine_info": {"aorta": {"backend": "cuda"}},
-           "benchmarks": [{"name": "t", "fullname": "t", "stats": {"data": [0.001]}, "extra_info": extra}]}
+    run = {
+        "machine_info": {"aorta": {"backend": "cuda"}},
+        "benchmarks": [{"name": "t", "fullname": "t", "stats": {"data": [0.001]}, "extra_info": extra}],
+    }
     path = tmp_path / f"schema{schema}.json"
     path.write_text(json.dumps(run))
     return path
@@ -54,5 +78,7 @@ def test_load_run_reads_schemas_1_and_2_and_refuses_a_newer_one_naming_the_file(
     assert load_run(_saved(tmp_path, 1))["benchmarks"][0]["name"] == "t"
     assert load_run(_saved(tmp_path, 2))["benchmarks"][0]["name"] == "t"
     newer = _saved(tmp_path, 3)
-    with pytest.raises(RecordError, match=rf"{newer}: benchmark 't' has aorta_schema 3; this aorta reads 1, 2"):
+    with pytest.raises(
+        RecordError, match=rf"{newer}: benchmark 't' has aorta_schema 3; this aorta reads 1, 2"
+    ):
         load_run(newer)

@@ -10,30 +10,80 @@ import pytest
 from aorta.cli import main
 
 DATA = Path(__file__).parent / "data" / "report"
-CHROMIUM = next((p for p in (os.environ.get("AORTA_CHROMIUM"), shutil.which("chromium"),
-                             shutil.which("chromium-browser"), shutil.which("google-chrome")) if p), None)
+CHROMIUM = next(
+    (
+        p
+        for p in (
+            os.environ.get("AORTA_CHROMIUM"),
+            shutil.which("chromium"),
+            shutil.which("chromium-browser"),
+            shutil.which("google-chrome"),
+        )
+        if p
+    ),
+    None,
+)
 
 
 @pytest.mark.slow  # starts a headless browser
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium found (scripts/bootstrap.sh dev installs it with apt-get "
-                                              "when run as root on Debian); set AORTA_CHROMIUM to a browser binary")
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no chromium found (scripts/bootstrap.sh dev installs it with apt-get "
+    "when run as root on Debian); set AORTA_CHROMIUM to a browser binary",
+)
 def test_report_renders_in_headless_chromium(tmp_path):
     from PIL import Image
 
     out = tmp_path / "rep"
-    assert main(["report", "--run", str(DATA / "fsdp_a"), "--label", "a", "--run", str(DATA / "fsdp_b"),
-                 "--label", "b", "--reference", "a", "--candidate", "b", "--output", str(out)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                "--run",
+                str(DATA / "fsdp_a"),
+                "--label",
+                "a",
+                "--run",
+                str(DATA / "fsdp_b"),
+                "--label",
+                "b",
+                "--reference",
+                "a",
+                "--candidate",
+                "b",
+                "--output",
+                str(out),
+            ]
+        )
+        == 0
+    )
     shot = tmp_path / "shot.png"
     profile = tmp_path / "profile"
     proc = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-         "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-         f"--screenshot={shot}", "--window-size=1200,2400", (out / "report.html").as_uri()],
-        capture_output=True, text=True, timeout=120)
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            f"--screenshot={shot}",
+            "--window-size=1200,2400",
+            (out / "report.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.exists() and shot.stat().st_size > 0, proc.stderr[-2000:]
     img = Image.open(shot).convert("RGB")
     colours = img.getcolors(maxcolors=1 << 16)
     assert colours is None or len(colours) > 50, "screenshot is (nearly) one colour: the page did not render"
     # the embedded figures rendered: the overlap breakdown's green (overlapped) bars are on screen
-    assert any(abs(r - 0x55) < 8 and abs(g - 0xA8) < 8 and abs(b - 0x68) < 8 for _, (r, g, b) in colours or [])
+    assert any(
+        abs(r - 0x55) < 8 and abs(g - 0xA8) < 8 and abs(b - 0x68) < 8 for _, (r, g, b) in colours or []
+    )

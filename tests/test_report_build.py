@@ -29,8 +29,15 @@ def report(out, *pairs, ref=None, cand=None, extra=()):
 @pytest.fixture(scope="module")
 def full_report(tmp_path_factory):
     out = tmp_path_factory.mktemp("rep") / "old-vs-new"
-    rc = report(out, (FSDP_A, "old"), (FSDP_B, "new"), (HWQ_A, "per_round"), (HWQ_B, "end_only"),
-                ref="old", cand="new")
+    rc = report(
+        out,
+        (FSDP_A, "old"),
+        (FSDP_B, "new"),
+        (HWQ_A, "per_round"),
+        (HWQ_B, "end_only"),
+        ref="old",
+        cand="new",
+    )
     assert rc == 0
     return out
 
@@ -40,14 +47,25 @@ def test_summary_json_holds_every_run_and_the_comparison(full_report):
     assert [r["label"] for r in summary["runs"]] == ["old", "new", "per_round", "end_only"]
     assert (summary["reference"], summary["candidate"]) == ("old", "new")
     top = summary["comparison"][0]
-    assert (top["configuration"], top["metric"], top["better"]) == ("fsdp:baseline", "exposed_comm_ms_per_step", False)
+    assert (top["configuration"], top["metric"], top["better"]) == (
+        "fsdp:baseline",
+        "exposed_comm_ms_per_step",
+        False,
+    )
     assert summary["verdicts"] is None and "no verdicts" in summary["verdict_note"]
 
 
 def test_every_figure_is_a_non_empty_png(full_report):
-    expected = {"old_timeline.png", "new_timeline.png", "old_overlap_baseline.png", "new_overlap_baseline.png",
-                "old_overlap_explicit_prefetch.png", "new_overlap_explicit_prefetch.png",
-                "scaling_large_gemm_only-dtype=bf16.png", "scaling_large_gemm_only-dtype=fp32.png"}
+    expected = {
+        "old_timeline.png",
+        "new_timeline.png",
+        "old_overlap_baseline.png",
+        "new_overlap_baseline.png",
+        "old_overlap_explicit_prefetch.png",
+        "new_overlap_explicit_prefetch.png",
+        "scaling_large_gemm_only-dtype=bf16.png",
+        "scaling_large_gemm_only-dtype=fp32.png",
+    }
     assert {p.name for p in full_report.glob("*.png")} == expected
     for name in expected:
         data = (full_report / name).read_bytes()
@@ -64,21 +82,46 @@ def test_the_page_is_self_contained(full_report):
 
 def test_the_page_shows_verdict_note_changes_environments_and_configurations(full_report):
     page = (full_report / "report.html").read_text()
-    order = [page.index(h) for h in ("<h2>Verdicts", "<h2>Biggest changes", "<h2>Environments",
-                                     "<h2>Hardware-queue workloads", "<h2>FSDP scenarios")]
+    order = [
+        page.index(h)
+        for h in (
+            "<h2>Verdicts",
+            "<h2>Biggest changes",
+            "<h2>Environments",
+            "<h2>Hardware-queue workloads",
+            "<h2>FSDP scenarios",
+        )
+    ]
     assert order == sorted(order)
-    env = page[page.index("<h2>Environments"):page.index("<h2>Hardware-queue workloads")]
-    assert '<tr class="differs"><td>sync mode</td><td>-</td><td>-</td><td>per_round</td><td>end_only</td>' in env
+    env = page[page.index("<h2>Environments") : page.index("<h2>Hardware-queue workloads")]
+    assert (
+        '<tr class="differs"><td>sync mode</td><td>-</td><td>-</td><td>per_round</td><td>end_only</td>' in env
+    )
     assert "busbw_gbps.all_gather" in page and "exposed_comm_ms_per_step" in page
 
 
 def test_verdicts_from_a_gate_file_are_shown(tmp_path):
     verdicts = tmp_path / "verdicts.json"
-    verdicts.write_text(json.dumps({"verdicts": [
-        {"benchmark": "test_large_gemm_only[streams1-bf16]", "metric": "tflops", "verdict": "SLOWER",
-         "change_ratio": 0.9, "p_value": 0.01, "reason": "shifted by 10%"}]}))
+    verdicts.write_text(
+        json.dumps(
+            {
+                "verdicts": [
+                    {
+                        "benchmark": "test_large_gemm_only[streams1-bf16]",
+                        "metric": "tflops",
+                        "verdict": "SLOWER",
+                        "change_ratio": 0.9,
+                        "p_value": 0.01,
+                        "reason": "shifted by 10%",
+                    }
+                ]
+            }
+        )
+    )
     out = tmp_path / "r"
-    assert report(out, (HWQ_A, "a"), (HWQ_B, "b"), ref="a", cand="b", extra=["--verdicts", str(verdicts)]) == 0
+    assert (
+        report(out, (HWQ_A, "a"), (HWQ_B, "b"), ref="a", cand="b", extra=["--verdicts", str(verdicts)]) == 0
+    )
     page = (out / "report.html").read_text()
     assert 'class="SLOWER"' in page and "shifted by 10%" in page
 
@@ -86,45 +129,93 @@ def test_verdicts_from_a_gate_file_are_shown(tmp_path):
 def test_the_gates_verdict_file_is_read_and_joined_to_the_changes(tmp_path):
     # the gate's verdict document: comparisons, verdicts keyed by pytest fullname, "outcome" for the verdict
     fullname = "benchmarks/hw_queue/test_large_gemm_only.py::test_large_gemm_only[streams1-fp32]"
-    doc = {"schema": 1, "exit_code": 10, "comparisons": [{"baseline": "a", "candidate": "b", "verdicts": [
-        {"benchmark": fullname, "metric": "device_ms", "unit": "ms", "higher_is_better": False,
-         "outcome": "SLOWER", "reason": "median +35483%", "change_ratio": 354.8, "p_value": 0.004},
-        {"benchmark": fullname, "metric": "tflops", "unit": "TFLOP/s", "higher_is_better": True,
-         "outcome": "SAME", "reason": "within 3%", "change_ratio": 0.01, "p_value": 0.5}]}]}
+    doc = {
+        "schema": 1,
+        "exit_code": 10,
+        "comparisons": [
+            {
+                "baseline": "a",
+                "candidate": "b",
+                "verdicts": [
+                    {
+                        "benchmark": fullname,
+                        "metric": "device_ms",
+                        "unit": "ms",
+                        "higher_is_better": False,
+                        "outcome": "SLOWER",
+                        "reason": "median +35483%",
+                        "change_ratio": 354.8,
+                        "p_value": 0.004,
+                    },
+                    {
+                        "benchmark": fullname,
+                        "metric": "tflops",
+                        "unit": "TFLOP/s",
+                        "higher_is_better": True,
+                        "outcome": "SAME",
+                        "reason": "within 3%",
+                        "change_ratio": 0.01,
+                        "p_value": 0.5,
+                    },
+                ],
+            }
+        ],
+    }
     (tmp_path / "verdict.json").write_text(json.dumps(doc))
     out = tmp_path / "r"
-    assert report(out, (HWQ_A, "a"), (HWQ_B, "b"), ref="a", cand="b",
-                  extra=["--verdicts", str(tmp_path / "verdict.json")]) == 0
+    assert (
+        report(
+            out,
+            (HWQ_A, "a"),
+            (HWQ_B, "b"),
+            ref="a",
+            cand="b",
+            extra=["--verdicts", str(tmp_path / "verdict.json")],
+        )
+        == 0
+    )
     summary = json.loads((out / "summary.json").read_text())
     assert [v["verdict"] for v in summary["verdicts"]] == ["SLOWER", "SAME"]
     page = (out / "report.html").read_text()
-    changes = page[page.index("<h2>Biggest changes"):page.index("<h2>Environments")]
+    changes = page[page.index("<h2>Biggest changes") : page.index("<h2>Environments")]
     assert "<td>test_large_gemm_only[streams1-fp32]</td><td>device_ms</td>" in changes
     assert '<td class="SLOWER">SLOWER</td>' in changes
-    assert "+35480.0%" in page[page.index("<h2>Verdicts"):page.index("<h2>Biggest changes")]
+    assert "+35480.0%" in page[page.index("<h2>Verdicts") : page.index("<h2>Biggest changes")]
 
 
 def test_a_verdict_file_in_another_shape_exits_2(tmp_path, capsys):
     (tmp_path / "v.json").write_text('{"verdicts": [{"metric": "x"}]}')
-    assert report(tmp_path / "r", (HWQ_A, "a"), (HWQ_B, "b"), extra=["--verdicts", str(tmp_path / "v.json")]) == 2
+    assert (
+        report(tmp_path / "r", (HWQ_A, "a"), (HWQ_B, "b"), extra=["--verdicts", str(tmp_path / "v.json")])
+        == 2
+    )
     assert "lacks benchmark, metric or verdict" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("case, message", [
-    ("twice", "label 'a' is used twice"),
-    ("unknown_ref", "--reference 'zz' is not one of the run labels"),
-    ("foreign", "not a pytest-benchmark JSON file"),
-    ("nothing_common", "has nothing in common"),
-    ("missing", "no such file or folder"),
-])
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("twice", "label 'a' is used twice"),
+        ("unknown_ref", "--reference 'zz' is not one of the run labels"),
+        ("foreign", "not a pytest-benchmark JSON file"),
+        ("nothing_common", "has nothing in common"),
+        ("missing", "no such file or folder"),
+    ],
+)
 def test_bad_input_exits_2_naming_the_file_or_label_and_writes_nothing(tmp_path, capsys, case, message):
     foreign = tmp_path / "foreign.json"
     foreign.write_text('{"hello": "world"}')
-    runs = {"twice": [(HWQ_A, "a"), (HWQ_B, "a")], "unknown_ref": [(HWQ_A, "a"), (HWQ_B, "b")],
-            "foreign": [(HWQ_A, "a"), (foreign, "b")], "nothing_common": [(HWQ_A, "a"), (FSDP_A, "b")],
-            "missing": [(HWQ_A, "a"), (tmp_path / "nope.json", "b")]}[case]
+    runs = {
+        "twice": [(HWQ_A, "a"), (HWQ_B, "a")],
+        "unknown_ref": [(HWQ_A, "a"), (HWQ_B, "b")],
+        "foreign": [(HWQ_A, "a"), (foreign, "b")],
+        "nothing_common": [(HWQ_A, "a"), (FSDP_A, "b")],
+        "missing": [(HWQ_A, "a"), (tmp_path / "nope.json", "b")],
+    }[case]
     out = tmp_path / "out"
-    rc = report(out, *runs, ref="zz" if case == "unknown_ref" else None, cand="b" if case == "unknown_ref" else None)
+    rc = report(
+        out, *runs, ref="zz" if case == "unknown_ref" else None, cand="b" if case == "unknown_ref" else None
+    )
     assert rc == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
@@ -160,8 +251,22 @@ def test_a_new_report_replaces_an_earlier_one_but_not_an_unrelated_folder(tmp_pa
 
 
 def test_run_and_label_counts_must_match(tmp_path, capsys):
-    assert main(["report", "--run", str(HWQ_A), "--run", str(HWQ_B), "--label", "a",
-                 "--output", str(tmp_path / "o")]) == 2
+    assert (
+        main(
+            [
+                "report",
+                "--run",
+                str(HWQ_A),
+                "--run",
+                str(HWQ_B),
+                "--label",
+                "a",
+                "--output",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     assert "one --label per --run" in capsys.readouterr().err
 
 

@@ -21,14 +21,20 @@ def test_a_benchmark_json_run_keeps_every_aorta_benchmark_and_the_stack():
     run = load_run(HWQ_A, "a")
     assert run.kind == "benchmark_json"
     assert sorted(b["name"] for b in run.benchmarks) == [
-        "test_large_gemm_only[streams1-bf16]", "test_large_gemm_only[streams1-fp32]",
-        "test_large_gemm_only[streams2-bf16]", "test_large_gemm_only[streams2-fp32]"]
+        "test_large_gemm_only[streams1-bf16]",
+        "test_large_gemm_only[streams1-fp32]",
+        "test_large_gemm_only[streams2-bf16]",
+        "test_large_gemm_only[streams2-fp32]",
+    ]
     assert run.machine["backend"] == "cpu" and run.machine["torch"].startswith("2.")
 
 
 def test_benchmark_summary_holds_the_recorded_metrics_and_median_device_time():
-    bench = next(b for b in json.loads(HWQ_A.read_text())["benchmarks"]
-                 if b["name"] == "test_large_gemm_only[streams2-bf16]")
+    bench = next(
+        b
+        for b in json.loads(HWQ_A.read_text())["benchmarks"]
+        if b["name"] == "test_large_gemm_only[streams2-bf16]"
+    )
     cfg = run_summary(load_run(HWQ_A, "a"))["configurations"]["test_large_gemm_only[streams2-bf16]"]
     per_iter = sorted(bench["extra_info"]["device_ms_per_iteration"])
     assert cfg["figures"]["device_ms"]["value"] == pytest.approx(per_iter[1])  # median of 3 rounds
@@ -65,15 +71,35 @@ def test_comparison_puts_the_biggest_change_first_with_its_direction():
     assert first["ratio"] == pytest.approx(6 / 3) and first["better"] is False
     sizes = [abs(math.log(r["ratio"])) for r in summary["comparison"]]  # halving and doubling weigh the same
     assert sizes == sorted(sizes, reverse=True)
-    ov = next(r for r in summary["comparison"] if r["metric"] == "overlap_ratio" and r["configuration"] == "fsdp:baseline")
+    ov = next(
+        r
+        for r in summary["comparison"]
+        if r["metric"] == "overlap_ratio" and r["configuration"] == "fsdp:baseline"
+    )
     assert ov["ratio"] == pytest.approx(0.5 / 0.75) and ov["better"] is False
 
 
 def test_compare_skips_figures_missing_or_zero_in_either_run():
-    ref = {"configurations": {"x": {"figures": {"m": {"value": 0.0, "unit": "ms", "higher_is_better": False},
-                                                "n": {"value": 2.0, "unit": "ms", "higher_is_better": False}}}}}
-    cand = {"configurations": {"x": {"figures": {"m": {"value": 1.0, "unit": "ms", "higher_is_better": False},
-                                                 "n": {"value": 1.0, "unit": "ms", "higher_is_better": False}}}}}
+    ref = {
+        "configurations": {
+            "x": {
+                "figures": {
+                    "m": {"value": 0.0, "unit": "ms", "higher_is_better": False},
+                    "n": {"value": 2.0, "unit": "ms", "higher_is_better": False},
+                }
+            }
+        }
+    }
+    cand = {
+        "configurations": {
+            "x": {
+                "figures": {
+                    "m": {"value": 1.0, "unit": "ms", "higher_is_better": False},
+                    "n": {"value": 1.0, "unit": "ms", "higher_is_better": False},
+                }
+            }
+        }
+    }
     rows = compare(ref, cand)
     assert [(r["metric"], r["ratio"], r["better"]) for r in rows] == [("n", 0.5, True)]
 
@@ -94,10 +120,21 @@ def test_environment_rows_mark_what_differs():
 
 
 def test_cpu_artifacts_without_kernel_timestamps_keep_overlap_unavailable_with_the_reason(tmp_path):
-    lines = [{"kind": "step", "scenario": "baseline", "rank": 0, "step": s, "phase": "timed", "step_ms": 5.0 + s}
-             for s in range(3)]
-    lines.append({"kind": "overlap", "scenario": "baseline", "rank": 0, "steps": 0, "available": False,
-                  "reason": "CPU: no device kernel timestamps", "figures": None})
+    lines = [
+        {"kind": "step", "scenario": "baseline", "rank": 0, "step": s, "phase": "timed", "step_ms": 5.0 + s}
+        for s in range(3)
+    ]
+    lines.append(
+        {
+            "kind": "overlap",
+            "scenario": "baseline",
+            "rank": 0,
+            "steps": 0,
+            "available": False,
+            "reason": "CPU: no device kernel timestamps",
+            "figures": None,
+        }
+    )
     (tmp_path / "rank_0_metrics.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     cfg = run_summary(load_run(tmp_path, "cpu"))["configurations"]["fsdp:baseline"]
     assert cfg["figures"]["step_ms"]["value"] == 6.0
@@ -112,13 +149,16 @@ def test_a_run_folder_with_its_benchmark_json_brings_the_environment(tmp_path):
     assert run.machine["backend"] == "cpu" and run.fsdp and run.benchmarks
 
 
-@pytest.mark.parametrize("content, message", [
-    ("", "is empty"),
-    ('{"benchmarks": [', "not valid JSON"),
-    ('{"foo": 1}', "not a pytest-benchmark JSON file"),
-    ('{"machine_info": {}, "benchmarks": [{"name": "t", "extra_info": {}}]}', "not written by aorta"),
-    ('{"machine_info": {"aorta": {}}, "benchmarks": []}', "no aorta benchmark results"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "is empty"),
+        ('{"benchmarks": [', "not valid JSON"),
+        ('{"foo": 1}', "not a pytest-benchmark JSON file"),
+        ('{"machine_info": {}, "benchmarks": [{"name": "t", "extra_info": {}}]}', "not written by aorta"),
+        ('{"machine_info": {"aorta": {}}, "benchmarks": []}', "no aorta benchmark results"),
+    ],
+)
 def test_foreign_or_broken_files_are_refused_naming_the_file(tmp_path, content, message):
     bad = tmp_path / "bad.json"
     bad.write_text(content)
@@ -141,11 +181,14 @@ def test_a_label_used_twice_is_named():
         load_runs([(str(HWQ_A), "a"), (str(HWQ_B), "a")])
 
 
-@pytest.mark.parametrize("ref, cand, message", [
-    ("a", "zz", "--candidate 'zz' is not one of the run labels: a, b"),
-    ("a", None, "together"),
-    ("a", "a", "both 'a'"),
-])
+@pytest.mark.parametrize(
+    "ref, cand, message",
+    [
+        ("a", "zz", "--candidate 'zz' is not one of the run labels: a, b"),
+        ("a", None, "together"),
+        ("a", "a", "both 'a'"),
+    ],
+)
 def test_reference_and_candidate_must_name_two_runs(ref, cand, message):
     runs = load_runs([(str(HWQ_A), "a"), (str(HWQ_B), "b")])
     with pytest.raises(ReportInputError, match=message):
@@ -162,11 +205,18 @@ def test_data_modules_import_neither_torch_nor_matplotlib():
     import subprocess
     import sys
 
-    code = ("import sys; import aorta.report.summary, aorta.report.runs, aorta.report.html_page, "
-            "aorta.report.trace_merge, aorta.report.chrome_trace, aorta.report.build, aorta.cli; "
-            "print(sorted(m for m in ('torch', 'matplotlib') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).parent.parent).stdout.strip()
+    code = (
+        "import sys; import aorta.report.summary, aorta.report.runs, aorta.report.html_page, "
+        "aorta.report.trace_merge, aorta.report.chrome_trace, aorta.report.build, aorta.cli; "
+        "print(sorted(m for m in ('torch', 'matplotlib') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parent.parent,
+    ).stdout.strip()
     assert out == "[]"
 
 

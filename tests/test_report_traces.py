@@ -18,8 +18,9 @@ RANK0, RANK1 = DATA / "traces" / "rank0.pt.trace.json", DATA / "traces" / "rank1
 
 
 def test_rounds_are_laid_end_to_end_with_one_thread_per_stream():
-    events = round_events([2.0, 3.0], [{0: [(0.0, 1.5)], 1: [(0.5, 2.0)]}, {0: [(0.25, 1.0), (1.0, 3.0)]}],
-                          process_name="bench")
+    events = round_events(
+        [2.0, 3.0], [{0: [(0.0, 1.5)], 1: [(0.5, 2.0)]}, {0: [(0.25, 1.0), (1.0, 3.0)]}], process_name="bench"
+    )
     work = [(e["tid"], e["ts"], e["dur"]) for e in events if e.get("cat") == "stream"]
     # round 1 starts where round 0 ended (2 ms = 2000 us); ts and dur in microseconds
     assert work == [(1, 0.0, 1500.0), (2, 500.0, 1500.0), (1, 2250.0, 750.0), (1, 3000.0, 2000.0)]
@@ -30,7 +31,8 @@ def test_rounds_are_laid_end_to_end_with_one_thread_per_stream():
 
 
 def test_aorta_trace_dir_writes_one_trace_per_benchmark(pytester):
-    pytester.makepyfile(test_gemm="""
+    pytester.makepyfile(
+        test_gemm="""
         from aorta.workloads.large_gemm import LargeGemmOnly
 
         def test_gemm(hw_queue, streams):
@@ -38,10 +40,18 @@ def test_aorta_trace_dir_writes_one_trace_per_benchmark(pytester):
 
         def test_plain():
             pass
-    """)
+    """
+    )
     out = pytester.path / "traces"
-    result = pytester.runpytest("--aorta-streams=1,2", "--aorta-rounds=2", "--aorta-warmup=0", "--aorta-device=cpu",
-                                f"--aorta-trace-dir={out}", "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "--aorta-streams=1,2",
+        "--aorta-rounds=2",
+        "--aorta-warmup=0",
+        "--aorta-device=cpu",
+        f"--aorta-trace-dir={out}",
+        "-p",
+        "no:cacheprovider",
+    )
     result.assert_outcomes(passed=3)
     files = sorted(p.name for p in out.iterdir())
     assert files == ["test_gemm_streams1.trace.json", "test_gemm_streams2.trace.json"]
@@ -99,7 +109,9 @@ def test_asymmetry_flags_the_rank_that_differs_from_the_median(tmp_path):
     (tmp_path / "rank2.json").write_text(json.dumps(copy))
     diag = trace_merge.asymmetry(trace_merge.load_rank_traces([RANK0, RANK1, tmp_path / "rank2.json"]))
     by_rank = {r["rank"]: r for r in diag["ranks"]}
-    assert by_rank[0]["comm_ms"] == pytest.approx(2 * 0.100) and by_rank[1]["comm_ms"] == pytest.approx(2 * 0.150)
+    assert by_rank[0]["comm_ms"] == pytest.approx(2 * 0.100) and by_rank[1]["comm_ms"] == pytest.approx(
+        2 * 0.150
+    )
     assert by_rank[0]["kernel_count"] == 4 and by_rank[0]["comm_kernel_count"] == 2
     assert 1 in diag["flagged_ranks"] and 0 not in diag["flagged_ranks"] and 2 not in diag["flagged_ranks"]
     assert any(f.startswith("comm_ms +50%") for f in by_rank[1]["flags"])
@@ -127,11 +139,14 @@ def test_rank_comes_from_the_file_name_when_the_trace_does_not_say(tmp_path):
     assert [t.rank for t in traces] == [3, 5]
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"not json", "not a Chrome trace JSON file"),
-    (b'{"foo": []}', "no 'traceEvents' list"),
-    (b'{"traceEvents": [{"ph": "M", "name": "process_name"}]}', "no complete ('X') events"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"not json", "not a Chrome trace JSON file"),
+        (b'{"foo": []}', "no 'traceEvents' list"),
+        (b'{"traceEvents": [{"ph": "M", "name": "process_name"}]}', "no complete ('X') events"),
+    ],
+)
 def test_foreign_traces_exit_2_naming_the_file(tmp_path, capsys, content, message):
     bad = tmp_path / "bad.json"
     bad.write_bytes(content)
@@ -149,10 +164,14 @@ def test_the_same_rank_twice_is_refused(tmp_path):
 
 
 def test_flow_ids_of_different_ranks_never_collide():
-    flows = [{"ph": "s", "id": 7, "name": "ac2g", "pid": 0, "tid": 1, "ts": 1.0, "cat": "ac2g"},
-             {"ph": "X", "name": "k", "cat": "kernel", "pid": 0, "tid": 7, "ts": 2.0, "dur": 1.0}]
-    traces = [trace_merge.RankTrace(r, Path(f"rank{r}.json"), {"traceEvents": [dict(e) for e in flows]})
-              for r in (0, 1)]
+    flows = [
+        {"ph": "s", "id": 7, "name": "ac2g", "pid": 0, "tid": 1, "ts": 1.0, "cat": "ac2g"},
+        {"ph": "X", "name": "k", "cat": "kernel", "pid": 0, "tid": 7, "ts": 2.0, "dur": 1.0},
+    ]
+    traces = [
+        trace_merge.RankTrace(r, Path(f"rank{r}.json"), {"traceEvents": [dict(e) for e in flows]})
+        for r in (0, 1)
+    ]
     merged = trace_merge.merge(traces, align="first-step")
     ids = [e["id"] for e in merged["traceEvents"] if e.get("ph") == "s"]
     assert len(set(ids)) == 2 and all(isinstance(i, int) for i in ids)

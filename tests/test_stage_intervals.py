@@ -53,4 +53,6 @@ def test_overlap_busy_and_rate_by_label():
     assert ov["overlap_ratio"] == pytest.approx((1.0 + 1.0) / 4.0)  # copy hidden during [1,2] and [3,4]
     assert ov["exposed_ms"] == pytest.approx(2.0)
     assert busy_ms_per_round(rounds, ["copy", "compute"]) == [pytest.approx(6.0)]
-    assert rate_samples([2e9, 5.0], [1000.0, 0.0], 1e-9) == [pytest.approx(2.0)]  # 2 GB in 1 s; idle round dropped
+    assert rate_samples([2e9, 5.0], [1000.0, 0.0], 1e-9) == [
+        pytest.approx(2.0)
+    ]  # 2 GB in 1 s; idle round dropped

@@ -48,7 +48,7 @@ class DropStream:
 
     @contextlib.contextmanager
     def on(self, i, label=None):
-        with self._rec.on(i, label) as s, (SkipWrites() if i == self._drop else contextlib.nullcontext()):
+        with self._rec.on(i, label) as s, SkipWrites() if i == self._drop else contextlib.nullcontext():
             yield s
 
     def use(self, i):
@@ -60,6 +60,7 @@ def dropping(cls, drop: int):
         def step(self, rec):
             multi = rec.stream(0) is not rec.stream(rec.n_streams - 1)  # the reference runs on one stream
             super().step(DropStream(rec, drop) if multi else rec)
+
     Dropping.__name__ = f"{cls.__name__}Dropping{drop}"
     return Dropping
 
@@ -68,7 +69,9 @@ def cases():
     for name in sorted(REGISTRY):
         cls = REGISTRY[name]
         for drop in range(N_STREAMS):
-            marks = [pytest.mark.skip(reason=CANNOT_DROP[(name, drop)])] if (name, drop) in CANNOT_DROP else []
+            marks = (
+                [pytest.mark.skip(reason=CANNOT_DROP[(name, drop)])] if (name, drop) in CANNOT_DROP else []
+            )
             yield pytest.param(cls, drop, id=f"{name}-s{drop}", marks=marks)
 
 

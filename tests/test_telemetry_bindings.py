@@ -26,6 +26,7 @@ def fake_pynvml(power_mw=650_000, reasons=0x4, by_pci=None):
     def by_pci_id(bus_id):
         calls.append(("pci", bus_id))
         return ("pci", bus_id)
+
     m.nvmlDeviceGetHandleByPciBusId = by_pci or by_pci_id
     m.nvmlDeviceGetClockInfo = lambda h, kind: {1: 1755, 2: 2619}[kind]
     m.nvmlDeviceGetMaxClockInfo = lambda h, kind: {1: 1980, 2: 2619}[kind]
@@ -35,6 +36,7 @@ def fake_pynvml(power_mw=650_000, reasons=0x4, by_pci=None):
 
     def util(h):
         raise NVMLError("Not Supported")
+
     m.nvmlDeviceGetUtilizationRates = util
     m.nvmlDeviceGetCurrentClocksEventReasons = lambda h: reasons
     return m, calls
@@ -61,6 +63,7 @@ def test_nvml_source_retries_the_bus_id_as_bytes_for_older_bindings(monkeypatch)
         if not isinstance(bus_id, bytes):
             raise TypeError("bytes or integer address expected instead of str instance")
         return ("pci", bus_id)
+
     module, _ = fake_pynvml(by_pci=bytes_only)
     monkeypatch.setitem(sys.modules, "pynvml", module)
     assert NvmlSource(0, "00000000:19:00.0")._h == ("pci", b"00000000:19:00.0")
@@ -87,8 +90,10 @@ def fake_amdsmi():
     m.amdsmi_shut_down = lambda: None
     m.amdsmi_get_processor_handles = lambda: ["gpu0", "gpu1"]
     m.amdsmi_get_processor_handle_from_bdf = lambda bdf: ("bdf", bdf)
-    m.amdsmi_get_clock_info = lambda h, kind: {"gfx": {"clk": 2100, "min_clk": 500, "max_clk": 2100},
-                                                "mem": {"clk": 1300, "min_clk": 900, "max_clk": 1300}}[kind]
+    m.amdsmi_get_clock_info = lambda h, kind: {
+        "gfx": {"clk": 2100, "min_clk": 500, "max_clk": 2100},
+        "mem": {"clk": 1300, "min_clk": 900, "max_clk": 1300},
+    }[kind]
     m.amdsmi_get_power_info = lambda h: {"current_socket_power": "N/A", "average_socket_power": 610}
     m.amdsmi_get_gpu_activity = lambda h: {"gfx_activity": 99, "umc_activity": 40, "mm_activity": "N/A"}
     m.amdsmi_get_temp_metric = lambda h, kind, metric: 71

@@ -29,7 +29,12 @@ def test_nvml_reason_bits_decode_to_names():
 def test_nvidia_smi_sample_rows_one_per_gpu():
     rows = parse.parse_nvidia_smi_csv(read("nvidia_smi_sample_h100x2.csv"), parse.NVSMI_SAMPLE_FIELDS)
     busy, idle = (parse.nvidia_smi_sample(r, t_s=1.5) for r in rows)
-    assert (busy.sm_clock_mhz, busy.mem_clock_mhz, busy.power_w, busy.temperature_c) == (1755, 2619, 698.54, 67)
+    assert (busy.sm_clock_mhz, busy.mem_clock_mhz, busy.power_w, busy.temperature_c) == (
+        1755,
+        2619,
+        698.54,
+        67,
+    )
     assert (busy.gpu_util_pct, busy.mem_util_pct, busy.t_s) == (100, 38, 1.5)
     assert busy.throttle_reasons == ("sw_power_cap",)
     assert idle.throttle_reasons == ("gpu_idle",)

@@ -33,7 +33,14 @@ def aorta_telemetry_source():
 
 # The fake source is read once when the sampler starts; with a 1 s interval that first sample is within
 # one interval of every (millisecond-long) round, so the matching is deterministic on a busy CI machine.
-ARGS = ("--aorta-streams=1", "--aorta-rounds=3", "--aorta-warmup=0", "--aorta-size=smoke", "-p", "no:cacheprovider")
+ARGS = (
+    "--aorta-streams=1",
+    "--aorta-rounds=3",
+    "--aorta-warmup=0",
+    "--aorta-size=smoke",
+    "-p",
+    "no:cacheprovider",
+)
 
 
 def _run(pytester, *extra, reasons=None):
@@ -73,16 +80,25 @@ def test_throttled_rounds_are_flagged_and_reported(pytester):
     result.assert_outcomes(passed=1)
     tel = data["benchmarks"][0]["extra_info"]["telemetry"]
     assert tel["throttled"] is True and tel["throttled_rounds"] == 3
-    result.stdout.fnmatch_lines(["*GPU throttled during benchmarks*",
-                                 "test_gemm[[]streams1[]]: 3/3 rounds throttled: hw_slowdown (3)"])
+    result.stdout.fnmatch_lines(
+        [
+            "*GPU throttled during benchmarks*",
+            "test_gemm[[]streams1[]]: 3/3 rounds throttled: hw_slowdown (3)",
+        ]
+    )
 
 
 def test_drop_throttled_fails_when_every_round_was_throttled(pytester):
-    result, _ = _run(pytester, "--aorta-telemetry-interval-ms=1000", "--aorta-drop-throttled",
-                     reasons=("sw_power_cap",))
+    result, _ = _run(
+        pytester, "--aorta-telemetry-interval-ms=1000", "--aorta-drop-throttled", reasons=("sw_power_cap",)
+    )
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*--aorta-drop-throttled: all 3 timed rounds were taken while the GPU was "
-                                 "throttled*nothing is recorded*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*--aorta-drop-throttled: all 3 timed rounds were taken while the GPU was "
+            "throttled*nothing is recorded*"
+        ]
+    )
 
 
 def test_bad_telemetry_options_are_usage_errors(pytester):

@@ -52,17 +52,29 @@ def test_classify_rounds_flags_throttled_and_unmatched():
     samples = [s(0.0), s(0.1, reasons=("hw_slowdown",)), s(0.2, mhz=1000.0)]
     spans = [(0.0, 0.02), (0.09, 0.11), (0.19, 0.21), (5.0, 5.1), (None, None)]
     assert classify_rounds(samples, spans, 0.1, MAX_MHZ) == [
-        None, "hw_slowdown", "sm_clock_below_75pct_of_max", False, False]
+        None,
+        "hw_slowdown",
+        "sm_clock_below_75pct_of_max",
+        False,
+        False,
+    ]
 
 
 def test_summary_figures_over_the_timed_rounds_only():
     setup_idle = s(0.0, mhz=300.0, reasons=("gpu_idle",), power_w=60.0)
-    timed = [s(1.0, power_w=690.0, temperature_c=60.0),
-             s(1.1, mhz=1700.0, reasons=("sw_power_cap",), power_w=700.0, temperature_c=62.0),
-             s(1.2, power_w=695.0, temperature_c=64.0)]
+    timed = [
+        s(1.0, power_w=690.0, temperature_c=60.0),
+        s(1.1, mhz=1700.0, reasons=("sw_power_cap",), power_w=700.0, temperature_c=62.0),
+        s(1.2, power_w=695.0, temperature_c=64.0),
+    ]
     spans = [(1.0, 1.05), (1.08, 1.12), (1.15, 1.2)]
-    summary, throttled = summarize([setup_idle, *timed], source="nvml", interval_ms=100,
-                                   limits=Limits(sm_clock_max_mhz=MAX_MHZ, power_limit_w=700.0), spans_s=spans)
+    summary, throttled = summarize(
+        [setup_idle, *timed],
+        source="nvml",
+        interval_ms=100,
+        limits=Limits(sm_clock_max_mhz=MAX_MHZ, power_limit_w=700.0),
+        spans_s=spans,
+    )
     assert throttled == [False, True, False]
     assert summary["samples"] == 3 and summary["samples_total"] == 4
     assert summary["figures"]["sm_clock_mhz"] == {"min": 1700.0, "median": 1900.0, "max": 1900.0}
@@ -76,8 +88,9 @@ def test_summary_figures_over_the_timed_rounds_only():
 
 
 def test_summary_without_reasons_or_max_clock_says_which_rules_are_off():
-    summary, _ = summarize([s(0.0, reasons=None)], source="rocm-smi", interval_ms=500, limits=Limits(),
-                           spans_s=[(0.0, 0.1)])
+    summary, _ = summarize(
+        [s(0.0, reasons=None)], source="rocm-smi", interval_ms=500, limits=Limits(), spans_s=[(0.0, 0.1)]
+    )
     assert "throttle_reasons" in summary["unavailable"] and "sm_clock_max_mhz" in summary["unavailable"]
 
 
@@ -145,8 +158,10 @@ class FakeSampler:
 
 
 def _monitor(samples, drop):
-    request = SimpleNamespace(node=SimpleNamespace(name="test_x[streams4]"),
-                              config=SimpleNamespace(stash={TELEMETRY_STATE: TelemetryState()}))
+    request = SimpleNamespace(
+        node=SimpleNamespace(name="test_x[streams4]"),
+        config=SimpleNamespace(stash={TELEMETRY_STATE: TelemetryState()}),
+    )
     m = Monitor(request, None, None, TelemetryOptions(interval_ms=100, drop_throttled=drop, source="auto"))
     m._source, m.sampler = ScriptedSource(), FakeSampler(samples)
     return m, request.config.stash[TELEMETRY_STATE]
@@ -177,8 +192,15 @@ def test_monitor_says_why_when_every_round_would_be_dropped():
 
 
 def test_monitor_without_a_source_records_unavailable_with_the_reason():
-    request = SimpleNamespace(node=SimpleNamespace(name="t"), config=SimpleNamespace(stash={TELEMETRY_STATE: TelemetryState()}))
-    m = Monitor(request, None, "nvml: not installed", TelemetryOptions(interval_ms=100, drop_throttled=False, source="auto"))
+    request = SimpleNamespace(
+        node=SimpleNamespace(name="t"), config=SimpleNamespace(stash={TELEMETRY_STATE: TelemetryState()})
+    )
+    m = Monitor(
+        request,
+        None,
+        "nvml: not installed",
+        TelemetryOptions(interval_ms=100, drop_throttled=False, source="auto"),
+    )
     run, extra = m.review(_run([(0.0, 1.0)]))
     assert extra["telemetry"]["source"] == "unavailable"
     assert extra["unavailable"]["telemetry"] == "nvml: not installed"

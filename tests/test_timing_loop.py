@@ -63,8 +63,9 @@ def two_stream_step(rec):
 def test_round_time_comes_from_the_start_and_end_events():
     # warm-up round, then two timed rounds; each: start event, end event (nothing between launches)
     dev = ScriptedDevice([0, 1] + [10, 15] + [20, 24])
-    run = time_rounds(dev, ["s0", "s1"], two_stream_step,
-                      TimingPlan(warmup_rounds=1, rounds=2, iterations_per_round=1))
+    run = time_rounds(
+        dev, ["s0", "s1"], two_stream_step, TimingPlan(warmup_rounds=1, rounds=2, iterations_per_round=1)
+    )
     assert run.device_ms == [15 - 10, 24 - 20]
     assert all(r.stream_intervals_ms == {} and r.kernels is None for r in run.rounds)
     assert run.kernel_reason == "CPU backend: the profiler records no device kernel timestamps"
@@ -74,8 +75,12 @@ def test_round_time_comes_from_the_start_and_end_events():
 
 def test_end_only_synchronizes_once_and_still_reads_every_round():
     dev = ScriptedDevice([0, 2] + [2, 5])
-    run = time_rounds(dev, ["s0", "s1"], two_stream_step,
-                      TimingPlan(warmup_rounds=0, rounds=2, sync_mode="end_only", iterations_per_round=1))
+    run = time_rounds(
+        dev,
+        ["s0", "s1"],
+        two_stream_step,
+        TimingPlan(warmup_rounds=0, rounds=2, sync_mode="end_only", iterations_per_round=1),
+    )
     assert run.device_ms == [2, 3]
     assert dev.syncs == 1 + 1  # after (empty) warm-up, then one at the end
     assert all(r.host_wall_ms is None for r in run.rounds)
@@ -84,8 +89,13 @@ def test_end_only_synchronizes_once_and_still_reads_every_round():
 def test_host_wall_is_kept_beside_device_time():
     host = iter([0.0, 1.0, 1.001, 1.003, 9.0])  # begin, t0, t1, t2, total
     dev = ScriptedDevice([0, 2])
-    run = time_rounds(dev, ["a", "b"], two_stream_step,
-                      TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1), host_clock=lambda: next(host))
+    run = time_rounds(
+        dev,
+        ["a", "b"],
+        two_stream_step,
+        TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1),
+        host_clock=lambda: next(host),
+    )
     r = run.rounds[0]
     assert r.device_ms == 2
     assert r.host_enqueue_ms == pytest.approx(1.0)
@@ -128,12 +138,24 @@ class ProfiledDevice(ScriptedDevice):
 def test_the_kernel_pass_labels_rounds_and_blocks_and_attaches_each_round_s_kernels():
     from test_kernel_timeline import kernel, launch, rng
 
-    trace = {"traceEvents": [rng("aorta.round.0", 0, 10), rng("aorta.s0", 1, 2), launch(1, 2),
-                             rng("aorta.s1:copy", 4, 2), launch(2, 5),
-                             kernel(1, 7, 100, 1000), kernel(2, 8, 600, 1000)]}
+    trace = {
+        "traceEvents": [
+            rng("aorta.round.0", 0, 10),
+            rng("aorta.s0", 1, 2),
+            launch(1, 2),
+            rng("aorta.s1:copy", 4, 2),
+            launch(2, 5),
+            kernel(1, 7, 100, 1000),
+            kernel(2, 8, 600, 1000),
+        ]
+    }
     dev = ProfiledDevice([0, 1] + [0, 2] + [10, 12], trace)  # warm-up, profiler's first round, timed round
-    run = time_rounds(dev, ["s0", "s1"], lambda rec: [rec.use(0).__enter__(), rec.on(1, label="copy").__enter__()],
-                      TimingPlan(warmup_rounds=1, rounds=1, iterations_per_round=1))
+    run = time_rounds(
+        dev,
+        ["s0", "s1"],
+        lambda rec: [rec.use(0).__enter__(), rec.on(1, label="copy").__enter__()],
+        TimingPlan(warmup_rounds=1, rounds=1, iterations_per_round=1),
+    )
     # warm-up and the profiler's first round are unlabelled; the timed round and its blocks are
     blocks = ["aorta.s0", "aorta.s1:copy"]
     assert dev.marks == blocks + blocks + ["aorta.round.0"] + blocks
@@ -145,7 +167,9 @@ def test_the_kernel_pass_labels_rounds_and_blocks_and_attaches_each_round_s_kern
 
 def test_kernel_pass_without_kernels_says_why():
     dev = ProfiledDevice([0, 1, 0, 2], {"traceEvents": []})
-    run = time_rounds(dev, [], lambda rec: None, TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1))
+    run = time_rounds(
+        dev, [], lambda rec: None, TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1)
+    )
     assert run.kernel_reason == "the profiler recorded no device kernels inside the timed rounds"
     assert run.rounds[0].kernels is None
 
@@ -164,8 +188,12 @@ def test_probe_under_the_floor_batches_k_iterations():
 
 def test_launch_hold_runs_before_each_start_event_and_is_not_timed():
     dev = ScriptedDevice([0, 4] + [10, 13])  # warm-up round, then one timed round: start, end
-    run = time_rounds(dev, [], lambda rec: None,
-                      TimingPlan(warmup_rounds=1, rounds=1, iterations_per_round=1, hold_cycles=7))
+    run = time_rounds(
+        dev,
+        [],
+        lambda rec: None,
+        TimingPlan(warmup_rounds=1, rounds=1, iterations_per_round=1, hold_cycles=7),
+    )
     assert dev.spins == [(7, 4), (7, 2)]  # one hold per round, each before that round's start event
     assert run.device_ms == [13 - 10]
 
@@ -178,13 +206,19 @@ def test_choose_iterations():
 
 def test_no_events_when_intervals_are_off():
     dev = ScriptedDevice([0, 5])
-    run = time_rounds(dev, ["s0"], lambda rec: rec.use(0).__enter__(),
-                      TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1), record_intervals=False)
+    run = time_rounds(
+        dev,
+        ["s0"],
+        lambda rec: rec.use(0).__enter__(),
+        TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1),
+        record_intervals=False,
+    )
     assert run.rounds[0].stream_intervals_ms == {} and run.device_ms == [5]
 
 
-@pytest.mark.parametrize("bad", [dict(rounds=0), dict(warmup_rounds=-1), dict(sync_mode="sometimes"),
-                                 dict(iterations_per_round=0)])
+@pytest.mark.parametrize(
+    "bad", [dict(rounds=0), dict(warmup_rounds=-1), dict(sync_mode="sometimes"), dict(iterations_per_round=0)]
+)
 def test_plan_rejects_bad_values(bad):
     kwargs = dict(warmup_rounds=0, rounds=1) | bad
     with pytest.raises(ValueError):
@@ -196,8 +230,12 @@ def test_garbage_collection_is_paused_in_timed_rounds_and_restored_after():
 
     seen = []
     dev = ScriptedDevice([0, 1, 2, 3, 4, 5])  # warm-up round, then two timed rounds: start, end each
-    time_rounds(dev, [], lambda rec: seen.append(gc.isenabled()),
-                TimingPlan(warmup_rounds=1, rounds=2, iterations_per_round=1))
+    time_rounds(
+        dev,
+        [],
+        lambda rec: seen.append(gc.isenabled()),
+        TimingPlan(warmup_rounds=1, rounds=2, iterations_per_round=1),
+    )
     assert seen == [True, False, False]
     assert gc.isenabled()
 
@@ -205,8 +243,14 @@ def test_garbage_collection_is_paused_in_timed_rounds_and_restored_after():
 def test_a_hold_grows_with_the_iterations_of_the_round():
     # K = 3 iterations per round: the hold covers 3 steps' launches (5 + 3 x 2 cycles); warm-up rounds hold 1
     dev = ScriptedDevice([0, 4] + [10, 13])
-    time_rounds(dev, [], lambda rec: None, TimingPlan(warmup_rounds=1, rounds=1, iterations_per_round=3,
-                                                      hold_cycles=5, hold_cycles_per_iteration=2))
+    time_rounds(
+        dev,
+        [],
+        lambda rec: None,
+        TimingPlan(
+            warmup_rounds=1, rounds=1, iterations_per_round=3, hold_cycles=5, hold_cycles_per_iteration=2
+        ),
+    )
     assert dev.spins == [(5 + 2, 4), (5 + 3 * 2, 2)]
     with pytest.raises(ValueError, match="hold cycles must be >= 0"):
         TimingPlan(warmup_rounds=0, rounds=1, hold_cycles_per_iteration=-1)

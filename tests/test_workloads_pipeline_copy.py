@@ -44,16 +44,28 @@ def test_all_six_are_registered_with_a_priority_category_and_range():
         assert spec.min_streams == 1 and spec.max_streams >= 16  # 1, 4 and 16 streams all run
 
 
-@pytest.mark.parametrize("cls", [RagPipeline, GraphSubgraphs, AsyncDataload, ZeroOffload,
-                                 pytest.param(TorchCompile, marks=pytest.mark.slow),  # compiles: seconds
-                                 CopyComputeOverlap], ids=lambda c: c.spec.name)
+@pytest.mark.parametrize(
+    "cls",
+    [
+        RagPipeline,
+        GraphSubgraphs,
+        AsyncDataload,
+        ZeroOffload,
+        pytest.param(TorchCompile, marks=pytest.mark.slow),  # compiles: seconds
+        CopyComputeOverlap,
+    ],
+    ids=lambda c: c.spec.name,
+)
 def test_every_stream_given_gets_work(cpu, cls):
     _, res = run(cpu, cls, 4)
     assert res.traced is None  # CPU: no kernel timestamps, so no second pass and no interval figures
     assert all(r.stream_intervals_ms == {} for r in res.run.rounds)  # device time: rounds without events
     extra = res.extra_info
     assert extra["unavailable"]["interval_metrics"] == NO_KERNELS_ON_CPU
-    assert extra["per_stream_busy_ms"] is None and extra["unavailable"]["effective_concurrency"] == NO_KERNELS_ON_CPU
+    assert (
+        extra["per_stream_busy_ms"] is None
+        and extra["unavailable"]["effective_concurrency"] == NO_KERNELS_ON_CPU
+    )
     assert extra["workload"] == cls.spec.name and extra["headline_metric"] in extra["metrics"]
     assert extra["dtype"] == "bf16"
     assert len(extra["device_ms_per_iteration"]) == 2
@@ -109,7 +121,9 @@ def test_zero_offload_headline_comes_from_the_timed_rounds(cpu):
     w, res = run(cpu, ZeroOffload, 5)
     extra = res.extra_info
     assert extra["headline_metric"] == "tokens_per_s"
-    assert metric(extra, "tokens_per_s")["samples"] == [w.cfg["T"] / (ms * 1e-3) for ms in extra["device_ms_per_iteration"]]
+    assert metric(extra, "tokens_per_s")["samples"] == [
+        w.cfg["T"] / (ms * 1e-3) for ms in extra["device_ms_per_iteration"]
+    ]
     assert "copy_gbps" not in extra["metrics"]  # bytes / copy kernel time: GPU only
     D, L = w.cfg["D"], w.cfg["L"]
     assert extra["workload_info"]["copy_bytes_per_iteration"] == 2 * L * D * D * 2  # bf16 in and out
@@ -142,7 +156,9 @@ def test_copy_compute_overlap_saving_against_its_serial_twin(cpu):
     assert metric(extra, "saving_ms")["value"] == pytest.approx(s - o)
     assert metric(extra, "saving_ratio")["value"] == pytest.approx((s - o) / s)
     for name in ("h2d", "d2h", "d2d"):
-        assert "GPU only" in extra["unavailable"][f"serial_{name}_gbps"]  # the serial run had no copy kernel times
+        assert (
+            "GPU only" in extra["unavailable"][f"serial_{name}_gbps"]
+        )  # the serial run had no copy kernel times
     assert extra["unavailable"]["interval_metrics"] == NO_KERNELS_ON_CPU  # overlap and copy rates: GPU only
     assert not {"copy_compute_overlap_ratio", "copy_gbps"} & set(extra["metrics"])
     info = extra["workload_info"]

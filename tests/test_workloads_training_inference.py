@@ -122,7 +122,10 @@ def test_speculative_decode_reports_acceptance_and_per_token_latency(cpu):
     workload, res = run(cpu, SpeculativeDecode, 3)
     info, metrics = res.extra_info["workload_info"], res.extra_info["metrics"]
     assert 0.0 <= info["acceptance_rate"] <= 1.0
-    assert info["emitted_tokens_per_step"] == info["accepted_tokens_per_step"] + info["drafted_tokens_per_step"] // info["k"]
+    assert (
+        info["emitted_tokens_per_step"]
+        == info["accepted_tokens_per_step"] + info["drafted_tokens_per_step"] // info["k"]
+    )
     assert not {"per_token_p50_ms", "per_token_p99_ms"} & set(metrics)  # block spans: kernel timestamps (GPU)
     assert res.extra_info["unavailable"]["interval_metrics"] == NO_KERNELS_ON_CPU
 
@@ -130,7 +133,9 @@ def test_speculative_decode_reports_acceptance_and_per_token_latency(cpu):
 def test_continuous_batch_reports_decode_step_percentiles(cpu):
     workload, res = run(cpu, ContinuousBatch, 3)
     metrics = res.extra_info["metrics"]
-    assert not {"decode_step_p50_ms", "decode_step_p99_ms"} & set(metrics)  # block spans: kernel timestamps (GPU)
+    assert not {"decode_step_p50_ms", "decode_step_p99_ms"} & set(
+        metrics
+    )  # block spans: kernel timestamps (GPU)
     assert res.extra_info["unavailable"]["interval_metrics"] == NO_KERNELS_ON_CPU
     assert res.extra_info["workload_info"]["arrivals_per_step"] == 16
 
@@ -174,6 +179,7 @@ def broken(cls):
         def step(self, rec):
             multi = rec.stream(0) is not rec.stream(rec.n_streams - 1)  # the reference runs on one stream
             super().step(DropWrites(rec, self, rec.n_streams - 1) if multi else rec)
+
     Broken.__name__ = f"Broken{cls.__name__}"
     return Broken
 
@@ -191,10 +197,27 @@ def test_benchmark_files_run_on_cpu_and_record_every_workload(tmp_path):
     names = [cls.spec.name for cls in WORKLOADS]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "benchmarks/hw_queue", "-k", f"({' or '.join(names)}) and bf16",
-         "--aorta-streams=1,4", "--aorta-rounds=2", "--aorta-warmup=0", "-q", "-p", "no:cacheprovider",
-         f"--benchmark-json={out}"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "benchmarks/hw_queue",
+            "-k",
+            f"({' or '.join(names)}) and bf16",
+            "--aorta-streams=1,4",
+            "--aorta-rounds=2",
+            "--aorta-warmup=0",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--benchmark-json={out}",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     data = json.loads(out.read_text())
     seen = {(b["extra_info"]["workload"], b["extra_info"]["streams_requested"]) for b in data["benchmarks"]}

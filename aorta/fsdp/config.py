@@ -60,11 +60,21 @@ class ModelConfig:
     ffn_mult: int = 4
 
     def __post_init__(self) -> None:
-        for name in ("n_sparse_features", "vocab_size", "embedding_dim", "n_dense_features", "d_model",
-                     "n_heads", "n_layers", "ffn_mult"):
+        for name in (
+            "n_sparse_features",
+            "vocab_size",
+            "embedding_dim",
+            "n_dense_features",
+            "d_model",
+            "n_heads",
+            "n_layers",
+            "ffn_mult",
+        ):
             _at_least(self, name, 1)
         if self.d_model % self.n_heads:
-            raise ConfigError(f"model.d_model={self.d_model} must be a multiple of model.n_heads={self.n_heads}")
+            raise ConfigError(
+                f"model.d_model={self.d_model} must be a multiple of model.n_heads={self.n_heads}"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,7 +156,9 @@ class ProfilingConfig:
     wait: int = 1
     warmup: int = 1
     active: int = 3
-    trace: str = "auto"  # write per-rank traces: auto = on for CUDA, off on ROCm (Kineto export crashes) and CPU
+    trace: str = (
+        "auto"  # write per-rank traces: auto = on for CUDA, off on ROCm (Kineto export crashes) and CPU
+    )
     reference: bool = True  # profile an unsharded replica for the compute-slowdown figure (GPU only)
 
     def __post_init__(self) -> None:
@@ -208,8 +220,10 @@ def _build(cls, data: Mapping, prefix: str):
     for name, value in data.items():
         key = f"{prefix}{name}"
         if name not in fields:
-            raise ConfigError(f"unknown key {key!r}; allowed keys{' under ' + prefix[:-1] if prefix else ''}: "
-                              f"{', '.join(fields)}")
+            raise ConfigError(
+                f"unknown key {key!r}; allowed keys{' under ' + prefix[:-1] if prefix else ''}: "
+                f"{', '.join(fields)}"
+            )
         tp = hints[name]
         if dataclasses.is_dataclass(tp):
             kwargs[name] = _build(tp, value, f"{key}.")
@@ -239,7 +253,9 @@ def parse_override(text: str) -> tuple[list[str], object]:
     key, raw = text.split("=", 1)
     path = [p for p in key.strip().split(".")]
     if not key.strip() or any(not p for p in path):
-        raise ConfigError(f"--aorta-override {text!r}: empty key; expected key.path=value, e.g. training.steps=20")
+        raise ConfigError(
+            f"--aorta-override {text!r}: empty key; expected key.path=value, e.g. training.steps=20"
+        )
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
@@ -258,7 +274,9 @@ def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
             if child is None:
                 child = node[part] = {}
             elif not isinstance(child, dict):
-                raise ConfigError(f"--aorta-override {text!r}: {'.'.join(path[:i + 1])} is a value, not a section")
+                raise ConfigError(
+                    f"--aorta-override {text!r}: {'.'.join(path[: i + 1])} is a value, not a section"
+                )
             node = child
         node[path[-1]] = value
     return out
@@ -286,7 +304,9 @@ def check_file(path: str | Path, data: Mapping) -> None:
         raise ConfigError(f"--aorta-config {str(path)!r}: {exc}") from None
 
 
-def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), *, smoke: bool = False) -> FsdpSuiteConfig:
+def load_config(
+    path: str | Path | None = None, overrides: Sequence[str] = (), *, smoke: bool = False
+) -> FsdpSuiteConfig:
     """The configuration in force: file (default.yaml), smoke.yaml when ``smoke``, then ``overrides``.
 
     The file is checked on its own first, so a section or value that smoke.yaml would replace (``model: 3``,

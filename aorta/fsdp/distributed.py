@@ -50,8 +50,10 @@ def launch_info(environ: Mapping[str, str] | None = None) -> LaunchInfo:
         rank, world = int(env["RANK"]), int(env["WORLD_SIZE"])
         local = int(env.get("LOCAL_RANK", rank))
     except ValueError:
-        raise ValueError(f"torchrun environment not understood: RANK={env.get('RANK')!r} "
-                         f"WORLD_SIZE={env.get('WORLD_SIZE')!r} LOCAL_RANK={env.get('LOCAL_RANK')!r}") from None
+        raise ValueError(
+            f"torchrun environment not understood: RANK={env.get('RANK')!r} "
+            f"WORLD_SIZE={env.get('WORLD_SIZE')!r} LOCAL_RANK={env.get('LOCAL_RANK')!r}"
+        ) from None
     if not 0 <= rank < world:
         raise ValueError(f"RANK={rank} is outside WORLD_SIZE={world}")
     return LaunchInfo(rank, world, local, True)
@@ -64,8 +66,10 @@ def device_index_for(local_rank: int, visible: int) -> tuple[int, str | None]:
     if local_rank < visible:
         return local_rank, None
     index = local_rank % visible
-    return index, (f"LOCAL_RANK={local_rank} but only {visible} device(s) are visible: "
-                   f"using device {index} (ranks share devices; timings will interfere)")
+    return index, (
+        f"LOCAL_RANK={local_rank} but only {visible} device(s) are visible: "
+        f"using device {index} (ranks share devices; timings will interfere)"
+    )
 
 
 @dataclass
@@ -114,11 +118,14 @@ class DistEnv:
                     if r != self.rank and self.store.check([key(r, abort_if)]):
                         outcome = pickle.loads(self.store.get(key(r, abort_if)))
                         if outcome and outcome[0] == "failed":
-                            raise PeerFailed(f"rank {r} failed this test before {what!r} was reached "
-                                             f"({outcome[1]})")
+                            raise PeerFailed(
+                                f"rank {r} failed this test before {what!r} was reached ({outcome[1]})"
+                            )
             if time.monotonic() > deadline:
-                raise RankTimeout(f"rank(s) {sorted(pending)} did not reach {what!r} within {self.timeout_s:g} s "
-                                  f"(--aorta-dist-timeout): dead or stalled")
+                raise RankTimeout(
+                    f"rank(s) {sorted(pending)} did not reach {what!r} within {self.timeout_s:g} s "
+                    f"(--aorta-dist-timeout): dead or stalled"
+                )
             time.sleep(poll_s)
         return [pickle.loads(self.store.get(key(r))) for r in range(self.world_size)]
 
@@ -157,9 +164,18 @@ def init_dist(requested_device: str, timeout_s: float, environ: Mapping[str, str
             dist.init_process_group(pg_backend, store=dist.HashStore(), rank=0, world_size=1, timeout=timeout)
         owns = True
     store = _default_store()
-    return DistEnv(rank=dist.get_rank(), world_size=dist.get_world_size(), local_rank=info.local_rank,
-                   device=device, backend=pg_backend, timeout_s=timeout_s, torchrun=info.torchrun,
-                   owns_group=owns, store=store, warnings=notes)
+    return DistEnv(
+        rank=dist.get_rank(),
+        world_size=dist.get_world_size(),
+        local_rank=info.local_rank,
+        device=device,
+        backend=pg_backend,
+        timeout_s=timeout_s,
+        torchrun=info.torchrun,
+        owns_group=owns,
+        store=store,
+        warnings=notes,
+    )
 
 
 def _default_store():

@@ -36,8 +36,16 @@ def _metric(name: str, samples: Sequence[float], unit: str, higher: bool) -> Met
     return Metric(name, stats.median(samples), unit, higher, tuple(samples))
 
 
-def build_result(scenario: Mapping, ranks: Sequence[Mapping], *, world_size: int, seq_len: int,
-                 backend: str, comm_library: str, config: Mapping) -> tuple[list[float], BenchRecord]:
+def build_result(
+    scenario: Mapping,
+    ranks: Sequence[Mapping],
+    *,
+    world_size: int,
+    seq_len: int,
+    backend: str,
+    comm_library: str,
+    config: Mapping,
+) -> tuple[list[float], BenchRecord]:
     """(slowest rank's ms per round, the benchmark's record) from every rank's result dict (see
     measure.rank_result)."""
     ranks = sorted(ranks, key=lambda r: r["rank"])
@@ -60,8 +68,15 @@ def build_result(scenario: Mapping, ranks: Sequence[Mapping], *, world_size: int
     ov = lead.get("overlap")
     if ov is None:
         reason = lead.get("overlap_reason") or "no profiled window"
-        for name in ("overlap_ratio", "exposed_comm_ms", "comm_busy_ms", "compute_busy_ms", "overlapped_ms", "gpu_idle_ms",
-                     *(f"{c}_busbw_gbps" for c in COLLECTIVES)):
+        for name in (
+            "overlap_ratio",
+            "exposed_comm_ms",
+            "comm_busy_ms",
+            "compute_busy_ms",
+            "overlapped_ms",
+            "gpu_idle_ms",
+            *(f"{c}_busbw_gbps" for c in COLLECTIVES),
+        ):
             unavailable[name] = reason
     else:
         steps = ov["steps"]
@@ -78,27 +93,40 @@ def build_result(scenario: Mapping, ranks: Sequence[Mapping], *, world_size: int
         idle = idle_ms(ov["window_ms"], ov["compute_busy_ms"], ov["comm_busy_ms"], ov["overlapped_ms"])
         metrics.append(Metric("gpu_idle_ms", idle / steps, "ms/step", False))
         if ov["window_ms"] > 0:
-            metrics += [Metric("gpu_idle_share", idle / ov["window_ms"], "ratio", False),
-                        Metric("profiled_step_ms", ov["window_ms"] / steps, "ms", False)]
+            metrics += [
+                Metric("gpu_idle_share", idle / ov["window_ms"], "ratio", False),
+                Metric("profiled_step_ms", ov["window_ms"] / steps, "ms", False),
+            ]
         for kind in COLLECTIVES:
             busbw = ov["busbw_gbps"].get(kind)
             if busbw is not None:
                 metrics.append(Metric(f"{kind}_busbw_gbps", busbw, "GB/s", True))
-                metrics.append(Metric(f"{kind}_busy_ms", ov["busy_ms_by_kind"][kind] / steps, "ms/step", False))
+                metrics.append(
+                    Metric(f"{kind}_busy_ms", ov["busy_ms_by_kind"][kind] / steps, "ms/step", False)
+                )
             else:
-                unavailable[f"{kind}_busbw_gbps"] = ov["unavailable"].get(f"busbw_gbps.{kind}", "not measured")
+                unavailable[f"{kind}_busbw_gbps"] = ov["unavailable"].get(
+                    f"busbw_gbps.{kind}", "not measured"
+                )
     if lead.get("compute_slowdown_ratio") is not None:
         metrics.append(Metric("compute_slowdown_ratio", lead["compute_slowdown_ratio"], "ratio", False))
     else:
         unavailable["compute_slowdown_ratio"] = lead.get("slowdown_reason") or "no compute-only reference"
 
     record = BenchRecord(
-        workload=f"fsdp_{scenario['id']}", backend=backend, timing_method="events",
-        clock="device_events" if backend != "cpu" else "host_clock", device_ms_per_iteration=step_ms,
-        headline_metric="step_ms", unavailable=unavailable,
+        workload=f"fsdp_{scenario['id']}",
+        backend=backend,
+        timing_method="events",
+        clock="device_events" if backend != "cpu" else "host_clock",
+        device_ms_per_iteration=step_ms,
+        headline_metric="step_ms",
+        unavailable=unavailable,
         # On the CPU backend every op runs as it is issued: "host-bound" would be true and say nothing.
-        reading_notes=(reading_notes({m.name: m.value for m in metrics}, lead.get("host_enqueue_ms") or [])
-                       if backend != "cpu" else []),
+        reading_notes=(
+            reading_notes({m.name: m.value for m in metrics}, lead.get("host_enqueue_ms") or [])
+            if backend != "cpu"
+            else []
+        ),
         details={
             "category": "training",
             "scenario": dict(scenario),
@@ -108,11 +136,14 @@ def build_result(scenario: Mapping, ranks: Sequence[Mapping], *, world_size: int
             "samples_per_step": samples_per_step,
             "tokens_per_step": samples_per_step * seq_len,
             "figures_from_rank": lead["rank"],
-            "stream_busy_ms": lead.get("stream_busy_ms"),  # rank 0, per device stream, over the profiled window
+            "stream_busy_ms": lead.get(
+                "stream_busy_ms"
+            ),  # rank 0, per device stream, over the profiled window
             "streams_with_work": len(lead["stream_busy_ms"]) if lead.get("stream_busy_ms") else None,
             "per_rank": [dict(r) for r in ranks],
             "config": dict(config),
-        }).add(*metrics)
+        },
+    ).add(*metrics)
     return step_ms, record
 
 
@@ -127,16 +158,22 @@ def reading_notes(values: Mapping[str, float | None], host_enqueue_ms: Sequence[
     idle_share = values.get("gpu_idle_share")
     if idle_share is not None and idle_share >= IDLE_SHARE_NOTE:
         if step and enqueue is not None and enqueue >= HOST_BOUND_ENQUEUE_SHARE * step:
-            notes.append(f"host-bound: rank 0 took {enqueue:.1f} ms to enqueue a {step:.1f} ms step and the GPU "
-                         f"ran no kernel for {idle_share:.0%} of the profiled window; a larger batch or model "
-                         "(--aorta-override) moves the bound to the GPU")
+            notes.append(
+                f"host-bound: rank 0 took {enqueue:.1f} ms to enqueue a {step:.1f} ms step and the GPU "
+                f"ran no kernel for {idle_share:.0%} of the profiled window; a larger batch or model "
+                "(--aorta-override) moves the bound to the GPU"
+            )
         else:
             notes.append(f"the GPU ran no kernel for {idle_share:.0%} of the profiled window")
-        notes[-1] += (": communication there had the GPU to itself, so the overlap ratio says little about "
-                      "how well it is hidden")
+        notes[-1] += (
+            ": communication there had the GPU to itself, so the overlap ratio says little about "
+            "how well it is hidden"
+        )
     profiled = values.get("profiled_step_ms")
     if step and profiled and profiled / step - 1.0 >= PROFILER_SLOWDOWN_NOTE:
-        notes.append(f"profiled steps took {profiled:.1f} ms against {step:.1f} ms timed "
-                     f"({profiled / step - 1.0:+.0%}): the profiler's host cost slowed them, and the "
-                     "kernel-timestamp figures describe the slower steps")
+        notes.append(
+            f"profiled steps took {profiled:.1f} ms against {step:.1f} ms timed "
+            f"({profiled / step - 1.0:+.0%}): the profiler's host cost slowed them, and the "
+            "kernel-timestamp figures describe the slower steps"
+        )
     return notes

@@ -16,7 +16,9 @@ from aorta.fsdp.training import Trainer
 from aorta.timing import TimingPlan, time_rounds
 
 
-def run_rank(scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv, artifacts_dir: Path) -> tuple[dict, list[dict]]:
+def run_rank(
+    scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv, artifacts_dir: Path
+) -> tuple[dict, list[dict]]:
     trainer = Trainer(scenario, cfg, env)
     try:
         return _run(trainer, scenario, cfg, env, artifacts_dir)
@@ -28,8 +30,9 @@ def run_rank(scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv, artifacts_d
         env.device.free_memory()
 
 
-def _run(trainer: Trainer, scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv,
-         artifacts_dir: Path) -> tuple[dict, list[dict]]:
+def _run(
+    trainer: Trainer, scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv, artifacts_dir: Path
+) -> tuple[dict, list[dict]]:
     device = env.device
     trainer.setup()  # ScenarioUnavailable propagates: the test skips with its reason
     check = trainer.check_first_step()  # CheckFailed propagates: nothing is timed
@@ -52,8 +55,9 @@ def _run(trainer: Trainer, scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEn
     else:
         on, note = trace_enabled(cfg.profiling, device.backend)
         trace_path = artifacts_dir / "torch_profiler" / f"rank{env.rank}" / f"{scenario.id}.pt.trace.json"
-        window = profile_steps(trainer.step, device, cfg.profiling, trace_path=trace_path if on else None,
-                               trace_note=note)
+        window = profile_steps(
+            trainer.step, device, cfg.profiling, trace_path=trace_path if on else None, trace_note=note
+        )
         if window.available:
             summary = ta.analyze(window.kernels, steps=window.steps, n_ranks=env.world_size)
             overlap = summary.as_dict()
@@ -65,36 +69,63 @@ def _run(trainer: Trainer, scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEn
         slowdown, slowdown_reason = _reference_slowdown(trainer, cfg, device, window, ref_path)
 
     records = _step_records(trainer, scenario, env, 1 + warmup, step_ms)
-    records.append({"kind": "overlap", "scenario": scenario.id, "rank": env.rank,
-                    "steps": window.steps if window else 0, "available": overlap is not None,
-                    "reason": overlap_reason, "trace_file": window.trace_file if window else None,
-                    "figures": overlap, **{k: v for k, v in segments.items()}})
+    records.append(
+        {
+            "kind": "overlap",
+            "scenario": scenario.id,
+            "rank": env.rank,
+            "steps": window.steps if window else 0,
+            "available": overlap is not None,
+            "reason": overlap_reason,
+            "trace_file": window.trace_file if window else None,
+            "figures": overlap,
+            **{k: v for k, v in segments.items()},
+        }
+    )
     result = {
-        "rank": env.rank, "device_index": device.index, "step_ms": step_ms, "peak_memory_bytes": peak,
-        "samples_per_step": trainer.samples_per_step(), "check": check,
-        "overlap": overlap, "overlap_reason": overlap_reason,
-        "compute_slowdown_ratio": slowdown, "slowdown_reason": slowdown_reason,
+        "rank": env.rank,
+        "device_index": device.index,
+        "step_ms": step_ms,
+        "peak_memory_bytes": peak,
+        "samples_per_step": trainer.samples_per_step(),
+        "check": check,
+        "overlap": overlap,
+        "overlap_reason": overlap_reason,
+        "compute_slowdown_ratio": slowdown,
+        "slowdown_reason": slowdown_reason,
         "stream_busy_ms": segments.get("stream_busy_ms"),  # per device stream over the profiled window
         "trace_file": window.trace_file if window else None,
         "trace_note": window.trace_note if window else None,
         "host_enqueue_ms": [r.host_enqueue_ms for r in run.rounds],
         "warnings": list(env.warnings),
     }
-    records.append({"kind": "scenario", "scenario": scenario.id, "rank": env.rank, "world_size": env.world_size,
-                    "outcome": "measured", "step_ms": step_ms, "peak_memory_bytes": peak,
-                    "scenario_fields": asdict(scenario)})
+    records.append(
+        {
+            "kind": "scenario",
+            "scenario": scenario.id,
+            "rank": env.rank,
+            "world_size": env.world_size,
+            "outcome": "measured",
+            "step_ms": step_ms,
+            "peak_memory_bytes": peak,
+            "scenario_fields": asdict(scenario),
+        }
+    )
     return result, records
 
 
-def _reference_slowdown(trainer: Trainer, cfg: FsdpSuiteConfig, device, window,
-                        trace_path: Path | None) -> tuple[float | None, str | None]:
+def _reference_slowdown(
+    trainer: Trainer, cfg: FsdpSuiteConfig, device, window, trace_path: Path | None
+) -> tuple[float | None, str | None]:
     if not device.is_gpu:
         return None, NO_KERNELS_ON_CPU
     if not cfg.profiling.reference:
         return None, "profiling.reference is false"
     if trainer.scenario.compile:
-        return None, ("compile: an eager reference has other kernel names and a compiled one would need its own "
-                      "compilation; not measured")
+        return None, (
+            "compile: an eager reference has other kernel names and a compiled one would need its own "
+            "compilation; not measured"
+        )
     if window is None or not window.available:
         return None, "no kernels from the scenario's profiled window"
     step, release = trainer.reference_step_fn()
@@ -108,7 +139,9 @@ def _reference_slowdown(trainer: Trainer, cfg: FsdpSuiteConfig, device, window,
     return ta.compute_slowdown(window.kernels, ref.kernels)
 
 
-def _step_records(trainer: Trainer, scenario: Scenario, env: DistEnv, warmup: int, step_ms: list[float]) -> list[dict]:
+def _step_records(
+    trainer: Trainer, scenario: Scenario, env: DistEnv, warmup: int, step_ms: list[float]
+) -> list[dict]:
     seq = trainer.cfg.dataset.seq_len
     out = []
     for entry in trainer.log:  # read after the timed loop: these .item() calls synchronize nothing new
@@ -122,8 +155,20 @@ def _step_records(trainer: Trainer, scenario: Scenario, env: DistEnv, warmup: in
         else:
             phase, ms = "profiled", None
         samples = trainer.cfg.dataset.batch_size * entry.micro_batches
-        out.append({"kind": "step", "scenario": scenario.id, "rank": env.rank, "step": i, "phase": phase,
-                    "loss": float(entry.loss.item()), "lr": entry.lr, "grad_norm": float(entry.grad_norm.item()),
-                    "step_ms": ms, "micro_batches": entry.micro_batches, "samples": samples,
-                    "tokens": samples * seq})
+        out.append(
+            {
+                "kind": "step",
+                "scenario": scenario.id,
+                "rank": env.rank,
+                "step": i,
+                "phase": phase,
+                "loss": float(entry.loss.item()),
+                "lr": entry.lr,
+                "grad_norm": float(entry.grad_norm.item()),
+                "step_ms": ms,
+                "micro_batches": entry.micro_batches,
+                "samples": samples,
+                "tokens": samples * seq,
+            }
+        )
     return out

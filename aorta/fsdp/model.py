@@ -31,8 +31,12 @@ class Block(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # x: (B, T, D)
         b, t, d = x.shape
-        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.n_heads, d // self.n_heads).unbind(2)  # (B, T, H, Dh)
-        att = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))  # (B, H, T, Dh)
+        q, k, v = (
+            self.qkv(self.norm1(x)).view(b, t, 3, self.n_heads, d // self.n_heads).unbind(2)
+        )  # (B, T, H, Dh)
+        att = F.scaled_dot_product_attention(
+            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        )  # (B, H, T, Dh)
         x = x + self.proj(att.transpose(1, 2).reshape(b, t, d))
         return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
 
@@ -40,19 +44,25 @@ class Block(nn.Module):
 class RankingTransformer(nn.Module):
     def __init__(self, cfg: ModelConfig, seq_len: int):
         super().__init__()
-        self.embeddings = nn.ModuleList(nn.Embedding(cfg.vocab_size, cfg.embedding_dim)
-                                        for _ in range(cfg.n_sparse_features))
+        self.embeddings = nn.ModuleList(
+            nn.Embedding(cfg.vocab_size, cfg.embedding_dim) for _ in range(cfg.n_sparse_features)
+        )
         self.sparse_proj = nn.Linear(cfg.n_sparse_features * cfg.embedding_dim, cfg.d_model)
         self.dense_proj = nn.Linear(cfg.n_dense_features, cfg.d_model)
         self.pos = nn.Parameter(torch.randn(seq_len, cfg.d_model) * 0.02)  # (T, D)
-        self.blocks = nn.ModuleList(Block(cfg.d_model, cfg.n_heads, cfg.ffn_mult) for _ in range(cfg.n_layers))
+        self.blocks = nn.ModuleList(
+            Block(cfg.d_model, cfg.n_heads, cfg.ffn_mult) for _ in range(cfg.n_layers)
+        )
         self.norm = nn.LayerNorm(cfg.d_model)
-        self.head = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_model // 2 or 1), nn.GELU(),
-                                  nn.Linear(cfg.d_model // 2 or 1, 1))
+        self.head = nn.Sequential(
+            nn.Linear(cfg.d_model, cfg.d_model // 2 or 1), nn.GELU(), nn.Linear(cfg.d_model // 2 or 1, 1)
+        )
 
     def forward(self, sparse_ids: torch.Tensor, dense: torch.Tensor) -> torch.Tensor:
         # sparse_ids: (B, T, F) int64; dense: (B, T, D_dense)
-        emb = torch.cat([table(sparse_ids[..., f]) for f, table in enumerate(self.embeddings)], dim=-1)  # (B,T,F*E)
+        emb = torch.cat(
+            [table(sparse_ids[..., f]) for f, table in enumerate(self.embeddings)], dim=-1
+        )  # (B,T,F*E)
         x = self.sparse_proj(emb) + self.dense_proj(dense.to(emb.dtype)) + self.pos[: sparse_ids.shape[1]]
         for block in self.blocks:
             x = block(x)  # (B, T, D)
@@ -77,7 +87,9 @@ class Batch:
     labels: torch.Tensor  # (B,) fp32 in {0, 1}
 
 
-def make_batches(model_cfg: ModelConfig, data_cfg: DatasetConfig, rank: int, device: torch.device) -> list[Batch]:
+def make_batches(
+    model_cfg: ModelConfig, data_cfg: DatasetConfig, rank: int, device: torch.device
+) -> list[Batch]:
     """``n_batches`` seeded batches generated on the device; each rank draws its own (data parallel).
 
     Labels depend on the inputs (a fixed random projection of the dense features and one sparse feature)
@@ -90,7 +102,9 @@ def make_batches(model_cfg: ModelConfig, data_cfg: DatasetConfig, rank: int, dev
     b, t = data_cfg.batch_size, data_cfg.seq_len
     out = []
     for _ in range(data_cfg.n_batches):
-        ids = torch.randint(0, model_cfg.vocab_size, (b, t, model_cfg.n_sparse_features), generator=gen, device=device)
+        ids = torch.randint(
+            0, model_cfg.vocab_size, (b, t, model_cfg.n_sparse_features), generator=gen, device=device
+        )
         dense = torch.randn(b, t, model_cfg.n_dense_features, generator=gen, device=device)
         score = (dense @ w).mean(dim=1) + (ids[..., 0].float().mean(dim=1) / model_cfg.vocab_size - 0.5)
         out.append(Batch(ids, dense, (score > 0).float()))

@@ -36,7 +36,9 @@ def parse_timeout(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--aorta-dist-timeout={text!r}: give seconds as a number > 0") from None
+        raise argparse.ArgumentTypeError(
+            f"--aorta-dist-timeout={text!r}: give seconds as a number > 0"
+        ) from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"--aorta-dist-timeout={text!r}: must be > 0 seconds")
     return value
@@ -61,16 +63,35 @@ ARTIFACT_FIXTURES = ("fsdp_bench", "fsdp_profiler")  # they write per-rank metri
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("aorta-fsdp", "aorta FSDP2 overlap scenarios")
-    g.addoption("--aorta-config", default=None, metavar="FILE",
-                help="YAML configuration of the FSDP scenarios (default config/default.yaml; "
-                     "config/smoke.yaml is merged on top at smoke size)")
-    g.addoption("--aorta-override", "--override", action="append", default=[], metavar="KEY.PATH=VALUE",
-                help="change one configuration value, e.g. training.steps=20 (repeatable; applied in order, "
-                     "after --aorta-rounds / --aorta-warmup)")
-    g.addoption("--aorta-dist-timeout", type=parse_timeout, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                help=f"process-group and rank-agreement timeout (default {DEFAULT_TIMEOUT_S:g})")
-    g.addoption("--aorta-artifacts", default="artifacts", metavar="DIR",
-                help="where per-rank JSONL metrics and profiler traces go (default ./artifacts)")
+    g.addoption(
+        "--aorta-config",
+        default=None,
+        metavar="FILE",
+        help="YAML configuration of the FSDP scenarios (default config/default.yaml; "
+        "config/smoke.yaml is merged on top at smoke size)",
+    )
+    g.addoption(
+        "--aorta-override",
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=VALUE",
+        help="change one configuration value, e.g. training.steps=20 (repeatable; applied in order, "
+        "after --aorta-rounds / --aorta-warmup)",
+    )
+    g.addoption(
+        "--aorta-dist-timeout",
+        type=parse_timeout,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"process-group and rank-agreement timeout (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    g.addoption(
+        "--aorta-artifacts",
+        default="artifacts",
+        metavar="DIR",
+        help="where per-rank JSONL metrics and profiler traces go (default ./artifacts)",
+    )
 
 
 def _launch():
@@ -91,12 +112,16 @@ def pytest_configure(config: pytest.Config) -> None:
         _results_on_rank_0_only(config)
     opts = resolved_options(config)
     try:
-        cfg = load_config(config.getoption("aorta_config"), _step_overrides(opts) + config.getoption("aorta_override"),
-                          smoke=opts.resolved_size == "smoke")
+        cfg = load_config(
+            config.getoption("aorta_config"),
+            _step_overrides(opts) + config.getoption("aorta_override"),
+            smoke=opts.resolved_size == "smoke",
+        )
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[STATE] = FsdpState(cfg, Path(config.getoption("aorta_artifacts")),
-                                    config.getoption("aorta_dist_timeout"))
+    config.stash[STATE] = FsdpState(
+        cfg, Path(config.getoption("aorta_artifacts")), config.getoption("aorta_dist_timeout")
+    )
 
 
 def _step_overrides(opts) -> list[str]:
@@ -213,8 +238,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     everyone = state.env.exchange("collection", (ids, problem))
     diff = first_difference([rank_ids for rank_ids, _ in everyone])
     if diff:
-        raise pytest.UsageError(f"aorta: ranks collected different tests ({diff}); every rank must run the same "
-                                "tests in the same order: use the same arguments and the same checkout on all ranks")
+        raise pytest.UsageError(
+            f"aorta: ranks collected different tests ({diff}); every rank must run the same "
+            "tests in the same order: use the same arguments and the same checkout on all ranks"
+        )
     problems: dict[str, list[int]] = {}
     for rank, (_, text) in enumerate(everyone):
         if text:
@@ -265,7 +292,11 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     elif any(o == "skipped" for o, _, _ in everyone) and rep.outcome != "skipped":
         r = next(r for r, (o, _, _) in enumerate(everyone) if o == "skipped")
         rep.outcome = "skipped"
-        rep.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: skipped on rank {r}: {everyone[r][1]}")
+        rep.longrepr = (
+            str(item.path),
+            item.location[1] or 0,
+            f"Skipped: skipped on rank {r}: {everyone[r][1]}",
+        )
 
 
 # ----------------------------------------------------------------------------- fixtures
@@ -333,8 +364,15 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
         try:
             result, records = run_rank(scenario, fsdp_config, env, state.artifacts)
         except ScenarioUnavailable as exc:
-            state.records.append({"kind": "scenario", "scenario": scenario.id, "rank": env.rank,
-                                  "outcome": "skipped", "reason": str(exc)})
+            state.records.append(
+                {
+                    "kind": "scenario",
+                    "scenario": scenario.id,
+                    "rank": env.rank,
+                    "outcome": "skipped",
+                    "reason": str(exc),
+                }
+            )
             pytest.skip(f"{scenario.id}: {exc}")
         except CheckFailed as exc:
             pytest.fail(f"output check failed, nothing timed: {exc}", pytrace=False)
@@ -345,14 +383,20 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
             raise
         state.records.extend(records)
         try:
-            everyone = env.exchange(f"result/{request.node.nodeid}", result,
-                                    abort_if=f"outcome/{request.node.nodeid}/call")
+            everyone = env.exchange(
+                f"result/{request.node.nodeid}", result, abort_if=f"outcome/{request.node.nodeid}/call"
+            )
         except PeerFailed as exc:
             pytest.fail(f"PeerFailed: {exc}", pytrace=False)
         step_ms, record = build_result(
-            {"id": scenario.id, **{k: v for k, v in scenario.__dict__.items() if k != "id"}}, everyone,
-            world_size=env.world_size, seq_len=fsdp_config.dataset.seq_len, backend=env.device.backend,
-            comm_library=env.comm_library, config=fsdp_config.as_dict())
+            {"id": scenario.id, **{k: v for k, v in scenario.__dict__.items() if k != "id"}},
+            everyone,
+            world_size=env.world_size,
+            seq_len=fsdp_config.dataset.seq_len,
+            backend=env.device.backend,
+            comm_library=env.comm_library,
+            config=fsdp_config.as_dict(),
+        )
         if fsdp_record(step_ms, record):
             state.rows.append(_row(request.node.name, record))
         return record
@@ -366,10 +410,16 @@ def _row(name: str, record) -> dict:
     def val(key):
         return m[key].value if key in m else None
 
-    return {"name": name, "step_ms": val("step_ms"), "exposed_comm_ms": val("exposed_comm_ms"),
-            "overlap_ratio": val("overlap_ratio"), "idle_share": val("gpu_idle_share"),
-            "ag_busbw": val("all_gather_busbw_gbps"), "rs_busbw": val("reduce_scatter_busbw_gbps"),
-            "notes": record.reading_notes}
+    return {
+        "name": name,
+        "step_ms": val("step_ms"),
+        "exposed_comm_ms": val("exposed_comm_ms"),
+        "overlap_ratio": val("overlap_ratio"),
+        "idle_share": val("gpu_idle_share"),
+        "ag_busbw": val("all_gather_busbw_gbps"),
+        "rs_busbw": val("reduce_scatter_busbw_gbps"),
+        "notes": record.reading_notes,
+    }
 
 
 # ----------------------------------------------------------------------------- end of session
@@ -394,22 +444,46 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
-    if state is None or not state.rows or state.env is None:  # rows come from fsdp_bench, which starts the group
+    if (
+        state is None or not state.rows or state.env is None
+    ):  # rows come from fsdp_bench, which starts the group
         return
     from aorta.table import format_table
 
     env = state.env
     terminalreporter.section(f"aorta: FSDP scenarios ({env.world_size} rank(s), {env.comm_library})")
-    rows = [[r["name"], r["step_ms"], r["exposed_comm_ms"], r["overlap_ratio"], r["idle_share"], r["ag_busbw"],
-             r["rs_busbw"]] for r in state.rows]
-    for line in format_table(["scenario", "step ms (slowest rank)", "exposed comm ms/step", "overlap ratio",
-                              "GPU idle share", "all-gather busbw GB/s", "reduce-scatter busbw GB/s"], rows):
+    rows = [
+        [
+            r["name"],
+            r["step_ms"],
+            r["exposed_comm_ms"],
+            r["overlap_ratio"],
+            r["idle_share"],
+            r["ag_busbw"],
+            r["rs_busbw"],
+        ]
+        for r in state.rows
+    ]
+    for line in format_table(
+        [
+            "scenario",
+            "step ms (slowest rank)",
+            "exposed comm ms/step",
+            "overlap ratio",
+            "GPU idle share",
+            "all-gather busbw GB/s",
+            "reduce-scatter busbw GB/s",
+        ],
+        rows,
+    ):
         terminalreporter.write_line(line)
     for r in state.rows:
         for note in r["notes"]:
             terminalreporter.write_line(f"{r['name']}: {note}", yellow=True)
     if state.jsonl_written:
-        terminalreporter.write_line(f"per-rank metrics: {Path(state.jsonl_written).parent}/rank_<r>_metrics.jsonl")
+        terminalreporter.write_line(
+            f"per-rank metrics: {Path(state.jsonl_written).parent}/rank_<r>_metrics.jsonl"
+        )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -40,7 +40,10 @@ def trace_enabled(pcfg: ProfilingConfig, backend: str) -> tuple[bool, str | None
     if pcfg.trace == "off":
         return False, "profiling.trace is off"
     if backend == "rocm":
-        return False, "Chrome-trace export is off on ROCm by default (Kineto crashes); profiling.trace=on forces it"
+        return (
+            False,
+            "Chrome-trace export is off on ROCm by default (Kineto crashes); profiling.trace=on forces it",
+        )
     if backend == "cpu":
         return False, "CPU run: no device kernels to trace (profiling.trace=on forces a trace)"
     return True, None
@@ -78,13 +81,21 @@ def kernels_from_events(prof) -> list[ta.KernelEvent]:
             continue
         if not activity and e.name.startswith(("Memcpy", "Memset")):
             continue
-        out.append(ta.kernel_from_args(e.name, start_us + e.time_range.start, e.time_range.elapsed_us(),
-                                       getattr(e, "device_resource_id", 0), _metadata(e)))
+        out.append(
+            ta.kernel_from_args(
+                e.name,
+                start_us + e.time_range.start,
+                e.time_range.elapsed_us(),
+                getattr(e, "device_resource_id", 0),
+                _metadata(e),
+            )
+        )
     return sorted(out, key=lambda k: (k.ts_us, k.end_us))
 
 
-def profile_steps(step, device, pcfg: ProfilingConfig, *, trace_path: Path | None,
-                  trace_note: str | None = None) -> ProfiledWindow:
+def profile_steps(
+    step, device, pcfg: ProfilingConfig, *, trace_path: Path | None, trace_note: str | None = None
+) -> ProfiledWindow:
     """Run ``wait + warmup + active`` steps under the profiler; return the active window's kernels."""
     from torch.profiler import ProfilerActivity, profile, schedule
 

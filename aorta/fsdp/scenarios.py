@@ -30,18 +30,35 @@ class Scenario:
 
 
 SCENARIOS: tuple[Scenario, ...] = (
-    Scenario(id="baseline", description="FSDP2 on each block and the root, implicit prefetch, bf16 MixedPrecisionPolicy"),
-    Scenario(id="explicit_prefetch", explicit_prefetch=True,
-             description="forward and backward prefetch of the next block(s) set explicitly"),
-    Scenario(id="no_reshard", reshard_after_forward=False,
-             description="reshard_after_forward=False: parameters stay gathered between forward and backward"),
+    Scenario(
+        id="baseline",
+        description="FSDP2 on each block and the root, implicit prefetch, bf16 MixedPrecisionPolicy",
+    ),
+    Scenario(
+        id="explicit_prefetch",
+        explicit_prefetch=True,
+        description="forward and backward prefetch of the next block(s) set explicitly",
+    ),
+    Scenario(
+        id="no_reshard",
+        reshard_after_forward=False,
+        description="reshard_after_forward=False: parameters stay gathered between forward and backward",
+    ),
     Scenario(id="fp32", fp32=True, description="fp32 parameters, compute and gradient reduction"),
-    Scenario(id="grad_accum", grad_accum=True,
-             description="gradient accumulation over micro-batches, gradient sync only on the last"),
+    Scenario(
+        id="grad_accum",
+        grad_accum=True,
+        description="gradient accumulation over micro-batches, gradient sync only on the last",
+    ),
     Scenario(id="compile", compile=True, description="torch.compile of each block"),
-    Scenario(id="ddp", wrapper="ddp", description="DistributedDataParallel with gradient buckets (comparison)"),
-    Scenario(id="comm_stress", comm_stress=True,
-             description="extra all-reduces per block and a device->host copy per step (starves overlap)"),
+    Scenario(
+        id="ddp", wrapper="ddp", description="DistributedDataParallel with gradient buckets (comparison)"
+    ),
+    Scenario(
+        id="comm_stress",
+        comm_stress=True,
+        description="extra all-reduces per block and a device->host copy per step (starves overlap)",
+    ),
 )
 
 _BY_ID = {s.id: s for s in SCENARIOS}

@@ -14,17 +14,29 @@ from collections.abc import Mapping
 # compared as well (it already folds in --aorta-config, --aorta-override, --aorta-rounds and the smoke size). Options that only
 # rank 0 acts on (results, baselines, reports) are left out.
 AGREED_OPTIONS = {
-    "aorta_device": "--aorta-device", "aorta_size": "--aorta-size", "aorta_dist_timeout": "--aorta-dist-timeout",
-    "aorta_test_slowdown": "--aorta-test-slowdown", "aorta_streams": "--aorta-streams",
-    "aorta_rounds": "--aorta-rounds", "aorta_warmup": "--aorta-warmup", "aorta_sync_mode": "--aorta-sync-mode",
-    "aorta_issue_order": "--aorta-issue-order", "aorta_iterations": "--aorta-iterations",
-    "aorta_copy_mb": "--aorta-copy-mb", "keyword": "-k", "markexpr": "-m",
-    "benchmark_min_rounds": "--benchmark-min-rounds", "benchmark_warmup": "--benchmark-warmup",
+    "aorta_device": "--aorta-device",
+    "aorta_size": "--aorta-size",
+    "aorta_dist_timeout": "--aorta-dist-timeout",
+    "aorta_test_slowdown": "--aorta-test-slowdown",
+    "aorta_streams": "--aorta-streams",
+    "aorta_rounds": "--aorta-rounds",
+    "aorta_warmup": "--aorta-warmup",
+    "aorta_sync_mode": "--aorta-sync-mode",
+    "aorta_issue_order": "--aorta-issue-order",
+    "aorta_iterations": "--aorta-iterations",
+    "aorta_copy_mb": "--aorta-copy-mb",
+    "keyword": "-k",
+    "markexpr": "-m",
+    "benchmark_min_rounds": "--benchmark-min-rounds",
+    "benchmark_warmup": "--benchmark-warmup",
     "benchmark_warmup_iterations": "--benchmark-warmup-iterations",
-    "benchmark_disable_gc": "--benchmark-disable-gc", "benchmark_timer": "--benchmark-timer",
-    "benchmark_min_time": "--benchmark-min-time", "benchmark_max_time": "--benchmark-max-time",
+    "benchmark_disable_gc": "--benchmark-disable-gc",
+    "benchmark_timer": "--benchmark-timer",
+    "benchmark_min_time": "--benchmark-min-time",
+    "benchmark_max_time": "--benchmark-max-time",
     "benchmark_calibration_precision": "--benchmark-calibration-precision",
-    "benchmark_disable": "--benchmark-disable", "benchmark_skip": "--benchmark-skip",
+    "benchmark_disable": "--benchmark-disable",
+    "benchmark_skip": "--benchmark-skip",
     "benchmark_only": "--benchmark-only",
 }
 SHOWN_DIFFERENCES = 3
@@ -65,6 +77,10 @@ def settings_differences(per_rank: list[dict[str, str]]) -> list[str]:
 
 def settings_message(differences: list[str]) -> str:
     shown = "; ".join(differences[:SHOWN_DIFFERENCES])
-    more = f" (and {len(differences) - SHOWN_DIFFERENCES} more)" if len(differences) > SHOWN_DIFFERENCES else ""
-    return (f"aorta: ranks were started with different settings: {shown}{more}. Every rank must run the same "
-            "configuration: give all ranks the same arguments and the same --aorta-config file")
+    more = (
+        f" (and {len(differences) - SHOWN_DIFFERENCES} more)" if len(differences) > SHOWN_DIFFERENCES else ""
+    )
+    return (
+        f"aorta: ranks were started with different settings: {shown}{more}. Every rank must run the same "
+        "configuration: give all ranks the same arguments and the same --aorta-config file"
+    )

@@ -33,11 +33,34 @@ from aorta.trace_events import COMM_KINDS, COMPUTE, classify_kernel, is_kernel, 
 
 # c10 ScalarType names as Kineto writes them in "dtype", and the usual short spellings.
 DTYPE_BYTES = {
-    "float": 4, "float32": 4, "f32": 4, "double": 8, "float64": 8, "half": 2, "float16": 2, "f16": 2,
-    "bfloat16": 2, "bf16": 2, "b16": 2, "int": 4, "int32": 4, "long": 8, "int64": 8, "char": 1,
-    "byte": 1, "int8": 1, "uint8": 1, "bool": 1, "short": 2, "int16": 2,
-    "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1,
+    "float": 4,
+    "float32": 4,
+    "f32": 4,
+    "double": 8,
+    "float64": 8,
+    "half": 2,
+    "float16": 2,
+    "f16": 2,
+    "bfloat16": 2,
+    "bf16": 2,
+    "b16": 2,
+    "int": 4,
+    "int32": 4,
+    "long": 8,
+    "int64": 8,
+    "char": 1,
+    "byte": 1,
+    "int8": 1,
+    "uint8": 1,
+    "bool": 1,
+    "short": 2,
+    "int16": 2,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+    "float8_e4m3fnuz": 1,
+    "float8_e5m2fnuz": 1,
 }
+
 
 def busbw_factor(kind: str, n_ranks: int) -> float | None:
     """nccl-tests' bus bandwidth factor (doc/PERFORMANCE.md): 2(n-1)/n for all-reduce, (n-1)/n for
@@ -85,9 +108,15 @@ def kernel_from_args(name: str, ts_us: float, dur_us: float, stream, args: Mappi
     args = args or {}
     coll = args.get("Collective name")
     group = args.get("Group size")
-    return KernelEvent(name=name, ts_us=float(ts_us), dur_us=float(dur_us), stream=stream,
-                       collective=str(coll) if coll else None, message_bytes=_message_bytes(args),
-                       group_size=int(group) if isinstance(group, (int, float)) and group > 0 else None)
+    return KernelEvent(
+        name=name,
+        ts_us=float(ts_us),
+        dur_us=float(dur_us),
+        stream=stream,
+        collective=str(coll) if coll else None,
+        message_bytes=_message_bytes(args),
+        group_size=int(group) if isinstance(group, (int, float)) and group > 0 else None,
+    )
 
 
 def parse_chrome_trace(trace: Mapping | Sequence[dict] | str | Path) -> list[KernelEvent]:
@@ -99,8 +128,11 @@ def parse_chrome_trace(trace: Mapping | Sequence[dict] | str | Path) -> list[Ker
         if ev.get("ph") != "X" or not is_kernel(ev):
             continue
         args = ev.get("args") or {}
-        out.append(kernel_from_args(ev["name"], ev["ts"], ev.get("dur", 0.0),
-                                    args.get("stream", ev.get("tid", 0)), args))
+        out.append(
+            kernel_from_args(
+                ev["name"], ev["ts"], ev.get("dur", 0.0), args.get("stream", ev.get("tid", 0)), args
+            )
+        )
     return sorted(out, key=lambda k: (k.ts_us, k.end_us))
 
 
@@ -147,19 +179,26 @@ class OverlapSummary:
 
     def as_dict(self) -> dict:
         return {
-            "steps": self.steps, "window_ms": self.window_ms,
-            "compute_busy_ms": self.compute_busy_ms, "comm_busy_ms": self.comm_busy_ms,
-            "busy_ms_by_kind": dict(self.busy_ms_by_kind), "overlapped_ms": self.overlapped_ms,
-            "exposed_comm_ms": self.exposed_comm_ms, "exposed_comm_ms_per_step": self.exposed_comm_ms_per_step,
+            "steps": self.steps,
+            "window_ms": self.window_ms,
+            "compute_busy_ms": self.compute_busy_ms,
+            "comm_busy_ms": self.comm_busy_ms,
+            "busy_ms_by_kind": dict(self.busy_ms_by_kind),
+            "overlapped_ms": self.overlapped_ms,
+            "exposed_comm_ms": self.exposed_comm_ms,
+            "exposed_comm_ms_per_step": self.exposed_comm_ms_per_step,
             "idle_ms": self.idle_ms,
-            "overlap_ratio": self.overlap_ratio, "kernel_count_by_kind": dict(self.kernel_count_by_kind),
-            "busbw_gbps": dict(self.busbw_gbps), "algbw_gbps": dict(self.algbw_gbps),
+            "overlap_ratio": self.overlap_ratio,
+            "kernel_count_by_kind": dict(self.kernel_count_by_kind),
+            "busbw_gbps": dict(self.busbw_gbps),
+            "algbw_gbps": dict(self.algbw_gbps),
             "unavailable": dict(self.unavailable),
         }
 
 
-def bandwidth_gbps(kernels: Sequence[KernelEvent], kind: str, n_ranks: int | None) -> tuple[float | None,
-                                                                                         float | None, str | None]:
+def bandwidth_gbps(
+    kernels: Sequence[KernelEvent], kind: str, n_ranks: int | None
+) -> tuple[float | None, float | None, str | None]:
     """(algbw, busbw, reason-if-unavailable) of one collective kind: Σ bytes / Σ kernel time."""
     mine = [k for k in kernels if k.kind == kind]
     if not mine:
@@ -171,7 +210,9 @@ def bandwidth_gbps(kernels: Sequence[KernelEvent], kind: str, n_ranks: int | Non
     if len(groups) != 1:
         return None, None, f"{kind}: group size unknown or mixed ({sorted(groups)})"
     n = groups.pop()
-    algbw = sum(k.message_bytes or 0 for k in sized) / (sum(k.dur_us for k in sized) * 1e-6) / 1e9  # all sized (filtered above)
+    algbw = (
+        sum(k.message_bytes or 0 for k in sized) / (sum(k.dur_us for k in sized) * 1e-6) / 1e9
+    )  # all sized (filtered above)
     factor = busbw_factor(kind, n)
     return algbw, (algbw * factor if factor is not None else None), None
 
@@ -241,7 +282,9 @@ def stream_busy_ms(kernels: Sequence[KernelEvent]) -> dict[str, float]:
 MIN_MATCHED_SHARE = 0.5  # below this share of the reference's compute time matched by name, no figure
 
 
-def compute_slowdown(kernels: Sequence[KernelEvent], reference: Sequence[KernelEvent]) -> tuple[float | None, str | None]:
+def compute_slowdown(
+    kernels: Sequence[KernelEvent], reference: Sequence[KernelEvent]
+) -> tuple[float | None, str | None]:
     """Compute kernels' time beside communication over their time in a compute-only reference.
 
     Kernels are matched by name; for each name both runs have, the ratio of mean durations is weighted by
@@ -249,6 +292,7 @@ def compute_slowdown(kernels: Sequence[KernelEvent], reference: Sequence[KernelE
     slowed. ``(None, reason)`` when less than half of the reference's compute time finds a match (e.g.
     compiled kernels with other names).
     """
+
     def by_name(ks):
         out: dict[str, list[float]] = {}
         for k in ks:
@@ -263,7 +307,11 @@ def compute_slowdown(kernels: Sequence[KernelEvent], reference: Sequence[KernelE
     common = [n for n in ref if n in mine and sum(ref[n]) > 0]
     matched = sum(sum(ref[n]) for n in common)
     if matched < MIN_MATCHED_SHARE * ref_total:
-        return None, (f"only {matched / ref_total:.0%} of the reference's compute time has kernels of the same "
-                      f"name in the scenario (needs {MIN_MATCHED_SHARE:.0%})")
-    weighted = sum(sum(ref[n]) * ((sum(mine[n]) / len(mine[n])) / (sum(ref[n]) / len(ref[n]))) for n in common)
+        return None, (
+            f"only {matched / ref_total:.0%} of the reference's compute time has kernels of the same "
+            f"name in the scenario (needs {MIN_MATCHED_SHARE:.0%})"
+        )
+    weighted = sum(
+        sum(ref[n]) * ((sum(mine[n]) / len(mine[n])) / (sum(ref[n]) / len(ref[n]))) for n in common
+    )
     return weighted / matched, None

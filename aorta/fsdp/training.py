@@ -48,8 +48,10 @@ def compile_skip_reason(cfg: FsdpSuiteConfig, env: DistEnv) -> str | None:
         return "torch.compile is not supported on this Python / torch build"
     if not env.device.is_gpu:
         if not cfg.compile.allow_cpu:
-            return ("torch.compile on CPU needs a C++ toolchain and minutes of compilation; "
-                    "set --aorta-override compile.allow_cpu=true to run it")
+            return (
+                "torch.compile on CPU needs a C++ toolchain and minutes of compilation; "
+                "set --aorta-override compile.allow_cpu=true to run it"
+            )
         return None
     from torch.utils._triton import has_triton
 
@@ -96,7 +98,8 @@ class Trainer:
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
         warm = t.lr_warmup_steps
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda s: min(1.0, (s + 1) / warm) if warm else 1.0)
+            self.optimizer, lambda s: min(1.0, (s + 1) / warm) if warm else 1.0
+        )
 
     def _compile_blocks(self, model: RankingTransformer) -> None:
         """Each block becomes ``torch.compile(block)``; FSDP2 then shards the compiled wrapper, so its hooks
@@ -116,8 +119,10 @@ class Trainer:
         if s.fp32:
             mp = MixedPrecisionPolicy()
         else:
-            mp = MixedPrecisionPolicy(param_dtype=TORCH_DTYPES[self.cfg.fsdp.param_dtype],
-                                      reduce_dtype=TORCH_DTYPES[self.cfg.fsdp.reduce_dtype])
+            mp = MixedPrecisionPolicy(
+                param_dtype=TORCH_DTYPES[self.cfg.fsdp.param_dtype],
+                reduce_dtype=TORCH_DTYPES[self.cfg.fsdp.reduce_dtype],
+            )
         for block in model.blocks:
             fully_shard(block, mp_policy=mp, reshard_after_forward=s.reshard_after_forward)
         fully_shard(model, mp_policy=mp, reshard_after_forward=s.reshard_after_forward)
@@ -125,8 +130,8 @@ class Trainer:
             blocks = [cast("FSDPModule", b) for b in model.blocks]  # sharded in place above
             k = self.cfg.fsdp.prefetch_blocks
             for i, sharded in enumerate(blocks):
-                sharded.set_modules_to_forward_prefetch(blocks[i + 1:i + 1 + k])
-                sharded.set_modules_to_backward_prefetch(list(reversed(blocks[max(0, i - k):i])))
+                sharded.set_modules_to_forward_prefetch(blocks[i + 1 : i + 1 + k])
+                sharded.set_modules_to_backward_prefetch(list(reversed(blocks[max(0, i - k) : i])))
         return model
 
     def _install_stress(self, inner: RankingTransformer) -> None:
@@ -151,18 +156,24 @@ class Trainer:
         m, d = self.cfg.model, self.cfg.dataset
         replica = build_model(m, d.seq_len, d.seed, self.dev)
         with torch.no_grad():
-            ref = sum(loss_fn(replica(b.sparse_ids, b.dense), b.labels)
-                      for b in (self.batches[i % len(self.batches)] for i in range(self.micro_batches)))
+            ref = sum(
+                loss_fn(replica(b.sparse_ids, b.dense), b.labels)
+                for b in (self.batches[i % len(self.batches)] for i in range(self.micro_batches))
+            )
             ref_v = float(ref) / self.micro_batches  # host read: the check's reference value
         del replica
         self.step()
         got_v, norm_v = float(self.log[0].loss), float(self.log[0].grad_norm)  # host read: the check's values
         rtol = self.cfg.training.check_rtol if self.compute_dtype != torch.float32 else 1e-3
         if not math.isfinite(got_v) or abs(got_v - ref_v) > rtol * abs(ref_v) + 1e-6:
-            raise CheckFailed(f"{self.scenario.id}: first-step loss {got_v:.6g} differs from the unsharded fp32 "
-                              f"reference {ref_v:.6g} (rtol {rtol}) on rank {self.env.rank}")
+            raise CheckFailed(
+                f"{self.scenario.id}: first-step loss {got_v:.6g} differs from the unsharded fp32 "
+                f"reference {ref_v:.6g} (rtol {rtol}) on rank {self.env.rank}"
+            )
         if not math.isfinite(norm_v):
-            raise CheckFailed(f"{self.scenario.id}: first-step gradient norm is {norm_v} on rank {self.env.rank}")
+            raise CheckFailed(
+                f"{self.scenario.id}: first-step gradient norm is {norm_v} on rank {self.env.rank}"
+            )
         return {"loss": got_v, "reference_loss": ref_v, "rtol": rtol, "grad_norm": norm_v}
 
     def _autocast(self):
@@ -177,7 +188,9 @@ class Trainer:
             return contextlib.nullcontext()
         if self.scenario.wrapper == "ddp":
             return contextlib.nullcontext() if last else cast(DDP, self.model).no_sync()
-        cast("FSDPModule", self.model).set_requires_gradient_sync(last)  # FSDP2: reduce-scatter only on the last micro-batch
+        cast("FSDPModule", self.model).set_requires_gradient_sync(
+            last
+        )  # FSDP2: reduce-scatter only on the last micro-batch
         return contextlib.nullcontext()
 
     def step(self, _rec=None) -> None:

@@ -28,8 +28,10 @@ BaselineError = RecordError
 
 def parse_baseline_name(text: str) -> str:
     if not NAME_PATTERN.match(str(text)) or str(text).endswith(".json"):
-        raise ValueError(f"--aorta-save-baseline={text!r}: a baseline name is letters, digits and . _ + - "
-                         "(up to 100, no slashes, no .json), e.g. rocm-7.0.8 or cu130-torch2.11")
+        raise ValueError(
+            f"--aorta-save-baseline={text!r}: a baseline name is letters, digits and . _ + - "
+            "(up to 100, no slashes, no .json), e.g. rocm-7.0.8 or cu130-torch2.11"
+        )
     return str(text)
 
 
@@ -43,9 +45,12 @@ def machine_key(run: Mapping) -> str:
 
 def stack_of(run: Mapping) -> dict:
     m = aorta_machine(run)
-    return {**{k: m.get(k) for k in STACK_KEYS if m.get(k) is not None},
-            "python": (run.get("machine_info") or {}).get("python_version"),
-            "env": m.get("env") or {}, "hardware_queues": m.get("hardware_queues") or {}}
+    return {
+        **{k: m.get(k) for k in STACK_KEYS if m.get(k) is not None},
+        "python": (run.get("machine_info") or {}).get("python_version"),
+        "env": m.get("env") or {},
+        "hardware_queues": m.get("hardware_queues") or {},
+    }
 
 
 def baseline_path(directory: str | os.PathLike, run: Mapping, name: str) -> Path:
@@ -57,8 +62,12 @@ def save_baseline(run: Mapping, directory: str | os.PathLike, name: str, options
     check_run(run, "this run")
     doc = dict(run)
     doc["aorta_baseline"] = {
-        "schema": BASELINE_SCHEMA, "name": name, "machine_key": machine_key(run),
-        "saved_at": datetime.now(UTC).isoformat(), "stack": stack_of(run), "options": dict(options),
+        "schema": BASELINE_SCHEMA,
+        "name": name,
+        "machine_key": machine_key(run),
+        "saved_at": datetime.now(UTC).isoformat(),
+        "stack": stack_of(run),
+        "options": dict(options),
     }
     path = baseline_path(directory, run, name)
     write_json_atomic(path, doc)
@@ -83,5 +92,7 @@ def resolve(ref: str, directory: str | os.PathLike, key: str) -> Path:
         return others[0]
     known = sorted(f"{p.parent.name}/{p.stem}" for p in directory.glob("*/*.json"))
     listing = ", ".join(known) if known else "none"
-    raise BaselineError(f"--aorta-compare={ref}: no baseline named {ref!r} in {directory} "
-                        f"(looked for {own}); saved baselines: {listing}")
+    raise BaselineError(
+        f"--aorta-compare={ref}: no baseline named {ref!r} in {directory} "
+        f"(looked for {own}); saved baselines: {listing}"
+    )

@@ -32,24 +32,52 @@ def _argtype(fn):
             return fn(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
+
     return parse
 
 
 def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("ref", metavar="REF.json", help="the baseline: a saved run (pytest-benchmark JSON by aorta)")
+    parser.add_argument(
+        "ref", metavar="REF.json", help="the baseline: a saved run (pytest-benchmark JSON by aorta)"
+    )
     parser.add_argument("cands", metavar="CAND.json", nargs="+", help="one or more runs to compare with REF")
-    parser.add_argument("--min-effect", type=_argtype(lambda t: parse_ratio("--min-effect", t)), default=None,
-                        metavar="RATIO", help="smallest relative change that counts (default 0.03 = 3%%)")
-    parser.add_argument("--threshold", type=_argtype(parse_threshold), action="append", default=[],
-                        metavar="[BENCH:]METRIC=RATIO", help="per-metric / per-benchmark minimum effect (repeatable)")
-    parser.add_argument("--alpha", type=_argtype(parse_alpha), default=None, metavar="P",
-                        help="significance level of the Mann-Whitney U test (default 0.01)")
-    parser.add_argument("--allow-mismatch", action="store_true",
-                        help="compare even across GPU models or backends")
-    parser.add_argument("--verdict-json", default=None, metavar="PATH",
-                        help="verdict file (default: beside the last CAND.json, as <CAND>.verdict.json; '' for none)")
-    parser.add_argument("--markdown", default=None, metavar="PATH",
-                        help="markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)")
+    parser.add_argument(
+        "--min-effect",
+        type=_argtype(lambda t: parse_ratio("--min-effect", t)),
+        default=None,
+        metavar="RATIO",
+        help="smallest relative change that counts (default 0.03 = 3%%)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=_argtype(parse_threshold),
+        action="append",
+        default=[],
+        metavar="[BENCH:]METRIC=RATIO",
+        help="per-metric / per-benchmark minimum effect (repeatable)",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=_argtype(parse_alpha),
+        default=None,
+        metavar="P",
+        help="significance level of the Mann-Whitney U test (default 0.01)",
+    )
+    parser.add_argument(
+        "--allow-mismatch", action="store_true", help="compare even across GPU models or backends"
+    )
+    parser.add_argument(
+        "--verdict-json",
+        default=None,
+        metavar="PATH",
+        help="verdict file (default: beside the last CAND.json, as <CAND>.verdict.json; '' for none)",
+    )
+    parser.add_argument(
+        "--markdown",
+        default=None,
+        metavar="PATH",
+        help="markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="show SAME verdicts too")
 
 
@@ -93,19 +121,26 @@ def run_compare(args: argparse.Namespace) -> int:
         kw["alpha"] = args.alpha
     settings = GateSettings(**kw)
     ref = runs[args.ref]
-    comps = [compare_runs(ref, runs[c], settings, ref_label=_label(args.ref, ref), cand_label=_label(c, runs[c]))
-             for c in args.cands]
+    comps = [
+        compare_runs(ref, runs[c], settings, ref_label=_label(args.ref, ref), cand_label=_label(c, runs[c]))
+        for c in args.cands
+    ]
     code = overall_exit(comps)
     for comp in comps:
         for line in terminal_lines(comp, verbose=args.verbose):
             print(line)
         print()
     try:
-        for line in write_outputs(comps, code, verdict_json=args.verdict_json or None, markdown_path=args.markdown):
+        for line in write_outputs(
+            comps, code, verdict_json=args.verdict_json or None, markdown_path=args.markdown
+        ):
             print(line)
     except OSError as exc:
-        print(f"aorta compare: could not write --verdict-json {args.verdict_json} or --markdown "
-              f"{args.markdown}: {exc}", file=sys.stderr)
+        print(
+            f"aorta compare: could not write --verdict-json {args.verdict_json} or --markdown "
+            f"{args.markdown}: {exc}",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     print(f"aorta compare: exit {code}")
     return code

@@ -72,8 +72,10 @@ def parse_threshold(text: str) -> Threshold:
     """``[BENCHMARK_GLOB:]METRIC_GLOB=RATIO``, e.g. ``tflops=0.05``, ``*large_gemm*:device_ms=5%``."""
     lhs, sep, rhs = str(text).rpartition("=")
     if not sep or not lhs:
-        raise ValueError(f"--aorta-threshold={text!r}: expected [BENCHMARK_GLOB:]METRIC=RATIO, "
-                         "e.g. tflops=0.05 or *large_gemm*:device_ms=5%")
+        raise ValueError(
+            f"--aorta-threshold={text!r}: expected [BENCHMARK_GLOB:]METRIC=RATIO, "
+            "e.g. tflops=0.05 or *large_gemm*:device_ms=5%"
+        )
     bench, _, metric = lhs.rpartition(":") if ":" in lhs else ("*", "", lhs)
     return Threshold(bench or "*", metric, parse_ratio("--aorta-threshold", rhs))
 
@@ -84,8 +86,9 @@ def parse_ratio(option: str, text: str) -> float:
     try:
         value = float(raw[:-1]) / 100.0 if raw.endswith("%") else float(raw)
     except ValueError:
-        raise ValueError(f"{option}={text!r}: not a number; give a ratio such as 0.03 or a percentage "
-                         "such as 3%") from None
+        raise ValueError(
+            f"{option}={text!r}: not a number; give a ratio such as 0.03 or a percentage such as 3%"
+        ) from None
     if not 0.0 <= value <= 10.0:
         raise ValueError(f"{option}={text!r}: out of range; allowed 0 to 10 (0% to 1000%)")
     return value
@@ -95,7 +98,9 @@ def parse_alpha(text: str) -> float:
     try:
         a = float(text)
     except ValueError:
-        raise ValueError(f"--aorta-alpha={text!r}: not a number; give a significance level such as 0.01") from None
+        raise ValueError(
+            f"--aorta-alpha={text!r}: not a number; give a significance level such as 0.01"
+        ) from None
     if not 0.0 < a < 1.0:
         raise ValueError(f"--aorta-alpha={text!r}: out of range; allowed strictly between 0 and 1")
     return a
@@ -181,8 +186,11 @@ def env_diff(ref: Mapping, cand: Mapping) -> list[tuple[str, str | None, str | N
 
 def deliberate_slowdowns(run: Mapping) -> dict[str, float]:
     """fullname -> the deliberate test slowdown recorded in a run (must never pass for a real result)."""
-    return {b["fullname"]: record_of(b).get("test_slowdown") for b in run.get("benchmarks", ())
-            if record_of(b).get("test_slowdown")}
+    return {
+        b["fullname"]: record_of(b).get("test_slowdown")
+        for b in run.get("benchmarks", ())
+        if record_of(b).get("test_slowdown")
+    }
 
 
 # ------------------------------------------------------------------------------------------ compare
@@ -225,8 +233,10 @@ class Comparison:
         if self.refused:
             return f"refused: {self.mismatch} (use --aorta-allow-mismatch to compare anyway)"
         if self.nothing_compared:
-            return (f"{NOTHING_COMPARED}: none of the {len(self.new)} benchmark(s) of {self.cand_label} is in "
-                    f"the baseline ({len(self.missing)} there)")
+            return (
+                f"{NOTHING_COMPARED}: none of the {len(self.new)} benchmark(s) of {self.cand_label} is in "
+                f"the baseline ({len(self.missing)} there)"
+            )
         parts = [f"{self.count(o)} {o}" for o in (SLOWER, FASTER, SAME, UNSURE)]
         extra = []
         if self.new:
@@ -239,12 +249,25 @@ class Comparison:
         return list(dict.fromkeys(v.benchmark for v in self.verdicts if v.outcome == SLOWER))
 
 
-def compare_runs(ref: Mapping, cand: Mapping, settings: GateSettings = GateSettings(), *,
-                 ref_label: str = "baseline", cand_label: str = "this run") -> Comparison:
-    comp = Comparison(ref_label, cand_label, machine_label(ref), machine_label(cand),
-                      stack=stack_diff(ref, cand), env=env_diff(ref, cand),
-                      mismatch=mismatch_reason(ref, cand), mismatch_allowed=settings.allow_mismatch,
-                      test_slowdown=deliberate_slowdowns(cand))
+def compare_runs(
+    ref: Mapping,
+    cand: Mapping,
+    settings: GateSettings = GateSettings(),
+    *,
+    ref_label: str = "baseline",
+    cand_label: str = "this run",
+) -> Comparison:
+    comp = Comparison(
+        ref_label,
+        cand_label,
+        machine_label(ref),
+        machine_label(cand),
+        stack=stack_diff(ref, cand),
+        env=env_diff(ref, cand),
+        mismatch=mismatch_reason(ref, cand),
+        mismatch_allowed=settings.allow_mismatch,
+        test_slowdown=deliberate_slowdowns(cand),
+    )
     ref_by_name = {b["fullname"]: b for b in ref.get("benchmarks", ())}
     cand_by_name = {b["fullname"]: b for b in cand.get("benchmarks", ())}
     comp.missing = [n for n in ref_by_name if n not in cand_by_name]
@@ -257,8 +280,13 @@ def compare_runs(ref: Mapping, cand: Mapping, settings: GateSettings = GateSetti
     return comp
 
 
-def benchmark_verdicts(name: str, ref_bench: Mapping, cand_bench: Mapping,
-                       settings: GateSettings, only: Sequence[str] | None = None) -> list[Verdict]:
+def benchmark_verdicts(
+    name: str,
+    ref_bench: Mapping,
+    cand_bench: Mapping,
+    settings: GateSettings,
+    only: Sequence[str] | None = None,
+) -> list[Verdict]:
     """Verdicts for every figure present on both sides (or only those named in ``only``)."""
     rf, cf = figures(ref_bench), figures(cand_bench)
     declared = {**declared_min_effects(ref_bench), **declared_min_effects(cand_bench)}
@@ -266,10 +294,19 @@ def benchmark_verdicts(name: str, ref_bench: Mapping, cand_bench: Mapping,
     for metric, (unit, hib, cand_samples) in cf.items():
         if metric not in rf or (only is not None and metric not in only):
             continue
-        out.append(decide(name, metric, unit, hib, rf[metric][2], cand_samples,
-                          min_effect=settings.min_effect_for(name, metric, declared.get(metric)),
-                          alpha=settings.alpha,
-                          min_samples=settings.min_samples))
+        out.append(
+            decide(
+                name,
+                metric,
+                unit,
+                hib,
+                rf[metric][2],
+                cand_samples,
+                min_effect=settings.min_effect_for(name, metric, declared.get(metric)),
+                alpha=settings.alpha,
+                min_samples=settings.min_samples,
+            )
+        )
     for metric in rf:
         if metric not in cf and (only is None or metric in only):
             unit, hib, _ = rf[metric]
@@ -287,7 +324,13 @@ def confirm(verdict: Verdict, reruns: Sequence[Verdict | None]) -> Verdict:
     if slower == n:
         return verdict.with_outcome(SLOWER, f"{verdict.reason}; confirmed by {n} of {n} re-runs", n)
     if failed:
-        return verdict.with_outcome(UNSURE, f"{verdict.reason}; could not confirm: {failed} of {n} re-runs failed", n)
+        return verdict.with_outcome(
+            UNSURE, f"{verdict.reason}; could not confirm: {failed} of {n} re-runs failed", n
+        )
     if slower == 0:
-        return verdict.with_outcome(SAME, f"did not reproduce in {n} re-runs (first run: {verdict.reason})", n)
-    return verdict.with_outcome(UNSURE, f"reproduced in only {slower} of {n} re-runs (first run: {verdict.reason})", n)
+        return verdict.with_outcome(
+            SAME, f"did not reproduce in {n} re-runs (first run: {verdict.reason})", n
+        )
+    return verdict.with_outcome(
+        UNSURE, f"reproduced in only {slower} of {n} re-runs (first run: {verdict.reason})", n
+    )

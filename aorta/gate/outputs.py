@@ -14,8 +14,14 @@ from aorta.record import write_text_atomic
 DEFAULT_VERDICT_JSON = Path("reports") / "aorta-verdict.json"
 
 
-def write_outputs(comps: Sequence[Comparison], exit_code: int, *, verdict_json: str | os.PathLike[str] | None,
-                  markdown_path: str | os.PathLike[str] | None, environ: Mapping[str, str] = os.environ) -> list[str]:
+def write_outputs(
+    comps: Sequence[Comparison],
+    exit_code: int,
+    *,
+    verdict_json: str | os.PathLike[str] | None,
+    markdown_path: str | os.PathLike[str] | None,
+    environ: Mapping[str, str] = os.environ,
+) -> list[str]:
     """Write the verdict JSON (atomically), the markdown file, and append the markdown to
     ``$GITHUB_STEP_SUMMARY`` when set. Returns one line per file written."""
     written = []

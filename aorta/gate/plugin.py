@@ -60,7 +60,10 @@ def _argtype(fn, option: str):
             return fn(text)
         except ValueError as exc:
             msg = str(exc)
-            raise argparse.ArgumentTypeError(msg if msg.startswith("--") else f"{option}={text!r}: {msg}") from None
+            raise argparse.ArgumentTypeError(
+                msg if msg.startswith("--") else f"{option}={text!r}: {msg}"
+            ) from None
+
     parse.__name__ = f"parse_{option.strip('-').replace('-', '_')}"
     return parse
 
@@ -69,7 +72,9 @@ def parse_confirm(text: str) -> int:
     try:
         n = int(text)
     except ValueError:
-        raise ValueError(f"--aorta-confirm={text!r}: give a whole number of re-runs, 0 to {MAX_CONFIRM}") from None
+        raise ValueError(
+            f"--aorta-confirm={text!r}: give a whole number of re-runs, 0 to {MAX_CONFIRM}"
+        ) from None
     if not 0 <= n <= MAX_CONFIRM:
         raise ValueError(f"--aorta-confirm={text!r}: out of range; allowed 0 to {MAX_CONFIRM}")
     return n
@@ -84,35 +89,81 @@ def parse_test_slowdown(text: str) -> float:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("aorta-gate", "aorta regression gate (baselines, verdicts, exit codes)")
-    g.addoption("--aorta-save-baseline", metavar="NAME", type=_argtype(bl.parse_baseline_name, "--aorta-save-baseline"),
-                help="save this run as baseline NAME for this machine (GPU model and count)")
-    g.addoption("--aorta-compare", metavar="NAME|PATH",
-                help="compare this run with a saved baseline (a name for this machine, or a JSON file)")
-    g.addoption("--aorta-baseline-dir", metavar="DIR",
-                help="where baselines live (default: .aorta/baselines in the rootdir)")
-    g.addoption("--aorta-allow-mismatch", action="store_true",
-                help="compare even if the baseline is from another GPU model or backend")
-    g.addoption("--aorta-confirm", metavar="N", type=_argtype(parse_confirm, "--aorta-confirm"), default=0,
-                help="re-run SLOWER benchmarks N more times; SLOWER stands only if every re-run is SLOWER")
-    g.addoption("--aorta-min-effect", metavar="RATIO", type=_argtype(lambda t: parse_ratio("--aorta-min-effect", t),
-                "--aorta-min-effect"), default=None,
-                help="smallest relative change that counts (default 0.03 = 3%%)")
-    g.addoption("--aorta-threshold", metavar="[BENCH:]METRIC=RATIO", action="append", default=[],
-                type=_argtype(parse_threshold, "--aorta-threshold"),
-                help="minimum effect for one metric and/or benchmark glob, e.g. tflops=5%% or "
-                     "*tiny_kernel*:device_ms=0.1 (repeatable; later wins; also ini aorta_thresholds)")
-    g.addoption("--aorta-alpha", metavar="P", type=_argtype(parse_alpha, "--aorta-alpha"), default=None,
-                help="significance level of the Mann-Whitney U test (default 0.01)")
-    g.addoption("--aorta-verdict-json", metavar="PATH",
-                help=f"verdict file (default {DEFAULT_VERDICT_JSON} in the rootdir)")
-    g.addoption("--aorta-markdown", metavar="PATH",
-                help="markdown summary for CI (also appended to $GITHUB_STEP_SUMMARY when set)")
-    g.addoption("--aorta-test-slowdown", metavar="FRACTION", default=0.0,
-                type=_argtype(parse_test_slowdown, "--aorta-test-slowdown"),
-                help="TESTING THE GATE ONLY: add calibrated real device work so each iteration is about "
-                     "FRACTION slower (e.g. 0.05); recorded in extra_info; such a run cannot be a baseline")
-    parser.addini("aorta_thresholds", "per-metric / per-benchmark minimum effects, one [BENCH:]METRIC=RATIO "
-                  "a line", type="linelist", default=[])
+    g.addoption(
+        "--aorta-save-baseline",
+        metavar="NAME",
+        type=_argtype(bl.parse_baseline_name, "--aorta-save-baseline"),
+        help="save this run as baseline NAME for this machine (GPU model and count)",
+    )
+    g.addoption(
+        "--aorta-compare",
+        metavar="NAME|PATH",
+        help="compare this run with a saved baseline (a name for this machine, or a JSON file)",
+    )
+    g.addoption(
+        "--aorta-baseline-dir",
+        metavar="DIR",
+        help="where baselines live (default: .aorta/baselines in the rootdir)",
+    )
+    g.addoption(
+        "--aorta-allow-mismatch",
+        action="store_true",
+        help="compare even if the baseline is from another GPU model or backend",
+    )
+    g.addoption(
+        "--aorta-confirm",
+        metavar="N",
+        type=_argtype(parse_confirm, "--aorta-confirm"),
+        default=0,
+        help="re-run SLOWER benchmarks N more times; SLOWER stands only if every re-run is SLOWER",
+    )
+    g.addoption(
+        "--aorta-min-effect",
+        metavar="RATIO",
+        type=_argtype(lambda t: parse_ratio("--aorta-min-effect", t), "--aorta-min-effect"),
+        default=None,
+        help="smallest relative change that counts (default 0.03 = 3%%)",
+    )
+    g.addoption(
+        "--aorta-threshold",
+        metavar="[BENCH:]METRIC=RATIO",
+        action="append",
+        default=[],
+        type=_argtype(parse_threshold, "--aorta-threshold"),
+        help="minimum effect for one metric and/or benchmark glob, e.g. tflops=5%% or "
+        "*tiny_kernel*:device_ms=0.1 (repeatable; later wins; also ini aorta_thresholds)",
+    )
+    g.addoption(
+        "--aorta-alpha",
+        metavar="P",
+        type=_argtype(parse_alpha, "--aorta-alpha"),
+        default=None,
+        help="significance level of the Mann-Whitney U test (default 0.01)",
+    )
+    g.addoption(
+        "--aorta-verdict-json",
+        metavar="PATH",
+        help=f"verdict file (default {DEFAULT_VERDICT_JSON} in the rootdir)",
+    )
+    g.addoption(
+        "--aorta-markdown",
+        metavar="PATH",
+        help="markdown summary for CI (also appended to $GITHUB_STEP_SUMMARY when set)",
+    )
+    g.addoption(
+        "--aorta-test-slowdown",
+        metavar="FRACTION",
+        default=0.0,
+        type=_argtype(parse_test_slowdown, "--aorta-test-slowdown"),
+        help="TESTING THE GATE ONLY: add calibrated real device work so each iteration is about "
+        "FRACTION slower (e.g. 0.05); recorded in extra_info; such a run cannot be a baseline",
+    )
+    parser.addini(
+        "aorta_thresholds",
+        "per-metric / per-benchmark minimum effects, one [BENCH:]METRIC=RATIO a line",
+        type="linelist",
+        default=[],
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,8 +202,10 @@ def _settings(config: pytest.Config) -> GateSettings:
             ini_rules.append(parse_threshold(line))
         except ValueError as exc:
             raise pytest.UsageError(f"ini aorta_thresholds: {exc}") from None
-    kw = {"thresholds": tuple(ini_rules + list(config.getoption("aorta_threshold"))),
-          "allow_mismatch": config.getoption("aorta_allow_mismatch")}
+    kw = {
+        "thresholds": tuple(ini_rules + list(config.getoption("aorta_threshold"))),
+        "allow_mismatch": config.getoption("aorta_allow_mismatch"),
+    }
     if config.getoption("aorta_min_effect") is not None:
         kw["min_effect"] = config.getoption("aorta_min_effect")
     if config.getoption("aorta_alpha") is not None:
@@ -166,8 +219,15 @@ def _current_machine(config: pytest.Config) -> dict:
 
     props = session_device(config).properties()
     gpu = props.backend != "cpu"
-    return {"machine_info": {"aorta": {"backend": props.backend, "gpu_name": props.name if gpu else None,
-                                       "gpu_count": props.device_count if gpu else 0}}}
+    return {
+        "machine_info": {
+            "aorta": {
+                "backend": props.backend,
+                "gpu_name": props.name if gpu else None,
+                "gpu_count": props.device_count if gpu else 0,
+            }
+        }
+    }
 
 
 def _refuse_runs_without_benchmarks(config: pytest.Config, opts: GateOptions) -> None:
@@ -178,13 +238,17 @@ def _refuse_runs_without_benchmarks(config: pytest.Config, opts: GateOptions) ->
     gate = "--aorta-compare" if opts.compare_ref else "--aorta-save-baseline"
     workers = config.getoption("numprocesses", None) if config.pluginmanager.hasplugin("xdist") else None
     if workers:  # None or 0: no workers; an int or "auto"/"logical": workers, pytest-benchmark disabled
-        raise pytest.UsageError(f"-n {workers} with {gate}: pytest-xdist disables pytest-benchmark, so no "
-                                "benchmark would be timed and the gate would judge nothing; run the gate "
-                                "without -n (or with -n 0)")
+        raise pytest.UsageError(
+            f"-n {workers} with {gate}: pytest-xdist disables pytest-benchmark, so no "
+            "benchmark would be timed and the gate would judge nothing; run the gate "
+            "without -n (or with -n 0)"
+        )
     for flag in ("benchmark_disable", "benchmark_skip"):
         if config.getoption(flag, False):
-            raise pytest.UsageError(f"--{flag.replace('_', '-')} with {gate}: no benchmark would be timed and "
-                                    f"the gate would judge nothing; leave out one of the two")
+            raise pytest.UsageError(
+                f"--{flag.replace('_', '-')} with {gate}: no benchmark would be timed and "
+                f"the gate would judge nothing; leave out one of the two"
+            )
 
 
 def _check_output_places(opts: GateOptions) -> None:
@@ -219,7 +283,8 @@ def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, stat
         raise pytest.UsageError(
             f"--aorta-compare: {path} was saved on {machine_label(baseline)}, this run is on "
             f"{machine_label(current)} ({reason}); a baseline from another GPU model or backend is refused: "
-            "compare with one saved on this machine, or pass --aorta-allow-mismatch to compare anyway")
+            "compare with one saved on this machine, or pass --aorta-allow-mismatch to compare anyway"
+        )
 
 
 @pytest.hookimpl(trylast=True)  # after aorta.plugin's configure, which resolves the device options
@@ -237,8 +302,10 @@ def pytest_configure(config: pytest.Config) -> None:
         test_slowdown=config.getoption("aorta_test_slowdown") or 0.0,
     )
     if opts.save_name and opts.test_slowdown:
-        raise pytest.UsageError("--aorta-save-baseline with --aorta-test-slowdown: a run slowed on purpose "
-                                "can never be saved as a baseline")
+        raise pytest.UsageError(
+            "--aorta-save-baseline with --aorta-test-slowdown: a run slowed on purpose "
+            "can never be saved as a baseline"
+        )
     if opts.confirm and not opts.compare_ref:
         raise pytest.UsageError(f"--aorta-confirm={opts.confirm} needs --aorta-compare NAME|PATH")
     _refuse_runs_without_benchmarks(config, opts)
@@ -266,8 +333,13 @@ def build_run(config: pytest.Config) -> dict | None:
     machine_info = bs.get_machine_info()
     commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
     config.hook.pytest_benchmark_update_commit_info(config=config, commit_info=commit_info)
-    run = config.hook.pytest_benchmark_generate_json(config=config, benchmarks=bs.benchmarks, include_data=True,
-                                                     machine_info=machine_info, commit_info=commit_info)
+    run = config.hook.pytest_benchmark_generate_json(
+        config=config,
+        benchmarks=bs.benchmarks,
+        include_data=True,
+        machine_info=machine_info,
+        commit_info=commit_info,
+    )
     config.hook.pytest_benchmark_update_json(config=config, benchmarks=bs.benchmarks, output_json=run)
     return run
 
@@ -284,8 +356,15 @@ def pytest_runtestloop(session: pytest.Session):
         return
     run = {"benchmarks": _bench_dicts(config)}
     ref = {b["fullname"]: b for b in baseline["benchmarks"]}
-    slower = {b["fullname"] for b in run["benchmarks"] if b["fullname"] in ref and any(
-        v.outcome == SLOWER for v in benchmark_verdicts(b["fullname"], ref[b["fullname"]], b, opts.settings))}
+    slower = {
+        b["fullname"]
+        for b in run["benchmarks"]
+        if b["fullname"] in ref
+        and any(
+            v.outcome == SLOWER
+            for v in benchmark_verdicts(b["fullname"], ref[b["fullname"]], b, opts.settings)
+        )
+    }
     items = {item.nodeid: item for item in session.items}
     for name in sorted(slower):
         if name in items:
@@ -302,7 +381,9 @@ def _rerun(item: pytest.Item) -> dict | None:
     records: list[dict] = []
     item.stash[CONFIRMATION_RUNS] = records
     try:
-        with warnings.catch_warnings():  # the fixture is left unused on purpose: nothing goes to pytest-benchmark
+        with (
+            warnings.catch_warnings()
+        ):  # the fixture is left unused on purpose: nothing goes to pytest-benchmark
             warnings.filterwarnings("ignore", "Benchmark fixture was not used", PytestBenchmarkWarning)
             reports = runtestprotocol(item, nextitem=None, log=False)
     finally:
@@ -318,8 +399,12 @@ def _apply_confirmation(comp: Comparison, baseline: dict, state: GateState, opts
     for v in comp.verdicts:
         reruns = state.reruns.get(v.benchmark)
         if v.outcome == SLOWER and reruns:
-            again = [None if r is None else benchmark_verdicts(v.benchmark, ref[v.benchmark], r, opts.settings,
-                                                               only=[v.metric])[0] for r in reruns]
+            again = [
+                None
+                if r is None
+                else benchmark_verdicts(v.benchmark, ref[v.benchmark], r, opts.settings, only=[v.metric])[0]
+                for r in reruns
+            ]
             v = confirm(v, again)
         out.append(v)
     comp.verdicts = out
@@ -333,7 +418,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     run = build_run(config)
     if run is None:
-        state.lines.append(f"aorta gate: {NOTHING_COMPARED}: benchmarks are disabled in this run, nothing saved")
+        state.lines.append(
+            f"aorta gate: {NOTHING_COMPARED}: benchmarks are disabled in this run, nothing saved"
+        )
         if int(exitstatus) == 0:
             session.exitstatus = EXIT_NOTHING_COMPARED if opts.compare_ref else EXIT_NOT_SAVED
         return
@@ -342,8 +429,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     code = EXIT_CLEAN
     baseline = state.baseline
     if baseline is not None:
-        comp = compare_runs(baseline, run, opts.settings, ref_label=_label(baseline, state.baseline_path),
-                            cand_label="this run")
+        comp = compare_runs(
+            baseline,
+            run,
+            opts.settings,
+            ref_label=_label(baseline, state.baseline_path),
+            cand_label="this run",
+        )
         if state.reruns:
             _apply_confirmation(comp, baseline, state, opts)
         state.comparison = comp
@@ -351,8 +443,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state.lines += terminal_lines(comp, verbose=config.getoption("verbose") > 0)
         if _rank() == 0:
             try:
-                state.lines += write_outputs([comp], code, verdict_json=opts.verdict_json,
-                                             markdown_path=opts.markdown)
+                state.lines += write_outputs(
+                    [comp], code, verdict_json=opts.verdict_json, markdown_path=opts.markdown
+                )
             except OSError as exc:
                 state.lines.append(f"aorta gate: could not write the verdict files: {exc}")
                 code = code or int(pytest.ExitCode.USAGE_ERROR)
@@ -369,26 +462,37 @@ def _label(baseline: dict, baseline_path: Path | None) -> str:
     return f"{name} ({baseline_path})" if name else str(baseline_path)
 
 
-def _save(run: dict, save_name: str, opts: GateOptions, config: pytest.Config, exitstatus: int,
-          gate_code: int) -> tuple[str, bool]:
+def _save(
+    run: dict, save_name: str, opts: GateOptions, config: pytest.Config, exitstatus: int, gate_code: int
+) -> tuple[str, bool]:
     """Save the run as a baseline where nothing went wrong; (the line to show, whether nothing failed)."""
     if exitstatus != 0:
-        return (f"baseline {save_name!r} NOT saved: pytest exit status {exitstatus} (failed or interrupted "
-                "tests); the saved one, if any, is unchanged"), False
+        return (
+            f"baseline {save_name!r} NOT saved: pytest exit status {exitstatus} (failed or interrupted "
+            "tests); the saved one, if any, is unchanged"
+        ), False
     if gate_code:
-        return (f"baseline {save_name!r} NOT saved: the comparison in this run exited {gate_code}; "
-                "the saved one, if any, is unchanged"), False
+        return (
+            f"baseline {save_name!r} NOT saved: the comparison in this run exited {gate_code}; "
+            "the saved one, if any, is unchanged"
+        ), False
     if _rank() != 0:
         return f"baseline {save_name!r}: written by rank 0 only", True
     from aorta.plugin import OPTIONS
 
-    resolved = {**config.stash[OPTIONS].__dict__, "min_effect": opts.settings.min_effect,
-                "alpha": opts.settings.alpha, "thresholds": [t.__dict__ for t in opts.settings.thresholds]}
+    resolved = {
+        **config.stash[OPTIONS].__dict__,
+        "min_effect": opts.settings.min_effect,
+        "alpha": opts.settings.alpha,
+        "thresholds": [t.__dict__ for t in opts.settings.thresholds],
+    }
     try:
         path = bl.save_baseline(run, opts.baseline_dir, save_name, resolved)
     except (OSError, bl.BaselineError) as exc:
-        return (f"baseline {save_name!r} NOT saved: {exc}; the saved one, if any, is unchanged "
-                f"-> exit {EXIT_NOT_SAVED}"), False
+        return (
+            f"baseline {save_name!r} NOT saved: {exc}; the saved one, if any, is unchanged "
+            f"-> exit {EXIT_NOT_SAVED}"
+        ), False
     return f"baseline {save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks)", True
 
 

@@ -17,10 +17,13 @@ from aorta.gate.verdict import SAME
 from aorta.table import format_table
 
 VERDICT_SCHEMA = 1
-EXIT_MEANINGS = {EXIT_CLEAN: "clean", EXIT_REGRESSION: "regression: a SLOWER verdict",
-                 EXIT_MISMATCH: "refused: different hardware",
-                 EXIT_NOTHING_COMPARED: "nothing compared: the gate judged no benchmark",
-                 EXIT_NOT_SAVED: "baseline not saved"}
+EXIT_MEANINGS = {
+    EXIT_CLEAN: "clean",
+    EXIT_REGRESSION: "regression: a SLOWER verdict",
+    EXIT_MISMATCH: "refused: different hardware",
+    EXIT_NOTHING_COMPARED: "nothing compared: the gate judged no benchmark",
+    EXIT_NOT_SAVED: "baseline not saved",
+}
 
 
 def _v(value) -> str:
@@ -35,20 +38,27 @@ def stack_line(comp: Comparison) -> str:
 
 
 def header_lines(comp: Comparison) -> list[str]:
-    lines = [f"{comp.ref_label} -> {comp.cand_label}",
-             f"machine: {comp.ref_machine}" if comp.ref_machine == comp.cand_machine
-             else f"machine: {comp.ref_machine} -> {comp.cand_machine}",
-             f"stack: {stack_line(comp)}"]
+    lines = [
+        f"{comp.ref_label} -> {comp.cand_label}",
+        f"machine: {comp.ref_machine}"
+        if comp.ref_machine == comp.cand_machine
+        else f"machine: {comp.ref_machine} -> {comp.cand_machine}",
+        f"stack: {stack_line(comp)}",
+    ]
     if comp.env:
         lines.append("env differs: " + ", ".join(f"{k} {_v(a)} -> {_v(b)}" for k, a, b in comp.env))
     else:
         lines.append("env: same scheduling variables")
     if comp.mismatch:
-        lines.append(f"HARDWARE MISMATCH: {comp.mismatch}"
-                     + (" (compared anyway: --aorta-allow-mismatch)" if comp.mismatch_allowed else ""))
+        lines.append(
+            f"HARDWARE MISMATCH: {comp.mismatch}"
+            + (" (compared anyway: --aorta-allow-mismatch)" if comp.mismatch_allowed else "")
+        )
     if comp.test_slowdown:
-        lines.append(f"TEST SLOWDOWN ACTIVE in this run (deliberate extra device work, not a real result): "
-                     f"{len(comp.test_slowdown)} benchmark(s) at {sorted(set(comp.test_slowdown.values()))}")
+        lines.append(
+            f"TEST SLOWDOWN ACTIVE in this run (deliberate extra device work, not a real result): "
+            f"{len(comp.test_slowdown)} benchmark(s) at {sorted(set(comp.test_slowdown.values()))}"
+        )
     return lines
 
 
@@ -75,9 +85,17 @@ def verdict_rows(comp: Comparison, *, all_rows: bool) -> list[list[str]]:
     for v in comp.verdicts:
         if not all_rows and not v.notable:
             continue
-        rows.append([short_name(v.benchmark), v.metric, f"{_num(v.ref_median)} {v.unit}".strip(),
-                     f"{_num(v.cand_median)} {v.unit}".strip(), _pct(v.change_ratio), _p(v.p_value),
-                     v.outcome])
+        rows.append(
+            [
+                short_name(v.benchmark),
+                v.metric,
+                f"{_num(v.ref_median)} {v.unit}".strip(),
+                f"{_num(v.cand_median)} {v.unit}".strip(),
+                _pct(v.change_ratio),
+                _p(v.p_value),
+                v.outcome,
+            ]
+        )
     return rows
 
 
@@ -110,8 +128,10 @@ def markdown(comps: Sequence[Comparison]) -> str:
     for comp in comps:
         mark = ":red_circle:" if comp.exit_code else ":white_check_mark:"
         out.append(f"### aorta gate {mark} {comp.ref_label} → {comp.cand_label}\n")
-        out.append(f"- machine: {comp.ref_machine}"
-                   + ("" if comp.ref_machine == comp.cand_machine else f" → {comp.cand_machine}"))
+        out.append(
+            f"- machine: {comp.ref_machine}"
+            + ("" if comp.ref_machine == comp.cand_machine else f" → {comp.cand_machine}")
+        )
         out.append(f"- stack: {stack_line(comp).replace(' -> ', ' → ')}")
         if comp.env:
             out.append("- env differs: " + ", ".join(f"`{k}` {_v(a)} → {_v(b)}" for k, a, b in comp.env))
@@ -146,17 +166,27 @@ def verdict_document(comps: Sequence[Comparison], exit_code: int) -> dict:
         "schema": VERDICT_SCHEMA,
         "exit_code": exit_code,
         "exit_meaning": EXIT_MEANINGS.get(exit_code, "see pytest's exit codes"),
-        "comparisons": [{
-            "baseline": c.ref_label, "candidate": c.cand_label,
-            "machine": {"baseline": c.ref_machine, "candidate": c.cand_machine},
-            "stack": [{"name": n, "baseline": a, "candidate": b} for n, a, b in c.stack],
-            "env_diff": [{"name": n, "baseline": a, "candidate": b} for n, a, b in c.env],
-            "mismatch": c.mismatch, "refused": c.refused, "test_slowdown": c.test_slowdown,
-            "summary": c.summary(), "exit_code": c.exit_code,
-            "slower": c.slower_benchmarks(),
-            "nothing_compared": c.nothing_compared, "compared": c.matched, "new": c.new, "missing": c.missing,
-            "verdicts": [v.as_dict() for v in c.verdicts],
-        } for c in comps],
+        "comparisons": [
+            {
+                "baseline": c.ref_label,
+                "candidate": c.cand_label,
+                "machine": {"baseline": c.ref_machine, "candidate": c.cand_machine},
+                "stack": [{"name": n, "baseline": a, "candidate": b} for n, a, b in c.stack],
+                "env_diff": [{"name": n, "baseline": a, "candidate": b} for n, a, b in c.env],
+                "mismatch": c.mismatch,
+                "refused": c.refused,
+                "test_slowdown": c.test_slowdown,
+                "summary": c.summary(),
+                "exit_code": c.exit_code,
+                "slower": c.slower_benchmarks(),
+                "nothing_compared": c.nothing_compared,
+                "compared": c.matched,
+                "new": c.new,
+                "missing": c.missing,
+                "verdicts": [v.as_dict() for v in c.verdicts],
+            }
+            for c in comps
+        ],
     }
 
 
@@ -166,4 +196,3 @@ def overall_exit(comps: Sequence[Comparison]) -> int:
         if code in codes:
             return code
     return EXIT_CLEAN
-

@@ -52,7 +52,7 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> MannWhitney:
         p = 2.0 * _exact_sf(n1, n2, int(round(u_big)))
         return MannWhitney(u1, min(1.0, p), "exact")
     n = n1 + n2
-    tie_term = sum(t ** 3 - t for t in tie_sizes) / (n * (n - 1))
+    tie_term = sum(t**3 - t for t in tie_sizes) / (n * (n - 1))
     var = n1 * n2 / 12.0 * ((n + 1) - tie_term)
     if var <= 0:  # every sample equal: no evidence of any difference
         return MannWhitney(u1, 1.0, "asymptotic")
@@ -137,9 +137,18 @@ def _pct(ratio: float) -> str:
     return f"{ratio * 100:+.1f}%"
 
 
-def decide(benchmark: str, metric: str, unit: str, higher_is_better: bool,
-           ref: Sequence[float], cand: Sequence[float], *, min_effect: float = DEFAULT_MIN_EFFECT,
-           alpha: float = DEFAULT_ALPHA, min_samples: int = DEFAULT_MIN_SAMPLES) -> Verdict:
+def decide(
+    benchmark: str,
+    metric: str,
+    unit: str,
+    higher_is_better: bool,
+    ref: Sequence[float],
+    cand: Sequence[float],
+    *,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    alpha: float = DEFAULT_ALPHA,
+    min_samples: int = DEFAULT_MIN_SAMPLES,
+) -> Verdict:
     """The verdict for one figure from its baseline samples ``ref`` and candidate samples ``cand``.
 
     A side with one value is a figure without per-round samples: only its relative change is judged
@@ -153,15 +162,31 @@ def decide(benchmark: str, metric: str, unit: str, higher_is_better: bool,
     p_value: float | None = None
 
     def verdict(outcome: str, reason: str) -> Verdict:
-        return Verdict(benchmark=benchmark, metric=metric, unit=unit, higher_is_better=higher_is_better,
-                       outcome=outcome, reason=reason, ref_median=ref_med, cand_median=cand_med,
-                       change_ratio=change_ratio, p_value=p_value, n_ref=len(ref), n_cand=len(cand),
-                       min_effect=min_effect)
+        return Verdict(
+            benchmark=benchmark,
+            metric=metric,
+            unit=unit,
+            higher_is_better=higher_is_better,
+            outcome=outcome,
+            reason=reason,
+            ref_median=ref_med,
+            cand_median=cand_med,
+            change_ratio=change_ratio,
+            p_value=p_value,
+            n_ref=len(ref),
+            n_cand=len(cand),
+            min_effect=min_effect,
+        )
 
     bad = [v for v in (*ref, *cand) if v is None or not math.isfinite(v)]
     if not ref or not cand or bad:
-        what = "no baseline samples" if not ref else "no samples in this run" if not cand else \
-            f"non-finite values ({bad[0]!r})"
+        what = (
+            "no baseline samples"
+            if not ref
+            else "no samples in this run"
+            if not cand
+            else f"non-finite values ({bad[0]!r})"
+        )
         return verdict(UNSURE, f"cannot compare: {what}")
     ref_med, cand_med = stats.median(ref), stats.median(cand)
     if ref_med == 0:
@@ -175,17 +200,24 @@ def decide(benchmark: str, metric: str, unit: str, higher_is_better: bool,
     if abs(change) < min_effect:
         return verdict(SAME, f"{effect} is below {floor}")
     if len(ref) == 1 or len(cand) == 1:
-        return verdict(UNSURE, (
-            f"{effect} from a single value without per-round samples: no test possible, never a verdict"))
+        return verdict(
+            UNSURE,
+            (f"{effect} from a single value without per-round samples: no test possible, never a verdict"),
+        )
     if len(ref) < min_samples or len(cand) < min_samples:
-        return verdict(UNSURE, (
-            f"{effect} but too few samples ({len(ref)} vs {len(cand)}; need {min_samples} per side)"))
+        return verdict(
+            UNSURE, (f"{effect} but too few samples ({len(ref)} vs {len(cand)}; need {min_samples} per side)")
+        )
     test = mann_whitney_u(ref, cand)
     p_value = test.p_value
     if test.p_value >= alpha:
-        return verdict(UNSURE, (
-            f"{effect} but not significant (Mann-Whitney p={test.p_value:.3g} >= {alpha:g}, "
-            f"n={len(ref)} vs {len(cand)})"))
-    return verdict(word, (
-        f"{effect}, Mann-Whitney p={test.p_value:.2g} (n={len(ref)} vs {len(cand)}), "
-        f"at least {floor}"))
+        return verdict(
+            UNSURE,
+            (
+                f"{effect} but not significant (Mann-Whitney p={test.p_value:.3g} >= {alpha:g}, "
+                f"n={len(ref)} vs {len(cand)})"
+            ),
+        )
+    return verdict(
+        word, (f"{effect}, Mann-Whitney p={test.p_value:.2g} (n={len(ref)} vs {len(cand)}), at least {floor}")
+    )

@@ -11,6 +11,17 @@ from aorta.record.bench import (
 )
 from aorta.record.load import RecordError, check_run, check_samples, load_run
 
-__all__ = ["READABLE_SCHEMAS", "SCHEMA_VERSION", "BenchRecord", "RecordError", "check_run", "check_samples",
-           "is_aorta_bench", "load_run", "record_of", "write_bytes_atomic", "write_json_atomic",
-           "write_text_atomic"]
+__all__ = [
+    "READABLE_SCHEMAS",
+    "SCHEMA_VERSION",
+    "BenchRecord",
+    "RecordError",
+    "check_run",
+    "check_samples",
+    "is_aorta_bench",
+    "load_run",
+    "record_of",
+    "write_bytes_atomic",
+    "write_json_atomic",
+    "write_text_atomic",
+]

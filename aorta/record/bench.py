@@ -21,8 +21,19 @@ READABLE_SCHEMAS = (1, 2)
 
 # The typed core: every reader (gate, report, terminal table) needs these; the rest is kind-specific
 # (hardware-queue intervals, FSDP per-rank figures, telemetry) and kept in ``details`` as written.
-_CORE = ("aorta_schema", "workload", "backend", "timing_method", "clock", "device_ms_per_iteration", "metrics",
-         "headline_metric", "unavailable", "min_effect", "reading_notes")
+_CORE = (
+    "aorta_schema",
+    "workload",
+    "backend",
+    "timing_method",
+    "clock",
+    "device_ms_per_iteration",
+    "metrics",
+    "headline_metric",
+    "unavailable",
+    "min_effect",
+    "reading_notes",
+)
 
 
 @dataclass
@@ -76,26 +87,42 @@ class BenchRecord:
 
     # ------------------------------------------------------------------------------ extra_info
     def to_extra_info(self) -> dict[str, Any]:
-        return {"aorta_schema": self.schema, "workload": self.workload, "backend": self.backend,
-                "timing_method": self.timing_method, "clock": self.clock,
-                "device_ms_per_iteration": list(self.device_ms_per_iteration),
-                "metrics": {name: m.as_dict() for name, m in self.metrics.items()},
-                "headline_metric": self.headline_metric, "unavailable": dict(self.unavailable),
-                "reading_notes": list(self.reading_notes), **self.details}
+        return {
+            "aorta_schema": self.schema,
+            "workload": self.workload,
+            "backend": self.backend,
+            "timing_method": self.timing_method,
+            "clock": self.clock,
+            "device_ms_per_iteration": list(self.device_ms_per_iteration),
+            "metrics": {name: m.as_dict() for name, m in self.metrics.items()},
+            "headline_metric": self.headline_metric,
+            "unavailable": dict(self.unavailable),
+            "reading_notes": list(self.reading_notes),
+            **self.details,
+        }
 
     @classmethod
     def from_extra_info(cls, extra: Mapping[str, Any]) -> BenchRecord:
         """Read schema 1 or 2 (validated by ``aorta.record.load_run`` when it came from a file)."""
         details = {k: v for k, v in extra.items() if k not in _CORE}
-        metrics = {str(name): Metric.from_dict(str(name), m) for name, m in (extra.get("metrics") or {}).items()
-                   if isinstance(m, Mapping)}
-        record = cls(workload=str(extra.get("workload") or ""), backend=str(extra.get("backend") or ""),
-                     timing_method=str(extra.get("timing_method") or ""), clock=str(extra.get("clock") or ""),
-                     device_ms_per_iteration=[float(v) for v in extra.get("device_ms_per_iteration") or []],
-                     headline_metric=str(extra.get("headline_metric") or ""), metrics=metrics,
-                     unavailable=dict(extra.get("unavailable") or {}),
-                     reading_notes=list(extra.get("reading_notes") or []), details=details,
-                     schema=int(extra.get("aorta_schema") or 1))
+        metrics = {
+            str(name): Metric.from_dict(str(name), m)
+            for name, m in (extra.get("metrics") or {}).items()
+            if isinstance(m, Mapping)
+        }
+        record = cls(
+            workload=str(extra.get("workload") or ""),
+            backend=str(extra.get("backend") or ""),
+            timing_method=str(extra.get("timing_method") or ""),
+            clock=str(extra.get("clock") or ""),
+            device_ms_per_iteration=[float(v) for v in extra.get("device_ms_per_iteration") or []],
+            headline_metric=str(extra.get("headline_metric") or ""),
+            metrics=metrics,
+            unavailable=dict(extra.get("unavailable") or {}),
+            reading_notes=list(extra.get("reading_notes") or []),
+            details=details,
+            schema=int(extra.get("aorta_schema") or 1),
+        )
         old_floors = extra.get("min_effect") or {}  # schema 1
         record.declare_noise_floors({k: v for k, v in old_floors.items() if isinstance(v, (int, float))})
         return record

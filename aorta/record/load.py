@@ -51,23 +51,31 @@ def read_json_file(p: Path) -> object:
 def check_run(run: object, where: str | os.PathLike) -> None:
     if not isinstance(run, dict) or not isinstance(run.get("benchmarks"), list):
         raise RecordError(f"{where}: not a pytest-benchmark JSON file (no 'benchmarks' list)")
-    if not isinstance(run.get("machine_info"), dict) or not isinstance(run["machine_info"].get("aorta"), dict):
-        raise RecordError(f"{where}: not written by aorta (no machine_info['aorta']); save runs with "
-                            "aorta's pytest plugin (--aorta-save-baseline or --benchmark-json)")
+    if not isinstance(run.get("machine_info"), dict) or not isinstance(
+        run["machine_info"].get("aorta"), dict
+    ):
+        raise RecordError(
+            f"{where}: not written by aorta (no machine_info['aorta']); save runs with "
+            "aorta's pytest plugin (--aorta-save-baseline or --benchmark-json)"
+        )
     for i, b in enumerate(run["benchmarks"]):
         if not isinstance(b, dict) or "fullname" not in b:
             raise RecordError(f"{where}: benchmark #{i} has no 'fullname'")
     aorta_benches = [b for b in run["benchmarks"] if "aorta_schema" in (b.get("extra_info") or {})]
     if run["benchmarks"] and not aorta_benches:
-        raise RecordError(f"{where}: written by another tool: no benchmark has aorta's extra_info "
-                            "(extra_info['aorta_schema'])")
+        raise RecordError(
+            f"{where}: written by another tool: no benchmark has aorta's extra_info "
+            "(extra_info['aorta_schema'])"
+        )
     if not run["benchmarks"]:
         raise RecordError(f"{where}: holds no benchmarks")
     for b in aorta_benches:
         schema = b["extra_info"]["aorta_schema"]
         if schema not in READABLE_SCHEMAS:
-            raise RecordError(f"{where}: benchmark {b.get('name')!r} has aorta_schema {schema!r}; this aorta reads "
-                              f"{', '.join(map(str, READABLE_SCHEMAS))} (a newer file? update aorta)")
+            raise RecordError(
+                f"{where}: benchmark {b.get('name')!r} has aorta_schema {schema!r}; this aorta reads "
+                f"{', '.join(map(str, READABLE_SCHEMAS))} (a newer file? update aorta)"
+            )
     check_samples(run["benchmarks"], where)
 
 
@@ -87,8 +95,12 @@ def check_samples(benchmarks: list, where: str | os.PathLike) -> None:
         if not isinstance(extra, Mapping):
             continue
         if extra.get("device_ms_per_iteration") is not None:
-            _check_list(where, f"{at}.extra_info.device_ms_per_iteration", extra["device_ms_per_iteration"],
-                        times=True)
+            _check_list(
+                where,
+                f"{at}.extra_info.device_ms_per_iteration",
+                extra["device_ms_per_iteration"],
+                times=True,
+            )
         _check_metrics(where, f"{at}.extra_info.metrics", extra.get("metrics"))
 
 
@@ -96,15 +108,20 @@ def _check_metrics(where, at: str, metrics: object) -> None:
     if metrics is None:
         return
     if not isinstance(metrics, Mapping):
-        raise RecordError(f"{where}: {at}: is {_kind(metrics)}, expected a mapping of metric name -> "
-                            "{value, unit, higher_is_better, samples}")
+        raise RecordError(
+            f"{where}: {at}: is {_kind(metrics)}, expected a mapping of metric name -> "
+            "{value, unit, higher_is_better, samples}"
+        )
     for name, m in metrics.items():
         if not isinstance(m, Mapping):
-            raise RecordError(f"{where}: {at}.{name}: is {_kind(m)}, expected a mapping "
-                                "{value, unit, higher_is_better, samples}")
+            raise RecordError(
+                f"{where}: {at}.{name}: is {_kind(m)}, expected a mapping "
+                "{value, unit, higher_is_better, samples}"
+            )
         value = m.get("value")  # None: unavailable on this machine, said so in extra_info["unavailable"]
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not math.isfinite(value)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+        ):
             raise RecordError(f"{where}: {at}.{name}.value: {_kind(value)}, expected a finite number or null")
         if m.get("samples") is not None:
             _check_list(where, f"{at}.{name}.samples", m["samples"], times=False)
@@ -132,5 +149,3 @@ def _kind(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return "a list"
     return json.dumps(value, default=str)[:40]
-
-

@@ -23,8 +23,9 @@ from aorta.report.verdicts import gate_verdicts, load_verdict_file
 REPORT_FILES = ("report.html", "summary.json")
 
 
-def _verdicts(runs: list[Run], reference: str | None, candidate: str | None,
-              verdicts_path: str | None) -> tuple[list[dict] | None, str]:
+def _verdicts(
+    runs: list[Run], reference: str | None, candidate: str | None, verdicts_path: str | None
+) -> tuple[list[dict] | None, str]:
     if verdicts_path is not None:
         return load_verdict_file(verdicts_path), f"from {verdicts_path}"
     if reference is None:
@@ -43,8 +44,10 @@ def check_output(output: Path) -> None:
     if output.exists() and not output.is_dir():
         raise ReportInputError(f"--output {output}: exists and is not a folder")
     if output.is_dir() and any(output.iterdir()) and not (output / "report.html").exists():
-        raise ReportInputError(f"--output {output}: folder is not empty and holds no earlier report; "
-                               "choose a new or empty folder")
+        raise ReportInputError(
+            f"--output {output}: folder is not empty and holds no earlier report; "
+            "choose a new or empty folder"
+        )
     try:  # the report is built beside the output and moved into place: its parent must take new folders
         check_output_renamed_into_place("--output", output)
     except OutputPathError as exc:
@@ -95,8 +98,14 @@ def _replace_dir(new: Path, output: Path) -> None:
         os.replace(new, output)
 
 
-def write_report(pairs: list[tuple[str, str]], output: str | Path, *, reference: str | None = None,
-                 candidate: str | None = None, verdicts_path: str | None = None) -> dict:
+def write_report(
+    pairs: list[tuple[str, str]],
+    output: str | Path,
+    *,
+    reference: str | None = None,
+    candidate: str | None = None,
+    verdicts_path: str | None = None,
+) -> dict:
     """Write summary.json, the figures and report.html into ``output``; returns the summary."""
     output = Path(output)
     check_output(output)

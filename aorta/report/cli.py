@@ -12,17 +12,35 @@ EXIT_BAD_INPUT = 2
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Compare saved runs (pytest-benchmark JSON written by aorta, FSDP run or artifacts "
-                          "folders): summary.json, figures and one self-contained report.html in --output.")
-    parser.add_argument("--run", action="append", default=[], metavar="PATH", required=True,
-                        help="a pytest-benchmark JSON file, or an FSDP folder holding rank_<r>_metrics.jsonl (itself or its "
-                             "artifacts/; a benchmark JSON beside them is read too); repeat, one per run")
-    parser.add_argument("--label", action="append", default=[], metavar="L", required=True,
-                        help="the name of the --run before it (repeat, one per --run, each different)")
+    parser.description = (
+        "Compare saved runs (pytest-benchmark JSON written by aorta, FSDP run or artifacts "
+        "folders): summary.json, figures and one self-contained report.html in --output."
+    )
+    parser.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="PATH",
+        required=True,
+        help="a pytest-benchmark JSON file, or an FSDP folder holding rank_<r>_metrics.jsonl (itself or its "
+        "artifacts/; a benchmark JSON beside them is read too); repeat, one per run",
+    )
+    parser.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="L",
+        required=True,
+        help="the name of the --run before it (repeat, one per --run, each different)",
+    )
     parser.add_argument("--reference", metavar="L", help="label of the run to compare against")
     parser.add_argument("--candidate", metavar="L", help="label of the run compared with --reference")
-    parser.add_argument("--verdicts", metavar="FILE", help="a verdict JSON file from the regression gate to show")
-    parser.add_argument("--output", required=True, metavar="DIR", help="report folder (replaced only when complete)")
+    parser.add_argument(
+        "--verdicts", metavar="FILE", help="a verdict JSON file from the regression gate to show"
+    )
+    parser.add_argument(
+        "--output", required=True, metavar="DIR", help="report folder (replaced only when complete)"
+    )
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -30,33 +48,56 @@ def run_report(args: argparse.Namespace) -> int:
 
     try:
         if len(args.run) != len(args.label):
-            raise ReportInputError(f"{len(args.run)} --run and {len(args.label)} --label: give one --label per --run")
-        summary = write_report(list(zip(args.run, args.label)), args.output, reference=args.reference,
-                               candidate=args.candidate, verdicts_path=args.verdicts)
+            raise ReportInputError(
+                f"{len(args.run)} --run and {len(args.label)} --label: give one --label per --run"
+            )
+        summary = write_report(
+            list(zip(args.run, args.label)),
+            args.output,
+            reference=args.reference,
+            candidate=args.candidate,
+            verdicts_path=args.verdicts,
+        )
     except ReportInputError as exc:
         print(f"aorta report: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     out = Path(args.output)
-    print(f"aorta report: {len(summary['runs'])} runs, {len(summary['figure_files'])} figures -> {out / 'report.html'}")
+    print(
+        f"aorta report: {len(summary['runs'])} runs, {len(summary['figure_files'])} figures -> {out / 'report.html'}"
+    )
     if summary["comparison"]:
         print(f"biggest changes ({summary['candidate']} / {summary['reference']}):")
         for row in summary["comparison"][:5]:
-            print(f"  {row['configuration']} {row['metric']}: {row['change_pct']:+.1f}%"
-                  f" ({'better' if row['better'] else 'worse' if row['better'] is False else 'same'})")
+            print(
+                f"  {row['configuration']} {row['metric']}: {row['change_pct']:+.1f}%"
+                f" ({'better' if row['better'] else 'worse' if row['better'] is False else 'same'})"
+            )
     return 0
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="trace_command", required=True, metavar="merge")
-    merge = sub.add_parser("merge", help="merge per-rank profiler traces into one, with a rank-asymmetry check",
-                           description="Merge per-rank torch.profiler Chrome traces (.json, .json.gz, "
-                                       "*.pt.trace.json): one process per rank, timestamps aligned.")
+    merge = sub.add_parser(
+        "merge",
+        help="merge per-rank profiler traces into one, with a rank-asymmetry check",
+        description="Merge per-rank torch.profiler Chrome traces (.json, .json.gz, "
+        "*.pt.trace.json): one process per rank, timestamps aligned.",
+    )
     merge.add_argument("traces", nargs="+", metavar="RANK_TRACE")
     merge.add_argument("--output", required=True, metavar="merged.json")
-    merge.add_argument("--align", default="auto", choices=("auto", "base-time", "first-step"),
-                       help="auto: baseTimeNanoseconds when every trace has it, else first common ProfilerStep")
-    merge.add_argument("--threshold", type=float, default=0.10, metavar="RATIO",
-                       help="flag a rank whose figure differs from the median by more than this (default 0.10)")
+    merge.add_argument(
+        "--align",
+        default="auto",
+        choices=("auto", "base-time", "first-step"),
+        help="auto: baseTimeNanoseconds when every trace has it, else first common ProfilerStep",
+    )
+    merge.add_argument(
+        "--threshold",
+        type=float,
+        default=0.10,
+        metavar="RATIO",
+        help="flag a rank whose figure differs from the median by more than this (default 0.10)",
+    )
 
 
 def diagnostic_path(output: Path) -> Path:

@@ -17,13 +17,29 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 DPI = 96
-COLOURS = {"compute_only_ms": "#4C72B0", "overlapped_ms": "#55A868", "exposed_comm_ms": "#C44E52",
-           "idle_ms": "#BBBBBB", "comm_busy_ms": "#DD8452", "compute_busy_ms": "#4C72B0", "step_ms": "#333333"}
+COLOURS = {
+    "compute_only_ms": "#4C72B0",
+    "overlapped_ms": "#55A868",
+    "exposed_comm_ms": "#C44E52",
+    "idle_ms": "#BBBBBB",
+    "comm_busy_ms": "#DD8452",
+    "compute_busy_ms": "#4C72B0",
+    "step_ms": "#333333",
+}
 
 
 def _note(ax, text: str) -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True, transform=ax.transAxes, fontsize=10,
-            color="#884444")
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        ha="center",
+        va="center",
+        wrap=True,
+        transform=ax.transAxes,
+        fontsize=10,
+        color="#884444",
+    )
 
 
 def _save(fig: Figure, path: Path) -> Path:
@@ -46,12 +62,17 @@ def draw_timeline(label: str, scenarios: dict, path: Path) -> Path:
             ticks, labels = [], []
             for i, r in enumerate(ranks):
                 base = i * 4
-                for lane, (ivs, key, title) in enumerate(((r.compute_us, "compute_busy_ms", "compute"),
-                                                          (r.comm_us, "comm_busy_ms", "communication"),
-                                                          (r.overlap_us, "overlapped_ms", "overlapped"))):
+                for lane, (ivs, key, title) in enumerate(
+                    (
+                        (r.compute_us, "compute_busy_ms", "compute"),
+                        (r.comm_us, "comm_busy_ms", "communication"),
+                        (r.overlap_us, "overlapped_ms", "overlapped"),
+                    )
+                ):
                     bars = [((a - origin) / 1e3, (b - a) / 1e3) for a, b in ivs]
-                    ax.broken_barh(bars, (base + lane + 0.1, 0.8), color=COLOURS[key],
-                                   label=title if i == 0 else None)
+                    ax.broken_barh(
+                        bars, (base + lane + 0.1, 0.8), color=COLOURS[key], label=title if i == 0 else None
+                    )
                     ticks.append(base + lane + 0.5)
                     labels.append(f"rank {r.rank} {title}")
             ax.set_yticks(ticks, labels, fontsize=7)
@@ -68,8 +89,15 @@ def draw_timeline(label: str, scenarios: dict, path: Path) -> Path:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=f"rank {r.rank}")
                 drew = True
         reasons = "; ".join(sorted({r.overlap_reason for r in ranks if r.overlap_reason}))
-        ax.text(0.01, 0.97, f"no kernel timeline: {reasons or 'not recorded'}", transform=ax.transAxes,
-                va="top", fontsize=8, color="#884444")
+        ax.text(
+            0.01,
+            0.97,
+            f"no kernel timeline: {reasons or 'not recorded'}",
+            transform=ax.transAxes,
+            va="top",
+            fontsize=8,
+            color="#884444",
+        )
         if drew:
             ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -85,8 +113,12 @@ def draw_overlap_breakdown(label: str, scenario: str, rows: list[dict], path: Pa
     """Per rank, ms per profiled step stacked: compute alone, overlapped, exposed comm, idle."""
     fig = Figure(figsize=(5.6, 3.0), layout="constrained")
     ax = fig.subplots()
-    parts = (("compute_only_ms", "compute only"), ("overlapped_ms", "overlapped"),
-             ("exposed_comm_ms", "exposed comm"), ("idle_ms", "idle"))
+    parts = (
+        ("compute_only_ms", "compute only"),
+        ("overlapped_ms", "overlapped"),
+        ("exposed_comm_ms", "exposed comm"),
+        ("idle_ms", "idle"),
+    )
     usable = [r for r in rows if all(r[k] is not None for k, _ in parts)]
     if usable:
         xs = [f"rank {r['rank']}" for r in usable]

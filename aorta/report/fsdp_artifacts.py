@@ -52,8 +52,9 @@ class ScenarioRank:
 
     def idle_ms_per_step(self) -> float | None:
         """Time in the profiled window with no kernel running, per step: window - |compute ∪ comm|."""
-        window, compute, comm, both = (self.per_step(n) for n in
-                                       ("window_ms", "compute_busy_ms", "comm_busy_ms", "overlapped_ms"))
+        window, compute, comm, both = (
+            self.per_step(n) for n in ("window_ms", "compute_busy_ms", "comm_busy_ms", "overlapped_ms")
+        )
         if window is None or compute is None or comm is None or both is None:
             return None
         return idle_ms(window, compute, comm, both)
@@ -134,8 +135,9 @@ def read_rank_file(path: Path) -> list[ScenarioRank]:
             entry.comm_us = _intervals(path, line_no, obj.get("comm_us"))
             entry.overlap_us = _intervals(path, line_no, obj.get("overlap_us"))
     if not found:
-        raise ReportInputError(f"{path}: no step or overlap lines (\"kind\": \"step\" / \"overlap\"); "
-                               "not an aorta FSDP metrics file")
+        raise ReportInputError(
+            f'{path}: no step or overlap lines ("kind": "step" / "overlap"); not an aorta FSDP metrics file'
+        )
     return list(found.values())
 
 

@@ -45,8 +45,10 @@ def data_uri(png: Path) -> str:
 
 
 def _img(png: Path, caption: str) -> str:
-    return (f'<figure><img alt="{_e(caption)}" src="{data_uri(png)}">'
-            f"<figcaption>{_e(caption)}</figcaption></figure>")
+    return (
+        f'<figure><img alt="{_e(caption)}" src="{data_uri(png)}">'
+        f"<figcaption>{_e(caption)}</figcaption></figure>"
+    )
 
 
 def _table(head: list[str], rows: list[list[str]], row_classes: list[str] | None = None) -> str:
@@ -64,11 +66,22 @@ def _td(v, num: bool = False, cls: str = "") -> str:
 
 
 def _runs_section(summary: dict) -> str:
-    rows = [[_td(s["label"]), _td(s["source"]), _td(s["path"]), _td(len(s["configurations"]), num=True),
-             _td(s["datetime"] or "-")] for s in summary["runs"]]
+    rows = [
+        [
+            _td(s["label"]),
+            _td(s["source"]),
+            _td(s["path"]),
+            _td(len(s["configurations"]), num=True),
+            _td(s["datetime"] or "-"),
+        ]
+        for s in summary["runs"]
+    ]
     ref, cand = summary["reference"], summary["candidate"]
-    lead = (f"<p>Reference <b>{_e(ref)}</b> → candidate <b>{_e(cand)}</b>; ratios are candidate / reference.</p>"
-            if ref else '<p class="note">No --reference/--candidate given: runs are shown side by side, not compared.</p>')
+    lead = (
+        f"<p>Reference <b>{_e(ref)}</b> → candidate <b>{_e(cand)}</b>; ratios are candidate / reference.</p>"
+        if ref
+        else '<p class="note">No --reference/--candidate given: runs are shown side by side, not compared.</p>'
+    )
     return "<h2>Runs</h2>" + lead + _table(["label", "source", "path", "configurations", "date"], rows)
 
 
@@ -78,21 +91,31 @@ def _verdicts_section(summary: dict, note: str) -> str:
     if not verdicts:
         return f"<h2>Verdicts</h2>{lead or '<p class=note>no verdicts given</p>'}"
     rank = {"SLOWER": 0, "UNSURE": 1, "FASTER": 2, "SAME": 3}
-    ordered = sorted(verdicts, key=lambda v: (rank.get(str(v["verdict"]).upper(), 1),
-                                              -abs(v["change_ratio"] or 0.0)))
+    ordered = sorted(
+        verdicts, key=lambda v: (rank.get(str(v["verdict"]).upper(), 1), -abs(v["change_ratio"] or 0.0))
+    )
     shown = [v for v in ordered if str(v["verdict"]).upper() != "SAME"]
 
     def row(v):
         change = v.get("change_ratio")
-        return [_td(v["benchmark"]), _td(v["metric"]), _td(v["verdict"], cls=str(v["verdict"]).upper()),
-                _td(f"{change * 100:+.1f}%" if isinstance(change, (int, float)) else "n/a"),
-                _td(v.get("p_value"), num=True), _td(v.get("reason") or "")]
+        return [
+            _td(v["benchmark"]),
+            _td(v["metric"]),
+            _td(v["verdict"], cls=str(v["verdict"]).upper()),
+            _td(f"{change * 100:+.1f}%" if isinstance(change, (int, float)) else "n/a"),
+            _td(v.get("p_value"), num=True),
+            _td(v.get("reason") or ""),
+        ]
 
     head = ["benchmark", "metric", "verdict", "change", "p", "reason"]
     out = "<h2>Verdicts</h2>" + lead + _table(head, [row(v) for v in shown])
     same = [v for v in ordered if str(v["verdict"]).upper() == "SAME"]
     if same:
-        out += f"<details><summary>{len(same)} SAME</summary>" + _table(head, [row(v) for v in same]) + "</details>"
+        out += (
+            f"<details><summary>{len(same)} SAME</summary>"
+            + _table(head, [row(v) for v in same])
+            + "</details>"
+        )
     return out
 
 
@@ -101,7 +124,7 @@ def _changes_section(summary: dict, top: int = 20) -> str:
     if rows_data is None:
         return ""
     if not rows_data:
-        return "<h2>Biggest changes</h2><p class=\"note\">No figure was measured in both runs.</p>"
+        return '<h2>Biggest changes</h2><p class="note">No figure was measured in both runs.</p>'
 
     verdict_of = by_benchmark_metric(summary.get("verdicts"))
 
@@ -109,18 +132,38 @@ def _changes_section(summary: dict, top: int = 20) -> str:
         cls = "" if r["better"] is None else ("better" if r["better"] else "worse")
         word = "" if r["better"] is None else ("better" if r["better"] else "worse")
         verdict = verdict_of.get((r["configuration"], r["metric"]), "-")
-        return [_td(r["configuration"]), _td(r["metric"]), _td(r["reference"], num=True),
-                _td(r["candidate"], num=True), _td(r["unit"]), _td(f"{r['change_pct']:+.1f}%", cls=cls),
-                _td(word, cls=cls), _td(verdict, cls=str(verdict).upper())]
+        return [
+            _td(r["configuration"]),
+            _td(r["metric"]),
+            _td(r["reference"], num=True),
+            _td(r["candidate"], num=True),
+            _td(r["unit"]),
+            _td(f"{r['change_pct']:+.1f}%", cls=cls),
+            _td(word, cls=cls),
+            _td(verdict, cls=str(verdict).upper()),
+        ]
 
-    head = ["configuration", "metric", summary["reference"], summary["candidate"], "unit", "change", "direction",
-            "verdict"]
-    out = ("<h2>Biggest changes</h2><p class=\"note\">Median figures, candidate against reference, largest first. "
-           "The direction says which way the change goes, not whether it is significant: that is the "
-           "verdicts' job.</p>") + _table(head, [row(r) for r in rows_data[:top]])
+    head = [
+        "configuration",
+        "metric",
+        summary["reference"],
+        summary["candidate"],
+        "unit",
+        "change",
+        "direction",
+        "verdict",
+    ]
+    out = (
+        '<h2>Biggest changes</h2><p class="note">Median figures, candidate against reference, largest first. '
+        "The direction says which way the change goes, not whether it is significant: that is the "
+        "verdicts' job.</p>"
+    ) + _table(head, [row(r) for r in rows_data[:top]])
     if len(rows_data) > top:
-        out += (f"<details><summary>{len(rows_data) - top} more</summary>"
-                + _table(head, [row(r) for r in rows_data[top:]]) + "</details>")
+        out += (
+            f"<details><summary>{len(rows_data) - top} more</summary>"
+            + _table(head, [row(r) for r in rows_data[top:]])
+            + "</details>"
+        )
     return out
 
 
@@ -129,10 +172,17 @@ def _environment_section(summary: dict) -> str:
     rows = [[_td(r["name"])] + [_td(r["values"][lab]) for lab in labels] for r in summary["environment"]]
     classes = ["differs" if r["differs"] else "" for r in summary["environment"]]
     bare = [s["label"] for s in summary["runs"] if s["source"] == "fsdp_artifacts"]
-    missing = (f"<p class=\"note\">No machine info for {_e(', '.join(bare))}: an artifacts folder alone does not "
-               "record it; keep the run's benchmark JSON beside the artifacts to show it.</p>" if bare else "")
-    return ("<h2>Environments</h2><p class=\"note\">Rows that differ between runs are highlighted.</p>" + missing
-            + _table(["", *labels], rows, classes))
+    missing = (
+        f'<p class="note">No machine info for {_e(", ".join(bare))}: an artifacts folder alone does not '
+        "record it; keep the run's benchmark JSON beside the artifacts to show it.</p>"
+        if bare
+        else ""
+    )
+    return (
+        '<h2>Environments</h2><p class="note">Rows that differ between runs are highlighted.</p>'
+        + missing
+        + _table(["", *labels], rows, classes)
+    )
 
 
 def _scaling_section(summary: dict, scaling: dict, figures: dict[str, Path]) -> str:
@@ -146,51 +196,80 @@ def _scaling_section(summary: dict, scaling: dict, figures: dict[str, Path]) -> 
         if key in figures:
             parts.append('<div class="figs">' + _img(figures[key], f"{key}: stream scaling") + "</div>")
         streams = sorted({p[0] for pts in entry["runs"].values() for p in pts})
-        head = ["streams"] + [f"{lab}: {entry['headline_metric']} ({entry['unit']})" for lab in labels] + \
-               [f"{lab}: concurrency" for lab in labels]
+        head = (
+            ["streams"]
+            + [f"{lab}: {entry['headline_metric']} ({entry['unit']})" for lab in labels]
+            + [f"{lab}: concurrency" for lab in labels]
+        )
         rows = []
         for n in streams:
-            vals = {lab: next(((v, c) for s, v, c in entry["runs"].get(lab, []) if s == n), (None, None))
-                    for lab in labels}
-            rows.append([_td(n, num=True)] + [_td(vals[lab][0], num=True) for lab in labels]
-                        + [_td(vals[lab][1], num=True) for lab in labels])
+            vals = {
+                lab: next(((v, c) for s, v, c in entry["runs"].get(lab, []) if s == n), (None, None))
+                for lab in labels
+            }
+            rows.append(
+                [_td(n, num=True)]
+                + [_td(vals[lab][0], num=True) for lab in labels]
+                + [_td(vals[lab][1], num=True) for lab in labels]
+            )
         parts.append(_table(head, rows))
     return "\n".join(parts)
 
 
 def _fsdp_section(summary: dict, figures: dict[str, Path]) -> str:
-    scenarios = sorted({c["scenario"] for s in summary["runs"] for c in s["configurations"].values()
-                        if c["kind"] == "fsdp_scenario"})
+    scenarios = sorted(
+        {
+            c["scenario"]
+            for s in summary["runs"]
+            for c in s["configurations"].values()
+            if c["kind"] == "fsdp_scenario"
+        }
+    )
     if not scenarios:
         return ""
-    labels = [s["label"] for s in summary["runs"]
-              if any(c["kind"] == "fsdp_scenario" for c in s["configurations"].values())]
+    labels = [
+        s["label"]
+        for s in summary["runs"]
+        if any(c["kind"] == "fsdp_scenario" for c in s["configurations"].values())
+    ]
     by_label = {s["label"]: s["configurations"] for s in summary["runs"]}
-    parts = ["<h2>FSDP scenarios</h2><p class=\"note\">step_ms: median timed step of the slowest rank. "
-             "*_per_step: the profiled window's kernel-timeline totals divided by its steps, averaged over ranks; "
-             "idle: time in the window with no kernel running; overlap ratio: Σ overlapped / Σ comm over ranks. "
-             "n/a: not measured in that run (see the figures for the reason).</p>"]
+    parts = [
+        '<h2>FSDP scenarios</h2><p class="note">step_ms: median timed step of the slowest rank. '
+        "*_per_step: the profiled window's kernel-timeline totals divided by its steps, averaged over ranks; "
+        "idle: time in the window with no kernel running; overlap ratio: Σ overlapped / Σ comm over ranks. "
+        "n/a: not measured in that run (see the figures for the reason).</p>"
+    ]
     for scenario in scenarios:
         parts.append(f"<h3>{_e(scenario)}</h3>")
         cfgs = {lab: by_label[lab].get(f"fsdp:{scenario}") for lab in labels}
         names = list(dict.fromkeys(n for c in cfgs.values() if c for n in c["figures"]))
-        rows = [[_td(n)] + [_td((cfgs[lab] or {}).get("figures", {}).get(n, {}).get("value"), num=True)
-                            for lab in labels] for n in names]
+        rows = [
+            [_td(n)]
+            + [_td((cfgs[lab] or {}).get("figures", {}).get(n, {}).get("value"), num=True) for lab in labels]
+            for n in names
+        ]
         parts.append(_table(["median per step", *labels], rows))
-        imgs = [_img(figures[f"overlap:{lab}:{scenario}"], f"{lab}: {scenario}")
-                for lab in labels if f"overlap:{lab}:{scenario}" in figures]
+        imgs = [
+            _img(figures[f"overlap:{lab}:{scenario}"], f"{lab}: {scenario}")
+            for lab in labels
+            if f"overlap:{lab}:{scenario}" in figures
+        ]
         parts.append('<div class="figs">' + "".join(imgs) + "</div>")
-    timelines = [_img(figures[f"timeline:{lab}"], f"{lab}: timeline") for lab in labels
-                 if f"timeline:{lab}" in figures]
+    timelines = [
+        _img(figures[f"timeline:{lab}"], f"{lab}: timeline") for lab in labels if f"timeline:{lab}" in figures
+    ]
     if timelines:
-        parts.append("<h3>Timelines</h3><div class=\"figs\">" + "".join(timelines) + "</div>")
+        parts.append('<h3>Timelines</h3><div class="figs">' + "".join(timelines) + "</div>")
     return "\n".join(parts)
 
 
 def _benchmarks_section(summary: dict) -> str:
     """Every benchmark configuration side by side (headline and device time), with what was unavailable."""
-    labels = [s["label"] for s in summary["runs"]
-              if any(c["kind"] == "benchmark" for c in s["configurations"].values())]
+    labels = [
+        s["label"]
+        for s in summary["runs"]
+        if any(c["kind"] == "benchmark" for c in s["configurations"].values())
+    ]
     by_label = {s["label"]: s["configurations"] for s in summary["runs"]}
     keys = sorted({k for c in by_label.values() for k, v in c.items() if v["kind"] == "benchmark"})
     if not keys:
@@ -204,16 +283,30 @@ def _benchmarks_section(summary: dict) -> str:
                 cells.append(_td("not run"))
                 continue
             head = cfg["figures"].get(cfg["headline_metric"] or "", {})
-            cells.append(_td(f"{fmt_value(head.get('value'))} {head.get('unit', '')}; "
-                             f"{fmt_value(cfg['figures']['device_ms']['value'])} ms"))
+            cells.append(
+                _td(
+                    f"{fmt_value(head.get('value'))} {head.get('unit', '')}; "
+                    f"{fmt_value(cfg['figures']['device_ms']['value'])} ms"
+                )
+            )
         rows.append(cells)
     out = "<h2>Every configuration</h2>" + _table(["configuration", *labels], rows)
-    unavailable = [(lab, key, fig, why) for lab in labels for key, cfg in sorted(by_label[lab].items())
-                   if cfg["kind"] == "benchmark" for fig, why in sorted(cfg["unavailable"].items())]
+    unavailable = [
+        (lab, key, fig, why)
+        for lab in labels
+        for key, cfg in sorted(by_label[lab].items())
+        if cfg["kind"] == "benchmark"
+        for fig, why in sorted(cfg["unavailable"].items())
+    ]
     if unavailable:
-        out += ("<details><summary>Figures recorded as unavailable</summary>"
-                + _table(["run", "configuration", "figure", "reason"],
-                         [[_td(a), _td(b), _td(c), _td(d)] for a, b, c, d in unavailable]) + "</details>")
+        out += (
+            "<details><summary>Figures recorded as unavailable</summary>"
+            + _table(
+                ["run", "configuration", "figure", "reason"],
+                [[_td(a), _td(b), _td(c), _td(d)] for a, b, c, d in unavailable],
+            )
+            + "</details>"
+        )
     return out
 
 
@@ -221,15 +314,19 @@ def render(summary: dict, scaling: dict, figures: dict[str, Path], verdict_note:
     """The whole page. ``figures`` maps figure keys (scaling key, ``timeline:<label>``,
     ``overlap:<label>:<scenario>``) to PNG files, which are embedded."""
     labels = ", ".join(s["label"] for s in summary["runs"])
-    body = "\n".join([
-        f"<h1>aorta report: {_e(labels)}</h1>",
-        _runs_section(summary),
-        _verdicts_section(summary, verdict_note),
-        _changes_section(summary),
-        _environment_section(summary),
-        _scaling_section(summary, scaling, figures),
-        _fsdp_section(summary, figures),
-        _benchmarks_section(summary),
-    ])
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>aorta report: {_e(labels)}</title><style>{CSS}</style></head>\n<body>\n{body}\n</body></html>\n")
+    body = "\n".join(
+        [
+            f"<h1>aorta report: {_e(labels)}</h1>",
+            _runs_section(summary),
+            _verdicts_section(summary, verdict_note),
+            _changes_section(summary),
+            _environment_section(summary),
+            _scaling_section(summary, scaling, figures),
+            _fsdp_section(summary, figures),
+            _benchmarks_section(summary),
+        ]
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>aorta report: {_e(labels)}</title><style>{CSS}</style></head>\n<body>\n{body}\n</body></html>\n"
+    )

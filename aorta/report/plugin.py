@@ -28,8 +28,12 @@ def parse_trace_dir(value: str) -> Path:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.getgroup("aorta").addoption(
-        "--aorta-trace-dir", type=parse_trace_dir, default=None, metavar="DIR",
-        help="write a Chrome/Perfetto trace of each hardware-queue benchmark's per-stream intervals into DIR")
+        "--aorta-trace-dir",
+        type=parse_trace_dir,
+        default=None,
+        metavar="DIR",
+        help="write a Chrome/Perfetto trace of each hardware-queue benchmark's per-stream intervals into DIR",
+    )
 
 
 def trace_file_name(item_name: str) -> str:
@@ -40,14 +44,22 @@ def bench_trace(name: str, result) -> dict:
     """The trace document of one ``BenchResult``: its interval pass's rounds (device ms and stream intervals)."""
     run = result.intervals_run
     rounds = run.rounds
-    events = round_events([r.device_ms for r in rounds], [r.stream_intervals_ms for r in rounds],
-                          process_name=name)
-    return trace_document(events, benchmark=name, timing_method=run.method,
-                          iterations_per_round=run.iterations_per_round, clock=run.clock,
-                          streams_requested=result.record.get("streams_requested"),
-                          note=("graph replay: no per-stream intervals inside a graph, rounds only"
-                                if run.method == "graph_replay" else
-                                "rounds laid end to end on the round clock (see clock); gaps between rounds not measured"))
+    events = round_events(
+        [r.device_ms for r in rounds], [r.stream_intervals_ms for r in rounds], process_name=name
+    )
+    return trace_document(
+        events,
+        benchmark=name,
+        timing_method=run.method,
+        iterations_per_round=run.iterations_per_round,
+        clock=run.clock,
+        streams_requested=result.record.get("streams_requested"),
+        note=(
+            "graph replay: no per-stream intervals inside a graph, rounds only"
+            if run.method == "graph_replay"
+            else "rounds laid end to end on the round clock (see clock); gaps between rounds not measured"
+        ),
+    )
 
 
 @pytest.hookimpl(trylast=True)

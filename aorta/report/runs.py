@@ -45,10 +45,14 @@ def _aorta_benchmarks(path: Path, doc: dict) -> list[dict]:
         if schema is None:
             continue
         if schema not in READABLE_SCHEMAS:
-            raise ReportInputError(f"{path}: benchmark {bench.get('name')!r} has aorta_schema {schema}; this aorta "
-                                   f"reads {', '.join(map(str, READABLE_SCHEMAS))} (a newer file? update aorta)")
+            raise ReportInputError(
+                f"{path}: benchmark {bench.get('name')!r} has aorta_schema {schema}; this aorta "
+                f"reads {', '.join(map(str, READABLE_SCHEMAS))} (a newer file? update aorta)"
+            )
         if not isinstance(raw_metrics(bench), dict) or "name" not in bench:
-            raise ReportInputError(f"{path}: benchmark {bench.get('name')!r} lacks a name or extra_info['metrics']")
+            raise ReportInputError(
+                f"{path}: benchmark {bench.get('name')!r} lacks a name or extra_info['metrics']"
+            )
         out.append(bench)
     return out
 
@@ -65,17 +69,32 @@ def load_benchmark_json(path: Path, label: str) -> Run:
     except RecordError as exc:
         raise ReportInputError(str(exc)) from None
     if "aorta" not in machine_info and not benches:
-        raise ReportInputError(f"{path}: a pytest-benchmark file not written by aorta (no machine_info['aorta'], "
-                               "no extra_info['aorta_schema'])")
+        raise ReportInputError(
+            f"{path}: a pytest-benchmark file not written by aorta (no machine_info['aorta'], "
+            "no extra_info['aorta_schema'])"
+        )
     if not benches:
-        raise ReportInputError(f"{path}: holds no aorta benchmark results (every benchmark failed or was skipped?)")
+        raise ReportInputError(
+            f"{path}: holds no aorta benchmark results (every benchmark failed or was skipped?)"
+        )
     raw_aorta = machine_info.get("aorta")
     aorta_info: dict = raw_aorta if isinstance(raw_aorta, dict) else {}
-    host = {"node": machine_info.get("node"), "python": machine_info.get("python_version"),
-            "cpu": (machine_info.get("cpu") or {}).get("brand_raw")}
+    host = {
+        "node": machine_info.get("node"),
+        "python": machine_info.get("python_version"),
+        "cpu": (machine_info.get("cpu") or {}).get("brand_raw"),
+    }
     commit = (doc.get("commit_info") or {}).get("id")
-    return Run(label, path, "benchmark_json", machine=aorta_info, host=host, benchmarks=benches,
-               datetime=doc.get("datetime"), commit=commit)
+    return Run(
+        label,
+        path,
+        "benchmark_json",
+        machine=aorta_info,
+        host=host,
+        benchmarks=benches,
+        datetime=doc.get("datetime"),
+        commit=commit,
+    )
 
 
 def load_fsdp_artifacts(path: Path, label: str) -> Run:
@@ -84,8 +103,10 @@ def load_fsdp_artifacts(path: Path, label: str) -> Run:
     entries = fsdp_artifacts.read_artifacts(path)
     jsons = sorted(p for p in path.glob("*.json") if p.is_file())
     if len(jsons) > 1:
-        raise ReportInputError(f"{path}: {len(jsons)} JSON files beside the artifacts "
-                               f"({', '.join(p.name for p in jsons)}); keep one, or give the JSON as its own --run")
+        raise ReportInputError(
+            f"{path}: {len(jsons)} JSON files beside the artifacts "
+            f"({', '.join(p.name for p in jsons)}); keep one, or give the JSON as its own --run"
+        )
     if jsons:
         run = load_benchmark_json(jsons[0], label)
         run.path, run.kind, run.fsdp = path, "fsdp_artifacts+benchmark_json", entries
@@ -110,7 +131,9 @@ def load_runs(pairs: list[tuple[str, str]]) -> list[Run]:
         if not label or not label.strip():
             raise ReportInputError(f"--label for {path} is empty")
         if label in seen:
-            raise ReportInputError(f"label {label!r} is used twice (for {seen[label]} and {path}); "
-                                   "give each --run its own --label")
+            raise ReportInputError(
+                f"label {label!r} is used twice (for {seen[label]} and {path}); "
+                "give each --run its own --label"
+            )
         seen[label] = path
     return [load_run(path, label) for path, label in pairs]

@@ -55,9 +55,16 @@ def breakdown_rows(ranks: list[ScenarioRank]) -> list[dict]:
     rows = []
     for r in ranks:
         comp, ov, exposed = (r.per_step(n) for n in ("compute_busy_ms", "overlapped_ms", "exposed_comm_ms"))
-        rows.append({"rank": r.rank, "compute_only_ms": None if comp is None or ov is None else max(0.0, comp - ov),
-                     "overlapped_ms": ov, "exposed_comm_ms": exposed, "idle_ms": r.idle_ms_per_step(),
-                     "reason": r.overlap_reason})
+        rows.append(
+            {
+                "rank": r.rank,
+                "compute_only_ms": None if comp is None or ov is None else max(0.0, comp - ov),
+                "overlapped_ms": ov,
+                "exposed_comm_ms": exposed,
+                "idle_ms": r.idle_ms_per_step(),
+                "reason": r.overlap_reason,
+            }
+        )
     return rows
 
 
@@ -69,8 +76,11 @@ def _fsdp_figures(ranks: list[ScenarioRank]) -> tuple[dict, dict]:
     unavailable: dict[str, str] = {}
     steps = slowest_rank_steps(ranks)
     values: dict[str, float | None] = {"step_ms": _median_or_none([ms for _, ms in steps])}
-    rates = [sum(r.tokens.get(s, 0.0) for r in ranks) / (ms / 1e3) for s, ms in steps
-             if ms > 0 and all(s in r.tokens for r in ranks)]
+    rates = [
+        sum(r.tokens.get(s, 0.0) for r in ranks) / (ms / 1e3)
+        for s, ms in steps
+        if ms > 0 and all(s in r.tokens for r in ranks)
+    ]
     values["tokens_per_s"] = _median_or_none(rates)
     reasons = sorted({r.overlap_reason for r in ranks if r.overlap is None and r.overlap_reason is not None})
     for name in WINDOW_FIGURES:
@@ -81,17 +91,27 @@ def _fsdp_figures(ranks: list[ScenarioRank]) -> tuple[dict, dict]:
     comm = _all_or_none([r.per_step("comm_busy_ms") for r in ranks])
     ov = _all_or_none([r.per_step("overlapped_ms") for r in ranks])
     values["overlap_ratio"] = sum(ov) / sum(comm) if comm and ov and sum(comm) > 0 else None
-    figures = {n: {"value": v, "unit": FSDP_FIGURES[n][0], "higher_is_better": FSDP_FIGURES[n][1]}
-               for n, v in values.items()}
+    figures = {
+        n: {"value": v, "unit": FSDP_FIGURES[n][0], "higher_is_better": FSDP_FIGURES[n][1]}
+        for n, v in values.items()
+    }
     kinds = sorted({k for r in ranks if r.overlap for k in (r.overlap.get("busbw_gbps") or {})})
     for kind in kinds:
-        bw = _all_or_none([(r.overlap.get("busbw_gbps") or {}).get(kind) if r.overlap else None for r in ranks])
-        figures[f"busbw_gbps.{kind}"] = {"value": sum(bw) / len(bw) if bw else None, "unit": "GB/s",
-                                         "higher_is_better": True}
+        bw = _all_or_none(
+            [(r.overlap.get("busbw_gbps") or {}).get(kind) if r.overlap else None for r in ranks]
+        )
+        figures[f"busbw_gbps.{kind}"] = {
+            "value": sum(bw) / len(bw) if bw else None,
+            "unit": "GB/s",
+            "higher_is_better": True,
+        }
     for n, f in figures.items():
         if f["value"] is None:
-            unavailable[n] = "; ".join(reasons) if reasons and n not in ("step_ms", "tokens_per_s") else \
-                "not recorded by every rank"
+            unavailable[n] = (
+                "; ".join(reasons)
+                if reasons and n not in ("step_ms", "tokens_per_s")
+                else "not recorded by every rank"
+            )
     return figures, unavailable
 
 
@@ -99,9 +119,13 @@ def _fsdp_summary(entries: list[ScenarioRank]) -> dict[str, dict]:
     out = {}
     for scenario, ranks in fsdp_scenarios(entries).items():
         figures, unavailable = _fsdp_figures(ranks)
-        out[scenario] = {"ranks": len(ranks), "timed_steps": len(slowest_rank_steps(ranks)),
-                         "profiled_steps": max(r.profiled_steps for r in ranks),
-                         "figures": figures, "unavailable": unavailable}
+        out[scenario] = {
+            "ranks": len(ranks),
+            "timed_steps": len(slowest_rank_steps(ranks)),
+            "profiled_steps": max(r.profiled_steps for r in ranks),
+            "figures": figures,
+            "unavailable": unavailable,
+        }
     return out
 
 
@@ -109,13 +133,21 @@ def _bench_summary(bench: dict) -> dict:
     record = record_of(bench)
     params = dict(bench.get("params") or {})
     per_iter = record.device_ms_per_iteration
-    metrics = {name: {"value": m.value, "unit": m.unit, "higher_is_better": m.higher_is_better}
-               for name, m in record.metrics.items()}
-    metrics["device_ms"] = {"value": stats.median(per_iter) if per_iter else None, "unit": "ms",
-                            "higher_is_better": False}
+    metrics = {
+        name: {"value": m.value, "unit": m.unit, "higher_is_better": m.higher_is_better}
+        for name, m in record.metrics.items()
+    }
+    metrics["device_ms"] = {
+        "value": stats.median(per_iter) if per_iter else None,
+        "unit": "ms",
+        "higher_is_better": False,
+    }
     if record.get("effective_concurrency") is not None:
-        metrics["effective_concurrency"] = {"value": record.get("effective_concurrency"), "unit": "x",
-                                            "higher_is_better": True}
+        metrics["effective_concurrency"] = {
+            "value": record.get("effective_concurrency"),
+            "unit": "x",
+            "higher_is_better": True,
+        }
     return {
         "workload": record.workload or bench.get("group") or bench["name"].split("[")[0],
         "params": params,
@@ -136,8 +168,14 @@ def run_summary(run: Run) -> dict:
         configs[bench["name"]] = {"kind": "benchmark", **_bench_summary(bench)}
     for scenario, s in _fsdp_summary(run.fsdp).items():
         configs[f"fsdp:{scenario}"] = {"kind": "fsdp_scenario", "scenario": scenario, **s}
-    return {"label": run.label, "path": str(run.path), "source": run.kind, "datetime": run.datetime,
-            "commit": run.commit, "configurations": configs}
+    return {
+        "label": run.label,
+        "path": str(run.path),
+        "source": run.kind,
+        "datetime": run.datetime,
+        "commit": run.commit,
+        "configurations": configs,
+    }
 
 
 def check_common_ground(summaries: list[dict]) -> None:
@@ -150,7 +188,8 @@ def check_common_ground(summaries: list[dict]) -> None:
         if not mine & others:
             raise ReportInputError(
                 f"run {label!r} has nothing in common with the other runs: its configurations "
-                f"({', '.join(sorted(mine)[:5])}{'...' if len(mine) > 5 else ''}) appear in no other run")
+                f"({', '.join(sorted(mine)[:5])}{'...' if len(mine) > 5 else ''}) appear in no other run"
+            )
 
 
 def compare(reference: dict, candidate: dict) -> list[dict]:
@@ -173,10 +212,19 @@ def compare(reference: dict, candidate: dict) -> list[dict]:
                 continue
             ratio = b / a
             up = ref_fig["higher_is_better"]
-            rows.append({"configuration": config, "metric": metric, "unit": ref_fig["unit"],
-                         "higher_is_better": up, "reference": a, "candidate": b, "ratio": ratio,
-                         "change_pct": (ratio - 1.0) * 100.0,
-                         "better": None if ratio == 1.0 else (ratio > 1.0) == up})
+            rows.append(
+                {
+                    "configuration": config,
+                    "metric": metric,
+                    "unit": ref_fig["unit"],
+                    "higher_is_better": up,
+                    "reference": a,
+                    "candidate": b,
+                    "ratio": ratio,
+                    "change_pct": (ratio - 1.0) * 100.0,
+                    "better": None if ratio == 1.0 else (ratio > 1.0) == up,
+                }
+            )
     rows.sort(key=lambda r: (-abs(math.log(r["ratio"])), r["configuration"], r["metric"]))
     return rows
 
@@ -195,10 +243,17 @@ def scaling_series(summaries: list[dict]) -> dict[str, dict]:
             rest = {k: v for k, v in sorted(cfg["params"].items()) if k != "streams"}
             key = cfg["workload"] + "".join(f"-{k}={v}" for k, v in rest.items())
             headline = cfg["figures"].get(cfg["headline_metric"] or "", {})
-            entry = out.setdefault(key, {"workload": cfg["workload"], "params": rest,
-                                         "headline_metric": cfg["headline_metric"],
-                                         "unit": headline.get("unit", ""), "runs": {},
-                                         "concurrency_unavailable": []})
+            entry = out.setdefault(
+                key,
+                {
+                    "workload": cfg["workload"],
+                    "params": rest,
+                    "headline_metric": cfg["headline_metric"],
+                    "unit": headline.get("unit", ""),
+                    "runs": {},
+                    "concurrency_unavailable": [],
+                },
+            )
             conc = cfg["figures"].get("effective_concurrency", {}).get("value")
             reason = cfg["unavailable"].get("effective_concurrency")
             if conc is None and reason and reason not in entry["concurrency_unavailable"]:
@@ -217,6 +272,7 @@ def _setting(bench: dict, key: str):
 
 def environment_rows(runs: list[Run]) -> list[dict]:
     """The stack of each run side by side: ``[{"name", "values": {label: str}, "differs": bool}]``."""
+
     def fmt(v) -> str:
         if v is None or v == {} or v == "":
             return "-"
@@ -224,32 +280,63 @@ def environment_rows(runs: list[Run]) -> list[dict]:
             return ", ".join(f"{k}={x}" for k, x in sorted(v.items()))
         return str(v)
 
-    names = [("backend", "backend"), ("GPU", "gpu_name"), ("GPU count", "gpu_count"), ("GPU arch", "gpu_arch"),
-             ("driver", "driver"), ("torch", "torch"), ("CUDA", "cuda"), ("HIP", "hip"), ("NCCL", "nccl"),
-             ("RCCL", "rccl"), ("hardware queues", "hardware_queues")]
-    rows: list[dict[str, Any]] = [{"name": title, "values": {r.label: fmt(r.machine.get(key)) for r in runs}}
-                                  for title, key in names]
+    names = [
+        ("backend", "backend"),
+        ("GPU", "gpu_name"),
+        ("GPU count", "gpu_count"),
+        ("GPU arch", "gpu_arch"),
+        ("driver", "driver"),
+        ("torch", "torch"),
+        ("CUDA", "cuda"),
+        ("HIP", "hip"),
+        ("NCCL", "nccl"),
+        ("RCCL", "rccl"),
+        ("hardware queues", "hardware_queues"),
+    ]
+    rows: list[dict[str, Any]] = [
+        {"name": title, "values": {r.label: fmt(r.machine.get(key)) for r in runs}} for title, key in names
+    ]
     env_keys = sorted({k for r in runs for k in (r.machine.get("env") or {})})
-    rows += [{"name": f"env {k}", "values": {r.label: fmt((r.machine.get("env") or {}).get(k)) for r in runs}}
-             for k in env_keys]
-    for title, key in (("timing method", "timing_method"), ("sync mode", "sync_mode"), ("size", "size"),
-                       ("issue order", "issue_order")):
-        rows.append({"name": title, "values": {
-            r.label: fmt(", ".join(sorted({str(_setting(b, key)) for b in r.benchmarks})) or None)
-            for r in runs}})
-    rows += [{"name": "python", "values": {r.label: fmt(r.host.get("python")) for r in runs}},
-             {"name": "host", "values": {r.label: fmt(r.host.get("node")) for r in runs}},
-             {"name": "commit", "values": {r.label: fmt(r.commit and r.commit[:12]) for r in runs}},
-             {"name": "date", "values": {r.label: fmt(r.datetime) for r in runs}}]
+    rows += [
+        {"name": f"env {k}", "values": {r.label: fmt((r.machine.get("env") or {}).get(k)) for r in runs}}
+        for k in env_keys
+    ]
+    for title, key in (
+        ("timing method", "timing_method"),
+        ("sync mode", "sync_mode"),
+        ("size", "size"),
+        ("issue order", "issue_order"),
+    ):
+        rows.append(
+            {
+                "name": title,
+                "values": {
+                    r.label: fmt(", ".join(sorted({str(_setting(b, key)) for b in r.benchmarks})) or None)
+                    for r in runs
+                },
+            }
+        )
+    rows += [
+        {"name": "python", "values": {r.label: fmt(r.host.get("python")) for r in runs}},
+        {"name": "host", "values": {r.label: fmt(r.host.get("node")) for r in runs}},
+        {"name": "commit", "values": {r.label: fmt(r.commit and r.commit[:12]) for r in runs}},
+        {"name": "date", "values": {r.label: fmt(r.datetime) for r in runs}},
+    ]
     if any(r.machine.get("error") for r in runs):
-        rows.append({"name": "machine info error", "values": {r.label: fmt(r.machine.get("error")) for r in runs}})
+        rows.append(
+            {"name": "machine info error", "values": {r.label: fmt(r.machine.get("error")) for r in runs}}
+        )
     for row in rows:
         row["differs"] = len(set(row["values"].values())) > 1
     return rows
 
 
-def build_summary(runs: list[Run], reference: str | None = None, candidate: str | None = None,
-                  verdicts: list[dict] | None = None) -> dict:
+def build_summary(
+    runs: list[Run],
+    reference: str | None = None,
+    candidate: str | None = None,
+    verdicts: list[dict] | None = None,
+) -> dict:
     """The content of summary.json: per-run aggregates, environments and, with two labels, the comparison."""
     labels = [r.label for r in runs]
     if (reference is None) != (candidate is None):
@@ -262,8 +349,15 @@ def build_summary(runs: list[Run], reference: str | None = None, candidate: str 
     summaries = [run_summary(r) for r in runs]
     check_common_ground(summaries)
     by_label = {s["label"]: s for s in summaries}
-    out = {"aorta_report_schema": 1, "runs": summaries, "environment": environment_rows(runs),
-           "reference": reference, "candidate": candidate, "comparison": None, "verdicts": verdicts}
+    out = {
+        "aorta_report_schema": 1,
+        "runs": summaries,
+        "environment": environment_rows(runs),
+        "reference": reference,
+        "candidate": candidate,
+        "comparison": None,
+        "verdicts": verdicts,
+    }
     if reference is not None:
         out["comparison"] = compare(by_label[reference], by_label[candidate])
     return out

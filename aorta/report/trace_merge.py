@@ -53,7 +53,9 @@ def load_trace(path: str | Path) -> dict:
     except trace_events.TraceFileError as exc:
         raise ReportInputError(str(exc)) from None
     if not any(isinstance(e, dict) and e.get("ph") == "X" for e in doc["traceEvents"]):
-        raise ReportInputError(f"{path}: trace holds no complete ('X') events; was the profiler window empty?")
+        raise ReportInputError(
+            f"{path}: trace holds no complete ('X') events; was the profiler window empty?"
+        )
     return doc
 
 
@@ -82,7 +84,11 @@ def load_rank_traces(paths: list[str | Path]) -> list[RankTrace]:
 
 
 def _complete(events) -> list[dict]:
-    return [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and isinstance(e.get("ts"), (int, float))]
+    return [
+        e
+        for e in events
+        if isinstance(e, dict) and e.get("ph") == "X" and isinstance(e.get("ts"), (int, float))
+    ]
 
 
 is_kernel, is_comm_kernel = trace_events.is_kernel, trace_events.is_comm_kernel
@@ -112,18 +118,26 @@ def reference_points_us(traces: list[RankTrace], align: str) -> tuple[dict[int, 
         low = min(t.doc["baseTimeNanoseconds"] for t in traces)
         rel_us = {t.rank: (t.doc["baseTimeNanoseconds"] - low) / 1e3 for t in traces}
         origin = min(min(e["ts"] for e in _complete(t.events)) + rel_us[t.rank] for t in traces)
-        return ({t.rank: origin - rel_us[t.rank] for t in traces},
-                "base-time: baseTimeNanoseconds/1000 + ts, earliest event of all ranks = 0")
+        return (
+            {t.rank: origin - rel_us[t.rank] for t in traces},
+            "base-time: baseTimeNanoseconds/1000 + ts, earliest event of all ranks = 0",
+        )
     steps = {t.rank: profiler_steps(t.events) for t in traces}
     common = set.intersection(*(set(s) for s in steps.values())) if steps else set()
     if common:
         n = min(common)
-        return ({r: s[n]["ts"] for r, s in steps.items()}, f"first-step: start of ProfilerStep#{n} on every rank = 0")
+        return (
+            {r: s[n]["ts"] for r, s in steps.items()},
+            f"first-step: start of ProfilerStep#{n} on every rank = 0",
+        )
     refs = {}
     for t in traces:
         kernels = [e["ts"] for e in _complete(t.events) if is_kernel(e)]
         refs[t.rank] = min(kernels) if kernels else min(e["ts"] for e in _complete(t.events))
-    return refs, "first-step: no ProfilerStep common to all ranks; each rank's first kernel (else first event) = 0"
+    return (
+        refs,
+        "first-step: no ProfilerStep common to all ranks; each rank's first kernel (else first event) = 0",
+    )
 
 
 def _track_names(events) -> tuple[dict, dict]:
@@ -152,12 +166,18 @@ def _flow_id(rank: int, flow_id):
 def _rank_events(t: RankTrace, shift_us: float) -> list[dict]:
     procs, threads = _track_names(t.events)
     tids: dict[tuple, int] = {}
-    out = [{"ph": "M", "name": "process_name", "pid": t.rank, "tid": 0, "args": {"name": f"rank {t.rank}"}},
-           {"ph": "M", "name": "process_sort_index", "pid": t.rank, "tid": 0, "args": {"sort_index": t.rank}},
-           {"ph": "M", "name": "process_labels", "pid": t.rank, "tid": 0, "args": {"labels": str(t.path.name)}}]
+    out = [
+        {"ph": "M", "name": "process_name", "pid": t.rank, "tid": 0, "args": {"name": f"rank {t.rank}"}},
+        {"ph": "M", "name": "process_sort_index", "pid": t.rank, "tid": 0, "args": {"sort_index": t.rank}},
+        {"ph": "M", "name": "process_labels", "pid": t.rank, "tid": 0, "args": {"labels": str(t.path.name)}},
+    ]
     body = []
     for e in t.events:
-        if not isinstance(e, dict) or e.get("name") in ("process_name", "process_labels", "process_sort_index"):
+        if not isinstance(e, dict) or e.get("name") in (
+            "process_name",
+            "process_labels",
+            "process_sort_index",
+        ):
             continue
         key = (e.get("pid"), e.get("tid"))
         tid = tids.setdefault(key, len(tids) + 1)
@@ -171,10 +191,24 @@ def _rank_events(t: RankTrace, shift_us: float) -> list[dict]:
         body.append(new)
     for (pid, tid), new_tid in tids.items():
         proc = procs.get(pid, f"pid {pid}")
-        out.append({"ph": "M", "name": "thread_name", "pid": t.rank, "tid": new_tid,
-                    "args": {"name": f"{proc} / {threads.get((pid, tid), f'tid {tid}')}"}})
-        out.append({"ph": "M", "name": "thread_sort_index", "pid": t.rank, "tid": new_tid,
-                    "args": {"sort_index": new_tid}})
+        out.append(
+            {
+                "ph": "M",
+                "name": "thread_name",
+                "pid": t.rank,
+                "tid": new_tid,
+                "args": {"name": f"{proc} / {threads.get((pid, tid), f'tid {tid}')}"},
+            }
+        )
+        out.append(
+            {
+                "ph": "M",
+                "name": "thread_sort_index",
+                "pid": t.rank,
+                "tid": new_tid,
+                "args": {"sort_index": new_tid},
+            }
+        )
     return out + body
 
 
@@ -184,10 +218,16 @@ def merge(traces: list[RankTrace], align: str = "auto") -> dict:
     events = []
     for t in traces:
         events.extend(_rank_events(t, refs[t.rank]))
-    return {"traceEvents": events, "displayTimeUnit": "ms",
-            "otherData": {"aorta_merge": {"alignment": rule,
-                                          "ranks": {str(t.rank): {"source": str(t.path), "shift_us": refs[t.rank]}
-                                                    for t in traces}}}}
+    return {
+        "traceEvents": events,
+        "displayTimeUnit": "ms",
+        "otherData": {
+            "aorta_merge": {
+                "alignment": rule,
+                "ranks": {str(t.rank): {"source": str(t.path), "shift_us": refs[t.rank]} for t in traces},
+            }
+        },
+    }
 
 
 def rank_figures(t: RankTrace) -> dict:
@@ -196,10 +236,15 @@ def rank_figures(t: RankTrace) -> dict:
     kernels = [e for e in events if is_kernel(e)]
     comm = [(e["ts"], e["ts"] + float(e.get("dur", 0.0))) for e in kernels if is_comm_kernel(e)]
     step_durs = [float(e.get("dur", 0.0)) / 1e3 for e in profiler_steps(events).values()]
-    return {"rank": t.rank, "source": str(t.path), "kernel_count": len(kernels),
-            "comm_kernel_count": sum(1 for e in kernels if is_comm_kernel(e)),
-            "comm_ms": overlap.length_ms(comm) / 1e3,
-            "step_ms": stats.median(step_durs) if step_durs else None, "steps": len(step_durs)}
+    return {
+        "rank": t.rank,
+        "source": str(t.path),
+        "kernel_count": len(kernels),
+        "comm_kernel_count": sum(1 for e in kernels if is_comm_kernel(e)),
+        "comm_ms": overlap.length_ms(comm) / 1e3,
+        "step_ms": stats.median(step_durs) if step_durs else None,
+        "steps": len(step_durs),
+    }
 
 
 def asymmetry(traces: list[RankTrace], threshold_ratio: float = DEFAULT_THRESHOLD_RATIO) -> dict:
@@ -222,8 +267,12 @@ def asymmetry(traces: list[RankTrace], threshold_ratio: float = DEFAULT_THRESHOL
             rel = (r[key] - med) / med
             if abs(rel) > threshold_ratio:
                 r["flags"].append(f"{key} {rel * 100:+.0f}% vs median")
-    return {"threshold_ratio": threshold_ratio, "medians": medians, "ranks": rows,
-            "flagged_ranks": [r["rank"] for r in rows if r["flags"]]}
+    return {
+        "threshold_ratio": threshold_ratio,
+        "medians": medians,
+        "ranks": rows,
+        "flagged_ranks": [r["rank"] for r in rows if r["flags"]],
+    }
 
 
 def format_asymmetry(diag: dict) -> list[str]:
@@ -232,9 +281,13 @@ def format_asymmetry(diag: dict) -> list[str]:
 
     lines = [f"{'rank':>4}  {'kernels':>8}  {'comm ms':>9}  {'step ms':>9}  flags"]
     for r in diag["ranks"]:
-        lines.append(f"{r['rank']:>4}  {r['kernel_count']:>8}  {f(r['comm_ms'], '9.3f')}  {f(r['step_ms'], '9.3f')}  "
-                     f"{'; '.join(r['flags']) or 'ok'}")
+        lines.append(
+            f"{r['rank']:>4}  {r['kernel_count']:>8}  {f(r['comm_ms'], '9.3f')}  {f(r['step_ms'], '9.3f')}  "
+            f"{'; '.join(r['flags']) or 'ok'}"
+        )
     m = diag["medians"]
-    lines.append(f"{'med':>4}  {f(m['kernel_count'], '8g')}  {f(m['comm_ms'], '9.3f')}  {f(m['step_ms'], '9.3f')}  "
-                 f"threshold {diag['threshold_ratio'] * 100:g}%")
+    lines.append(
+        f"{'med':>4}  {f(m['kernel_count'], '8g')}  {f(m['comm_ms'], '9.3f')}  {f(m['step_ms'], '9.3f')}  "
+        f"threshold {diag['threshold_ratio'] * 100:g}%"
+    )
     return lines

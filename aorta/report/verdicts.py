@@ -45,8 +45,9 @@ def load_verdict_file(path: str | Path) -> list[dict]:
     return normalise(doc, f"--verdicts {p}")
 
 
-def gate_verdicts(reference_path: Path, candidate_path: Path, reference: str, candidate: str
-                  ) -> tuple[list[dict] | None, str]:
+def gate_verdicts(
+    reference_path: Path, candidate_path: Path, reference: str, candidate: str
+) -> tuple[list[dict] | None, str]:
     """The gate's verdicts for two saved benchmark JSON runs and its one-line summary, or ``(None, why not)``."""
     try:
         from aorta.gate.compare import compare_runs
@@ -54,8 +55,9 @@ def gate_verdicts(reference_path: Path, candidate_path: Path, reference: str, ca
     except ImportError:
         return None, "the regression gate (aorta.gate) is not part of this aorta"
     try:
-        comp = compare_runs(load_run(reference_path), load_run(candidate_path), ref_label=reference,
-                            cand_label=candidate)
+        comp = compare_runs(
+            load_run(reference_path), load_run(candidate_path), ref_label=reference, cand_label=candidate
+        )
     except ValueError as exc:  # RecordError names the file and the field
         raise ReportInputError(str(exc)) from None
     if comp.refused:

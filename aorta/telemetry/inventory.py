@@ -12,9 +12,21 @@ from collections.abc import Callable
 from aorta.telemetry import parse
 from aorta.telemetry.sources import nvml_handle, open_source, run_tool
 
-NVSMI_STATIC_FIELDS = ("name", "driver_version", "vbios_version", "clocks.max.sm", "clocks.max.mem",
-                       "power.limit", "power.default_limit", "ecc.mode.current", "pcie.link.gen.max",
-                       "pcie.link.width.max", "pcie.link.gen.current", "pcie.link.width.current", "pci.bus_id")
+NVSMI_STATIC_FIELDS = (
+    "name",
+    "driver_version",
+    "vbios_version",
+    "clocks.max.sm",
+    "clocks.max.mem",
+    "power.limit",
+    "power.default_limit",
+    "ecc.mode.current",
+    "pcie.link.gen.max",
+    "pcie.link.width.max",
+    "pcie.link.gen.current",
+    "pcie.link.width.current",
+    "pci.bus_id",
+)
 
 
 def _try(facts: dict, missing: dict, key: str, fn: Callable[[], object]) -> None:
@@ -46,7 +58,12 @@ def _nvml_facts(index: int, pci_bus_id: str | None, facts: dict, missing: dict) 
         _try(facts, missing, "sm_clock_max_mhz", lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM))
         _try(facts, missing, "mem_clock_max_mhz", lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM))
         _try(facts, missing, "power_limit_w", lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1e3)
-        _try(facts, missing, "power_default_limit_w", lambda: nv.nvmlDeviceGetPowerManagementDefaultLimit(h) / 1e3)
+        _try(
+            facts,
+            missing,
+            "power_default_limit_w",
+            lambda: nv.nvmlDeviceGetPowerManagementDefaultLimit(h) / 1e3,
+        )
         _try(facts, missing, "ecc_enabled", lambda: bool(nv.nvmlDeviceGetEccMode(h)[0]))
         _try(facts, missing, "persistence_mode", lambda: bool(nv.nvmlDeviceGetPersistenceMode(h)))
         _try(facts, missing, "pcie_link_gen_max", lambda: nv.nvmlDeviceGetMaxPcieLinkGeneration(h))
@@ -58,8 +75,15 @@ def _nvml_facts(index: int, pci_bus_id: str | None, facts: dict, missing: dict) 
 
 
 def _nvidia_smi_facts(index: int, pci_bus_id: str | None, facts: dict, missing: dict) -> None:
-    out = run_tool(["nvidia-smi", f"--query-gpu={','.join(NVSMI_STATIC_FIELDS)}", "--format=csv,noheader,nounits",
-                    "-i", pci_bus_id or str(index)])
+    out = run_tool(
+        [
+            "nvidia-smi",
+            f"--query-gpu={','.join(NVSMI_STATIC_FIELDS)}",
+            "--format=csv,noheader,nounits",
+            "-i",
+            pci_bus_id or str(index),
+        ]
+    )
     facts.update(nvidia_smi_static(out))
 
 
@@ -82,8 +106,18 @@ def _amdsmi_facts(index: int, pci_bus_id: str | None, facts: dict, missing: dict
         h = a.amdsmi_get_processor_handles()[index]
         _try(facts, missing, "driver", lambda: a.amdsmi_get_gpu_driver_info(h))
         _try(facts, missing, "vbios", lambda: a.amdsmi_get_gpu_vbios_info(h))
-        _try(facts, missing, "sm_clock_max_mhz", lambda: a.amdsmi_get_clock_info(h, a.AmdSmiClkType.GFX)["max_clk"])
-        _try(facts, missing, "mem_clock_max_mhz", lambda: a.amdsmi_get_clock_info(h, a.AmdSmiClkType.MEM)["max_clk"])
+        _try(
+            facts,
+            missing,
+            "sm_clock_max_mhz",
+            lambda: a.amdsmi_get_clock_info(h, a.AmdSmiClkType.GFX)["max_clk"],
+        )
+        _try(
+            facts,
+            missing,
+            "mem_clock_max_mhz",
+            lambda: a.amdsmi_get_clock_info(h, a.AmdSmiClkType.MEM)["max_clk"],
+        )
         _try(facts, missing, "power_cap", lambda: a.amdsmi_get_power_cap_info(h))
         _try(facts, missing, "ecc_enabled_blocks", lambda: str(a.amdsmi_get_gpu_ecc_enabled(h)))
         _try(facts, missing, "pcie", lambda: a.amdsmi_get_pcie_info(h))
@@ -92,8 +126,19 @@ def _amdsmi_facts(index: int, pci_bus_id: str | None, facts: dict, missing: dict
 
 
 def _rocm_smi_facts(index: int, pci_bus_id: str | None, facts: dict, missing: dict) -> None:
-    out = run_tool(["rocm-smi", "-d", str(index), "--showproductname", "--showdriverversion", "--showmaxpower",
-                    "--showvbios", "--showbus", "--json"])
+    out = run_tool(
+        [
+            "rocm-smi",
+            "-d",
+            str(index),
+            "--showproductname",
+            "--showdriverversion",
+            "--showmaxpower",
+            "--showvbios",
+            "--showbus",
+            "--json",
+        ]
+    )
     cards = parse.parse_rocm_smi_json(out)
     facts["rocm_smi"] = cards.get(index, {})
     facts["power_limit_w"] = parse.rocm_smi_power_limit_w(facts["rocm_smi"])
@@ -110,8 +155,10 @@ def gpu_inventory(backend: str, index: int, pci_bus_id: str | None = None) -> di
     """Static facts about the GPU at ``index`` / ``pci_bus_id``, with ``source`` and ``unavailable``."""
     facts: dict = {"pci_bus_id": pci_bus_id}
     missing: dict[str, str] = {}
-    readers = {"cuda": (("nvml", _nvml_facts), ("nvidia-smi", _nvidia_smi_facts)),
-               "rocm": (("amdsmi", _amdsmi_facts), ("rocm-smi", _rocm_smi_facts))}.get(backend, ())
+    readers = {
+        "cuda": (("nvml", _nvml_facts), ("nvidia-smi", _nvidia_smi_facts)),
+        "rocm": (("amdsmi", _amdsmi_facts), ("rocm-smi", _rocm_smi_facts)),
+    }.get(backend, ())
     failures = []
     for name, reader in readers:
         try:

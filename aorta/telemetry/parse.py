@@ -17,12 +17,27 @@ from aorta.telemetry.throttle import parse_reason_mask
 
 # What the sampler asks nvidia-smi for, per sample. ``clocks_event_reasons.active`` is the name since
 # driver 535; older drivers only know ``clocks_throttle_reasons.active`` (same bitmask).
-NVSMI_SAMPLE_FIELDS = ("clocks.sm", "clocks.mem", "power.draw", "temperature.gpu", "utilization.gpu",
-                       "utilization.memory", "clocks_event_reasons.active")
+NVSMI_SAMPLE_FIELDS = (
+    "clocks.sm",
+    "clocks.mem",
+    "power.draw",
+    "temperature.gpu",
+    "utilization.gpu",
+    "utilization.memory",
+    "clocks_event_reasons.active",
+)
 NVSMI_LEGACY_REASONS_FIELD = "clocks_throttle_reasons.active"
 NVSMI_LIMIT_FIELDS = ("clocks.max.sm", "clocks.max.mem", "power.limit")
 
-_MISSING = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]"}
+_MISSING = {
+    "",
+    "n/a",
+    "[n/a]",
+    "[not supported]",
+    "not supported",
+    "[unknown error]",
+    "[insufficient permissions]",
+}
 
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -75,14 +90,19 @@ def nvidia_smi_sample(row: dict[str, str], t_s: float) -> Sample:
 
 
 def nvidia_smi_limits(row: dict[str, str]) -> Limits:
-    return Limits(sm_clock_max_mhz=number_or_none(row.get("clocks.max.sm")),
-                  mem_clock_max_mhz=number_or_none(row.get("clocks.max.mem")),
-                  power_limit_w=number_or_none(row.get("power.limit")))
+    return Limits(
+        sm_clock_max_mhz=number_or_none(row.get("clocks.max.sm")),
+        mem_clock_max_mhz=number_or_none(row.get("clocks.max.mem")),
+        power_limit_w=number_or_none(row.get("power.limit")),
+    )
 
 
 # ----------------------------------------------------------------------------- rocm-smi
-_ROCM_POWER_KEYS = ("Current Socket Graphics Package Power (W)", "Average Graphics Package Power (W)",
-                    "Average Power (W)")
+_ROCM_POWER_KEYS = (
+    "Current Socket Graphics Package Power (W)",
+    "Average Graphics Package Power (W)",
+    "Average Power (W)",
+)
 _ROCM_TEMP_KEYS = ("Temperature (Sensor junction) (C)", "Temperature (Sensor edge) (C)")
 _ROCM_MEM_UTIL_KEYS = ("GPU Memory Read/Write Activity (%)", "GPU memory use (%)")
 _ROCM_MAX_POWER_KEYS = ("Max Graphics Package Power (W)", "Max Power (W)")

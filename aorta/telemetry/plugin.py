@@ -30,17 +30,21 @@ def parse_telemetry_interval_ms(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"--aorta-telemetry-interval-ms={text!r}: not an integer; give milliseconds from 0 (off) "
-            f"to {MAX_INTERVAL_MS}") from None
+            f"to {MAX_INTERVAL_MS}"
+        ) from None
     if not 0 <= value <= MAX_INTERVAL_MS:
         raise argparse.ArgumentTypeError(
-            f"--aorta-telemetry-interval-ms={text!r}: allowed 0 (off) to {MAX_INTERVAL_MS}")
+            f"--aorta-telemetry-interval-ms={text!r}: allowed 0 (off) to {MAX_INTERVAL_MS}"
+        )
     return value
 
 
 def parse_telemetry_source(text: str) -> str:
     allowed = ("auto", *SOURCES)
     if text not in allowed:
-        raise argparse.ArgumentTypeError(f"--aorta-telemetry-source={text!r}: allowed values are {', '.join(allowed)}")
+        raise argparse.ArgumentTypeError(
+            f"--aorta-telemetry-source={text!r}: allowed values are {', '.join(allowed)}"
+        )
     return text
 
 
@@ -64,22 +68,39 @@ TELEMETRY_STATE = pytest.StashKey[TelemetryState]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("aorta", "aorta GPU benchmarks")
-    g.addoption("--aorta-telemetry-interval-ms", type=parse_telemetry_interval_ms, default=DEFAULT_INTERVAL_MS,
-                metavar="MS", help=f"GPU telemetry sampling interval during each benchmark (default "
-                                   f"{DEFAULT_INTERVAL_MS}; 0 turns telemetry off)")
-    g.addoption("--aorta-telemetry-source", type=parse_telemetry_source, default="auto",
-                help="auto (NVML, else nvidia-smi; amdsmi, else rocm-smi) or one of " + ", ".join(SOURCES))
-    g.addoption("--aorta-drop-throttled", action="store_true", default=False,
-                help="discard rounds taken while the GPU was throttled (counted in extra_info['telemetry'])")
+    g.addoption(
+        "--aorta-telemetry-interval-ms",
+        type=parse_telemetry_interval_ms,
+        default=DEFAULT_INTERVAL_MS,
+        metavar="MS",
+        help=f"GPU telemetry sampling interval during each benchmark (default "
+        f"{DEFAULT_INTERVAL_MS}; 0 turns telemetry off)",
+    )
+    g.addoption(
+        "--aorta-telemetry-source",
+        type=parse_telemetry_source,
+        default="auto",
+        help="auto (NVML, else nvidia-smi; amdsmi, else rocm-smi) or one of " + ", ".join(SOURCES),
+    )
+    g.addoption(
+        "--aorta-drop-throttled",
+        action="store_true",
+        default=False,
+        help="discard rounds taken while the GPU was throttled (counted in extra_info['telemetry'])",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    opts = TelemetryOptions(interval_ms=config.getoption("aorta_telemetry_interval_ms"),
-                            drop_throttled=config.getoption("aorta_drop_throttled"),
-                            source=config.getoption("aorta_telemetry_source"))
+    opts = TelemetryOptions(
+        interval_ms=config.getoption("aorta_telemetry_interval_ms"),
+        drop_throttled=config.getoption("aorta_drop_throttled"),
+        source=config.getoption("aorta_telemetry_source"),
+    )
     if opts.drop_throttled and opts.interval_ms == 0:
-        raise pytest.UsageError("--aorta-drop-throttled needs telemetry, but --aorta-telemetry-interval-ms=0 "
-                                "turns it off: give an interval > 0 or leave out --aorta-drop-throttled")
+        raise pytest.UsageError(
+            "--aorta-drop-throttled needs telemetry, but --aorta-telemetry-interval-ms=0 "
+            "turns it off: give an interval > 0 or leave out --aorta-drop-throttled"
+        )
     config.stash[TELEMETRY_OPTIONS] = opts
     config.stash[TELEMETRY_STATE] = TelemetryState()
 
@@ -125,8 +146,13 @@ class Monitor:
         spans = [(r.host_start_s, r.host_end_s) for r in run.rounds]
         if self._state.limits is None:
             self._state.limits = self._source.limits()
-        summary, throttled = summarize(samples, source=self._source.name, interval_ms=self._opts.interval_ms,
-                                       limits=self._state.limits, spans_s=spans)
+        summary, throttled = summarize(
+            samples,
+            source=self._source.name,
+            interval_ms=self._opts.interval_ms,
+            limits=self._state.limits,
+            spans_s=spans,
+        )
         if self.sampler.errors:
             summary["read_errors"] = self.sampler.errors
             summary["first_read_error"] = self.sampler.first_error
@@ -135,7 +161,9 @@ class Monitor:
         n = len(run.rounds)
         if summary["throttled_rounds"]:
             causes = ", ".join(f"{c} ({k})" for c, k in summary["throttle_causes"].items())
-            self._state.throttled.append(f"{self._node}: {summary['throttled_rounds']}/{n} rounds throttled: {causes}")
+            self._state.throttled.append(
+                f"{self._node}: {summary['throttled_rounds']}/{n} rounds throttled: {causes}"
+            )
         if self._opts.drop_throttled:
             kept = [r for r, t in zip(run.rounds, throttled) if not t]
             if not kept:

@@ -38,7 +38,10 @@ class Limits:
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        out = {"sm_clock_max_mhz": self.sm_clock_max_mhz, "mem_clock_max_mhz": self.mem_clock_max_mhz,
-               "power_limit_w": self.power_limit_w}
+        out = {
+            "sm_clock_max_mhz": self.sm_clock_max_mhz,
+            "mem_clock_max_mhz": self.mem_clock_max_mhz,
+            "power_limit_w": self.power_limit_w,
+        }
         out.update(self.extra)
         return out

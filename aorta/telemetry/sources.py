@@ -81,7 +81,9 @@ class NvmlSource:
         nv, h = self._nv, self._h
         return Limits(
             sm_clock_max_mhz=_none_on_error(lambda: float(nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM))),
-            mem_clock_max_mhz=_none_on_error(lambda: float(nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM))),
+            mem_clock_max_mhz=_none_on_error(
+                lambda: float(nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM))
+            ),
             power_limit_w=_none_on_error(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1e3),
         )
 
@@ -95,7 +97,9 @@ class NvmlSource:
             sm_clock_mhz=_none_on_error(lambda: float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM))),
             mem_clock_mhz=_none_on_error(lambda: float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM))),
             power_w=_none_on_error(lambda: nv.nvmlDeviceGetPowerUsage(h) / 1e3),
-            temperature_c=_none_on_error(lambda: float(nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU))),
+            temperature_c=_none_on_error(
+                lambda: float(nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU))
+            ),
             gpu_util_pct=float(util.gpu) if util is not None else None,
             mem_util_pct=float(util.memory) if util is not None else None,
             throttle_reasons=decode_nvml_reasons(int(reasons)) if reasons is not None else None,
@@ -124,8 +128,9 @@ class NvidiaSmiSource:
             self._query(self._fields)
 
     def _query(self, fields: tuple[str, ...]) -> dict[str, str]:
-        out = self._run(["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits",
-                         "-i", self._id])
+        out = self._run(
+            ["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits", "-i", self._id]
+        )
         rows = parse.parse_nvidia_smi_csv(out, fields)
         if len(rows) != 1:
             raise RuntimeError(f"nvidia-smi -i {self._id} returned {len(rows)} rows, expected 1")
@@ -167,8 +172,11 @@ class AmdSmiSource:
 
     def _clock(self, kind: str, key: str) -> float | None:
         a = self._a
-        return _none_on_error(lambda: parse.number_or_none(
-            a.amdsmi_get_clock_info(self._h, getattr(a.AmdSmiClkType, kind))[key]))
+        return _none_on_error(
+            lambda: parse.number_or_none(
+                a.amdsmi_get_clock_info(self._h, getattr(a.AmdSmiClkType, kind))[key]
+            )
+        )
 
     def limits(self) -> Limits:
         a, h = self._a, self._h
@@ -177,9 +185,11 @@ class AmdSmiSource:
             cap = parse.number_or_none(a.amdsmi_get_power_cap_info(h)["power_cap"])
             return None if cap is None else (cap / 1e6 if cap > 10_000 else cap)  # reported in µW
 
-        return Limits(sm_clock_max_mhz=self._clock("GFX", "max_clk"),
-                      mem_clock_max_mhz=self._clock("MEM", "max_clk"),
-                      power_limit_w=_none_on_error(power_cap_w))
+        return Limits(
+            sm_clock_max_mhz=self._clock("GFX", "max_clk"),
+            mem_clock_max_mhz=self._clock("MEM", "max_clk"),
+            power_limit_w=_none_on_error(power_cap_w),
+        )
 
     def read(self, clock: Callable[[], float]) -> Sample:
         a, h = self._a, self._h
@@ -199,8 +209,13 @@ class AmdSmiSource:
             sm_clock_mhz=self._clock("GFX", "clk"),
             mem_clock_mhz=self._clock("MEM", "clk"),
             power_w=watts(),
-            temperature_c=_none_on_error(lambda: float(a.amdsmi_get_temp_metric(
-                h, a.AmdSmiTemperatureType.HOTSPOT, a.AmdSmiTemperatureMetric.CURRENT))),
+            temperature_c=_none_on_error(
+                lambda: float(
+                    a.amdsmi_get_temp_metric(
+                        h, a.AmdSmiTemperatureType.HOTSPOT, a.AmdSmiTemperatureMetric.CURRENT
+                    )
+                )
+            ),
             gpu_util_pct=parse.number_or_none(activity.get("gfx_activity")) if activity else None,
             mem_util_pct=parse.number_or_none(activity.get("umc_activity")) if activity else None,
             throttle_reasons=None,  # amdsmi's throttle bits differ per SMU generation: not decoded
@@ -225,15 +240,20 @@ class RocmSmiSource:
         self._card()
 
     def _card(self, *args: str) -> dict[str, str]:
-        cards = parse.parse_rocm_smi_json(self._run(["rocm-smi", "-d", str(self._index), *(args or self.QUERY)]))
+        cards = parse.parse_rocm_smi_json(
+            self._run(["rocm-smi", "-d", str(self._index), *(args or self.QUERY)])
+        )
         if self._index not in cards:
             raise RuntimeError(f"rocm-smi -d {self._index} returned no card{self._index}")
         return cards[self._index]
 
     def limits(self) -> Limits:
         power = _none_on_error(lambda: parse.rocm_smi_power_limit_w(self._card("--showmaxpower", "--json")))
-        sclk = _none_on_error(lambda: parse.rocm_smi_max_sclk_mhz(
-            self._run(["rocm-smi", "-d", str(self._index), "--showsclkrange"])))
+        sclk = _none_on_error(
+            lambda: parse.rocm_smi_max_sclk_mhz(
+                self._run(["rocm-smi", "-d", str(self._index), "--showsclkrange"])
+            )
+        )
         return Limits(sm_clock_max_mhz=sclk, power_limit_w=power)
 
     def read(self, clock: Callable[[], float]) -> Sample:
@@ -245,7 +265,12 @@ class RocmSmiSource:
         return None
 
 
-_CLASSES = {"nvml": NvmlSource, "nvidia-smi": NvidiaSmiSource, "amdsmi": AmdSmiSource, "rocm-smi": RocmSmiSource}
+_CLASSES = {
+    "nvml": NvmlSource,
+    "nvidia-smi": NvidiaSmiSource,
+    "amdsmi": AmdSmiSource,
+    "rocm-smi": RocmSmiSource,
+}
 _MISSING_HINT = {"nvml": "pip install nvidia-ml-py", "amdsmi": "install ROCm's amdsmi Python package"}
 
 

@@ -17,7 +17,9 @@ from aorta.telemetry.sample import FIGURES, Limits, Sample
 from aorta.telemetry.throttle import BENIGN_REASONS, SM_CLOCK_FLOOR_RATIO, throttle_cause
 
 
-def samples_for_round(samples: Sequence[Sample], start_s: float, end_s: float, interval_s: float) -> list[Sample]:
+def samples_for_round(
+    samples: Sequence[Sample], start_s: float, end_s: float, interval_s: float
+) -> list[Sample]:
     """Samples in ``[start_s, end_s]``; else the nearest one within ``interval_s`` of the round; else none.
 
     ``samples`` must be in time order.
@@ -36,8 +38,12 @@ def samples_for_round(samples: Sequence[Sample], start_s: float, end_s: float, i
     return [min(near, key=lambda c: c[0])[1]] if near else []
 
 
-def classify_rounds(samples: Sequence[Sample], spans_s: Sequence[tuple[float | None, float | None]],
-                    interval_s: float, sm_clock_max_mhz: float | None) -> list[str | None | bool]:
+def classify_rounds(
+    samples: Sequence[Sample],
+    spans_s: Sequence[tuple[float | None, float | None]],
+    interval_s: float,
+    sm_clock_max_mhz: float | None,
+) -> list[str | None | bool]:
     """Per round: the throttle cause (str), ``None`` when not throttled, ``False`` when no sample matched."""
     ordered = sorted(samples, key=lambda s: s.t_s)
     out: list[str | None | bool] = []
@@ -54,8 +60,9 @@ def classify_rounds(samples: Sequence[Sample], spans_s: Sequence[tuple[float | N
     return out
 
 
-def timed_window_samples(samples: Sequence[Sample], spans_s: Sequence[tuple[float | None, float | None]],
-                         interval_s: float) -> list[Sample]:
+def timed_window_samples(
+    samples: Sequence[Sample], spans_s: Sequence[tuple[float | None, float | None]], interval_s: float
+) -> list[Sample]:
     """Samples from the first round's start to the last round's end; if none fell there (a timed
     phase shorter than the interval), the nearest one within ``interval_s``."""
     starts = [a for a, _ in spans_s if a is not None]
@@ -78,8 +85,14 @@ def figure_stats(samples: Sequence[Sample]) -> tuple[dict[str, dict], dict[str, 
     return figures, unavailable
 
 
-def summarize(samples: Sequence[Sample], *, source: str, interval_ms: float, limits: Limits,
-              spans_s: Sequence[tuple[float | None, float | None]]) -> tuple[dict, list[bool]]:
+def summarize(
+    samples: Sequence[Sample],
+    *,
+    source: str,
+    interval_ms: float,
+    limits: Limits,
+    spans_s: Sequence[tuple[float | None, float | None]],
+) -> tuple[dict, list[bool]]:
     """The ``extra_info["telemetry"]`` dict, and per round whether it was throttled."""
     timed = timed_window_samples(samples, spans_s, interval_ms / 1e3)
     figures, unavailable = figure_stats(timed)
@@ -89,7 +102,9 @@ def summarize(samples: Sequence[Sample], *, source: str, interval_ms: float, lim
     for s in timed:
         reasons_seen.update(r for r in (s.throttle_reasons or ()) if r not in BENIGN_REASONS)
     if samples and all(s.throttle_reasons is None for s in samples):
-        unavailable["throttle_reasons"] = f"{source} reports no throttle reasons; only the SM clock rule applies"
+        unavailable["throttle_reasons"] = (
+            f"{source} reports no throttle reasons; only the SM clock rule applies"
+        )
     if not limits.sm_clock_max_mhz:
         unavailable["sm_clock_max_mhz"] = f"{source} gave no maximum SM clock; the 75% clock rule is off"
     summary = {
@@ -99,8 +114,10 @@ def summarize(samples: Sequence[Sample], *, source: str, interval_ms: float, lim
         "samples_total": len(samples),  # including set-up and the correctness check
         "limits": limits.as_dict(),
         "figures": figures,
-        "throttle_rule": (f"a non-idle sample with SM clock < {SM_CLOCK_FLOOR_RATIO:.0%} of max, or an active "
-                          f"reason other than {', '.join(sorted(BENIGN_REASONS))}"),
+        "throttle_rule": (
+            f"a non-idle sample with SM clock < {SM_CLOCK_FLOOR_RATIO:.0%} of max, or an active "
+            f"reason other than {', '.join(sorted(BENIGN_REASONS))}"
+        ),
         "throttle_reasons_seen": dict(reasons_seen),  # samples per reason
         "rounds": len(per_round),
         "throttled_rounds": sum(throttled),
@@ -115,5 +132,10 @@ def summarize(samples: Sequence[Sample], *, source: str, interval_ms: float, lim
 
 def unavailable_summary(reason: str) -> dict:
     """What is recorded when no source could be opened (or telemetry is off)."""
-    return {"source": "unavailable", "reason": reason, "samples": 0, "throttled_rounds": None,
-            "throttled": None}
+    return {
+        "source": "unavailable",
+        "reason": reason,
+        "samples": 0,
+        "throttled_rounds": None,
+        "throttled": None,
+    }

@@ -79,5 +79,7 @@ class AllRoundsThrottled(Exception):
 
     def __init__(self, n_rounds: int, causes: dict):
         self.n_rounds, self.causes = n_rounds, dict(causes)
-        super().__init__(f"--aorta-drop-throttled: all {n_rounds} timed rounds were taken while the GPU was "
-                         f"throttled ({self.causes}); nothing is recorded")
+        super().__init__(
+            f"--aorta-drop-throttled: all {n_rounds} timed rounds were taken while the GPU was "
+            f"throttled ({self.causes}); nothing is recorded"
+        )

@@ -10,4 +10,12 @@ from aorta.timing.loop import (
     time_rounds,
 )
 
-__all__ = ["RoundRecorder", "RoundTiming", "TimedRun", "TimingPlan", "choose_iterations", "run_forked", "time_rounds"]
+__all__ = [
+    "RoundRecorder",
+    "RoundTiming",
+    "TimedRun",
+    "TimingPlan",
+    "choose_iterations",
+    "run_forked",
+    "time_rounds",
+]

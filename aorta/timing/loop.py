@@ -57,16 +57,19 @@ class TimingPlan:
         if self.iterations_per_round is not None and self.iterations_per_round < 1:
             raise ValueError(f"iterations_per_round must be >= 1, got {self.iterations_per_round}")
         if self.hold_cycles < 0 or self.hold_cycles_per_iteration < 0:
-            raise ValueError(f"hold cycles must be >= 0, got {self.hold_cycles} + "
-                             f"{self.hold_cycles_per_iteration} per iteration")
+            raise ValueError(
+                f"hold cycles must be >= 0, got {self.hold_cycles} + "
+                f"{self.hold_cycles_per_iteration} per iteration"
+            )
 
     def hold_for(self, k: int) -> int:
         """Spin cycles before a round of ``k`` iterations."""
         return self.hold_cycles + k * self.hold_cycles_per_iteration
 
 
-def choose_iterations(probe_ms: float, *, floor_ms: float = EVENT_FLOOR_MS, target_ms: float = 0.5,
-                      max_iterations: int = 10_000) -> int:
+def choose_iterations(
+    probe_ms: float, *, floor_ms: float = EVENT_FLOOR_MS, target_ms: float = 0.5, max_iterations: int = 10_000
+) -> int:
     """K = 1 when one iteration is above the event floor, else enough iterations to reach ``target_ms``."""
     if probe_ms >= floor_ms:
         return 1
@@ -167,10 +170,20 @@ class TimedRun:
 StepFn = Callable[[RoundRecorder], None]
 
 
-def _enqueue_round(device, origin, streams, step: StepFn, rec: RoundRecorder, k: int, hold_cycles: int = 0,
-                   label: str | None = None):
+def _enqueue_round(
+    device,
+    origin,
+    streams,
+    step: StepFn,
+    rec: RoundRecorder,
+    k: int,
+    hold_cycles: int = 0,
+    label: str | None = None,
+):
     if hold_cycles:
-        device.spin(hold_cycles)  # on the origin stream, before the start event and the round's range: not timed
+        device.spin(
+            hold_cycles
+        )  # on the origin stream, before the start event and the round's range: not timed
     with device.mark(label) if label is not None else contextlib.nullcontext():
         start = device.event()
         start.record(origin)
@@ -198,14 +211,26 @@ def run_forked(device, streams: Sequence, body: Callable[[], None]) -> None:
         device.wait_stream(origin, s)  # join: the caller's next read sees every stream's writes
 
 
-def _read_round(start, end, host_enqueue_ms: float, host_wall_ms: float | None,
-                host_span_s: tuple[float, float] | None = None) -> RoundTiming:
+def _read_round(
+    start,
+    end,
+    host_enqueue_ms: float,
+    host_wall_ms: float | None,
+    host_span_s: tuple[float, float] | None = None,
+) -> RoundTiming:
     t_start, t_end = host_span_s if host_span_s is not None else (None, None)
     return RoundTiming(start.elapsed_time(end), host_enqueue_ms, host_wall_ms, {}, t_start, t_end)
 
 
-def time_rounds(device, streams: Sequence, step: StepFn, plan: TimingPlan, *,
-                host_clock: Callable[[], float] = time.perf_counter, record_intervals: bool = True) -> TimedRun:
+def time_rounds(
+    device,
+    streams: Sequence,
+    step: StepFn,
+    plan: TimingPlan,
+    *,
+    host_clock: Callable[[], float] = time.perf_counter,
+    record_intervals: bool = True,
+) -> TimedRun:
     """Warm up, pick K if asked, then time ``plan.rounds`` rounds. Raw per-round times are returned.
 
     ``record_intervals``: run the timed rounds under the profiler (``device.kernel_capture``), each round and
@@ -224,8 +249,12 @@ def time_rounds(device, streams: Sequence, step: StepFn, plan: TimingPlan, *,
     if k is None:
         start, end = _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1))
         device.synchronize()  # the probe's events are read now
-        k = choose_iterations(start.elapsed_time(end), floor_ms=plan.floor_ms,
-                              target_ms=plan.target_round_ms, max_iterations=plan.max_iterations)
+        k = choose_iterations(
+            start.elapsed_time(end),
+            floor_ms=plan.floor_ms,
+            target_ms=plan.target_round_ms,
+            max_iterations=plan.max_iterations,
+        )
 
     timings: list[RoundTiming] = []
     kernel_reason = None
@@ -247,8 +276,15 @@ def time_rounds(device, streams: Sequence, step: StepFn, plan: TimingPlan, *,
         method = "graph_replay"
     else:
         method = "events" if k == 1 else "events_k_batched"
-    return TimedRun(timings, k, method, plan.sync_mode,
-                    "device_events" if device.is_gpu else "host_clock", host_total_ms, kernel_reason)
+    return TimedRun(
+        timings,
+        k,
+        method,
+        plan.sync_mode,
+        "device_events" if device.is_gpu else "host_clock",
+        host_total_ms,
+        kernel_reason,
+    )
 
 
 def _attach_kernels(timings: list[RoundTiming], capture) -> str | None:
@@ -281,8 +317,19 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _timed_rounds(device, origin, streams, step: StepFn, rec: RoundRecorder, k: int, plan: TimingPlan,
-                  host_clock: Callable[[], float], timings: list[RoundTiming], *, labelled: bool = False) -> None:
+def _timed_rounds(
+    device,
+    origin,
+    streams,
+    step: StepFn,
+    rec: RoundRecorder,
+    k: int,
+    plan: TimingPlan,
+    host_clock: Callable[[], float],
+    timings: list[RoundTiming],
+    *,
+    labelled: bool = False,
+) -> None:
     pending = []
     for n in range(plan.rounds):
         label = kernel_timeline.round_label(n) if labelled else None

@@ -37,8 +37,17 @@ class DecoderWeights:
         return self.embed.shape[1]
 
 
-def make_decoder(workload, gen: torch.Generator, *, vocab: int, d_model: int, d_ff: int, layers: int,
-                 heads: int, branch_scale: float = 0.5) -> DecoderWeights:
+def make_decoder(
+    workload,
+    gen: torch.Generator,
+    *,
+    vocab: int,
+    d_model: int,
+    d_ff: int,
+    layers: int,
+    heads: int,
+    branch_scale: float = 0.5,
+) -> DecoderWeights:
     """Seeded weights; ``branch_scale`` shrinks what each layer adds to the residual stream."""
     if d_model % heads:
         raise ValueError(f"d_model {d_model} is not divisible by heads {heads}")
@@ -46,11 +55,16 @@ def make_decoder(workload, gen: torch.Generator, *, vocab: int, d_model: int, d_
     rnd = workload.randn
     return DecoderWeights(
         embed=rnd(vocab, D, gen=gen),
-        layers=[LayerWeights(rnd(D, 3 * D, gen=gen, scale=D ** -0.5),
-                             rnd(D, D, gen=gen, scale=branch_scale * D ** -0.5),
-                             rnd(D, Fd, gen=gen, scale=D ** -0.5),
-                             rnd(Fd, D, gen=gen, scale=branch_scale * Fd ** -0.5)) for _ in range(layers)],
-        head=rnd(D, vocab, gen=gen, scale=D ** -0.5),
+        layers=[
+            LayerWeights(
+                rnd(D, 3 * D, gen=gen, scale=D**-0.5),
+                rnd(D, D, gen=gen, scale=branch_scale * D**-0.5),
+                rnd(D, Fd, gen=gen, scale=D**-0.5),
+                rnd(Fd, D, gen=gen, scale=branch_scale * Fd**-0.5),
+            )
+            for _ in range(layers)
+        ],
+        head=rnd(D, vocab, gen=gen, scale=D**-0.5),
         heads=heads,
     )
 
@@ -65,8 +79,15 @@ def embed(weights: DecoderWeights, tokens: torch.Tensor) -> torch.Tensor:
     return weights.embed[tokens.remainder(weights.embed.shape[0])]
 
 
-def layer(x: torch.Tensor, w: LayerWeights, heads: int, write_kv: Callable[[torch.Tensor, torch.Tensor], None],
-          keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+def layer(
+    x: torch.Tensor,
+    w: LayerWeights,
+    heads: int,
+    write_kv: Callable[[torch.Tensor, torch.Tensor], None],
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    mask: torch.Tensor | None,
+) -> torch.Tensor:
     """One layer over new positions.
 
     x (B, T, D): the T new positions. ``write_kv(k, v)`` stores their keys/values (B, T, D) in the cache;

@@ -16,8 +16,16 @@ def forward(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, h: torch.Tensor, 
     torch.clamp_min(h, 0.0, out=a)
 
 
-def backward(da: torch.Tensor, x: torch.Tensor, w: torch.Tensor, h: torch.Tensor, dh: torch.Tensor,
-             dw: torch.Tensor, db: torch.Tensor, dx: torch.Tensor | None) -> None:
+def backward(
+    da: torch.Tensor,
+    x: torch.Tensor,
+    w: torch.Tensor,
+    h: torch.Tensor,
+    dh: torch.Tensor,
+    dw: torch.Tensor,
+    db: torch.Tensor,
+    dx: torch.Tensor | None,
+) -> None:
     """Gradients of one layer given dL/da (B, Dout): dW (Din, Dout), db (Dout,), dx (B, Din) if wanted."""
     torch.mul(da, (h > 0).to(da.dtype), out=dh)  # relu'(h)
     torch.mm(x.t(), dh, out=dw)

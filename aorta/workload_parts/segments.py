@@ -30,7 +30,9 @@ class SegmentPlan(Generic[Label]):
     def stream_indices(self) -> list[int]:
         return sorted(self._labels)
 
-    def label_intervals(self, intervals: Mapping[int, Sequence[Interval]]) -> list[tuple[int, Label, Interval]]:
+    def label_intervals(
+        self, intervals: Mapping[int, Sequence[Interval]]
+    ) -> list[tuple[int, Label, Interval]]:
         """``(iteration, label, interval)`` for every interval of one round.
 
         Raises ``ValueError`` when a stream's interval count is not a whole number of steps' worth of
@@ -44,8 +46,10 @@ class SegmentPlan(Generic[Label]):
                     raise ValueError(f"stream {i} has {len(ivs)} intervals but the plan issues nothing there")
                 continue
             if len(ivs) % len(labels):
-                raise ValueError(f"stream {i}: {len(ivs)} intervals is not a multiple of the "
-                                 f"{len(labels)} segments one step issues there")
+                raise ValueError(
+                    f"stream {i}: {len(ivs)} intervals is not a multiple of the "
+                    f"{len(labels)} segments one step issues there"
+                )
             for j, iv in enumerate(ivs):
                 if iv is None:  # a block that launched no device work (kernel timeline): nothing to name
                     continue

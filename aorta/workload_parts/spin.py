@@ -10,8 +10,13 @@ PROBE_CYCLES = {"gpu": 2_000_000, "cpu": 200_000}  # GPU clock cycles, or ns of 
 
 def spin_alone_ms(device, cycles: int) -> float:
     """Median device time of one spin kernel of ``cycles``, alone on the device."""
-    run = time_rounds(device, [], lambda rec: device.spin(cycles),
-                      TimingPlan(warmup_rounds=1, rounds=3, iterations_per_round=1), record_intervals=False)
+    run = time_rounds(
+        device,
+        [],
+        lambda rec: device.spin(cycles),
+        TimingPlan(warmup_rounds=1, rounds=3, iterations_per_round=1),
+        record_intervals=False,
+    )
     return median(run.device_ms)
 
 

@@ -41,8 +41,9 @@ class StageLog:
         return list(dict.fromkeys(label for _, label in self.calls))
 
 
-def regroup(stream_intervals: Mapping[int, Sequence[Interval]],
-            calls: Sequence[tuple[int, str]]) -> dict[str, list[Interval]]:
+def regroup(
+    stream_intervals: Mapping[int, Sequence[Interval]], calls: Sequence[tuple[int, str]]
+) -> dict[str, list[Interval]]:
     """One round's intervals by label. A round of K iterations holds K copies of the step's blocks."""
     plan: SegmentPlan[str] = SegmentPlan()
     for i, label in calls:
@@ -53,13 +54,17 @@ def regroup(stream_intervals: Mapping[int, Sequence[Interval]],
     return out
 
 
-def regroup_rounds(rounds: Iterable[Mapping[int, Sequence[Interval]]],
-                   calls: Sequence[tuple[int, str]]) -> list[dict[str, list[Interval]]]:
+def regroup_rounds(
+    rounds: Iterable[Mapping[int, Sequence[Interval]]], calls: Sequence[tuple[int, str]]
+) -> list[dict[str, list[Interval]]]:
     return [regroup(r, calls) for r in rounds]
 
 
-def label_overlap(labelled_rounds: Sequence[Mapping[Hashable, Sequence[Interval]]],
-                  a_labels: Sequence[Hashable], b_labels: Sequence[Hashable]) -> dict:
+def label_overlap(
+    labelled_rounds: Sequence[Mapping[Hashable, Sequence[Interval]]],
+    a_labels: Sequence[Hashable],
+    b_labels: Sequence[Hashable],
+) -> dict:
     """``results.group_overlap`` over label groups: ratio = |A ∩ B| / |B| (share of B hidden behind A).
 
     Keys may be labels (from ``regroup``) or stream indices (intervals as the timing loop gives them).
@@ -67,13 +72,16 @@ def label_overlap(labelled_rounds: Sequence[Mapping[Hashable, Sequence[Interval]
     return group_overlap(labelled_rounds, a_labels, b_labels)  # type: ignore[arg-type]
 
 
-def busy_ms_per_round(labelled_rounds: Sequence[Mapping[Hashable, Sequence[Interval]]],
-                      labels: Sequence[Hashable]) -> list[float]:
+def busy_ms_per_round(
+    labelled_rounds: Sequence[Mapping[Hashable, Sequence[Interval]]], labels: Sequence[Hashable]
+) -> list[float]:
     """Union length of the labels' intervals in each round (work on several streams counted once)."""
     return [overlap.length_ms([iv for lab in labels for iv in r.get(lab, ())]) for r in labelled_rounds]
 
 
-def rate_samples(amount_per_round: Sequence[float], busy_ms: Sequence[float], scale: float = 1.0) -> list[float]:
+def rate_samples(
+    amount_per_round: Sequence[float], busy_ms: Sequence[float], scale: float = 1.0
+) -> list[float]:
     """amount / busy seconds per round (rounds with no busy time are left out), times ``scale``."""
     return [a / (b * 1e-3) * scale for a, b in zip(amount_per_round, busy_ms) if b > 0.0]
 

@@ -20,24 +20,27 @@ from aorta.workloads.tiny_kernel import TinyKernelStress
 from aorta.workloads.torch_compile import TorchCompile
 from aorta.workloads.zero_offload import ZeroOffload
 
-REGISTRY: dict[str, type[Workload]] = {cls.spec.name: cls for cls in (
-    LargeGemmOnly,
-    TinyKernelStress,
-    HeteroKernels,
-    StreamConcurrency,
-    Moe,
-    FsdpTp,
-    ActivationCkpt,
-    GradAccum,
-    SpeculativeDecode,
-    ContinuousBatch,
-    RagPipeline,
-    GraphSubgraphs,
-    AsyncDataload,
-    ZeroOffload,
-    TorchCompile,
-    CopyComputeOverlap,
-)}
+REGISTRY: dict[str, type[Workload]] = {
+    cls.spec.name: cls
+    for cls in (
+        LargeGemmOnly,
+        TinyKernelStress,
+        HeteroKernels,
+        StreamConcurrency,
+        Moe,
+        FsdpTp,
+        ActivationCkpt,
+        GradAccum,
+        SpeculativeDecode,
+        ContinuousBatch,
+        RagPipeline,
+        GraphSubgraphs,
+        AsyncDataload,
+        ZeroOffload,
+        TorchCompile,
+        CopyComputeOverlap,
+    )
+}
 
 
 def get_workload(name: str) -> type[Workload]:

@@ -26,8 +26,12 @@ CHUNKS = SPECS["activation_ckpt"].max_streams  # 16: one chunk per stream at mos
 # (blocks, rows per chunk, d_model, d_ff). Full bf16: 16 chunks x (forward + recompute + 2x backward)
 # of 4 blocks of 2 GEMMs of 2*1024*1024*4096 FLOP, ~4.4 TFLOP a step (~8 ms on an H100); fp32 (no
 # TF32, ~52 TFLOP/s) does an eighth of that GEMM work.
-SIZES = {("full", "bf16"): (4, 1024, 1024, 4096), ("full", "fp32"): (4, 512, 512, 2048),
-         ("smoke", "bf16"): (2, 4, 16, 32), ("smoke", "fp32"): (2, 4, 16, 32)}
+SIZES = {
+    ("full", "bf16"): (4, 1024, 1024, 4096),
+    ("full", "fp32"): (4, 512, 512, 2048),
+    ("smoke", "bf16"): (2, 4, 16, 32),
+    ("smoke", "fp32"): (2, 4, 16, 32),
+}
 
 
 def _block(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
@@ -46,11 +50,13 @@ class ActivationCkpt(Workload):
         self.x = [self.randn(R, D, gen=gen) for _ in range(CHUNKS)]  # (R, D) per chunk
         self.params_list: list[torch.Tensor] = []
         for _ in range(L):
-            self.params_list.append(self.randn(D, Fd, gen=gen, scale=D ** -0.5).requires_grad_())
-            self.params_list.append(self.randn(Fd, D, gen=gen, scale=0.5 * Fd ** -0.5).requires_grad_())
+            self.params_list.append(self.randn(D, Fd, gen=gen, scale=D**-0.5).requires_grad_())
+            self.params_list.append(self.randn(Fd, D, gen=gen, scale=0.5 * Fd**-0.5).requires_grad_())
         # Per-stream gradient sums (written on that stream only) and the combined gradients (stream 0).
-        self.stream_grads = [[torch.empty_like(p, requires_grad=False) for p in self.params_list]
-                             for _ in range(self.n_streams)]
+        self.stream_grads = [
+            [torch.empty_like(p, requires_grad=False) for p in self.params_list]
+            for _ in range(self.n_streams)
+        ]
         self.grads = [torch.empty_like(p, requires_grad=False) for p in self.params_list]
 
     def _chunk_grads(self, c: int) -> tuple[torch.Tensor, ...]:
@@ -97,17 +103,25 @@ class ActivationCkpt(Workload):
         return [Metric("samples_per_s", median(rate), "samples/s", True, tuple(rate))]
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
-        return [], {"recompute_overlap_ratio": (
-            "a chunk's recomputation and gradient kernels run inside one autograd call on one stream, so "
-            "events cannot separate them; overlap between chunks shows in effective_concurrency")}
+        return [], {
+            "recompute_overlap_ratio": (
+                "a chunk's recomputation and gradient kernels run inside one autograd call on one stream, so "
+                "events cannot separate them; overlap between chunks shows in effective_concurrency"
+            )
+        }
 
     def info(self) -> dict:
         fwd = CHUNKS * self.blocks * 2 * (2.0 * self.rows * self.d_model * self.d_ff)
         return {
-            "chunks": CHUNKS, "rows_per_chunk": self.rows, "blocks": self.blocks, "d_model": self.d_model,
-            "d_ff": self.d_ff, "checkpoint": "torch.utils.checkpoint, non-reentrant, every block",
+            "chunks": CHUNKS,
+            "rows_per_chunk": self.rows,
+            "blocks": self.blocks,
+            "d_model": self.d_model,
+            "d_ff": self.d_ff,
+            "checkpoint": "torch.utils.checkpoint, non-reentrant, every block",
             "chunks_per_stream_max": -(-CHUNKS // self.n_streams),
-            "gemm_flops_per_step": 4 * fwd, "recompute_gemm_flops_per_step": fwd,
+            "gemm_flops_per_step": 4 * fwd,
+            "recompute_gemm_flops_per_step": fwd,
         }
 
     def size_label(self) -> str:

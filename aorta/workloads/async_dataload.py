@@ -36,8 +36,10 @@ STD = (0.229, 0.224, 0.225)
 
 # batches NB, images per batch B, image side H (= W), CNN widths C. Full: a 9.6 MB uint8 batch takes
 # ~0.2-0.4 ms over PCIe; the CNN (~16 GFLOP per batch) about as long: copy and compute can hide each other.
-SIZES = {"full": dict(NB=8, B=64, H=224, C=(32, 64, 128), classes=1000),
-         "smoke": dict(NB=3, B=2, H=16, C=(4, 8, 8), classes=10)}
+SIZES = {
+    "full": dict(NB=8, B=64, H=224, C=(32, 64, 128), classes=1000),
+    "smoke": dict(NB=3, B=2, H=16, C=(4, 8, 8), classes=10),
+}
 
 
 def role_streams(n: int) -> dict[str, list[int]]:
@@ -57,14 +59,17 @@ class AsyncDataload(Workload):
         gen = self.generator()
         cpu_gen = torch.Generator().manual_seed(self.seed)
         # The "dataset": uint8 images in page-locked host memory (plain tensors on CPU).
-        self.host = [self.device.host_tensor(torch.randint(0, 256, (B, 3, H, H), dtype=torch.uint8,
-                                                           generator=cpu_gen)) for _ in range(NB)]
+        self.host = [
+            self.device.host_tensor(torch.randint(0, 256, (B, 3, H, H), dtype=torch.uint8, generator=cpu_gen))
+            for _ in range(NB)
+        ]
         self.flip = torch.rand(NB, B, 1, 1, 1, generator=gen, device=dev) < 0.5  # augmentation decisions
         self.mean = torch.tensor(MEAN, device=dev).view(1, 3, 1, 1) * 255.0
         self.std = torch.tensor(STD, device=dev).view(1, 3, 1, 1) * 255.0
         widths = (3, *C)
-        self.conv_w = [self.randn(co, ci, 3, 3, gen=gen, scale=(9 * ci) ** -0.5)
-                       for ci, co in zip(widths, widths[1:])]
+        self.conv_w = [
+            self.randn(co, ci, 3, 3, gen=gen, scale=(9 * ci) ** -0.5) for ci, co in zip(widths, widths[1:])
+        ]
         self.fc = self.randn(C[-1], cfg["classes"], gen=gen, scale=C[-1] ** -0.5)
         self.roles = role_streams(self.n_streams)
         lanes = max(len(v) for v in self.roles.values())
@@ -126,8 +131,11 @@ class AsyncDataload(Workload):
         copy_busy = busy_ms_per_round(labelled, ["copy"])
         bytes_per_round = [float(self.host[0].numel() * self.cfg["NB"] * k)] * len(copy_busy)
         h2d = rate_samples(bytes_per_round, copy_busy, 1e-9)
-        out = [Metric(f"{role}_busy_ms", median(b), "ms", False, tuple(b))
-               for role in ROLES for b in [[x / k for x in busy_ms_per_round(labelled, [role])]]]
+        out = [
+            Metric(f"{role}_busy_ms", median(b), "ms", False, tuple(b))
+            for role in ROLES
+            for b in [[x / k for x in busy_ms_per_round(labelled, [role])]]
+        ]
         if h2d:
             out.append(Metric("h2d_gbps", median(h2d), "GB/s", True, tuple(h2d)))
         if not self.device.is_gpu:
@@ -135,16 +143,31 @@ class AsyncDataload(Workload):
         ov = label_overlap(labelled, ["compute"], ["copy"])
         if ov["overlap_ratio"] is None:
             return out, {"copy_compute_overlap_ratio": "no copy intervals recorded"}
-        out.append(Metric("copy_compute_overlap_ratio", ov["overlap_ratio"], "ratio", True,
-                          tuple(ov["overlap_ratio_samples"])))
+        out.append(
+            Metric(
+                "copy_compute_overlap_ratio",
+                ov["overlap_ratio"],
+                "ratio",
+                True,
+                tuple(ov["overlap_ratio_samples"]),
+            )
+        )
         return out, {}
 
     def info(self) -> dict:
         c = self.cfg
-        return {"batches": c["NB"], "images_per_batch": c["B"], "image_side": c["H"], "cnn_widths": list(c["C"]),
-                "classes": c["classes"], "slots": self.n_slots, "pinned_host": self.device.is_gpu,
-                "role_streams": self.roles, "bytes_per_batch": self.host[0].numel(),
-                "copy_compute_overlap": "share of copy time during which the CNN ran (|copy ∩ compute| / |copy|)"}
+        return {
+            "batches": c["NB"],
+            "images_per_batch": c["B"],
+            "image_side": c["H"],
+            "cnn_widths": list(c["C"]),
+            "classes": c["classes"],
+            "slots": self.n_slots,
+            "pinned_host": self.device.is_gpu,
+            "role_streams": self.roles,
+            "bytes_per_batch": self.host[0].numel(),
+            "copy_compute_overlap": "share of copy time during which the CNN ran (|copy ∩ compute| / |copy|)",
+        }
 
     def size_label(self) -> str:
         c = getattr(self, "cfg", SIZES[self.size])

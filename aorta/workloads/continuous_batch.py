@@ -31,10 +31,30 @@ from aorta.workload_specs import SPECS
 GROUPS = SPECS["continuous_batch"].max_streams - 1  # 16 decode groups beside the prefill stream
 # prompt_min/max: active requests' lengths; arrival_prompt: a new request's prompt length.
 SIZES = {
-    "full": dict(vocab=32000, d_model=1024, d_ff=4096, heads=8, layers=2, batch=8, iterations=4,
-                 prompt_min=256, prompt_max=768, arrival_prompt=512),
-    "smoke": dict(vocab=64, d_model=32, d_ff=64, heads=2, layers=1, batch=2, iterations=2,
-                  prompt_min=4, prompt_max=8, arrival_prompt=6),
+    "full": dict(
+        vocab=32000,
+        d_model=1024,
+        d_ff=4096,
+        heads=8,
+        layers=2,
+        batch=8,
+        iterations=4,
+        prompt_min=256,
+        prompt_max=768,
+        arrival_prompt=512,
+    ),
+    "smoke": dict(
+        vocab=64,
+        d_model=32,
+        d_ff=64,
+        heads=2,
+        layers=1,
+        batch=2,
+        iterations=2,
+        prompt_min=4,
+        prompt_max=8,
+        arrival_prompt=6,
+    ),
 }
 
 
@@ -49,8 +69,15 @@ class ContinuousBatch(Workload):
         dev = self.device.torch_device
         gen = self.generator()
         rng = random.Random(self.seed)
-        self.model = decoder.make_decoder(self, gen, vocab=cfg["vocab"], d_model=cfg["d_model"],
-                                          d_ff=cfg["d_ff"], layers=cfg["layers"], heads=cfg["heads"])
+        self.model = decoder.make_decoder(
+            self,
+            gen,
+            vocab=cfg["vocab"],
+            d_model=cfg["d_model"],
+            d_ff=cfg["d_ff"],
+            layers=cfg["layers"],
+            heads=cfg["heads"],
+        )
         B, D, J, Pa = cfg["batch"], cfg["d_model"], cfg["iterations"], cfg["arrival_prompt"]
         slots = B + 1  # slot B takes the arriving request
         self.t_max = max(cfg["prompt_max"], Pa + 1) + J
@@ -60,24 +87,40 @@ class ContinuousBatch(Workload):
             lengths = [rng.randint(cfg["prompt_min"], cfg["prompt_max"]) for _ in range(B)]
             join = 1 + g % (J - 1)  # decode iteration at which the arrival joins
             prompts = torch.randint(0, cfg["vocab"], (slots, self.t_max), generator=gen, device=dev)
-            kv = [(torch.zeros(slots, self.t_max, D, device=dev, dtype=self.dtype),
-                   torch.zeros(slots, self.t_max, D, device=dev, dtype=self.dtype)) for _ in range(cfg["layers"])]
-            grp = {"lengths": lengths, "join": join, "prompts": prompts, "kv": kv,
-                   "first": prompts[torch.arange(B, device=dev), lt(*[n - 1 for n in lengths])],  # (B,)
-                   "cur": torch.empty(slots, device=dev, dtype=torch.long),
-                   "generated": torch.empty(slots, J + 1, device=dev, dtype=torch.long),
-                   "iters": []}
+            kv = [
+                (
+                    torch.zeros(slots, self.t_max, D, device=dev, dtype=self.dtype),
+                    torch.zeros(slots, self.t_max, D, device=dev, dtype=self.dtype),
+                )
+                for _ in range(cfg["layers"])
+            ]
+            grp = {
+                "lengths": lengths,
+                "join": join,
+                "prompts": prompts,
+                "kv": kv,
+                "first": prompts[torch.arange(B, device=dev), lt(*[n - 1 for n in lengths])],  # (B,)
+                "cur": torch.empty(slots, device=dev, dtype=torch.long),
+                "generated": torch.empty(slots, J + 1, device=dev, dtype=torch.long),
+                "iters": [],
+            }
             # Per decode iteration: batch size, flat cache index of each sequence's new position, the
             # attended length and the mask of valid keys (all host-known: no sync in a step).
             for j in range(J):
                 pos = [n - 1 + j for n in lengths] + ([Pa + j - join] if j >= join else [])
                 span = max(pos) + 1
                 mask = torch.arange(span, device=dev).unsqueeze(0) <= lt(*pos).unsqueeze(1)  # (b, S)
-                grp["iters"].append({"b": len(pos), "span": span,
-                                     "flat": lt(*[s * self.t_max + p for s, p in enumerate(pos)]),
-                                     "mask": mask.view(len(pos), 1, 1, span)})
-            grp["arrival_mask"] = (torch.arange(Pa, device=dev).unsqueeze(0)
-                                   <= torch.arange(Pa, device=dev).unsqueeze(1)).view(1, 1, Pa, Pa)
+                grp["iters"].append(
+                    {
+                        "b": len(pos),
+                        "span": span,
+                        "flat": lt(*[s * self.t_max + p for s, p in enumerate(pos)]),
+                        "mask": mask.view(len(pos), 1, 1, span),
+                    }
+                )
+            grp["arrival_mask"] = (
+                torch.arange(Pa, device=dev).unsqueeze(0) <= torch.arange(Pa, device=dev).unsqueeze(1)
+            ).view(1, 1, Pa, Pa)
             self.groups.append(grp)
             # Untimed: the active requests' prompts (all but their last token) into the cache.
             for s, n in enumerate(lengths):
@@ -90,13 +133,26 @@ class ContinuousBatch(Workload):
         if length == self.cfg["arrival_prompt"]:
             mask = grp["arrival_mask"]  # built once in setup: no allocation in a step
         else:  # setup-time prefill of the active requests
-            mask = torch.ones(length, length, device=x.device, dtype=torch.bool).tril().view(1, 1, length, length)
+            mask = (
+                torch.ones(length, length, device=x.device, dtype=torch.bool)
+                .tril()
+                .view(1, 1, length, length)
+            )
         for (kc, vc), lw in zip(grp["kv"], self.model.layers):
+
             def write(k, v, kc=kc, vc=vc):
                 kc[slot, :length].copy_(k[0])
                 vc[slot, :length].copy_(v[0])
-            x = decoder.layer(x, lw, self.model.heads, write, kc[slot:slot + 1, :length],
-                              vc[slot:slot + 1, :length], mask)
+
+            x = decoder.layer(
+                x,
+                lw,
+                self.model.heads,
+                write,
+                kc[slot : slot + 1, :length],
+                vc[slot : slot + 1, :length],
+                mask,
+            )
         return x
 
     def _prefill_arrival(self, grp: dict) -> None:
@@ -111,9 +167,11 @@ class ContinuousBatch(Workload):
         b, span = it["b"], it["span"]
         x = decoder.embed(self.model, grp["cur"][:b]).unsqueeze(1)  # (b, 1, D)
         for (kc, vc), lw in zip(grp["kv"], self.model.layers):
+
             def write(k, v, kc=kc, vc=vc):
                 kc.view(-1, D).index_copy_(0, it["flat"], k.reshape(b, D))
                 vc.view(-1, D).index_copy_(0, it["flat"], v.reshape(b, D))
+
             x = decoder.layer(x, lw, self.model.heads, write, kc[:b, :span], vc[:b, :span], it["mask"])
         nxt = decoder.next_tokens(x, self.model)[:, 0]  # (b,)
         grp["cur"][:b].copy_(nxt)
@@ -131,7 +189,7 @@ class ContinuousBatch(Workload):
         for g, grp in enumerate(self.groups):
             s = self._decode_stream(g)
             with rec.on(s):
-                grp["cur"][:self.cfg["batch"]].copy_(grp["first"])
+                grp["cur"][: self.cfg["batch"]].copy_(grp["first"])
             plan.add(s, ("reset", g, 0))
         prefilled: dict[int, object] = {}
         for j in range(self.cfg["iterations"]):
@@ -156,9 +214,9 @@ class ContinuousBatch(Workload):
         out = []
         for grp in self.groups:
             out.append(grp["generated"][:B, :J])
-            out.append(grp["generated"][B, :J - grp["join"] + 1])
+            out.append(grp["generated"][B, : J - grp["join"] + 1])
             # the arrival's cache rows cross from the prefill stream to the decode stream
-            out.extend(c[B, :self.cfg["arrival_prompt"]] for kv in grp["kv"] for c in kv)
+            out.extend(c[B, : self.cfg["arrival_prompt"]] for kv in grp["kv"] for c in kv)
         return out
 
     # -- figures -------------------------------------------------------------------------------------
@@ -171,22 +229,34 @@ class ContinuousBatch(Workload):
         return [Metric("tokens_per_s", stats.median(rate), "tokens/s", True, tuple(rate))]
 
     def decode_step_ms(self, intervals) -> list[float]:
-        return [end - start for _, label, (start, end) in self.plan.label_intervals(intervals)
-                if label[0] == "decode"]
+        return [
+            end - start
+            for _, label, (start, end) in self.plan.label_intervals(intervals)
+            if label[0] == "decode"
+        ]
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
-        return percentile_metrics("decode_step", [self.decode_step_ms(r.block_spans_ms) for r in run.rounds], (99, 50))
+        return percentile_metrics(
+            "decode_step", [self.decode_step_ms(r.block_spans_ms) for r in run.rounds], (99, 50)
+        )
 
     def info(self) -> dict:
         lengths = [n for grp in self.groups for n in grp["lengths"]]
-        return {**self.cfg, "groups": GROUPS, "decode_streams": max(self.n_streams - 1, 1),
-                "prefill_stream": 0, "arrivals_per_step": GROUPS,
-                "context_min": min(lengths), "context_max": max(lengths),
-                "generated_tokens_per_step": self.tokens_per_step(),
-                "prefill_tokens_per_step": GROUPS * self.cfg["arrival_prompt"]}
+        return {
+            **self.cfg,
+            "groups": GROUPS,
+            "decode_streams": max(self.n_streams - 1, 1),
+            "prefill_stream": 0,
+            "arrivals_per_step": GROUPS,
+            "context_min": min(lengths),
+            "context_max": max(lengths),
+            "generated_tokens_per_step": self.tokens_per_step(),
+            "prefill_tokens_per_step": GROUPS * self.cfg["arrival_prompt"],
+        }
 
     def size_label(self) -> str:
         c = SIZES[self.size]
-        return (f"{GROUPS} groups x {c['batch']} requests, contexts {c['prompt_min']}-{c['prompt_max']}, "
-                f"d_model {c['d_model']}, {c['layers']} layers, {self.dtype_name}")
-
+        return (
+            f"{GROUPS} groups x {c['batch']} requests, contexts {c['prompt_min']}-{c['prompt_max']}, "
+            f"d_model {c['d_model']}, {c['layers']} layers, {self.dtype_name}"
+        )

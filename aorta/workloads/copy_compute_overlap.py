@@ -64,8 +64,10 @@ class CopyComputeOverlap(Workload):
         if copy_mb is not None and not copy_mb > 0:
             raise ValueError(f"copy_compute_overlap: copy_mb must be > 0, got {copy_mb!r}")
         if mode == "overlap" and work_streams not in (None, self.n_streams):
-            raise ValueError(f"copy_compute_overlap: work_streams={work_streams} is for the serial variant; "
-                             f"the overlapped run does the work of its own {self.n_streams} streams")
+            raise ValueError(
+                f"copy_compute_overlap: work_streams={work_streams} is for the serial variant; "
+                f"the overlapped run does the work of its own {self.n_streams} streams"
+            )
         self.mode = mode
         self.work_streams = work_streams or self.n_streams
         self.copy_mb = copy_mb if copy_mb is not None else DEFAULT_COPY_MB[self.size]
@@ -93,13 +95,15 @@ class CopyComputeOverlap(Workload):
         self.side = side
         self.n_gemms = max(BASE_GEMMS[self.size], len(w_compute))  # at least one GEMM per compute stream
         self.a = [self.randn(side, side, gen=gen) for _ in range(self.n_gemms)]  # (M, K)
-        self.b = [self.randn(side, side, gen=gen, scale=side ** -0.5) for _ in range(self.n_gemms)]  # (K, N)
+        self.b = [self.randn(side, side, gen=gen, scale=side**-0.5) for _ in range(self.n_gemms)]  # (K, N)
         self.c = self.randn(self.n_gemms, side, side, gen=gen).zero_()  # (G, M, N)
         self.copy_bytes = max(len(w_copy), int(self.copy_mb * MIB))
         # Device: h2d_dst, d2h_src, d2d_src, d2d_dst; host: h2d_src, d2h_dst (+ one source in flight).
         self.device.check_fits(device_bytes=4 * self.copy_bytes, host_bytes=3 * self.copy_bytes)
 
-        def data(n_bytes: int) -> torch.Tensor:  # never zero, so a poisoned (zeroed) byte cannot pass the check
+        def data(
+            n_bytes: int,
+        ) -> torch.Tensor:  # never zero, so a poisoned (zeroed) byte cannot pass the check
             return torch.randint(1, 256, (n_bytes,), dtype=torch.uint8, generator=cpu_gen)
 
         nb = self.copy_bytes
@@ -110,9 +114,14 @@ class CopyComputeOverlap(Workload):
         self.d2d_src = data(nb).to(dev)
         self.d2d_dst = torch.empty(nb, dtype=torch.uint8, device=dev)
         chunks = len(w_copy)
-        self.chunks = {name: list(zip(src.tensor_split(chunks), dst.tensor_split(chunks))) for name, src, dst in (
-            ("h2d", self.h2d_src, self.h2d_dst), ("d2h", self.d2h_src, self.d2h_dst),
-            ("d2d", self.d2d_src, self.d2d_dst))}
+        self.chunks = {
+            name: list(zip(src.tensor_split(chunks), dst.tensor_split(chunks)))
+            for name, src, dst in (
+                ("h2d", self.h2d_src, self.h2d_dst),
+                ("d2h", self.d2h_src, self.d2h_dst),
+                ("d2d", self.d2d_src, self.d2d_dst),
+            )
+        }
         self.log = StageLog()
 
     # ------------------------------------------------------------------ step
@@ -183,7 +192,8 @@ class CopyComputeOverlap(Workload):
         else:
             unavailable["copy_busy_ms"] = unavailable["copy_gbps"] = (
                 "CPU backend: ops are synchronous, so a stream's interval runs from its first op to the "
-                "round's end and holds no busy time")
+                "round's end and holds no busy time"
+            )
         if self._labelled():
             for name in COPIES:
                 busy = busy_ms_per_round(groups, [name])
@@ -192,9 +202,11 @@ class CopyComputeOverlap(Workload):
                     out.append(Metric(f"{name}_gbps", median(gbps), "GB/s", True, tuple(gbps)))
         else:
             for name in COPIES:
-                unavailable[f"{name}_gbps"] = ("per-direction copy times need events between copies, which "
-                                               "would serialize streams sharing a hardware queue; measured in "
-                                               "the one-stream serial variant")
+                unavailable[f"{name}_gbps"] = (
+                    "per-direction copy times need events between copies, which "
+                    "would serialize streams sharing a hardware queue; measured in "
+                    "the one-stream serial variant"
+                )
         unavailable.update(self.unavailable())
         if self.mode == "serial":
             return out, unavailable
@@ -207,9 +219,14 @@ class CopyComputeOverlap(Workload):
         if ratio is None:
             unavailable["copy_compute_overlap_ratio"] = "no copy intervals recorded"
             return out, unavailable
-        out.append(Metric("copy_compute_overlap_ratio", ratio, "ratio", True, tuple(ov["overlap_ratio_samples"])))
-        self.beside = {"copy_ran_beside_compute": ratio > COPY_BESIDE_THRESHOLD, "copy_compute_overlap_ratio": ratio,
-                       "threshold_ratio": COPY_BESIDE_THRESHOLD}
+        out.append(
+            Metric("copy_compute_overlap_ratio", ratio, "ratio", True, tuple(ov["overlap_ratio_samples"]))
+        )
+        self.beside = {
+            "copy_ran_beside_compute": ratio > COPY_BESIDE_THRESHOLD,
+            "copy_compute_overlap_ratio": ratio,
+            "threshold_ratio": COPY_BESIDE_THRESHOLD,
+        }
         return out, unavailable
 
     def reference_metrics(self, mine, reference):
@@ -222,29 +239,45 @@ class CopyComputeOverlap(Workload):
             reason = "no serialized run given (the benchmark passes the serial run as reference=)"
             return [], dict.fromkeys(("serial_ms", "saving_ms", "saving_ratio"), reason)
         s, mine_ms = serial.value, mine["iteration_ms"]
-        out = [replace(serial, name="serial_ms", source="serial twin (reference run)"),
-               Metric("saving_ms", s - mine_ms.value, "ms", True, tuple(s - x for x in mine_ms.samples)),
-               Metric("saving_ratio", (s - mine_ms.value) / s, "ratio", True,
-                      tuple((s - x) / s for x in mine_ms.samples))]
+        out = [
+            replace(serial, name="serial_ms", source="serial twin (reference run)"),
+            Metric("saving_ms", s - mine_ms.value, "ms", True, tuple(s - x for x in mine_ms.samples)),
+            Metric(
+                "saving_ratio",
+                (s - mine_ms.value) / s,
+                "ratio",
+                True,
+                tuple((s - x) / s for x in mine_ms.samples),
+            ),
+        ]
         unavailable = {}
         for name in COPIES:  # per-direction rates, from the serial run (one stream, copies one at a time)
             rate = (reference or {}).get(f"{name}_gbps")
             if rate is None:
-                unavailable[f"serial_{name}_gbps"] = ("the serial run recorded no per-direction copy rate "
-                                                      "(kernel timestamps: GPU only)")
+                unavailable[f"serial_{name}_gbps"] = (
+                    "the serial run recorded no per-direction copy rate (kernel timestamps: GPU only)"
+                )
             else:
                 out.append(replace(rate, name=f"serial_{name}_gbps", source="serial twin (reference run)"))
         return out, unavailable
 
     def info(self) -> dict:
         low, high = self.device.priority_range()
-        info = {"mode": self.mode, "work_streams": self.work_streams, "gemm_m_n_k": self.side,
-                "gemms_per_iteration": self.n_gemms, "copy_mb": self.copy_mb, "copy_bytes": self.copy_bytes,
-                "copy_chunks": len(self.chunks["h2d"]), "compute_streams": sorted(set(self.compute_idx)),
-                "copy_streams": sorted(set(self.copy_idx)), "priority_range": [low, high],
-                "copy_stream_priority": high if self.mode == "overlap" and self.n_streams > 1 else low,
-                "pinned_host": self.device.is_gpu,
-                "gbps_means": "bytes copied / that copy's busy time (a D2D copy reads and writes each byte)"}
+        info = {
+            "mode": self.mode,
+            "work_streams": self.work_streams,
+            "gemm_m_n_k": self.side,
+            "gemms_per_iteration": self.n_gemms,
+            "copy_mb": self.copy_mb,
+            "copy_bytes": self.copy_bytes,
+            "copy_chunks": len(self.chunks["h2d"]),
+            "compute_streams": sorted(set(self.compute_idx)),
+            "copy_streams": sorted(set(self.copy_idx)),
+            "priority_range": [low, high],
+            "copy_stream_priority": high if self.mode == "overlap" and self.n_streams > 1 else low,
+            "pinned_host": self.device.is_gpu,
+            "gbps_means": "bytes copied / that copy's busy time (a D2D copy reads and writes each byte)",
+        }
         info.update(self.beside)
         if self.mode == "overlap" and not self.beside:
             info["copy_ran_beside_compute"] = None

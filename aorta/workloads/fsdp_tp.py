@@ -32,9 +32,15 @@ from aorta.workload_specs import SPECS
 
 # (layers, hidden, batch). Full bf16: 3 GEMMs of 2*2048*4096^2 FLOP per layer, ~5-8 ms a step on an
 # H100; fp32 (no TF32, ~52 TFLOP/s) halves the hidden size to stay near 16 ms.
-SIZES = {("full", "bf16"): (16, 4096, 2048), ("full", "fp32"): (16, 2048, 2048),
-         ("smoke", "bf16"): (16, 32, 8), ("smoke", "fp32"): (16, 32, 8)}
-MAX_STREAMS = SPECS["fsdp_tp"].max_streams  # 32: 1 compute + 31 comm streams; a step issues 4L - 1 = 63 comm ops at L = 16
+SIZES = {
+    ("full", "bf16"): (16, 4096, 2048),
+    ("full", "fp32"): (16, 2048, 2048),
+    ("smoke", "bf16"): (16, 32, 8),
+    ("smoke", "fp32"): (16, 32, 8),
+}
+MAX_STREAMS = SPECS[
+    "fsdp_tp"
+].max_streams  # 32: 1 compute + 31 comm streams; a step issues 4L - 1 = 63 comm ops at L = 16
 
 
 def _world() -> tuple[int, int, ModuleType | None]:
@@ -61,7 +67,7 @@ class FsdpTp(Workload):
         full = [self.randn(D, D, gen=gen, scale=(2.0 / D) ** 0.5) for _ in range(L)]
         # The rank's shard of each flat weight; the gathered full weight is rebuilt into w_full each step.
         lo = self.rank * self.shard_numel
-        self.w_shard = [w.reshape(-1)[lo:lo + self.shard_numel].clone() for w in full]
+        self.w_shard = [w.reshape(-1)[lo : lo + self.shard_numel].clone() for w in full]
         self.bias = [self.randn(D, gen=gen, scale=0.1) for _ in range(L)]
         self.x = self.randn(B, D, gen=gen)  # (B, D)
         self.w_full = [torch.empty_like(w) for w in full]  # (D, D) gathered weights
@@ -76,9 +82,12 @@ class FsdpTp(Workload):
         self.comm_label = "collectives" if self._dist is not None else "d2d_copies_single_process"
         if self._dist is not None:
             # all_gather_into_tensor / reduce_scatter_tensor; newer torch renames them *_single (same op)
-            self._all_gather = getattr(self._dist, "all_gather_single", None) or self._dist.all_gather_into_tensor
-            self._reduce_scatter = (getattr(self._dist, "reduce_scatter_single", None)
-                                    or self._dist.reduce_scatter_tensor)
+            self._all_gather = (
+                getattr(self._dist, "all_gather_single", None) or self._dist.all_gather_into_tensor
+            )
+            self._reduce_scatter = (
+                getattr(self._dist, "reduce_scatter_single", None) or self._dist.reduce_scatter_tensor
+            )
 
     # -- communication (one op per segment on a comm stream) ---------------------------------------
     def _comm(self, rec, kind: str, layer: int) -> None:
@@ -137,8 +146,16 @@ class FsdpTp(Workload):
             x = self.x if layer == 0 else self.a[layer - 1]
             da = self.a[L - 1] if layer == L - 1 else self.da[layer]  # loss 0.5 * ||a_L||^2: dL/da_L = a_L
             with rec.on(0):
-                relu_mlp.backward(da, x, self.w_full[layer], self.h[layer], self.dh, self.dw[layer],
-                                  self.db[layer], self.da[layer - 1] if layer > 0 else None)
+                relu_mlp.backward(
+                    da,
+                    x,
+                    self.w_full[layer],
+                    self.h[layer],
+                    self.dh,
+                    self.dw[layer],
+                    self.db[layer],
+                    self.da[layer - 1] if layer > 0 else None,
+                )
             self._comm(rec, "reduce_scatter", layer)
             self._comm(rec, "all_reduce", layer)
         for s in range(1, self.n_streams):
@@ -147,8 +164,14 @@ class FsdpTp(Workload):
     def result(self):
         # w_full (comm -> compute) and dw/db (compute -> comm) cross streams: poisoned by the one-stream
         # check, so a stream that reads them before they are written fails it.
-        return {"out": self.a[-1], "grad_shard": self.grad_shard, "bias_grad": self.bias_grad,
-                "w_full": self.w_full, "dw": self.dw, "db": self.db}
+        return {
+            "out": self.a[-1],
+            "grad_shard": self.grad_shard,
+            "bias_grad": self.bias_grad,
+            "w_full": self.w_full,
+            "dw": self.dw,
+            "db": self.db,
+        }
 
     def comm_ops_per_step(self) -> int:
         return 4 * self.layers - 1
@@ -159,32 +182,44 @@ class FsdpTp(Workload):
 
     def unavailable(self) -> dict[str, str]:
         if self._dist is None:
-            return {"collective_busbw_gbps": "one process: the comm ops are device-to-device copies, "
-                                             "not collectives (run under torchrun with world size > 1)"}
+            return {
+                "collective_busbw_gbps": "one process: the comm ops are device-to-device copies, "
+                "not collectives (run under torchrun with world size > 1)"
+            }
         return {}
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
         comm = list(range(1, self.n_streams))
         ov = group_overlap([r.stream_intervals_ms for r in run.rounds], [0], comm)
         if ov["overlap_ratio"] is None:
-            return [], {"comm_overlap_ratio": "no comm intervals recorded (graph replay or a single stream)",
-                        "exposed_comm_ms": "no comm intervals recorded"}
+            return [], {
+                "comm_overlap_ratio": "no comm intervals recorded (graph replay or a single stream)",
+                "exposed_comm_ms": "no comm intervals recorded",
+            }
         unavailable = self.unavailable()
         return [
-            Metric("comm_overlap_ratio", ov["overlap_ratio"], "ratio", True, tuple(ov["overlap_ratio_samples"])),
+            Metric(
+                "comm_overlap_ratio", ov["overlap_ratio"], "ratio", True, tuple(ov["overlap_ratio_samples"])
+            ),
             Metric("exposed_comm_ms", ov["exposed_ms"], "ms", False),
         ], unavailable
 
     def info(self) -> dict:
         elem = torch.finfo(self.dtype).bits // 8
         return {
-            "comm": self.comm_label, "world_size": self.world, "layers": self.layers, "hidden": self.hidden,
-            "batch": self.batch, "comm_streams": self.n_streams - 1, "comm_ops_per_step": self.comm_ops_per_step(),
+            "comm": self.comm_label,
+            "world_size": self.world,
+            "layers": self.layers,
+            "hidden": self.hidden,
+            "batch": self.batch,
+            "comm_streams": self.n_streams - 1,
+            "comm_ops_per_step": self.comm_ops_per_step(),
             "shard_bytes_per_layer": self.shard_numel * elem,
             "gemm_flops_per_step": self.layers * relu_mlp.flops(self.batch, self.hidden, self.hidden),
             "note": "real collectives run on the process group's internal stream; comm streams order and "
-                    "time them (work.wait() inside each segment)" if self._dist is not None else
-                    "world size 1: each collective is the same-size device-to-device copy",
+            "time them (work.wait() inside each segment)"
+            if self._dist is not None
+            else "world size 1: each collective is the same-size device-to-device copy",
         }
 
     def size_label(self) -> str:

@@ -27,8 +27,12 @@ from aorta.workload_specs import SPECS
 LAYERS = SPECS["grad_accum"].max_streams - 1  # 16: one gradient bucket (and side stream) per layer
 # (micro-batches, micro-batch size, hidden). Full bf16: 16 layers x 3 GEMMs of 2*1024*4096^2 FLOP per
 # micro-batch, ~10 ms a step on an H100; fp32 (no TF32) uses a smaller hidden and micro-batch.
-SIZES = {("full", "bf16"): (4, 1024, 4096), ("full", "fp32"): (4, 512, 2048),
-         ("smoke", "bf16"): (3, 8, 32), ("smoke", "fp32"): (3, 8, 32)}
+SIZES = {
+    ("full", "bf16"): (4, 1024, 4096),
+    ("full", "fp32"): (4, 512, 2048),
+    ("smoke", "bf16"): (3, 8, 32),
+    ("smoke", "fp32"): (3, 8, 32),
+}
 
 
 class GradAccum(Workload):
@@ -70,8 +74,16 @@ class GradAccum(Workload):
                 x = self.x[m] if layer == 0 else self.a[layer - 1]
                 da = self.a[-1] if layer == LAYERS - 1 else self.da[layer]  # loss 0.5 * ||a_L||^2
                 with rec.on(0):
-                    relu_mlp.backward(da, x, self.w[layer], self.h[layer], self.dh, self.dw[p][layer],
-                                      self.db[p][layer], self.da[layer - 1] if layer > 0 else None)
+                    relu_mlp.backward(
+                        da,
+                        x,
+                        self.w[layer],
+                        self.h[layer],
+                        self.dh,
+                        self.dw[p][layer],
+                        self.db[p][layer],
+                        self.da[layer - 1] if layer > 0 else None,
+                    )
             for layer in range(LAYERS):
                 s = self._bucket_stream(layer)
                 rec.wait(s, 0)  # the bucket's gradients were written by the backward just enqueued
@@ -110,19 +122,26 @@ class GradAccum(Workload):
             reason = "no reduction intervals recorded (graph replay)"
             return [], {"reduce_overlap_ratio": reason, "exposed_reduce_ms": reason}
         return [
-            Metric("reduce_overlap_ratio", ov["overlap_ratio"], "ratio", True, tuple(ov["overlap_ratio_samples"])),
+            Metric(
+                "reduce_overlap_ratio", ov["overlap_ratio"], "ratio", True, tuple(ov["overlap_ratio_samples"])
+            ),
             Metric("exposed_reduce_ms", ov["exposed_ms"], "ms", False),
         ], {}
 
     def info(self) -> dict:
         elem = torch.finfo(self.dtype).bits // 8
         return {
-            "layers": LAYERS, "buckets": LAYERS, "micro_batches": self.micro_batches,
-            "micro_batch": self.micro_batch, "hidden": self.hidden, "reduce_streams": max(self.n_streams - 1, 0),
+            "layers": LAYERS,
+            "buckets": LAYERS,
+            "micro_batches": self.micro_batches,
+            "micro_batch": self.micro_batch,
+            "hidden": self.hidden,
+            "reduce_streams": max(self.n_streams - 1, 0),
             "bucket_bytes": (self.hidden * self.hidden + self.hidden) * elem,
             "reduction": "in-process sum into accumulators in the model dtype (acc += grad), no network",
-            "gemm_flops_per_step": self.micro_batches * LAYERS * relu_mlp.flops(self.micro_batch, self.hidden,
-                                                                                 self.hidden),
+            "gemm_flops_per_step": self.micro_batches
+            * LAYERS
+            * relu_mlp.flops(self.micro_batch, self.hidden, self.hidden),
         }
 
     def size_label(self) -> str:

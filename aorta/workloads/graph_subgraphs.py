@@ -45,8 +45,10 @@ class GraphSubgraphs(Workload):
         gen = self.generator()
         self.x = [self.randn(B, D, gen=gen) for _ in range(G)]  # (B, D) per subgraph
         # Per subgraph and layer: up-projection (D, 4D), down-projection (4D, D), LayerNorm weight (D,).
-        self.w_up = [[self.randn(D, 4 * D, gen=gen, scale=D ** -0.5) for _ in range(L)] for _ in range(G)]
-        self.w_down = [[self.randn(4 * D, D, gen=gen, scale=(4 * D) ** -0.5) for _ in range(L)] for _ in range(G)]
+        self.w_up = [[self.randn(D, 4 * D, gen=gen, scale=D**-0.5) for _ in range(L)] for _ in range(G)]
+        self.w_down = [
+            [self.randn(4 * D, D, gen=gen, scale=(4 * D) ** -0.5) for _ in range(L)] for _ in range(G)
+        ]
         self.ln_w = [[1.0 + self.randn(D, gen=gen, scale=0.1) for _ in range(L)] for _ in range(G)]
         self.out = self.randn(G, B, D, gen=gen).zero_()  # (G, B, D)
 
@@ -80,10 +82,18 @@ class GraphSubgraphs(Workload):
 
     def info(self) -> dict:
         c = self.cfg
-        return {"mode": self.mode, "subgraphs": c["G"], "batch": c["B"], "width": c["D"], "layers": c["L"],
-                "kernels_per_iteration": c["G"] * (c["L"] * KERNELS_PER_LAYER + 1),
-                "stream_of_subgraph": "subgraph g on stream g % n"}
+        return {
+            "mode": self.mode,
+            "subgraphs": c["G"],
+            "batch": c["B"],
+            "width": c["D"],
+            "layers": c["L"],
+            "kernels_per_iteration": c["G"] * (c["L"] * KERNELS_PER_LAYER + 1),
+            "stream_of_subgraph": "subgraph g on stream g % n",
+        }
 
     def size_label(self) -> str:
         c = getattr(self, "cfg", SIZES[self.size])
-        return f"{c['G']} subgraphs x {c['L']} layers, batch {c['B']} x {c['D']} {self.dtype_name} ({self.mode})"
+        return (
+            f"{c['G']} subgraphs x {c['L']} layers, batch {c['B']} x {c['D']} {self.dtype_name} ({self.mode})"
+        )

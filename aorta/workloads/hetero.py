@@ -36,7 +36,7 @@ class HeteroKernels(Workload):
         m, n, k = self.shape = GEMM_SHAPE[self.size]
         gen = self.generator()
         self.a = [self.randn(m, k, gen=gen) for _ in self.gemm_streams]  # (M, K)
-        self.b = [self.randn(k, n, gen=gen, scale=k ** -0.5) for _ in self.gemm_streams]  # (K, N)
+        self.b = [self.randn(k, n, gen=gen, scale=k**-0.5) for _ in self.gemm_streams]  # (K, N)
         self.c = [self.a[0].new_empty(m, n) for _ in self.gemm_streams]  # (M, N)
         dev = self.device.torch_device
         self.base = [torch.full((1,), float(i), device=dev) for i in self.tiny_streams]
@@ -100,7 +100,9 @@ class HeteroKernels(Workload):
             per_stream = [busy.get(i, 0.0) * 1e3 / (self.tiny_per_stream * k) for i in self.tiny_streams]
             tiny_us.append(median(per_stream))
             if self.with_gemms:
-                gemm_ms = overlap.length_ms([iv for i in self.gemm_streams for iv in r.stream_intervals_ms.get(i, ())])
+                gemm_ms = overlap.length_ms(
+                    [iv for i in self.gemm_streams for iv in r.stream_intervals_ms.get(i, ())]
+                )
                 if gemm_ms > 0:
                     gemm_tflops.append(flops / (gemm_ms * 1e-3) / 1e12)
         out = [Metric("tiny_us_per_kernel", median(tiny_us), "us", False, tuple(tiny_us))]
@@ -117,15 +119,31 @@ class HeteroKernels(Workload):
         mixed = mine.get("tiny_us_per_kernel")
         alone = (reference or {}).get("tiny_us_per_kernel")
         if mixed is None or alone is None or alone.value is None:
-            reason = ("needs the tiny-kernel figure of this run and of the alone run (kernel timestamps: GPU only; "
-                      "the benchmark passes the alone run as reference=)")
+            reason = (
+                "needs the tiny-kernel figure of this run and of the alone run (kernel timestamps: GPU only; "
+                "the benchmark passes the alone run as reference=)"
+            )
             return [], {"tiny_us_per_kernel_alone": reason, "convoy_slowdown": reason}
         convoy = tuple(u / alone.value for u in mixed.samples)
-        return [replace(alone, name="tiny_us_per_kernel_alone", source="tiny kernels alone (reference run)"),
-                Metric("convoy_slowdown", mixed.value / alone.value, "x", False, convoy,
-                       source="tiny kernels alone (reference run)")], {}
+        return [
+            replace(alone, name="tiny_us_per_kernel_alone", source="tiny kernels alone (reference run)"),
+            Metric(
+                "convoy_slowdown",
+                mixed.value / alone.value,
+                "x",
+                False,
+                convoy,
+                source="tiny kernels alone (reference run)",
+            ),
+        ], {}
 
     def info(self) -> dict:
         m, n, k = self.shape
-        return {"with_gemms": self.with_gemms, "hold_cycles": self.hold_cycles, "gemm_streams": self.n_gemm, "tiny_streams": len(self.tiny_streams),
-                "gemm_mnk": [m, n, k], "tiny_kernels_per_stream": self.tiny_per_stream}
+        return {
+            "with_gemms": self.with_gemms,
+            "hold_cycles": self.hold_cycles,
+            "gemm_streams": self.n_gemm,
+            "tiny_streams": len(self.tiny_streams),
+            "gemm_mnk": [m, n, k],
+            "tiny_kernels_per_stream": self.tiny_per_stream,
+        }

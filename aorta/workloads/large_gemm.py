@@ -14,8 +14,12 @@ from aorta.workload_specs import SPECS
 
 # (M, N, K) per stream. 8192^3 bf16 is ~1.4 ms on an H100 (700-800 TFLOP/s, docs/reference_floors.md); fp32
 # without TF32 runs ~52 TFLOP/s, so its size is halved to keep a 64-stream round near a second.
-SIZES = {("full", "bf16"): (8192, 8192, 8192), ("full", "fp32"): (4096, 4096, 4096),
-         ("smoke", "bf16"): (96, 96, 96), ("smoke", "fp32"): (96, 96, 96)}
+SIZES = {
+    ("full", "bf16"): (8192, 8192, 8192),
+    ("full", "fp32"): (4096, 4096, 4096),
+    ("smoke", "bf16"): (96, 96, 96),
+    ("smoke", "fp32"): (96, 96, 96),
+}
 
 
 class LargeGemmOnly(Workload):
@@ -27,7 +31,7 @@ class LargeGemmOnly(Workload):
         gen = self.generator()
         # Random data, never zeros: a bf16 GEMM runs ~13% faster on zeros (docs/reference_floors.md).
         self.a = [self.randn(m, k, gen=gen) for _ in range(self.n_streams)]  # (M, K)
-        self.b = [self.randn(k, n, gen=gen, scale=k ** -0.5) for _ in range(self.n_streams)]  # (K, N)
+        self.b = [self.randn(k, n, gen=gen, scale=k**-0.5) for _ in range(self.n_streams)]  # (K, N)
         self.c = [self.a[0].new_empty(m, n) for _ in range(self.n_streams)]  # (M, N)
 
     def gemm_shape(self) -> tuple[int, int, int]:
@@ -53,19 +57,37 @@ class LargeGemmOnly(Workload):
     def measure_reference(self, plan) -> None:
         """A bare ``torch.matmul`` of the same shape, timed right before and right after the workload."""
         plan = replace(plan, hold_cycles=0, hold_cycles_per_iteration=0, graph=False)
-        self.bare_tflops = getattr(self, "bare_tflops", []) + bare_matmul_tflops(self.device, self.shape, self.dtype,
-                                                                                  plan)
+        self.bare_tflops = getattr(self, "bare_tflops", []) + bare_matmul_tflops(
+            self.device, self.shape, self.dtype, plan
+        )
 
     def reference_metrics(self, mine, reference):
         bare = getattr(self, "bare_tflops", [])
         tflops = mine.get("tflops")
         if not bare or tflops is None:
-            return [], {"bare_matmul_tflops": "no bare matmul timed", "ratio_to_bare_matmul": "no bare matmul timed"}
+            return [], {
+                "bare_matmul_tflops": "no bare matmul timed",
+                "ratio_to_bare_matmul": "no bare matmul timed",
+            }
         ratio = tuple(t / median(bare) for t in tflops.samples)
-        return [Metric("bare_matmul_tflops", median(bare), "TFLOP/s", True, tuple(bare),
-                       source="one bare torch.matmul of the same shape, timed before and after"),
-                Metric("ratio_to_bare_matmul", tflops.value / median(bare), "x", True, ratio,
-                       source="this run's TFLOP/s over the bare matmul's")], {}
+        return [
+            Metric(
+                "bare_matmul_tflops",
+                median(bare),
+                "TFLOP/s",
+                True,
+                tuple(bare),
+                source="one bare torch.matmul of the same shape, timed before and after",
+            ),
+            Metric(
+                "ratio_to_bare_matmul",
+                tflops.value / median(bare),
+                "x",
+                True,
+                ratio,
+                source="this run's TFLOP/s over the bare matmul's",
+            ),
+        ], {}
 
     def info(self) -> dict:
         m, n, k = self.shape
@@ -85,8 +107,9 @@ def bare_matmul_tflops(device, shape: tuple[int, int, int], dtype, plan) -> list
     m, n, k = shape
     gen = torch.Generator(device=device.torch_device).manual_seed(1)
     a = torch.randn(m, k, generator=gen, device=device.torch_device).to(dtype)  # (M, K)
-    b = (torch.randn(k, n, generator=gen, device=device.torch_device) * k ** -0.5).to(dtype)  # (K, N)
+    b = (torch.randn(k, n, generator=gen, device=device.torch_device) * k**-0.5).to(dtype)  # (K, N)
     c = torch.empty(m, n, device=device.torch_device, dtype=dtype)  # (M, N)
+
     def step(rec) -> None:
         torch.matmul(a, b, out=c)
 

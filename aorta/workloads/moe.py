@@ -34,7 +34,9 @@ TOP_K = 2
 # H100 in bf16, 2.1 GB of expert weights (fp32: 4.3 GB, ~12 ms without TF32). Smoke: d_model >= the 64
 # experts, or some expert may get no token (2048 x 16 left expert 27 empty with CUDA's generator on an H100).
 SIZES = {"full": (8192, 2048, 4096), "smoke": (4096, 128, 32)}
-GATE_SKEW = 0.3  # gate bias from +SKEW (expert 0) to -SKEW (expert 63): uneven loads; setup refuses an empty expert
+GATE_SKEW = (
+    0.3  # gate bias from +SKEW (expert 0) to -SKEW (expert 63): uneven loads; setup refuses an empty expert
+)
 
 
 class Moe(Workload):
@@ -47,10 +49,10 @@ class Moe(Workload):
         dev = self.device.torch_device
         gen = self.generator()
         self.x = self.randn(T, D, gen=gen)  # (T, D)
-        self.w_gate = self.randn(D, E, gen=gen, scale=D ** -0.5)  # (D, E)
+        self.w_gate = self.randn(D, E, gen=gen, scale=D**-0.5)  # (D, E)
         self.gate_bias = torch.linspace(GATE_SKEW, -GATE_SKEW, E, device=dev).to(self.dtype)
-        self.w1 = [self.randn(D, Fd, gen=gen, scale=D ** -0.5) for _ in range(E)]  # (D, F) per expert
-        self.w2 = [self.randn(Fd, D, gen=gen, scale=Fd ** -0.5) for _ in range(E)]  # (F, D) per expert
+        self.w1 = [self.randn(D, Fd, gen=gen, scale=D**-0.5) for _ in range(E)]  # (D, F) per expert
+        self.w2 = [self.randn(Fd, D, gen=gen, scale=Fd**-0.5) for _ in range(E)]  # (F, D) per expert
 
         # Routing, once: sort the T*k (token, slot) assignments by expert (stable, so fixed order).
         logits = torch.addmm(self.gate_bias, self.x, self.w_gate)
@@ -58,8 +60,10 @@ class Moe(Workload):
         order = torch.argsort(flat, stable=True)
         counts = torch.bincount(flat, minlength=E).tolist()
         if min(counts) == 0:
-            raise ValueError(f"moe: size {self.size} leaves expert {counts.index(0)} without tokens; "
-                             f"use more tokens (got {T})")
+            raise ValueError(
+                f"moe: size {self.size} leaves expert {counts.index(0)} without tokens; "
+                f"use more tokens (got {T})"
+            )
         self.counts = counts
         self.offsets = [sum(counts[:e]) for e in range(E)]
         self.order = order.to(dev)  # sorted position -> flat assignment index (t * k + slot)
@@ -116,7 +120,12 @@ class Moe(Workload):
     def result(self):
         # w_sorted (gate -> experts) and y_sorted (experts -> combine) cross streams: poisoned by the
         # one-stream check, so a stream that reads them before they are written fails it.
-        return {"out": self.out, "top_idx": self.top_idx, "w_sorted": self.w_sorted, "y_sorted": self.y_sorted}
+        return {
+            "out": self.out,
+            "top_idx": self.top_idx,
+            "w_sorted": self.w_sorted,
+            "y_sorted": self.y_sorted,
+        }
 
     def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
         rate = [self.tokens / (ms * 1e-3) for ms in per_iteration_ms]
@@ -136,13 +145,22 @@ class Moe(Workload):
 
     def info(self) -> dict:
         mean = sum(self.counts) / len(self.counts)
-        per_stream = [sum(1 for e in range(EXPERTS) if self._expert_stream(e) == s) for s in range(self.n_streams)]
+        per_stream = [
+            sum(1 for e in range(EXPERTS) if self._expert_stream(e) == s) for s in range(self.n_streams)
+        ]
         routed = self.tokens * TOP_K
         return {
-            "tokens": self.tokens, "d_model": self.d_model, "d_ff": self.d_ff, "experts": EXPERTS,
-            "top_k": TOP_K, "tokens_per_expert_min": min(self.counts), "tokens_per_expert_max": max(self.counts),
-            "tokens_per_expert_mean": mean, "load_imbalance_ratio": max(self.counts) / mean,
-            "experts_per_stream_min": min(per_stream), "experts_per_stream_max": max(per_stream),
+            "tokens": self.tokens,
+            "d_model": self.d_model,
+            "d_ff": self.d_ff,
+            "experts": EXPERTS,
+            "top_k": TOP_K,
+            "tokens_per_expert_min": min(self.counts),
+            "tokens_per_expert_max": max(self.counts),
+            "tokens_per_expert_mean": mean,
+            "load_imbalance_ratio": max(self.counts) / mean,
+            "experts_per_stream_min": min(per_stream),
+            "experts_per_stream_max": max(per_stream),
             "expert_gemm_flops": 2 * 2.0 * routed * self.d_model * self.d_ff,
             "routing": "fixed at setup from the seeded gate; the gate is recomputed on device every step",
         }

@@ -54,14 +54,14 @@ class RagPipeline(Workload):
         gen = self.generator()
         self.tokens = torch.randint(0, V, (Q, B, T), generator=gen, device=dev)  # (Q, B, T)
         self.tok_emb = self.randn(V, D, gen=gen)  # (V, D)
-        self.we1 = self.randn(D, 4 * D, gen=gen, scale=D ** -0.5)
+        self.we1 = self.randn(D, 4 * D, gen=gen, scale=D**-0.5)
         self.we2 = self.randn(4 * D, D, gen=gen, scale=(4 * D) ** -0.5)
         self.docs = F.normalize(self.randn(N, D, gen=gen).float(), dim=-1).to(self.dtype)  # (N, D)
         self.docs_t = self.docs.T.contiguous()  # (D, N): a plain GEMM layout (transposed bf16 is slow on CPU)
         self.wr1 = self.randn(2 * D, D, gen=gen, scale=(2 * D) ** -0.5)
-        self.wr2 = self.randn(D, 1, gen=gen, scale=D ** -0.5)
-        self.wg = self.randn(D, D, gen=gen, scale=D ** -0.5)
-        self.wout = self.randn(D, V, gen=gen, scale=D ** -0.5)
+        self.wr2 = self.randn(D, 1, gen=gen, scale=D**-0.5)
+        self.wg = self.randn(D, D, gen=gen, scale=D**-0.5)
+        self.wout = self.randn(D, V, gen=gen, scale=D**-0.5)
         self.bos = torch.zeros(B, dtype=torch.long, device=dev)
         # Buffers passed between stages, one slice per batch.
         self.query = self.randn(Q, B, D, gen=gen).zero_()  # (Q, B, D)
@@ -151,17 +151,33 @@ class RagPipeline(Workload):
         ov = label_overlap(labelled, ["generate"], ["embed"])
         if ov["overlap_ratio"] is None:
             return out, {"embed_generate_overlap_ratio": "no embedding intervals recorded"}
-        out.append(Metric("embed_generate_overlap_ratio", ov["overlap_ratio"], "ratio", True,
-                          tuple(ov["overlap_ratio_samples"])))
+        out.append(
+            Metric(
+                "embed_generate_overlap_ratio",
+                ov["overlap_ratio"],
+                "ratio",
+                True,
+                tuple(ov["overlap_ratio_samples"]),
+            )
+        )
         return out, {}
 
     def info(self) -> dict:
         c = self.cfg
-        return {"query_batches": c["Q"], "queries_per_batch": c["B"], "query_tokens": c["T"], "width": c["D"],
-                "documents": c["N"], "vocab": c["V"], "top_k": c["k"], "rerank_top": c["r"],
-                "decode_steps": c["S"], "stages": list(STAGES),
-                "stream_of_stage": "stage s of batch q on stream (q + s) % n",
-                "embed_generate_overlap": "share of embedding time during which some batch's generation ran"}
+        return {
+            "query_batches": c["Q"],
+            "queries_per_batch": c["B"],
+            "query_tokens": c["T"],
+            "width": c["D"],
+            "documents": c["N"],
+            "vocab": c["V"],
+            "top_k": c["k"],
+            "rerank_top": c["r"],
+            "decode_steps": c["S"],
+            "stages": list(STAGES),
+            "stream_of_stage": "stage s of batch q on stream (q + s) % n",
+            "embed_generate_overlap": "share of embedding time during which some batch's generation ran",
+        }
 
     def size_label(self) -> str:
         c = getattr(self, "cfg", SIZES[self.size])

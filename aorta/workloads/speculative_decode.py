@@ -28,13 +28,26 @@ from aorta.workload_parts import decoder
 from aorta.workload_parts.segments import SegmentPlan
 from aorta.workload_specs import SPECS
 
-GROUPS = SPECS["speculative_decode"].max_streams // 2  # 8 independent sequence groups: 2 streams each, so up to 16 streams
+GROUPS = (
+    SPECS["speculative_decode"].max_streams // 2
+)  # 8 independent sequence groups: 2 streams each, so up to 16 streams
 # vocab, d_model, d_ff, heads, target layers, draft layers, K, windows, sequences per group, prompt
 SIZES = {
-    "full": dict(vocab=32000, d_model=1024, d_ff=4096, heads=8, layers=4, draft_layers=1, k=4, windows=4,
-                 batch=8, prompt=128),
-    "smoke": dict(vocab=64, d_model=32, d_ff=64, heads=2, layers=2, draft_layers=1, k=3, windows=2,
-                  batch=2, prompt=6),
+    "full": dict(
+        vocab=32000,
+        d_model=1024,
+        d_ff=4096,
+        heads=8,
+        layers=4,
+        draft_layers=1,
+        k=4,
+        windows=4,
+        batch=8,
+        prompt=128,
+    ),
+    "smoke": dict(
+        vocab=64, d_model=32, d_ff=64, heads=2, layers=2, draft_layers=1, k=3, windows=2, batch=2, prompt=6
+    ),
 }
 
 
@@ -46,9 +59,16 @@ class SpeculativeDecode(Workload):
         self.cfg = cfg
         dev = self.device.torch_device
         gen = self.generator()
-        self.model = decoder.make_decoder(self, gen, vocab=cfg["vocab"], d_model=cfg["d_model"],
-                                          d_ff=cfg["d_ff"], layers=cfg["layers"], heads=cfg["heads"],
-                                          branch_scale=0.25)
+        self.model = decoder.make_decoder(
+            self,
+            gen,
+            vocab=cfg["vocab"],
+            d_model=cfg["d_model"],
+            d_ff=cfg["d_ff"],
+            layers=cfg["layers"],
+            heads=cfg["heads"],
+            branch_scale=0.25,
+        )
         B, P, K, W, D = cfg["batch"], cfg["prompt"], cfg["k"], cfg["windows"], cfg["d_model"]
         self.total = P + W * K  # positions held per sequence
         cache = lambda: torch.zeros(B, self.total, D, device=dev, dtype=self.dtype)  # noqa: E731
@@ -81,12 +101,14 @@ class SpeculativeDecode(Workload):
 
     def _forward(self, g: int, kv: list, start: int, length: int, mask) -> torch.Tensor:
         """Run the layers that own ``kv`` over positions [start, start + length); returns x (B, T, D)."""
-        x = decoder.embed(self.model, self.tokens[g][:, start:start + length])  # (B, T, D)
+        x = decoder.embed(self.model, self.tokens[g][:, start : start + length])  # (B, T, D)
         end = start + length
         for (kc, vc), lw in zip(kv, self.model.layers):
+
             def write(k, v, kc=kc, vc=vc):
                 kc[:, start:end].copy_(k)
                 vc[:, start:end].copy_(v)
+
             x = decoder.layer(x, lw, self.model.heads, write, kc[:, :end], vc[:, :end], mask)
         return x
 
@@ -100,8 +122,8 @@ class SpeculativeDecode(Workload):
         p0, K = self._p0(w), self.cfg["k"]
         x = self._forward(g, self.target_kv[g], p0, K, self.masks[w])
         pred = decoder.next_tokens(x, self.model)  # (B, K): target's token for positions p0+1 .. p0+K
-        self.target_pred[g][:, w * K:(w + 1) * K].copy_(pred)
-        match = pred == self.tokens[g][:, p0 + 1:p0 + K + 1]
+        self.target_pred[g][:, w * K : (w + 1) * K].copy_(pred)
+        match = pred == self.tokens[g][:, p0 + 1 : p0 + K + 1]
         torch.sum(torch.cumprod(match.long(), dim=1), dim=1, out=self.accepted[g][:, w])
 
     def _streams(self, g: int) -> tuple[int, int]:
@@ -134,8 +156,11 @@ class SpeculativeDecode(Workload):
 
     def result(self):
         P = self.cfg["prompt"]
-        return {"draft_tokens": [t[:, P:] for t in self.tokens], "target_pred": self.target_pred,
-                "accepted": self.accepted}
+        return {
+            "draft_tokens": [t[:, P:] for t in self.tokens],
+            "target_pred": self.target_pred,
+            "accepted": self.accepted,
+        }
 
     # -- figures -------------------------------------------------------------------------------------
     def _accepted_host(self) -> list[torch.Tensor]:
@@ -174,21 +199,32 @@ class SpeculativeDecode(Workload):
         return out
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
-        return percentile_metrics("per_token", [self.per_token_ms(r.block_spans_ms) for r in run.rounds], (50, 99))
+        return percentile_metrics(
+            "per_token", [self.per_token_ms(r.block_spans_ms) for r in run.rounds], (50, 99)
+        )
 
     def info(self) -> dict:
         c = self.cfg
         drafted = GROUPS * c["batch"] * c["windows"] * c["k"]
-        out = {**c, "groups": GROUPS, "drafted_tokens_per_step": drafted,
-               "draft": f"first {c['draft_layers']} of {c['layers']} target layers + shared head",
-               "rollback": "none (no host sync in a step); acceptance measured on the draft's continuation"}
+        out = {
+            **c,
+            "groups": GROUPS,
+            "drafted_tokens_per_step": drafted,
+            "draft": f"first {c['draft_layers']} of {c['layers']} target layers + shared head",
+            "rollback": "none (no host sync in a step); acceptance measured on the draft's continuation",
+        }
         if self._host_accepted is not None:
             acc = sum(int(a.sum()) for a in self._host_accepted)
-            out.update(accepted_tokens_per_step=acc, acceptance_rate=acc / drafted,
-                       emitted_tokens_per_step=self.emitted_tokens_per_step())
+            out.update(
+                accepted_tokens_per_step=acc,
+                acceptance_rate=acc / drafted,
+                emitted_tokens_per_step=self.emitted_tokens_per_step(),
+            )
         return out
 
     def size_label(self) -> str:
         c = SIZES[self.size]
-        return (f"{GROUPS} groups x {c['batch']} sequences, d_model {c['d_model']}, {c['layers']} layers, "
-                f"vocab {c['vocab']}, K={c['k']}, {self.dtype_name}")
+        return (
+            f"{GROUPS} groups x {c['batch']} sequences, d_model {c['d_model']}, {c['layers']} layers, "
+            f"vocab {c['vocab']}, K={c['k']}, {self.dtype_name}"
+        )

@@ -41,7 +41,7 @@ class StreamConcurrency(Workload):
                 self.device.spin(self.cycles)
         for i in range(n):  # after every spin, so the check adds no dependency between the spins
             with rec.use(i):
-                self.out[i:i + 1].fill_(float(i + 1))  # proves stream i ran its work
+                self.out[i : i + 1].fill_(float(i + 1))  # proves stream i ran its work
 
     def result(self):
         return self.out
@@ -52,6 +52,9 @@ class StreamConcurrency(Workload):
         return [Metric("concurrency", median(conc), "x", True, tuple(conc))]
 
     def info(self) -> dict:
-        return {"kernel_alone_ms": self.kernel_alone_ms, "spin_cycles": self.cycles,
-                "kernels_per_stream": KERNELS_PER_STREAM,
-                "hardware_queues": self.device.hardware_queue_setting()}
+        return {
+            "kernel_alone_ms": self.kernel_alone_ms,
+            "spin_cycles": self.cycles,
+            "kernels_per_stream": KERNELS_PER_STREAM,
+            "hardware_queues": self.device.hardware_queue_setting(),
+        }

@@ -17,8 +17,13 @@ from aorta.workload_specs import SPECS
 
 MODES = ("eager", "graph")
 TOTAL_KERNELS = {"full": 4096, "smoke": 64}
-EAGER_HOST_BOUND = ("device_ms", "us_per_launch", "launches_per_s", "one_stream_us_per_launch",
-                    "speedup_vs_one_stream")
+EAGER_HOST_BOUND = (
+    "device_ms",
+    "us_per_launch",
+    "launches_per_s",
+    "one_stream_us_per_launch",
+    "speedup_vs_one_stream",
+)
 
 
 class TinyKernelStress(Workload):
@@ -72,8 +77,10 @@ class TinyKernelStress(Workload):
     def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
         us = [ms * 1e3 / self.total_kernels for ms in per_iteration_ms]
         per_s = [1e6 / u for u in us]
-        return [Metric("us_per_launch", median(us), "us", False, tuple(us)),
-                Metric("launches_per_s", median(per_s), "1/s", True, tuple(per_s))]
+        return [
+            Metric("us_per_launch", median(us), "us", False, tuple(us)),
+            Metric("launches_per_s", median(per_s), "1/s", True, tuple(per_s)),
+        ]
 
     def reference_metrics(self, mine, reference):
         """Against the same total kernel count on one stream: its µs per launch, and the speedup (one sample
@@ -86,9 +93,17 @@ class TinyKernelStress(Workload):
             reason = "no one-stream reference run given (the benchmark passes reference=)"
             return [], {"one_stream_us_per_launch": reason, "speedup_vs_one_stream": reason}
         speedup = tuple(one.value / u for u in many.samples)
-        return [replace(one, name="one_stream_us_per_launch", source="one-stream reference run"),
-                Metric("speedup_vs_one_stream", one.value / many.value, "x", True, speedup,
-                       source="one-stream reference run")], {}
+        return [
+            replace(one, name="one_stream_us_per_launch", source="one-stream reference run"),
+            Metric(
+                "speedup_vs_one_stream",
+                one.value / many.value,
+                "x",
+                True,
+                speedup,
+                source="one-stream reference run",
+            ),
+        ], {}
 
     def info(self) -> dict:
         return {"mode": self.mode, "kernels_per_stream": self.per_stream, "total_kernels": self.total_kernels}

@@ -53,7 +53,7 @@ class TorchCompile(Workload):
         gen = self.generator()
         self.x = [self.randn(B, D, gen=gen) for _ in range(R)]  # (B, D) per region
         self.ln_w = 1.0 + self.randn(D, gen=gen, scale=0.1)
-        self.w1 = self.randn(D, 4 * D, gen=gen, scale=D ** -0.5)
+        self.w1 = self.randn(D, 4 * D, gen=gen, scale=D**-0.5)
         self.w2 = self.randn(4 * D, D, gen=gen, scale=(4 * D) ** -0.5)
         self.out = self.randn(R, B, D, gen=gen).zero_()  # (R, B, D)
         self.compiled, self.compile_s = self._compile()
@@ -73,16 +73,19 @@ class TorchCompile(Workload):
             if self.device.is_out_of_memory(exc):
                 raise
             first = (str(exc).strip().splitlines() or [""])[0][:300]
-            raise WorkloadUnavailable(f"torch.compile(backend={self.backend!r}) unavailable here: "
-                                      f"{type(exc).__name__}: {first}") from exc
+            raise WorkloadUnavailable(
+                f"torch.compile(backend={self.backend!r}) unavailable here: {type(exc).__name__}: {first}"
+            ) from exc
 
     def _check_against_eager(self) -> None:
         got = self.compiled(self.x[0], self.ln_w, self.w1, self.w2).float()
         want = mlp_block(self.x[0], self.ln_w, self.w1, self.w2).float()
         rtol, atol = EAGER_TOLERANCE[self.dtype]
         if not torch.allclose(got, want, rtol=rtol, atol=atol):
-            raise WorkloadCheckError(f"torch.compile({self.backend}) output differs from eager: max abs diff "
-                                     f"{(got - want).abs().max().item():.3g} (rtol={rtol}, atol={atol})")
+            raise WorkloadCheckError(
+                f"torch.compile({self.backend}) output differs from eager: max abs diff "
+                f"{(got - want).abs().max().item():.3g} (rtol={rtol}, atol={atol})"
+            )
 
     def step(self, rec) -> None:
         R, n = self.cfg["R"], self.n_streams
@@ -97,20 +100,29 @@ class TorchCompile(Workload):
     def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
         samples = self.cfg["R"] * self.cfg["B"]
         rate = [samples / (ms * 1e-3) for ms in per_iteration_ms]
-        return [Metric("samples_per_s", median(rate), "samples/s", True, tuple(rate)),
-                Metric("steady_state_ms", median(per_iteration_ms), "ms", False, tuple(per_iteration_ms)),
-                Metric("compile_s", self.compile_s, "s", False)]
+        return [
+            Metric("samples_per_s", median(rate), "samples/s", True, tuple(rate)),
+            Metric("steady_state_ms", median(per_iteration_ms), "ms", False, tuple(per_iteration_ms)),
+            Metric("compile_s", self.compile_s, "s", False),
+        ]
 
     def info(self) -> dict:
         c = self.cfg
-        info = {"regions": c["R"], "rows_per_region": c["B"], "width": c["D"], "backend": self.backend,
-                "compile_s": self.compile_s,
-                "compile_s_means": "host time of the first call: tracing + compilation + one run",
-                "dynamo_cache": "reset before compiling",
-                "stream_of_region": "region r on stream r % n"}
+        info = {
+            "regions": c["R"],
+            "rows_per_region": c["B"],
+            "width": c["D"],
+            "backend": self.backend,
+            "compile_s": self.compile_s,
+            "compile_s_means": "host time of the first call: tracing + compilation + one run",
+            "dynamo_cache": "reset before compiling",
+            "stream_of_region": "region r on stream r % n",
+        }
         if self.backend != "inductor":
-            info["backend_reason"] = ("smoke size: aot_eager traces and partitions the graph but runs eager "
-                                      "kernels (Inductor needs a C++ compiler and ~20 s per compile on a CPU)")
+            info["backend_reason"] = (
+                "smoke size: aot_eager traces and partitions the graph but runs eager "
+                "kernels (Inductor needs a C++ compiler and ~20 s per compile on a CPU)"
+            )
         try:
             import torch._inductor.config as inductor_config
 

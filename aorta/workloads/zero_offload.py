@@ -62,18 +62,28 @@ class ZeroOffload(Workload):
         self.roles = copy_roles(self.n_streams)
         n_pre, n_off = len(self.roles["prefetch"]), len(self.roles["offload"])
         if D * D < max(n_pre, n_off):
-            raise ValueError(f"zero_offload: {D}x{D} weights cannot be split over {max(n_pre, n_off)} streams")
+            raise ValueError(
+                f"zero_offload: {D}x{D} weights cannot be split over {max(n_pre, n_off)} streams"
+            )
         # Host side (page-locked on a GPU): the weights the optimizer updated, and the gradients it will read.
-        self.host_w = [self.device.host_tensor(self.randn(D, D, gen=gen, scale=D ** -0.5).cpu()) for _ in range(L)]
+        self.host_w = [
+            self.device.host_tensor(self.randn(D, D, gen=gen, scale=D**-0.5).cpu()) for _ in range(L)
+        ]
         self.host_g = [self.device.host_tensor(torch.zeros(D, D, dtype=self.dtype)) for _ in range(L)]
         self.x = self.randn(T, D, gen=gen)  # (T, D) input micro-batch
-        self.grad_out = self.randn(T, D, gen=gen, scale=T ** -0.5)  # (T, D) dLoss/dOutput
+        self.grad_out = self.randn(T, D, gen=gen, scale=T**-0.5)  # (T, D) dLoss/dOutput
         self.w = [torch.empty(D, D, dtype=self.dtype, device=dev) for _ in range(L)]
         self.g = [torch.empty(D, D, dtype=self.dtype, device=dev) for _ in range(L)]
         self.h = [torch.empty(T, D, dtype=self.dtype, device=dev) for _ in range(L)]  # layer outputs
         self.mask = [torch.empty(T, D, dtype=torch.bool, device=dev) for _ in range(L)]  # ReLU active
-        self.w_chunks = [(h.view(-1).tensor_split(n_pre), d.view(-1).tensor_split(n_pre)) for h, d in zip(self.host_w, self.w)]
-        self.g_chunks = [(d.view(-1).tensor_split(n_off), h.view(-1).tensor_split(n_off)) for d, h in zip(self.g, self.host_g)]
+        self.w_chunks = [
+            (h.view(-1).tensor_split(n_pre), d.view(-1).tensor_split(n_pre))
+            for h, d in zip(self.host_w, self.w)
+        ]
+        self.g_chunks = [
+            (d.view(-1).tensor_split(n_off), h.view(-1).tensor_split(n_off))
+            for d, h in zip(self.g, self.host_g)
+        ]
         self.w_free: list[object | None] = [None] * L  # backward of layer l (last reader of w[l]) done
         self.g_free: list[list] = [[] for _ in range(L)]  # offload of g[l] (its reader) done, per chunk
         self.log = StageLog()
@@ -144,8 +154,11 @@ class ZeroOffload(Workload):
         k = run.iterations_per_round
         half = self.copy_bytes_per_iteration() * k / 2
         out: list[Metric] = []
-        for name, labels, nbytes in (("copy", ["prefetch", "offload"], 2 * half), ("h2d", ["prefetch"], half),
-                                     ("d2h", ["offload"], half)):
+        for name, labels, nbytes in (
+            ("copy", ["prefetch", "offload"], 2 * half),
+            ("h2d", ["prefetch"], half),
+            ("d2h", ["offload"], half),
+        ):
             busy = busy_ms_per_round(labelled, labels)
             gbps = rate_samples([nbytes] * len(busy), busy, 1e-9)
             if gbps:
@@ -155,16 +168,29 @@ class ZeroOffload(Workload):
         if not self.device.is_gpu:
             return out, {"copy_compute_overlap_ratio": CPU_SERIAL_REASON}
         ov = label_overlap(labelled, ["forward", "backward"], ["prefetch", "offload"])
-        out.append(Metric("copy_compute_overlap_ratio", ov["overlap_ratio"], "ratio", True,
-                          tuple(ov["overlap_ratio_samples"])))
+        out.append(
+            Metric(
+                "copy_compute_overlap_ratio",
+                ov["overlap_ratio"],
+                "ratio",
+                True,
+                tuple(ov["overlap_ratio_samples"]),
+            )
+        )
         return out, {}
 
     def info(self) -> dict:
         c = self.cfg
-        return {"tokens": c["T"], "width": c["D"], "layers": c["L"], "pinned_host": self.device.is_gpu,
-                "copy_bytes_per_iteration": self.copy_bytes_per_iteration(), "role_streams": self.roles,
-                "copy_gbps": "bytes moved (weights in + gradients out) / union of copy intervals",
-                "copy_compute_overlap": "share of copy time during which forward/backward ran"}
+        return {
+            "tokens": c["T"],
+            "width": c["D"],
+            "layers": c["L"],
+            "pinned_host": self.device.is_gpu,
+            "copy_bytes_per_iteration": self.copy_bytes_per_iteration(),
+            "role_streams": self.roles,
+            "copy_gbps": "bytes moved (weights in + gradients out) / union of copy intervals",
+            "copy_compute_overlap": "share of copy time during which forward/backward ran",
+        }
 
     def size_label(self) -> str:
         c = getattr(self, "cfg", SIZES[self.size])

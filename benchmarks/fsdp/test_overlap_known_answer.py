@@ -38,7 +38,7 @@ class KnownAnswer:
         gen = torch.Generator(device=dev)
         gen.manual_seed(0)
         self.a = torch.randn(GEMM_N, GEMM_N, generator=gen, device=dev).to(torch.bfloat16)  # (N, N)
-        self.b = (torch.randn(GEMM_N, GEMM_N, generator=gen, device=dev) * GEMM_N ** -0.5).to(torch.bfloat16)
+        self.b = (torch.randn(GEMM_N, GEMM_N, generator=gen, device=dev) * GEMM_N**-0.5).to(torch.bfloat16)
         self.c = torch.empty_like(self.a)
         self.shard = torch.randn(SHARD_NUMEL, generator=gen, device=dev).to(torch.bfloat16)  # (S,)
         self.gathered = [self.shard.new_empty(world_size * SHARD_NUMEL) for _ in range(ALL_GATHERS)]  # (W*S,)
@@ -60,17 +60,28 @@ class KnownAnswer:
 
 
 def _measure(device, step, name: str, env, profiler) -> dict:
-    run = time_rounds(device, [], step, TimingPlan(warmup_rounds=2, rounds=5, iterations_per_round=1),
-                      record_intervals=False)
+    run = time_rounds(
+        device,
+        [],
+        step,
+        TimingPlan(warmup_rounds=2, rounds=5, iterations_per_round=1),
+        record_intervals=False,
+    )
     env.exchange(f"known_answer/{name}/ready", True)  # both ranks enter the profiled window together
     window = profiler(step, f"known_answer_{name}", ProfilingConfig(wait=0, warmup=1, active=3))
     if not window.available:
         pytest.fail(f"{name}: {window.reason}", pytrace=False)
     s = ta.analyze(window.kernels, steps=window.steps, n_ranks=env.world_size)
-    return {"step_ms": run.device_ms, "overlap_ratio": s.overlap_ratio, "comm_busy_ms": s.comm_busy_ms_per_step,
-            "compute_busy_ms": s.compute_busy_ms_per_step, "exposed_comm_ms": s.exposed_comm_ms_per_step,
-            "all_gather_busbw_gbps": s.busbw_gbps["all_gather"], "kernels": s.kernel_count_by_kind,
-            "trace_file": window.trace_file}
+    return {
+        "step_ms": run.device_ms,
+        "overlap_ratio": s.overlap_ratio,
+        "comm_busy_ms": s.comm_busy_ms_per_step,
+        "compute_busy_ms": s.compute_busy_ms_per_step,
+        "exposed_comm_ms": s.exposed_comm_ms_per_step,
+        "all_gather_busbw_gbps": s.busbw_gbps["all_gather"],
+        "kernels": s.kernel_count_by_kind,
+        "trace_file": window.trace_file,
+    }
 
 
 def test_overlap_known_answer(dist_env, fsdp_record, fsdp_profiler):
@@ -80,30 +91,54 @@ def test_overlap_known_answer(dist_env, fsdp_record, fsdp_profiler):
     if env.world_size != 2:
         pytest.skip(f"needs exactly two ranks (torchrun --nproc_per_node 2), got {env.world_size}")
     work = KnownAnswer(env.device, env.world_size)
-    mine = {"rank": env.rank,
-            "overlapped": _measure(env.device, work.overlapped, "overlapped", env, fsdp_profiler),
-            "serialized": _measure(env.device, work.serialized, "serialized", env, fsdp_profiler)}
+    mine = {
+        "rank": env.rank,
+        "overlapped": _measure(env.device, work.overlapped, "overlapped", env, fsdp_profiler),
+        "serialized": _measure(env.device, work.serialized, "serialized", env, fsdp_profiler),
+    }
     everyone = env.exchange("known_answer/result", mine)
     ratios = {mode: mine[mode]["overlap_ratio"] for mode in ("overlapped", "serialized")}
-    metrics = [Metric(f"{mode}_overlap_ratio", r, "ratio", mode == "overlapped")
-               for mode, r in ratios.items() if r is not None]
-    unavailable = {f"{mode}_overlap_ratio": "no communication kernels in the profiled window"
-                   for mode, r in ratios.items() if r is None}
+    metrics = [
+        Metric(f"{mode}_overlap_ratio", r, "ratio", mode == "overlapped")
+        for mode, r in ratios.items()
+        if r is not None
+    ]
+    unavailable = {
+        f"{mode}_overlap_ratio": "no communication kernels in the profiled window"
+        for mode, r in ratios.items()
+        if r is None
+    }
     # Contention (docs/reference_floors.md): overlap is not free; kernels beside each other run longer than alone.
     for kind in ("comm", "compute"):
         alone = mine["serialized"][f"{kind}_busy_ms"]
         if alone > 0:
-            metrics.append(Metric(f"{kind}_contention_slowdown_ratio",
-                                  mine["overlapped"][f"{kind}_busy_ms"] / alone, "ratio", False))
-    step_ms = slowest_per_round([r["overlapped"]["step_ms"] for r in everyone])  # slowest rank, round by round
+            metrics.append(
+                Metric(
+                    f"{kind}_contention_slowdown_ratio",
+                    mine["overlapped"][f"{kind}_busy_ms"] / alone,
+                    "ratio",
+                    False,
+                )
+            )
+    step_ms = slowest_per_round(
+        [r["overlapped"]["step_ms"] for r in everyone]
+    )  # slowest rank, round by round
     metrics.append(Metric("step_ms", median(step_ms), "ms", False, tuple(step_ms)))
     backend = env.device.backend
-    record = BenchRecord(workload="fsdp_known_answer", backend=backend, timing_method="events",
-                         clock="device_events", device_ms_per_iteration=step_ms,
-                         headline_metric="overlapped_overlap_ratio", unavailable=unavailable,
-                         details={"category": "training", "world_size": env.world_size, "per_rank": everyone})
+    record = BenchRecord(
+        workload="fsdp_known_answer",
+        backend=backend,
+        timing_method="events",
+        clock="device_events",
+        device_ms_per_iteration=step_ms,
+        headline_metric="overlapped_overlap_ratio",
+        unavailable=unavailable,
+        details={"category": "training", "world_size": env.world_size, "per_rank": everyone},
+    )
     fsdp_record(step_ms, record.add(*metrics), group="fsdp_known_answer")
     assert ratios["overlapped"] is not None and ratios["overlapped"] >= OVERLAPPED_MIN_RATIO, (
-        f"all-gathers issued before the GEMMs should hide behind them: ratio {ratios['overlapped']}")
+        f"all-gathers issued before the GEMMs should hide behind them: ratio {ratios['overlapped']}"
+    )
     assert ratios["serialized"] is not None and ratios["serialized"] <= SERIALIZED_MAX_RATIO, (
-        f"synchronous all-gathers before the GEMMs cannot hide: ratio {ratios['serialized']}")
+        f"synchronous all-gathers before the GEMMs cannot hide: ratio {ratios['serialized']}"
+    )

@@ -41,8 +41,10 @@ def _kernel_figures(device, n: int, one_at_a_time: bool) -> dict:
 @pytest.mark.parametrize("n", [4, 16])
 def test_n_independent_kernels_read_concurrency_n(gpu, n):
     figs = _kernel_figures(gpu, n, one_at_a_time=False)
-    print(f"{n} independent kernels: concurrency {figs['effective_concurrency']:.3f}, "
-          f"GPU busy share {figs['gpu_busy_share']:.3f}, streams with work {figs['streams_with_work']}")
+    print(
+        f"{n} independent kernels: concurrency {figs['effective_concurrency']:.3f}, "
+        f"GPU busy share {figs['gpu_busy_share']:.3f}, streams with work {figs['streams_with_work']}"
+    )
     assert figs["streams_with_work"] == n
     assert figs["effective_concurrency"] == pytest.approx(n, rel=0.05)
     assert figs["gpu_busy_share"] == pytest.approx(1.0, rel=0.05)

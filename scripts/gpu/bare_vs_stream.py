@@ -15,7 +15,7 @@ n = 8192
 (s,) = dev.streams(1)
 g = torch.Generator(device=dev.torch_device).manual_seed(1)
 a = torch.randn(n, n, generator=g, device=dev.torch_device).to(torch.bfloat16)
-b = (torch.randn(n, n, generator=g, device=dev.torch_device) / n ** 0.5).to(torch.bfloat16)
+b = (torch.randn(n, n, generator=g, device=dev.torch_device) / n**0.5).to(torch.bfloat16)
 c = torch.empty(n, n, device=dev.torch_device, dtype=torch.bfloat16)
 
 
@@ -27,6 +27,10 @@ def on_stream(rec):
 for trial in range(3):
     default = median(bare_matmul_tflops(dev, (n, n, n), torch.bfloat16, plan))
     run = time_rounds(dev, [s], on_stream, plan)
-    native = median([2 * n ** 3 / (ms * 1e-3) / 1e12 for ms in run.per_iteration_ms])
-    wl = run_workload(dev, LargeGemmOnly(dev, 1, dtype="bf16"), [s], plan).extra_info["metrics"]["tflops"]["value"]
-    print(f"trial {trial}: default stream {default:.1f}  native stream {native:.1f}  workload {wl:.1f} TFLOP/s")
+    native = median([2 * n**3 / (ms * 1e-3) / 1e12 for ms in run.per_iteration_ms])
+    wl = run_workload(dev, LargeGemmOnly(dev, 1, dtype="bf16"), [s], plan).extra_info["metrics"]["tflops"][
+        "value"
+    ]
+    print(
+        f"trial {trial}: default stream {default:.1f}  native stream {native:.1f}  workload {wl:.1f} TFLOP/s"
+    )

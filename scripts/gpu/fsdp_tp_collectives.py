@@ -26,17 +26,26 @@ def main() -> None:
         out = {}
         for n in (2, 4, 16):
             w = FsdpTp(dev, n, size="full")
-            res = run_workload(dev, w, dev.streams(n), TimingPlan(warmup_rounds=3, rounds=10, iterations_per_round=1))  # same K on every rank
+            res = run_workload(
+                dev, w, dev.streams(n), TimingPlan(warmup_rounds=3, rounds=10, iterations_per_round=1)
+            )  # same K on every rank
             e = res.extra_info
-            out[n] = {"comm": e["workload_info"]["comm"], "world_size": e["workload_info"]["world_size"],
-                      "metrics": e["metrics"], "device_ms": e["device_ms_per_iteration"],
-                      "effective_concurrency": e["effective_concurrency"]}
+            out[n] = {
+                "comm": e["workload_info"]["comm"],
+                "world_size": e["workload_info"]["world_size"],
+                "metrics": e["metrics"],
+                "device_ms": e["device_ms_per_iteration"],
+                "effective_concurrency": e["effective_concurrency"],
+            }
             if dist.get_rank() == 0:
                 m = e["metrics"]
-                print(f"streams={n:<3d} comm={out[n]['comm']} world={out[n]['world_size']} "
-                      f"samples/s={m['samples_per_s']['value']:.4g} "
-                      f"overlap={m.get('comm_overlap_ratio', {}).get('value')} "
-                      f"exposed_ms={m.get('exposed_comm_ms', {}).get('value')}", flush=True)
+                print(
+                    f"streams={n:<3d} comm={out[n]['comm']} world={out[n]['world_size']} "
+                    f"samples/s={m['samples_per_s']['value']:.4g} "
+                    f"overlap={m.get('comm_overlap_ratio', {}).get('value')} "
+                    f"exposed_ms={m.get('exposed_comm_ms', {}).get('value')}",
+                    flush=True,
+                )
         if dist.get_rank() == 0 and os.environ.get("OUT"):
             Path(os.environ["OUT"], "fsdp_tp_collectives.json").write_text(json.dumps(out, indent=1))
     finally:

@@ -38,8 +38,14 @@ def probe(dev: Device, name: str, n: int, rounds: int, passes: int, size: str) -
     w.__dict__.clear()
     dev.free_memory()
     m_on, m_off = stats.median(on), stats.median(off)
-    return [name, n, f"{m_on:.3f}", f"{m_off:.3f}", f"{m_on / m_off:.3f}",
-            f"{stats.median([c for c in conc if c is not None]):.2f}" if any(conc) else "n/a"]
+    return [
+        name,
+        n,
+        f"{m_on:.3f}",
+        f"{m_off:.3f}",
+        f"{m_on / m_off:.3f}",
+        f"{stats.median([c for c in conc if c is not None]):.2f}" if any(conc) else "n/a",
+    ]
 
 
 def main() -> None:
@@ -61,7 +67,10 @@ def main() -> None:
                 dev.free_memory()
             print(*rows[-1], flush=True)
     from aorta.table import format_table
-    for line in format_table(["workload", "streams", "ms with intervals", "ms without", "ratio", "eff. conc"], rows):
+
+    for line in format_table(
+        ["workload", "streams", "ms with intervals", "ms without", "ratio", "eff. conc"], rows
+    ):
         print(line)
 
 

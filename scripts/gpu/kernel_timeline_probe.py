@@ -50,7 +50,11 @@ w.setup()
 run = time_rounds(dev, w.make_streams(), w.step, plan)
 doc = kt.trim_trace(captures[-1].trace())
 (out / "kernels_async_dataload_cuda.json").write_text(json.dumps(doc))
-print("dataload", run.device_ms, {k: len(v) for k, v in run.rounds[0].label_intervals_ms.items()},
-      kt.summarize(run.kernel_rounds))
+print(
+    "dataload",
+    run.device_ms,
+    {k: len(v) for k, v in run.rounds[0].label_intervals_ms.items()},
+    kt.summarize(run.kernel_rounds),
+)
 for p in out.glob("*.json"):
     print(p.name, p.stat().st_size, "bytes")

@@ -24,10 +24,17 @@ def row(bench: dict) -> list:
     cv = statistics.pstdev(ms) / statistics.fmean(ms) if len(ms) > 1 and statistics.fmean(ms) > 0 else None
     head = rec.headline()
     headline = "-" if head is None or head.value is None else f"{head.value:.4g} {head.unit}"
-    return [bench["name"], rec.get("mode") or rec.timing_method, _fmt(median(ms) if ms else None, ".4g"),
-            _fmt(cv * 100 if cv is not None else None, ".2f"), _fmt(rec.get("gpu_busy_share"), ".2f"),
-            _fmt(rec.get("effective_concurrency"), ".3g"), rec.get("distinct_streams"), headline,
-            "; ".join(rec.reading_notes)[:60]]
+    return [
+        bench["name"],
+        rec.get("mode") or rec.timing_method,
+        _fmt(median(ms) if ms else None, ".4g"),
+        _fmt(cv * 100 if cv is not None else None, ".2f"),
+        _fmt(rec.get("gpu_busy_share"), ".2f"),
+        _fmt(rec.get("effective_concurrency"), ".3g"),
+        rec.get("distinct_streams"),
+        headline,
+        "; ".join(rec.reading_notes)[:60],
+    ]
 
 
 def main(paths: list[str]) -> None:
@@ -36,8 +43,9 @@ def main(paths: list[str]) -> None:
         with open(path) as f:
             data = json.load(f)
         rows += [row(b) for b in data["benchmarks"] if "aorta_schema" in (b.get("extra_info") or {})]
-    for line in format_table(["benchmark", "mode", "device ms", "CV %", "GPU busy", "conc", "distinct",
-                              "headline", "note"], rows):
+    for line in format_table(
+        ["benchmark", "mode", "device ms", "CV %", "GPU busy", "conc", "distinct", "headline", "note"], rows
+    ):
         print(line)
 
 
