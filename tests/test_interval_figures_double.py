@@ -232,9 +232,14 @@ def test_speculative_decode_per_token_latency(cpu):
     # window w: draft [10w, 10w+4], verify [10w+5, 10w+9]. Window 0 lasts 9 ms (first draft's start to the
     # verify's end), later ones 10 ms (verify end to verify end); a sequence's latency is that / (accepted + 1).
     w = stepped(cpu, SpeculativeDecode, 3)
-    span = lambda i, label: (
-        (10 * label[2], 10 * label[2] + 4) if label[0] == "draft" else (10 * label[2] + 5, 10 * label[2] + 9)
-    )  # noqa: E731
+
+    def span(i, label):
+        return (
+            (10 * label[2], 10 * label[2] + 4)
+            if label[0] == "draft"
+            else (10 * label[2] + 5, 10 * label[2] + 9)
+        )
+
     metrics, _ = w.extra_metrics(traced_run([blocks_from_plan(w.plan, span)]))
     expected = [
         (9.0 if win == 0 else 10.0) / (int(a) + 1)
