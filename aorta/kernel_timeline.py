@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aorta import overlap, stats
+from aorta.trace_events import DEVICE_CATEGORIES
 
-DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
 RANGE_CATEGORY = "user_annotation"
 ROUND_PREFIX = "aorta.round."

@@ -1,6 +1,6 @@
 """A deliberate, real slowdown for testing the regression gate (``--aorta-test-slowdown FRACTION``).
 
-Never for real results: every benchmark run with it records ``extra_info["test_slowdown"]``, the
+Never for real results: every benchmark run with it records ``test_slowdown`` in its run record, the
 gate's header says so, and a run with it cannot be saved as a baseline.
 
 The slowdown is real device work, not an edited time: after each iteration of the step, every stream

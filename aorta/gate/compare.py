@@ -2,7 +2,7 @@
 
 Benchmarks are matched by pytest-benchmark's ``fullname`` (the test's node id, built from the
 workload's stable parameter ids). Each matched benchmark gets one verdict for device time and one
-per metric in ``extra_info["metrics"]``; benchmarks found on one side only are listed, never dropped.
+per metric in its run record (aorta.record); benchmarks found on one side only are listed, never dropped.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def _aorta_benchmarks(path: Path, doc: dict) -> list[dict]:
             )
         if not isinstance(raw_metrics(bench), dict) or "name" not in bench:
             raise ReportInputError(
-                f"{path}: benchmark {bench.get('name')!r} lacks a name or extra_info['metrics']"
+                f"{path}: benchmark {bench.get('name')!r} lacks a name or extra_info.metrics"
             )
         out.append(bench)
     return out
@@ -71,7 +71,7 @@ def load_benchmark_json(path: Path, label: str) -> Run:
     if "aorta" not in machine_info and not benches:
         raise ReportInputError(
             f"{path}: a pytest-benchmark file not written by aorta (no machine_info['aorta'], "
-            "no extra_info['aorta_schema'])"
+            "no extra_info.aorta_schema)"
         )
     if not benches:
         raise ReportInputError(

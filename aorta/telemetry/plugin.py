@@ -86,7 +86,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--aorta-drop-throttled",
         action="store_true",
         default=False,
-        help="discard rounds taken while the GPU was throttled (counted in extra_info['telemetry'])",
+        help="discard rounds taken while the GPU was throttled (counted in the run record's telemetry)",
     )
 
 

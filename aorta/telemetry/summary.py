@@ -93,7 +93,7 @@ def summarize(
     limits: Limits,
     spans_s: Sequence[tuple[float | None, float | None]],
 ) -> tuple[dict, list[bool]]:
-    """The ``extra_info["telemetry"]`` dict, and per round whether it was throttled."""
+    """The run record's ``telemetry`` entry, and per round whether it was throttled."""
     timed = timed_window_samples(samples, spans_s, interval_ms / 1e3)
     figures, unavailable = figure_stats(timed)
     per_round = classify_rounds(samples, spans_s, interval_ms / 1e3, limits.sm_clock_max_mhz)
