@@ -116,7 +116,7 @@ class AortaOptions:
     issue_order: tuple[str, ...]
     iterations: int | None  # fixed K per round; None = probe
     copy_mb: float | None = None  # MiB per copy for copy_compute_overlap; None = the size's default
-    mode: str = "eager"  # eager, or gpu: the round queued on the GPU before it starts
+    mode: str = "gpu"  # gpu: the round queued on the GPU before it starts (eager on CPU); or eager
     rounds_given: bool = False  # --aorta-rounds was on the command line (the FSDP suite uses it only then)
     warmup_given: bool = False
 

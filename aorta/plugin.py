@@ -162,9 +162,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption(
         "--aorta-mode",
         type=parse_mode,
-        default="eager",
-        help="eager: the host's launch path is part of what is measured; gpu: the whole round is queued on "
-        "the GPU before it starts (graph replay, or launches held behind an untimed hold kernel)",
+        default="gpu",
+        help="gpu (default): the whole round is queued on the GPU before it starts (graph replay, or launches "
+        "held behind an untimed hold kernel), so the hardware queues are what is measured; eager: the host's "
+        "launch path is part of the round. On CPU the run is eager and the record says why",
     )
     g.addoption(
         "--aorta-copy-mb",
