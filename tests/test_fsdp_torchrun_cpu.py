@@ -30,18 +30,14 @@ GPU_ONLY = (
 )
 
 pytestmark = pytest.mark.slow
+TORCHRUN_2 = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
 
 
 @pytest.fixture(scope="module")
 def torchrun_result(tmp_path_factory):
     out = tmp_path_factory.mktemp("torchrun")
     cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node",
-        "2",
+        *TORCHRUN_2,
         "-m",
         "pytest",
         "benchmarks/fsdp",
@@ -118,12 +114,7 @@ def test_each_rank_writes_its_own_jsonl(torchrun_result):
 
 def test_a_stalled_rank_ends_the_run_within_the_timeout_naming_it(tmp_path):
     cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node",
-        "2",
+        *TORCHRUN_2,
         "-m",
         "pytest",
         str(CASES.parent / "case_rank_stall.py"),
@@ -148,12 +139,7 @@ def test_a_stalled_rank_ends_the_run_within_the_timeout_naming_it(tmp_path):
 
 def test_ranks_that_collect_different_tests_stop_before_running_any(tmp_path):
     cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node",
-        "2",
+        *TORCHRUN_2,
         "-m",
         "pytest",
         str(CASES.parent / "case_rank_collection.py"),
@@ -177,12 +163,7 @@ def test_ranks_that_collect_different_tests_stop_before_running_any(tmp_path):
 
 def test_ranks_started_with_different_settings_stop_at_once_naming_the_difference(tmp_path):
     cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node",
-        "2",
+        *TORCHRUN_2,
         str(CASES.parent / "pytest_rank1_args.py"),
         str(CASES),
         "-p",
