@@ -14,11 +14,10 @@ from typing import Any
 
 import torch
 
-from aorta import kernel_timeline, slowdown, stats
+from aorta import kernel_timeline, run_mode, slowdown, stats
 from aorta.record import BenchRecord
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
 from aorta.workload import Metric, Workload, clone_result, compare_results
-from aorta.workload_parts.spin import cycles_for_ms
 from aorta.write_log import WriteLog, written_views
 
 
@@ -117,38 +116,6 @@ def _graph_step(device, workload: Workload, streams, reference, written: list):
     return lambda _rec: replay()
 
 
-MODES = ("eager", "gpu")
-HOLD_MARGIN = 1.5  # hold = 1.5 x the host's measured enqueue time of the round, plus HOLD_FIXED_MS
-HOLD_FIXED_MS = 0.2
-
-
-def _gpu_mode(device, workload: Workload, streams, plan: TimingPlan) -> tuple[TimingPlan, dict, str | None]:
-    """The whole round on the GPU before it starts: the workload's graph replay or its own hold where it has
-    one, else every launch queued behind an untimed hold kernel sized from the measured enqueue time of a
-    step. Returns the plan, what was done (extra_info) and why the mode could not be had (or None)."""
-    if workload.uses_graph():
-        return plan, {"gpu_mode": "graph_replay"}, None
-    if workload.launch_hold_cycles():
-        return plan, {"gpu_mode": "launch_hold"}, None
-    reason = workload.gpu_mode_unavailable_reason()
-    if reason is None and not device.is_gpu:
-        reason = (
-            "CPU backend: every op runs when it is issued, so no queue can be filled before the round starts"
-        )
-    if reason is not None:
-        return plan, {}, reason
-    rec = RoundRecorder(device, streams, record_intervals=False)
-    t0 = time.perf_counter()
-    run_forked(device, streams, lambda: workload.step(rec))
-    enqueue_ms = (time.perf_counter() - t0) * 1e3
-    device.synchronize()  # the probe step's work is done before the hold is calibrated
-    per_iteration = cycles_for_ms(device, HOLD_MARGIN * enqueue_ms)
-    plan = replace(
-        plan, hold_cycles=cycles_for_ms(device, HOLD_FIXED_MS), hold_cycles_per_iteration=per_iteration
-    )
-    return plan, {"gpu_mode": "launch_hold", "hold_enqueue_ms_per_iteration": enqueue_ms}, None
-
-
 def run_workload(
     device,
     workload: Workload,
@@ -168,24 +135,24 @@ def run_workload(
     starts: ``_gpu_mode``); where ``gpu`` cannot be had the run is eager and ``unavailable["mode_gpu"]`` says why.
     ``reference_run``: a reference run of the same workload (the one-stream run, the tiny kernels alone) whose
     figures this one is read against (``Workload.reference_metrics``)."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if mode not in run_mode.MODES:
+        raise ValueError(f"mode must be one of {run_mode.MODES}, got {mode!r}")
+    phases = _Phases()
     workload.setup()
+    phases.done("setup")
     reference, written = check_against_one_stream(device, workload, streams)
-    mode_info: dict[str, Any] = {"mode": "eager"}
-    mode_reason = None
-    if workload.launch_hold_cycles():
-        plan = replace(plan, hold_cycles=workload.launch_hold_cycles())
-    if mode == "gpu":
-        plan, done, mode_reason = _gpu_mode(device, workload, streams, plan)
-        if mode_reason is None:
-            mode_info = {"mode": "gpu", **done}
+    phases.done("check")
+    chosen = run_mode.choose(
+        device,
+        workload,
+        streams,
+        plan,
+        mode,
+        lambda: _graph_step(device, workload, streams, reference, written),
+    )
+    step, timed_streams, plan = chosen.step, chosen.streams, chosen.plan
     no_intervals = workload.interval_unavailable_reason()
-    if workload.uses_graph():
-        step, timed_streams = _graph_step(device, workload, streams, reference, written), []
-        plan = replace(plan, graph=True)
-    else:
-        step, timed_streams = workload.step, streams
+    phases.done("mode")
     slowdown_info = None
     if test_slowdown > 0:
         units, slowdown_info = slowdown.calibrate(device, step, timed_streams, test_slowdown, plan)
@@ -198,22 +165,32 @@ def run_workload(
     workload.measure_reference(plan)
     run = time_rounds(device, timed_streams, step, plan, record_intervals=False)
     workload.measure_reference(plan)
+    phases.done("timed_rounds")
     reviewed: dict[str, Any] = {}
     if review is not None:
         run, reviewed = review(run)
     per_iter = run.per_iteration_ms
     metrics = workload.metrics(per_iter)
-    traced = None
+    traced = labelled = None
     if no_intervals is None:
         if device.is_gpu:
             traced = time_rounds(
                 device, timed_streams, step, kernel_pass_plan(plan, run), record_intervals=True
             )
             no_intervals = traced.kernel_reason
+            if chosen.labelled_pass and no_intervals is None:
+                labelled = time_rounds(
+                    device,
+                    streams,
+                    workload.step,
+                    labelled_pass_plan(device, plan, run),
+                    record_intervals=True,
+                )
+            phases.done("kernel_pass")
         else:
             no_intervals = kernel_timeline.NO_KERNELS_ON_CPU
-    if no_intervals is None:
-        more, unavailable = workload.extra_metrics(traced)
+    if no_intervals is None and traced is not None:
+        more, unavailable = _stage_figures(workload, labelled or traced, labelled is not None)
     else:  # figures from the kernel timeline cannot be had: none are invented from host clocks or events
         more, unavailable = [], {"interval_metrics": no_intervals}
         if workload.spec.metric not in {m.name for m in metrics}:  # a headline read from kernel timestamps
@@ -241,15 +218,16 @@ def run_workload(
         "iterations_per_round": run.iterations_per_round,
         "launch_hold_cycles": plan.hold_cycles,
         "launch_hold_cycles_per_iteration": plan.hold_cycles_per_iteration,
-        **mode_info,
+        "launch_hold_cycles_per_enqueue_ms": plan.hold_cycles_per_enqueue_ms,
+        **chosen.info,
         "host_wall": _host_figures(run),
         "host_enqueue_ms_per_iteration": stats.median(
             [r.host_enqueue_ms / run.iterations_per_round for r in run.rounds]
         ),
         "workload_info": workload.info(),
     }
-    if mode_reason is not None:
-        unavailable["mode_gpu"] = mode_reason
+    if chosen.unavailable is not None:
+        unavailable["mode_gpu"] = chosen.unavailable
     for key, value in reviewed.items():
         if key == "unavailable":
             unavailable.update(value)
@@ -259,7 +237,11 @@ def run_workload(
         details["test_slowdown"] = test_slowdown
         details["test_slowdown_info"] = slowdown_info
     kernel = _kernel_figures(traced, per_iter, no_intervals, unavailable)
+    if labelled is not None:
+        kernel["labelled_pass"] = _labelled_pass_info(labelled)
     notes = kernel.pop("reading_notes")
+    phases.done("figures")
+    details["host_phase_s"] = phases.seconds
     record = BenchRecord(
         workload=workload.spec.name,
         backend=device.backend,
@@ -275,6 +257,58 @@ def run_workload(
     return BenchResult(run, record, traced)
 
 
+def labelled_pass_plan(device, plan: TimingPlan, timed: TimedRun) -> TimingPlan:
+    """The labelled pass beside a graph replay: the same K, the round's launches queued behind a hold sized
+    from the host's enqueue time under the profiler, ``LABELLED_PASS_ROUNDS`` rounds."""
+    plan = replace(kernel_pass_plan(plan, timed), rounds=min(plan.rounds, LABELLED_PASS_ROUNDS), graph=False)
+    return run_mode.hold_plan(device, plan)
+
+
+def _stage_figures(workload: Workload, run: TimedRun, from_labelled_pass: bool) -> tuple[list[Metric], dict]:
+    """The workload's stage figures from the labelled rounds. From a labelled pass beside a graph replay,
+    only when that pass kept the GPU busy: rounds the host trickled onto the GPU would describe the host's
+    launch pace, not the replayed round, so the figures are then unavailable with the reason."""
+    more, unavailable = workload.extra_metrics(run)
+    if not from_labelled_pass:
+        return more, unavailable
+    share = kernel_timeline.summarize(run.kernel_rounds, run.iterations_per_round).get("gpu_busy_share")
+    if share is None or share < kernel_timeline.HOST_BOUND_SHARE:
+        why = (
+            f"the labelled pass (launches behind a hold, beside the graph replay) kept the GPU busy only "
+            f"{share if share is None else round(share, 2)} of its span: the host could not queue the round "
+            "ahead of the GPU, so its stage figures would describe the host's launch pace"
+        )
+        return [], {**unavailable, **{m.name: why for m in more}}
+    return more, unavailable
+
+
+def _labelled_pass_info(run: TimedRun) -> dict:
+    figs = kernel_timeline.summarize(run.kernel_rounds, run.iterations_per_round)
+    return {
+        "rounds": len(run.rounds),
+        "gpu_busy_share": figs.get("gpu_busy_share"),
+        "effective_concurrency": figs.get("effective_concurrency"),
+        "device_ms_per_iteration_median": stats.median(run.per_iteration_ms),
+        "note": "stage figures (labelled blocks) come from this pass: the round's launches queued behind a "
+        "hold with each block in a labelled range, since a graph replay carries no labels; busy share, "
+        "concurrency and per-stream busy come from the graph replay's own kernels",
+    }
+
+
+class _Phases:
+    """Host wall seconds of each phase of one benchmark (where a slow run spends its time; host clock)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def done(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = round(now - self._last, 4)
+        self._last = now
+
+
+LABELLED_PASS_ROUNDS = 3  # the labelled pass beside a graph replay (stage figures only)
 KERNEL_PASS_ROUNDS = 5  # profiled rounds: each holds every launch's host and device events (exported, parsed)
 
 

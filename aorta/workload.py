@@ -130,6 +130,12 @@ class Workload:
         """Why this workload cannot queue a whole round on the GPU before it starts (``None``: it can)."""
         return None
 
+    def graph_unavailable_reason(self) -> str | None:
+        """Why this workload's round cannot be captured as a graph (``None``: it can; GPU mode then replays
+        it). A step that reads a device value on the host, or launches differently from one call to the
+        next, cannot be replayed."""
+        return None
+
     def interval_unavailable_reason(self) -> str | None:
         """Why this workload records no per-stream intervals (``None``: it records them)."""
         return None

@@ -1,4 +1,4 @@
-"""``--aorta-mode``: eager, or the whole round queued on the GPU before it starts (runner._gpu_mode)."""
+"""``--aorta-mode``: eager, or the whole round queued on the GPU before it starts (aorta/run_mode.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import pytest
 import torch
 from kernel_trace_double import PretendGpu
 
-from aorta import runner
+from aorta import run_mode, runner
 from aorta.device import Device
 from aorta.timing import TimingPlan
+from aorta.workloads.copy_compute_overlap import CopyComputeOverlap
 from aorta.workloads.large_gemm import LargeGemmOnly
 from aorta.workloads.tiny_kernel import TinyKernelStress
 
@@ -35,24 +36,54 @@ def test_an_unknown_mode_is_refused(cpu):
         runner.run_workload(cpu, LargeGemmOnly(cpu, 1, size="smoke"), cpu.streams(1), PLAN, mode="graph")
 
 
-def test_gpu_mode_holds_every_launch_behind_a_kernel_sized_from_the_enqueue_time(cpu, monkeypatch):
-    # the hold: 1.5 x the measured host enqueue time of one step per iteration, plus 0.2 ms per round
-    asked = []
-    monkeypatch.setattr(runner, "cycles_for_ms", lambda device, ms: asked.append(ms) or int(ms * 1000))
+def _replay(rec):  # stands in for a captured graph's replay step
+    pass
+
+
+def test_gpu_mode_replays_a_graph_of_the_round_where_it_can_be_captured(cpu):
     w = LargeGemmOnly(cpu, 2, size="smoke")
-    w.setup()
-    plan, done, reason = runner._gpu_mode(PretendGpu(cpu), w, cpu.streams(2), PLAN)
-    assert reason is None and done["gpu_mode"] == "launch_hold"
-    enqueue_ms = done["hold_enqueue_ms_per_iteration"]
-    assert enqueue_ms > 0 and asked == [pytest.approx(1.5 * enqueue_ms), 0.2]
-    assert plan.hold_cycles == 200 and plan.hold_cycles_per_iteration == int(1.5 * enqueue_ms * 1000)
+    chosen = run_mode.choose(PretendGpu(cpu), w, cpu.streams(2), PLAN, "gpu", lambda: _replay)
+    assert chosen.step is _replay and chosen.streams == [] and chosen.plan.graph
+    assert chosen.info == {"mode": "gpu", "gpu_mode": "graph_replay"} and chosen.unavailable is None
+    assert not chosen.labelled_pass  # large_gemm_only reads no stage figures
+
+
+def test_a_graph_replay_of_a_workload_with_stage_figures_adds_a_labelled_pass(cpu):
+    w = CopyComputeOverlap(cpu, 2, size="smoke")
+    chosen = run_mode.choose(PretendGpu(cpu), w, cpu.streams(2), PLAN, "gpu", lambda: _replay)
+    assert chosen.info["gpu_mode"] == "graph_replay" and chosen.labelled_pass
+
+
+def test_a_failed_capture_falls_back_to_a_hold_sized_from_the_host_and_says_why(cpu, monkeypatch):
+    monkeypatch.setattr(run_mode, "cycles_for_ms", lambda device, ms: int(ms * 1000))
+
+    def capture():
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+    w = LargeGemmOnly(cpu, 2, size="smoke")
+    chosen = run_mode.choose(PretendGpu(cpu), w, cpu.streams(2), PLAN, "gpu", capture)
+    assert chosen.info["gpu_mode"] == "launch_hold" and chosen.step == w.step and len(chosen.streams) == 2
+    assert (
+        "graph capture failed: RuntimeError: operation not permitted"
+        in chosen.info["graph_replay_unavailable"]
+    )
+    # the hold: 0.2 ms per round plus 1.5 x the host's enqueue time of one iteration in the round before
+    assert chosen.plan.hold_cycles == 200 and chosen.plan.hold_cycles_per_enqueue_ms == 1500
+    assert chosen.plan.hold_for(3, enqueue_ms_per_iteration=2.0) == 200 + 3 * 2 * 1500
+
+
+def test_a_workload_that_measures_the_host_on_purpose_stays_eager_and_says_why(cpu):
+    w = TinyKernelStress(cpu, 2, size="smoke", mode="eager")
+    w.mode = "eager"  # as its setup sets it
+    chosen = run_mode.choose(PretendGpu(cpu), w, cpu.streams(2), PLAN, "gpu", lambda: _replay)
+    assert chosen.info == {"mode": "eager"} and "measures the host's launch path" in chosen.unavailable
 
 
 def test_gpu_mode_of_a_graph_workload_is_its_replay(cpu):
     w = TinyKernelStress(cpu, 2, size="smoke", mode="graph")
     w.mode = "graph"  # as its setup sets it (graph capture itself needs a GPU)
-    plan, done, reason = runner._gpu_mode(PretendGpu(cpu), w, cpu.streams(2), PLAN)
-    assert reason is None and done == {"gpu_mode": "graph_replay"} and plan == PLAN
+    chosen = run_mode.choose(PretendGpu(cpu), w, cpu.streams(2), PLAN, "gpu", lambda: _replay)
+    assert chosen.info == {"mode": "gpu", "gpu_mode": "graph_replay"} and chosen.step is _replay
 
 
 def test_the_option_reaches_extra_info(pytester):

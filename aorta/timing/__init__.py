@@ -3,6 +3,7 @@
 from aorta.timing.loop import (
     RoundRecorder,
     RoundTiming,
+    StepFn,
     TimedRun,
     TimingPlan,
     choose_iterations,
@@ -13,6 +14,7 @@ from aorta.timing.loop import (
 __all__ = [
     "RoundRecorder",
     "RoundTiming",
+    "StepFn",
     "TimedRun",
     "TimingPlan",
     "choose_iterations",

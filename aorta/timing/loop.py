@@ -46,6 +46,10 @@ class TimingPlan:
     # Added to the hold once per iteration of the round (K iterations enqueue K times the launches): the
     # runner's GPU mode sizes it from the host's measured enqueue time of one step.
     hold_cycles_per_iteration: int = 0
+    # Hold sized from the host: cycles per ms of host enqueue time of one iteration, measured in the round
+    # before (a warm-up round first). Under the profiler each launch costs the host more, and a hold sized
+    # for unprofiled launches would end before the round is queued: sized this way it follows the pass.
+    hold_cycles_per_enqueue_ms: float = 0.0
 
     def __post_init__(self) -> None:
         if self.warmup_rounds < 0:
@@ -56,15 +60,19 @@ class TimingPlan:
             raise ValueError(f"sync_mode must be one of {SYNC_MODES}, got {self.sync_mode!r}")
         if self.iterations_per_round is not None and self.iterations_per_round < 1:
             raise ValueError(f"iterations_per_round must be >= 1, got {self.iterations_per_round}")
-        if self.hold_cycles < 0 or self.hold_cycles_per_iteration < 0:
+        if self.hold_cycles < 0 or self.hold_cycles_per_iteration < 0 or self.hold_cycles_per_enqueue_ms < 0:
             raise ValueError(
                 f"hold cycles must be >= 0, got {self.hold_cycles} + "
                 f"{self.hold_cycles_per_iteration} per iteration"
             )
 
-    def hold_for(self, k: int) -> int:
-        """Spin cycles before a round of ``k`` iterations."""
-        return self.hold_cycles + k * self.hold_cycles_per_iteration
+    def hold_for(self, k: int, enqueue_ms_per_iteration: float = 0.0) -> int:
+        """Spin cycles before a round of ``k`` iterations, the host having taken ``enqueue_ms_per_iteration``
+        to enqueue one iteration of the round before."""
+        per_iteration = (
+            self.hold_cycles_per_iteration + self.hold_cycles_per_enqueue_ms * enqueue_ms_per_iteration
+        )
+        return self.hold_cycles + int(k * per_iteration)
 
 
 def choose_iterations(
@@ -241,13 +249,18 @@ def time_rounds(
     profiled = record_intervals and device.is_gpu
     rec = RoundRecorder(device, streams, record_intervals=profiled)
 
+    pace = _HostPace()
     for _ in range(plan.warmup_rounds):
-        _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1))
+        with pace.round(1):
+            _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1, pace.ms_per_iteration))
     device.synchronize()  # warm-up work must not spill into the probe or the first timed round
 
     k = plan.iterations_per_round
     if k is None:
-        start, end = _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1))
+        with pace.round(1):
+            start, end = _enqueue_round(
+                device, origin, streams, step, rec, 1, plan.hold_for(1, pace.ms_per_iteration)
+            )
         device.synchronize()  # the probe's events are read now
         k = choose_iterations(
             start.elapsed_time(end),
@@ -262,10 +275,16 @@ def time_rounds(
         capture = device.kernel_capture() if profiled else contextlib.nullcontext()
         with capture:
             if profiled:  # one unlabelled round under the profiler first: its start-up cost lands there
-                _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1))
-                device.synchronize()  # the profiler's first round ends before the timed rounds start
+                for _ in range(2 if plan.hold_cycles_per_enqueue_ms else 1):  # and the hold learns its pace
+                    with pace.round(1):
+                        _enqueue_round(
+                            device, origin, streams, step, rec, 1, plan.hold_for(1, pace.ms_per_iteration)
+                        )
+                    device.synchronize()  # the profiler's first round ends before the timed rounds start
             t_begin = host_clock()
-            _timed_rounds(device, origin, streams, step, rec, k, plan, host_clock, timings, labelled=profiled)
+            _timed_rounds(
+                device, origin, streams, step, rec, k, plan, host_clock, timings, pace, labelled=profiled
+            )
             host_total_ms = (host_clock() - t_begin) * 1e3
     if profiled:
         kernel_reason = _attach_kernels(timings, capture)
@@ -306,6 +325,19 @@ def _attach_kernels(timings: list[RoundTiming], capture) -> str | None:
     return None
 
 
+class _HostPace:
+    """The host's enqueue time of one iteration in the last round (what a host-sized hold follows)."""
+
+    def __init__(self) -> None:
+        self.ms_per_iteration = 0.0
+
+    @contextlib.contextmanager
+    def round(self, k: int) -> Iterator[None]:
+        t0 = time.perf_counter()
+        yield
+        self.ms_per_iteration = (time.perf_counter() - t0) * 1e3 / k
+
+
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
     was_enabled = gc.isenabled()
@@ -327,15 +359,18 @@ def _timed_rounds(
     plan: TimingPlan,
     host_clock: Callable[[], float],
     timings: list[RoundTiming],
+    pace: _HostPace,
     *,
     labelled: bool = False,
 ) -> None:
     pending = []
     for n in range(plan.rounds):
         label = kernel_timeline.round_label(n) if labelled else None
+        hold = plan.hold_for(k, pace.ms_per_iteration)
         t0 = host_clock()
-        start, end = _enqueue_round(device, origin, streams, step, rec, k, plan.hold_for(k), label)
+        start, end = _enqueue_round(device, origin, streams, step, rec, k, hold, label)
         t1 = host_clock()
+        pace.ms_per_iteration = (t1 - t0) * 1e3 / k
         if plan.sync_mode == "per_round":
             device.synchronize()  # per_round: this round's events are complete and host wall is real
             t2 = host_clock()

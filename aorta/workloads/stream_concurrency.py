@@ -43,6 +43,12 @@ class StreamConcurrency(Workload):
             with rec.use(i):
                 self.out[i : i + 1].fill_(float(i + 1))  # proves stream i ran its work
 
+    def graph_unavailable_reason(self) -> str | None:
+        return (
+            "it measures how launches in issue order (breadth or depth first) map onto the hardware queues; a "
+            "graph replay lets the driver order and place them, so the round is queued behind a hold instead"
+        )
+
     def result(self):
         return self.out
 

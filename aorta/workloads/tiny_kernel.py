@@ -74,6 +74,14 @@ class TinyKernelStress(Workload):
     def uses_graph(self) -> bool:
         return self.mode == "graph"
 
+    def gpu_mode_unavailable_reason(self) -> str | None:
+        if self.mode == "eager":
+            return (
+                "the eager variant measures the host's launch path on purpose (launches issued as the round "
+                "runs); its graph variant is the same kernels with the round on the GPU before it starts"
+            )
+        return None
+
     def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
         us = [ms * 1e3 / self.total_kernels for ms in per_iteration_ms]
         per_s = [1e6 / u for u in us]

@@ -2,11 +2,13 @@
 read concurrency N; forced one at a time they read 1; depth-first at 64 streams the kernel timeline agrees
 with stream_concurrency's throughput figure (work / device time of the timed rounds)."""
 
+from dataclasses import replace
+
 import pytest
 
 from aorta.kernel_timeline import summarize
 from aorta.runner import run_workload
-from aorta.timing import TimingPlan, time_rounds
+from aorta.timing import RoundRecorder, TimingPlan, run_forked, time_rounds
 from aorta.workload_parts.spin import cycles_for_ms
 from aorta.workloads.stream_concurrency import StreamConcurrency
 
@@ -22,7 +24,7 @@ def gpu(aorta_device):
     return aorta_device
 
 
-def _kernel_figures(device, n: int, one_at_a_time: bool) -> dict:
+def _kernel_figures(device, n: int, one_at_a_time: bool, graph: bool = False) -> dict:
     streams = device.streams(n)
     cycles = cycles_for_ms(device, KERNEL_MS)
 
@@ -33,28 +35,39 @@ def _kernel_figures(device, n: int, one_at_a_time: bool) -> dict:
             with rec.use(i):
                 device.spin(cycles)
 
-    run = time_rounds(device, streams, step, PLAN, record_intervals=True)
+    if graph:  # the round captured once and replayed: the kernels carry the graph's own device streams
+        rec = RoundRecorder(device, streams, record_intervals=False)
+        replay = device.capture_graph(lambda: run_forked(device, streams, lambda: step(rec)))
+        run = time_rounds(device, [], lambda _rec: replay(), replace(PLAN, graph=True), record_intervals=True)
+    else:
+        run = time_rounds(device, streams, step, PLAN, record_intervals=True)
     assert run.kernel_reason is None, run.kernel_reason
     return summarize(run.kernel_rounds, run.iterations_per_round)
 
 
+@pytest.mark.parametrize("graph", [False, True], ids=["launched", "graph_replay"])
 @pytest.mark.parametrize("n", [4, 16])
-def test_n_independent_kernels_read_concurrency_n(gpu, n):
-    figs = _kernel_figures(gpu, n, one_at_a_time=False)
+def test_n_independent_kernels_read_concurrency_n(gpu, n, graph):
+    figs = _kernel_figures(gpu, n, one_at_a_time=False, graph=graph)
     print(
-        f"{n} independent kernels: concurrency {figs['effective_concurrency']:.3f}, "
+        f"{n} independent kernels ({'graph replay' if graph else 'launched'}): concurrency {figs['effective_concurrency']:.3f}, "
         f"GPU busy share {figs['gpu_busy_share']:.3f}, streams with work {figs['streams_with_work']}"
     )
-    assert figs["streams_with_work"] == n
+    if not graph:  # a graph runs on device streams of the driver's choosing
+        assert figs["streams_with_work"] == n
     assert figs["effective_concurrency"] == pytest.approx(n, rel=0.05)
     assert figs["gpu_busy_share"] == pytest.approx(1.0, rel=0.05)
 
 
+@pytest.mark.parametrize("graph", [False, True], ids=["launched", "graph_replay"])
 @pytest.mark.parametrize("n", [4, 16])
-def test_kernels_forced_one_at_a_time_read_concurrency_one(gpu, n):
-    figs = _kernel_figures(gpu, n, one_at_a_time=True)
-    print(f"{n} kernels one at a time: concurrency {figs['effective_concurrency']:.3f}")
-    assert figs["streams_with_work"] == n
+def test_kernels_forced_one_at_a_time_read_concurrency_one(gpu, n, graph):
+    figs = _kernel_figures(gpu, n, one_at_a_time=True, graph=graph)
+    print(
+        f"{n} kernels one at a time ({'graph replay' if graph else 'launched'}): concurrency {figs['effective_concurrency']:.3f}"
+    )
+    if not graph:
+        assert figs["streams_with_work"] == n
     assert figs["effective_concurrency"] == pytest.approx(1.0, rel=0.05)
 
 
