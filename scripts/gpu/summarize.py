@@ -1,6 +1,6 @@
 """Print a short table from one or more aorta benchmark JSON files, one row per benchmark:
 mode (timing method), device ms per iteration (median) and its within-run CV, GPU busy share and effective
-concurrency (kernel timestamps), distinct streams that received work, the headline figure, reading notes.
+concurrency (kernel timestamps), distinct streams that received work, the headline figure, host seconds the benchmark took, reading notes.
 
     python3 scripts/gpu/summarize.py run.json [more.json ...]
 """
@@ -26,13 +26,14 @@ def row(bench: dict) -> list:
     headline = "-" if head is None or head.value is None else f"{head.value:.4g} {head.unit}"
     return [
         bench["name"],
-        rec.get("mode") or rec.timing_method,
+        rec.get("gpu_mode") or rec.get("mode") or rec.timing_method,
         _fmt(median(ms) if ms else None, ".4g"),
         _fmt(cv * 100 if cv is not None else None, ".2f"),
         _fmt(rec.get("gpu_busy_share"), ".2f"),
         _fmt(rec.get("effective_concurrency"), ".3g"),
         rec.get("distinct_streams"),
         headline,
+        _fmt(sum((rec.get("host_phase_s") or {}).values()), ".1f"),
         "; ".join(rec.reading_notes)[:60],
     ]
 
@@ -43,8 +44,27 @@ def main(paths: list[str]) -> None:
         with open(path) as f:
             data = json.load(f)
         rows += [row(b) for b in data["benchmarks"] if "aorta_schema" in (b.get("extra_info") or {})]
+    phases: dict[str, float] = {}
+    for path in paths:
+        with open(path) as f:
+            for b in json.load(f)["benchmarks"]:
+                for k, v in ((b.get("extra_info") or {}).get("host_phase_s") or {}).items():
+                    phases[k] = phases.get(k, 0.0) + v
+    print("host seconds by phase:", {k: round(v, 1) for k, v in phases.items()})
     for line in format_table(
-        ["benchmark", "mode", "device ms", "CV %", "GPU busy", "conc", "distinct", "headline", "note"], rows
+        [
+            "benchmark",
+            "mode",
+            "device ms",
+            "CV %",
+            "GPU busy",
+            "conc",
+            "distinct",
+            "headline",
+            "host s",
+            "note",
+        ],
+        rows,
     ):
         print(line)
 
