@@ -254,3 +254,23 @@ def test_a_hold_grows_with_the_iterations_of_the_round():
     assert dev.spins == [(5 + 2, 4), (5 + 3 * 2, 2)]
     with pytest.raises(ValueError, match="hold cycles must be >= 0"):
         TimingPlan(warmup_rounds=0, rounds=1, hold_cycles_per_iteration=-1)
+
+
+def test_a_hold_sized_from_the_host_follows_the_first_rounds_enqueue_time_and_does_not_grow(monkeypatch):
+    # 1000 cycles per ms of enqueue time: the first warm-up round (no host-sized hold in front of it) takes
+    # 2 ms to enqueue; every later round holds 2 x 1000 cycles per iteration, even when the host then blocks
+    # behind the hold (a round with more launches than the queue takes) and enqueues far slower.
+    clock = iter([0.0, 0.002] + [1.0 + i for i in range(20)])
+    monkeypatch.setattr("aorta.timing.loop.time.perf_counter", lambda: next(clock))
+    dev = ScriptedDevice([0, 4, 0, 4] + [10, 13, 20, 23])  # two warm-up rounds, two timed rounds
+    time_rounds(
+        dev,
+        [],
+        lambda rec: None,
+        TimingPlan(
+            warmup_rounds=2, rounds=2, iterations_per_round=3, hold_cycles=5, hold_cycles_per_enqueue_ms=1000
+        ),
+        host_clock=lambda: 0.0,
+    )
+    holds = [cycles for cycles, _ in dev.spins]
+    assert holds == [5, 5 + 2000, 5 + 3 * 2000, 5 + 3 * 2000]

@@ -275,7 +275,8 @@ def time_rounds(
         capture = device.kernel_capture() if profiled else contextlib.nullcontext()
         with capture:
             if profiled:  # one unlabelled round under the profiler first: its start-up cost lands there
-                for _ in range(2 if plan.hold_cycles_per_enqueue_ms else 1):  # and the hold learns its pace
+                pace = _HostPace()  # launches cost the host more under the profiler: the hold learns anew
+                for _ in range(2 if plan.hold_cycles_per_enqueue_ms else 1):
                     with pace.round(1):
                         _enqueue_round(
                             device, origin, streams, step, rec, 1, plan.hold_for(1, pace.ms_per_iteration)
@@ -326,16 +327,22 @@ def _attach_kernels(timings: list[RoundTiming], capture) -> str | None:
 
 
 class _HostPace:
-    """The host's enqueue time of one iteration in the last round (what a host-sized hold follows)."""
+    """The host's enqueue time of one iteration, measured once per pass on a round with no hold sized from
+    it (what a host-sized hold follows). Measured once, not round by round: where the round has more
+    launches than the GPU's queue takes, the host blocks behind the hold, and a hold sized from that wait
+    would grow without end."""
 
     def __init__(self) -> None:
         self.ms_per_iteration = 0.0
+        self._measured = False
 
     @contextlib.contextmanager
     def round(self, k: int) -> Iterator[None]:
         t0 = time.perf_counter()
         yield
-        self.ms_per_iteration = (time.perf_counter() - t0) * 1e3 / k
+        if not self._measured:
+            self.ms_per_iteration = (time.perf_counter() - t0) * 1e3 / k
+            self._measured = True
 
 
 @contextlib.contextmanager
@@ -370,7 +377,6 @@ def _timed_rounds(
         t0 = host_clock()
         start, end = _enqueue_round(device, origin, streams, step, rec, k, hold, label)
         t1 = host_clock()
-        pace.ms_per_iteration = (t1 - t0) * 1e3 / k
         if plan.sync_mode == "per_round":
             device.synchronize()  # per_round: this round's events are complete and host wall is real
             t2 = host_clock()

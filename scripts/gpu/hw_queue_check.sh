@@ -22,10 +22,10 @@ MODE=()
 PYTEST=("$PY" -m pytest -p no:cacheprovider -q -rs --tb=line)
 failed=0
 
-step() {  # step NAME CMD...: run, log in $OUT/NAME.log, one line with exit code and wall time
+step() {  # step NAME CMD...: run (at most AORTA_STEP_TIMEOUT s), log in $OUT/NAME.log, exit code and wall time
   local name=$1; shift
   local t0; t0=$(date +%s)
-  "$@" > "$OUT/$name.log" 2>&1
+  timeout "${AORTA_STEP_TIMEOUT:-600}" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   echo "$name: exit $rc after $(( $(date +%s) - t0 )) s wall (log: $OUT/$name.log)"
   [ "$rc" -eq 0 ] || failed=1
