@@ -90,7 +90,8 @@ def choose(
         try:
             replay = capture()
         except Exception as exc:  # noqa: BLE001 - any capture failure falls back to the hold, and says why
-            why_not_graph = f"graph capture failed: {type(exc).__name__}: {str(exc)[:300]}"
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            why_not_graph = f"graph capture failed: {type(exc).__name__}: {first_line[:200]}"
         else:
             info = {"mode": "gpu", "gpu_mode": "graph_replay"}
             return RoundMode(replay, [], graph_plan, info, labelled_pass=reads_stage_figures(workload))

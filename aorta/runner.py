@@ -260,7 +260,12 @@ def run_workload(
 def labelled_pass_plan(device, plan: TimingPlan, timed: TimedRun) -> TimingPlan:
     """The labelled pass beside a graph replay: the same K, the round's launches queued behind a hold sized
     from the host's enqueue time under the profiler, ``LABELLED_PASS_ROUNDS`` rounds."""
-    plan = replace(kernel_pass_plan(plan, timed), rounds=min(plan.rounds, LABELLED_PASS_ROUNDS), graph=False)
+    plan = replace(
+        kernel_pass_plan(plan, timed),
+        rounds=min(plan.rounds, LABELLED_PASS_ROUNDS),
+        warmup_rounds=0,  # the step ran eager in the check and the capture; the profiler's first round warms
+        graph=False,
+    )
     return run_mode.hold_plan(device, plan)
 
 
@@ -308,7 +313,7 @@ class _Phases:
         self._last = now
 
 
-LABELLED_PASS_ROUNDS = 3  # the labelled pass beside a graph replay (stage figures only)
+LABELLED_PASS_ROUNDS = 2  # the labelled pass beside a graph replay (stage figures only)
 KERNEL_PASS_ROUNDS = 5  # profiled rounds: each holds every launch's host and device events (exported, parsed)
 
 
@@ -355,6 +360,14 @@ def _kernel_figures(
         distinct_streams=figs["streams_with_work"],  # native streams that received device work
         streams_with_work=figs["streams_with_work"],
     )
+    if (
+        traced.method == "graph_replay"
+    ):  # the graph ran on device streams the driver chose, not the workload's
+        out["distinct_streams"] = None
+        unavailable["distinct_streams"] = (
+            "a graph replay runs on device streams of the driver's choosing (streams_with_work counts them); "
+            "run --aorta-mode eager for the native streams that received work"
+        )
     note = kernel_timeline.host_bound_note(figs["gpu_busy_share"])
     if note:
         out["reading_notes"].append(note)

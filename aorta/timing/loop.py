@@ -276,12 +276,9 @@ def time_rounds(
         with capture:
             if profiled:  # one unlabelled round under the profiler first: its start-up cost lands there
                 pace = _HostPace()  # launches cost the host more under the profiler: the hold learns anew
-                for _ in range(2 if plan.hold_cycles_per_enqueue_ms else 1):
-                    with pace.round(1):
-                        _enqueue_round(
-                            device, origin, streams, step, rec, 1, plan.hold_for(1, pace.ms_per_iteration)
-                        )
-                    device.synchronize()  # the profiler's first round ends before the timed rounds start
+                with pace.round(1):
+                    _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1))
+                device.synchronize()  # the profiler's first round ends before the timed rounds start
             t_begin = host_clock()
             _timed_rounds(
                 device, origin, streams, step, rec, k, plan, host_clock, timings, pace, labelled=profiled
