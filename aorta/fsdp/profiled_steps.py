@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from aorta import overlap
+from aorta.fsdp import trace_analysis as ta
+from aorta.fsdp.collective_match import comm_kernels
 from aorta.fsdp.trace_analysis import KernelEvent
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
@@ -48,3 +51,31 @@ def span_us(kernels: Sequence[KernelEvent]) -> tuple[float, float]:
     if not kernels:
         return (0.0, 0.0)
     return (min(k.ts_us for k in kernels), max(k.end_us for k in kernels))
+
+
+def step_figures(
+    kernels: Sequence[KernelEvent], ranges: Sequence[tuple[float, float]], steps: int, world_size: int
+) -> tuple[list[dict] | None, dict | None, str | None]:
+    """One rank's profiled window, step by step: (``trace_analysis.analyze`` of each step's kernels, the
+    comm kernels / compute intervals / windows that rank 0 matches across ranks, or the reason for none).
+    The active steps are the last ``steps`` ranges the profiler marked."""
+    mine = list(ranges)[-steps:]
+    if len(mine) != steps:
+        return (
+            None,
+            None,
+            (
+                f"the profiler marked {len(mine)} step ranges (ProfilerStep#N) for {steps} profiled steps: "
+                "kernels cannot be given to steps"
+            ),
+        )
+    by_step, _ = split_by_step(kernels, mine)
+    per_step = [ta.analyze(ks, steps=1, n_ranks=world_size).as_dict() for ks in by_step]
+    timeline = {
+        "comm": comm_kernels(by_step),
+        "compute_us": [
+            overlap.union((k.ts_us, k.end_us) for k in ks if k.kind == ta.COMPUTE) for ks in by_step
+        ],
+        "window_us": [span_us(ks) for ks in by_step],
+    }
+    return per_step, timeline, None
