@@ -87,7 +87,7 @@ def kernel_figures(ranks: Sequence[Mapping]) -> tuple[list[Metric], dict[str, st
     details: dict = {"aggregate": "worst rank at each profiled step; every rank's steps in per_rank_steps"}
     timelines = {rank: r.get("timeline") for rank, r in by_rank.items()}
     if len(by_rank) > 1 and all(timelines.values()):
-        matching = cm.match({rank: t["comm"] for rank, t in timelines.items()})
+        matching = cm.match({rank: t["comm"] for rank, t in timelines.items() if t is not None})
         matched_ok = matching.available and not matching.problems
     else:
         matching, matched_ok = None, False
