@@ -1,7 +1,7 @@
 """One reported figure: value, unit, direction, per-round samples, declared noise floor, source (pure).
 
 Written into the run record (aorta/record) as ``{value, unit, higher_is_better, samples, noise_floor,
-source}``; ``noise_floor`` and ``source`` only where set."""
+source, judged}``; ``noise_floor``, ``source`` and ``judged: false`` only where set."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ class Metric:
     samples: tuple[float, ...] = field(default=())
     noise_floor: float | None = None  # measured relative noise: a smaller change is never judged a change
     source: str = ""  # where the figure comes from when not the timed rounds (e.g. "kernel timestamps")
+    # False: reported, never judged by the gate (e.g. time spent waiting for a peer rank: launch skew,
+    # not the stack); the record says why in ``source``.
+    judged: bool = True
 
     def as_dict(self) -> dict:
         d: dict[str, Any] = {
@@ -36,6 +39,8 @@ class Metric:
             d["noise_floor"] = self.noise_floor
         if self.source:
             d["source"] = self.source
+        if not self.judged:
+            d["judged"] = False
         return d
 
     @classmethod
@@ -50,6 +55,7 @@ class Metric:
             tuple(float(v) for v in d.get("samples") or ()),
             None if floor is None else float(floor),
             str(d.get("source") or ""),
+            d.get("judged", True) is not False,
         )
 
 

@@ -115,42 +115,10 @@ def test_build_result_throughput_from_global_batch_and_unavailable_reasons():
     assert m["samples_per_s"]["samples"] == pytest.approx([8 / 0.025, 8 / 0.040])  # 2 ranks x 4 samples
     assert m["tokens_per_s"]["samples"] == pytest.approx([8 * 8 / 0.025, 8 * 8 / 0.040])
     assert m["step_ms"]["higher_is_better"] is False and extra["headline_metric"] == "step_ms"
-    assert (
-        "overlap_ratio" not in m and extra["unavailable"]["overlap_ratio"] == "CPU backend (gloo): no kernels"
-    )
+    assert "overlap_ratio_worst_rank" not in m
+    assert extra["unavailable"]["overlap_ratio_worst_rank"] == "rank 0: CPU backend (gloo): no kernels"
+    assert extra["unavailable"]["exposed_transfer_ms_worst_rank"] == "rank 0: CPU backend (gloo): no kernels"
     assert [r["rank"] for r in extra["per_rank"]] == [0, 1]
-
-
-def test_build_result_overlap_figures_are_per_step():
-    ov = {
-        "steps": 2,
-        "window_ms": 40.0,
-        "overlap_ratio": 0.5,
-        "exposed_comm_ms": 4.0,
-        "comm_busy_ms": 8.0,
-        "compute_busy_ms": 20.0,
-        "overlapped_ms": 4.0,
-        "busy_ms_by_kind": {"all_gather": 6.0, "reduce_scatter": 2.0, "all_reduce": 0.0},
-        "busbw_gbps": {"all_gather": 100.0, "reduce_scatter": 90.0, "all_reduce": None},
-        "unavailable": {"busbw_gbps.all_reduce": "no all_reduce kernels in the profiled window"},
-    }
-    _, extra = _built(
-        {"id": "baseline"},
-        [_rank(0, [10.0], ov)],
-        world_size=1,
-        seq_len=8,
-        backend="cuda",
-        comm_library="nccl",
-        config={},
-    )
-    m = extra["metrics"]
-    assert m["exposed_comm_ms"]["value"] == 2.0 and m["comm_busy_ms"]["value"] == 4.0
-    assert m["overlap_ratio"] == {"value": 0.5, "unit": "ratio", "higher_is_better": True}
-    assert m["all_gather_busbw_gbps"]["value"] == 100.0 and m["all_gather_busy_ms"]["value"] == 3.0
-    # 40 ms window, kernels busy 20 + 8 - 4 = 24 ms: 16 ms idle, 8 per step, 40% of the window
-    assert m["gpu_idle_ms"]["value"] == 8.0 and m["gpu_idle_ms"]["higher_is_better"] is False
-    assert m["gpu_idle_share"]["value"] == pytest.approx(0.4)
-    assert extra["unavailable"]["all_reduce_busbw_gbps"] == "no all_reduce kernels in the profiled window"
 
 
 def test_jsonl_is_rewritten_atomically_not_appended(tmp_path):
@@ -174,30 +142,57 @@ def test_jsonl_is_rewritten_atomically_not_appended(tmp_path):
 
 
 def test_trace_figures_flow_into_the_benchmark_metrics():
-    """The GPU path end to end on a committed NCCL trace: analysis -> rank result -> metrics."""
+    """The GPU path end to end on recorded two-rank NCCL traces (tests/data/collectives, answers worked out in
+    tests/test_collective_match.py): per-step figures -> rank results -> rank 0's matching -> metrics."""
     from pathlib import Path
 
     from aorta.fsdp import trace_analysis as ta
+    from aorta.fsdp.profiled_steps import step_figures, step_ranges_from_trace
+    from aorta.trace_events import load_trace
 
-    kernels = ta.parse_chrome_trace(Path(__file__).parent / "data" / "trace_nccl_2ranks.json")
-    ov = ta.analyze(kernels, steps=2, n_ranks=2).as_dict()
-    rank = {**_rank(0, [1.0, 2.0], ov), "peak_memory_bytes": 1024}
+    ranks = []
+    for r in (0, 1):
+        doc = load_trace(Path(__file__).parent / "data" / "collectives" / f"nccl_2ranks_rank{r}.json")
+        kernels = ta.parse_chrome_trace(doc)
+        per_step, timeline, reason = step_figures(kernels, step_ranges_from_trace(doc), 2, 2)
+        assert reason is None
+        ov = ta.analyze(kernels, steps=2, n_ranks=2).as_dict()
+        ranks.append(
+            {
+                **_rank(r, [1.0, 2.0], ov),
+                "peak_memory_bytes": 1024,
+                "per_step": per_step,
+                "timeline": timeline,
+            }
+        )
     _, extra = _built(
-        {"id": "baseline"},
-        [rank, {**rank, "rank": 1}],
-        world_size=2,
-        seq_len=8,
-        backend="cuda",
-        comm_library="nccl",
-        config={},
+        {"id": "baseline"}, ranks, world_size=2, seq_len=8, backend="cuda", comm_library="nccl", config={}
     )
     m = extra["metrics"]
-    assert m["overlap_ratio"]["value"] == pytest.approx(250 / 450)
-    assert m["exposed_comm_ms"]["value"] == pytest.approx(0.2 / 2)
-    assert m["all_gather_busbw_gbps"]["value"] == pytest.approx(2097152 * 2 / 200e-6 / 1e9 / 2)
-    assert m["all_reduce_busbw_gbps"]["value"] == pytest.approx(4096 / 100e-6 / 1e9)
+    # Worst rank per step: rank 0 hides 550 of 950 µs of communication, rank 1 500 of 803.
+    assert m["overlap_ratio_worst_rank"]["samples"] == pytest.approx([min(550 / 950, 500 / 803)] * 2)
+    assert m["exposed_transfer_ms_worst_rank"]["samples"] == pytest.approx([0.303, 0.303])
+    assert m["exposed_wait_ms_worst_rank"]["samples"] == pytest.approx([0.097, 0.097])
+    assert (
+        m["exposed_wait_ms_worst_rank"]["judged"] is False and "judged" not in m["overlap_ratio_worst_rank"]
+    )
+    assert m["comm_busy_ms_worst_rank"]["judged"] is False
+    assert m["compute_busy_ms_worst_rank"]["samples"] == pytest.approx([1.0, 1.0])
     assert m["peak_memory_bytes"]["value"] == 1024
-    assert set(extra["unavailable"]) == {"compute_slowdown_ratio"}
+    assert extra["stragglers"][0]["rank"] == 1 and extra["clock_alignment"]["alignment_error_us"] == 3.0
+    assert [s["exposed_wait_ms"] for s in extra["per_rank_steps"]["1"]] == [0.0, 0.0]
+    assert all(
+        "timeline" not in r for r in extra["per_rank"]
+    )  # rank 0's matching input stays out of the JSON
+    assert "compute_slowdown_ratio_worst_rank" in extra["unavailable"]
+
+
+def test_profiled_steps_without_step_ranges_are_unavailable_with_the_reason():
+    from aorta.fsdp.profiled_steps import step_figures
+
+    per_step, timeline, reason = step_figures([], [(0.0, 1.0)], 3, 2)
+    assert per_step is None and timeline is None
+    assert "marked 1 step ranges (ProfilerStep#N) for 3 profiled steps" in reason
 
 
 def test_reading_notes_flag_a_host_bound_idle_profiler_slowed_step():

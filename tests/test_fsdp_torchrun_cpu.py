@@ -21,11 +21,12 @@ from aorta.fsdp.scenarios import SCENARIOS
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "data" / "torchrun_cases" / "case_rank_agreement.py"
 GPU_ONLY = (
-    "overlap_ratio",
-    "exposed_comm_ms",
-    "all_gather_busbw_gbps",
-    "reduce_scatter_busbw_gbps",
-    "compute_slowdown_ratio",
+    "overlap_ratio_worst_rank",
+    "exposed_transfer_ms_worst_rank",
+    "exposed_wait_ms_worst_rank",
+    "all_gather_busbw_gbps_worst_rank",
+    "reduce_scatter_busbw_gbps_worst_rank",
+    "compute_slowdown_ratio_worst_rank",
     "peak_memory_bytes",
 )
 

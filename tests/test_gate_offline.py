@@ -105,7 +105,7 @@ def test_without_raw_samples_falls_back_to_saved_data_then_a_single_value():
     for b in (b_ref, b_new):
         del b["stats"]["data"]
     v = compare_runs(run([b_ref]), run([b_new])).verdicts[0]
-    assert v.outcome == UNSURE and "single value" in v.reason
+    assert v.outcome == UNSURE and "one value per run" in v.reason
 
 
 def test_other_gpu_model_is_refused_unless_allowed():
@@ -181,7 +181,8 @@ def test_markdown_has_a_row_per_non_same_verdict():
 # ---------------------------------------------------------------------- baselines on disk
 def test_save_is_keyed_by_machine_and_records_stack_and_options(tmp_path):
     r = run([bench("a", 10.0)], gpu_count=8)
-    path = bl.save_baseline(r, tmp_path, "cu130", {"rounds": 20})
+    path, n_runs = bl.save_baseline(r, tmp_path, "cu130", {"rounds": 20})
+    assert n_runs == 1
     assert path == tmp_path / "nvidia-h100-80gb-hbm3-x8" / "cu130.json"
     saved = bl.load_run(path)
     assert saved["aorta_baseline"]["stack"]["nccl"] == "2.28.9"
@@ -199,7 +200,7 @@ def test_save_is_keyed_by_machine_and_records_stack_and_options(tmp_path):
 
 
 def test_a_failed_write_leaves_the_old_baseline_untouched(tmp_path, monkeypatch):
-    path = bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "good", {})
+    path, _ = bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "good", {})
     before = path.read_bytes()
 
     def boom(src, dst):
@@ -406,7 +407,7 @@ def test_atomic_files_get_the_mode_of_a_plain_open(tmp_path, umask):
     try:
         with open(tmp_path / "plain", "w") as fh:
             fh.write("x")
-        saved_path = bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "b", {})
+        saved_path, _ = bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "b", {})
         bl.write_json_atomic(tmp_path / "v.json", {"x": 1})
     finally:
         os.umask(old)

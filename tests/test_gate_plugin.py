@@ -94,10 +94,29 @@ def saved(pytester, monkeypatch, us="1000", name="base"):
     return path
 
 
+def test_saving_twice_makes_a_two_run_baseline_and_replace_starts_afresh(bench_dir):
+    assert run(bench_dir, "--aorta-save-baseline", "base").ret == 0
+    r = run(bench_dir, "--aorta-save-baseline", "base")
+    assert r.ret == 0, r.stdout.str()
+    r.stdout.fnmatch_lines(["baseline 'base' saved: *base.json (1 benchmarks, 2 runs)"])
+    r = run(bench_dir, "--aorta-compare", "base")
+    r.stdout.fnmatch_lines(["baseline runs: 2 (a SLOWER verdict must exceed the spread between them)"])
+    r = run(bench_dir, "--aorta-save-baseline", "base", "--aorta-replace-baseline")
+    r.stdout.fnmatch_lines(["baseline 'base' saved: *base.json (1 benchmarks, 1 run: *"])
+
+
+def test_replace_baseline_without_save_is_a_usage_error(bench_dir):
+    r = run(bench_dir, "--aorta-replace-baseline")
+    assert r.ret == 4
+    r.stderr.fnmatch_lines(["*--aorta-replace-baseline needs --aorta-save-baseline NAME*"])
+
+
 def test_save_then_compare_clean_writes_verdict_json_and_markdown(bench_dir, monkeypatch):
     r = run(bench_dir, "--aorta-save-baseline", "base")
     assert r.ret == 0, r.stdout.str()
-    r.stdout.fnmatch_lines(["*aorta gate*", "baseline 'base' saved: *base.json (1 benchmarks)"])
+    r.stdout.fnmatch_lines(
+        ["*aorta gate*", "baseline 'base' saved: *base.json (1 benchmarks, 1 run: save it again*"]
+    )
     path = baseline_file(bench_dir)
     doc = json.loads(path.read_text())
     b = doc["benchmarks"][0]

@@ -56,12 +56,14 @@ def test_fsdp_summary_is_the_slowest_ranks_median_step_and_window_figures_per_st
     assert f["comm_busy_ms_per_step"] == pytest.approx(33 - 21)
     assert f["overlapped_ms_per_step"] == pytest.approx(30 - 21)
     assert f["exposed_comm_ms_per_step"] == pytest.approx(33 - 30)
-    assert f["overlap_ratio"] == pytest.approx(9 / 12)
+    assert f["overlap_ratio_worst_rank"] == pytest.approx(9 / 12)
     # window: first kernel at 0, last ends at 40 + 33 ms; busy 2 x 33 ms
     assert f["idle_ms_per_step"] == pytest.approx((40 + 33 - 2 * 33) / 2)
     assert f["busbw_gbps.all_gather"] == pytest.approx(250.0)
     assert f["tokens_per_s"] == pytest.approx(2 * 4096 / (f["step_ms"] / 1e3), rel=0.02)
-    assert cfgs["fsdp:explicit_prefetch"]["figures"]["overlap_ratio"]["value"] == pytest.approx(11 / 12)
+    assert cfgs["fsdp:explicit_prefetch"]["figures"]["overlap_ratio_worst_rank"]["value"] == pytest.approx(
+        11 / 12
+    )
 
 
 def test_comparison_puts_the_biggest_change_first_with_its_direction():
@@ -74,7 +76,7 @@ def test_comparison_puts_the_biggest_change_first_with_its_direction():
     ov = next(
         r
         for r in summary["comparison"]
-        if r["metric"] == "overlap_ratio" and r["configuration"] == "fsdp:baseline"
+        if r["metric"] == "overlap_ratio_worst_rank" and r["configuration"] == "fsdp:baseline"
     )
     assert ov["ratio"] == pytest.approx(0.5 / 0.75) and ov["better"] is False
 
@@ -138,7 +140,7 @@ def test_cpu_artifacts_without_kernel_timestamps_keep_overlap_unavailable_with_t
     (tmp_path / "rank_0_metrics.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     cfg = run_summary(load_run(tmp_path, "cpu"))["configurations"]["fsdp:baseline"]
     assert cfg["figures"]["step_ms"]["value"] == 6.0
-    assert cfg["figures"]["overlap_ratio"]["value"] is None
+    assert cfg["figures"]["overlap_ratio_worst_rank"]["value"] is None
     assert cfg["unavailable"]["exposed_comm_ms_per_step"] == "CPU: no device kernel timestamps"
 
 
@@ -232,3 +234,17 @@ def test_scaling_series_carries_the_recorded_reason_concurrency_is_missing(tmp_p
     line = series["large_gemm_only-dtype=bf16"]
     assert all(p[2] is None for p in line["runs"]["cpu"])
     assert line["concurrency_unavailable"] == [reason]  # the panel's note, not "graph replay"
+
+
+def test_report_overlap_ratio_is_the_benchmarks_worst_rank_per_step_not_pooled():
+    from aorta.report.fsdp_artifacts import ScenarioRank
+    from aorta.report.summary import worst_rank_overlap_ratio
+
+    # Rank 0 hides 0.5 then 0.9 of its communication, rank 1 0.8 then 0.6: worst per step 0.5, 0.6 ->
+    # median 0.55. Pooling both ranks' windows (as the report once did) would read about 0.7.
+    r0 = ScenarioRank("baseline", 0, steps=[{"overlap_ratio": 0.5}, {"overlap_ratio": 0.9}])
+    r1 = ScenarioRank("baseline", 1, steps=[{"overlap_ratio": 0.8}, {"overlap_ratio": 0.6}])
+    assert worst_rank_overlap_ratio([r0, r1]) == pytest.approx(0.55)
+    old = ScenarioRank("baseline", 1, overlap={"overlap_ratio": 0.4})  # recorded before per-step figures
+    assert worst_rank_overlap_ratio([r0, old]) == pytest.approx(0.4)
+    assert worst_rank_overlap_ratio([r0, ScenarioRank("baseline", 2)]) is None

@@ -155,7 +155,7 @@ class ProfilingConfig:
     enabled: bool = True
     wait: int = 1
     warmup: int = 1
-    active: int = 3
+    active: int = 10  # one sample per profiled step of every kernel-timestamp figure: the gate needs >= 5
     trace: str = (
         "auto"  # write per-rank traces: auto = on for CUDA, off on ROCm (Kineto export crashes) and CPU
     )

@@ -1,8 +1,8 @@
 """Every rank's measurements -> the benchmark's metrics and extra_info (pure: no torch).
 
 Step time is the slowest rank's, round by round (a data-parallel step ends when its last rank does);
-every rank's own times are kept in the record's ``per_rank``. Kernel-timestamp figures (overlap,
-exposed communication, busbw, compute slowdown) are rank 0's, with every rank's beside them; where a
+every rank's own times are kept in the record's ``per_rank``. Kernel-timestamp figures come from
+``aorta.fsdp.rank_figures``: one sample per profiled step, the worst rank's, named ``*_worst_rank``; where a
 figure cannot be measured it is listed in the record's ``unavailable`` with the reason.
 """
 
@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from aorta import stats
+from aorta.fsdp.rank_figures import kernel_figures
 from aorta.metric import Metric
 from aorta.overlap import idle_ms
 from aorta.record import BenchRecord
 
-COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
+RANK0 = "rank 0, over its whole profiled window (how to read the figures): reported, not judged"
 # When to say how a step's overlap figures should be read (reading_notes). Measured on 2xH200 at the old
 # default batch of 8: the host took 70.4 ms to enqueue a 70.0 ms step, the GPU idled 65% of the profiled
 # window, and the profiled steps took 100.7 ms against 70.0 ms timed; at batch 32: 72 of 92 ms, 6%, 105 vs 92.
@@ -60,58 +61,53 @@ def build_result(
     unavailable: dict[str, str] = {}
     peaks = [r["peak_memory_bytes"] for r in ranks if r["peak_memory_bytes"] is not None]
     if peaks:
-        metrics.append(Metric("peak_memory_bytes", float(max(peaks)), "bytes", False))
+        metrics.append(
+            Metric(
+                "peak_memory_bytes",
+                float(max(peaks)),
+                "bytes",
+                False,
+                source="highest rank, one value per run: gated by drift across baseline runs",
+            )
+        )
     else:
         unavailable["peak_memory_bytes"] = "CPU backend: no device memory statistics"
 
     lead = ranks[0]
+    kernel_metrics, kernel_unavailable, kernel_details = kernel_figures(ranks)
+    metrics += kernel_metrics
+    unavailable.update(kernel_unavailable)
     ov = lead.get("overlap")
-    if ov is None:
-        reason = lead.get("overlap_reason") or "no profiled window"
-        for name in (
-            "overlap_ratio",
-            "exposed_comm_ms",
-            "comm_busy_ms",
-            "compute_busy_ms",
-            "overlapped_ms",
-            "gpu_idle_ms",
-            *(f"{c}_busbw_gbps" for c in COLLECTIVES),
-        ):
-            unavailable[name] = reason
-    else:
-        steps = ov["steps"]
-        if ov["overlap_ratio"] is not None:
-            metrics.append(Metric("overlap_ratio", ov["overlap_ratio"], "ratio", True))
-        else:
-            unavailable["overlap_ratio"] = ov["unavailable"].get("overlap_ratio", "no communication kernels")
-        metrics += [
-            Metric("exposed_comm_ms", ov["exposed_comm_ms"] / steps, "ms/step", False),
-            Metric("comm_busy_ms", ov["comm_busy_ms"] / steps, "ms/step", False),
-            Metric("compute_busy_ms", ov["compute_busy_ms"] / steps, "ms/step", False),
-            Metric("overlapped_ms", ov["overlapped_ms"] / steps, "ms/step", True),
-        ]
+    if ov is not None and ov["window_ms"] > 0:  # rank 0's whole window: how to read the figures (notes)
         idle = idle_ms(ov["window_ms"], ov["compute_busy_ms"], ov["comm_busy_ms"], ov["overlapped_ms"])
-        metrics.append(Metric("gpu_idle_ms", idle / steps, "ms/step", False))
-        if ov["window_ms"] > 0:
-            metrics += [
-                Metric("gpu_idle_share", idle / ov["window_ms"], "ratio", False),
-                Metric("profiled_step_ms", ov["window_ms"] / steps, "ms", False),
-            ]
-        for kind in COLLECTIVES:
-            busbw = ov["busbw_gbps"].get(kind)
-            if busbw is not None:
-                metrics.append(Metric(f"{kind}_busbw_gbps", busbw, "GB/s", True))
-                metrics.append(
-                    Metric(f"{kind}_busy_ms", ov["busy_ms_by_kind"][kind] / steps, "ms/step", False)
-                )
-            else:
-                unavailable[f"{kind}_busbw_gbps"] = ov["unavailable"].get(
-                    f"busbw_gbps.{kind}", "not measured"
-                )
-    if lead.get("compute_slowdown_ratio") is not None:
-        metrics.append(Metric("compute_slowdown_ratio", lead["compute_slowdown_ratio"], "ratio", False))
+        metrics += [
+            Metric(
+                "gpu_idle_share_rank0", idle / ov["window_ms"], "ratio", False, source=RANK0, judged=False
+            ),
+            Metric(
+                "profiled_step_ms_rank0",
+                ov["window_ms"] / ov["steps"],
+                "ms",
+                False,
+                source=RANK0,
+                judged=False,
+            ),
+        ]
+    slowdowns = [r.get("compute_slowdown_ratio") for r in ranks]
+    if all(v is not None for v in slowdowns):
+        metrics.append(
+            Metric(
+                "compute_slowdown_ratio_worst_rank",
+                max(float(v) for v in slowdowns if v is not None),
+                "ratio",
+                False,
+                source="one value per run (a compute-only reference): gated by drift across baseline runs",
+            )
+        )
     else:
-        unavailable["compute_slowdown_ratio"] = lead.get("slowdown_reason") or "no compute-only reference"
+        unavailable["compute_slowdown_ratio_worst_rank"] = (
+            lead.get("slowdown_reason") or "no compute-only reference on every rank"
+        )
 
     record = BenchRecord(
         workload=f"fsdp_{scenario['id']}",
@@ -123,7 +119,9 @@ def build_result(
         unavailable=unavailable,
         # On the CPU backend every op runs as it is issued: "host-bound" would be true and say nothing.
         reading_notes=(
-            reading_notes({m.name: m.value for m in metrics}, lead.get("host_enqueue_ms") or [])
+            reading_notes(
+                {m.name.removesuffix("_rank0"): m.value for m in metrics}, lead.get("host_enqueue_ms") or []
+            )
             if backend != "cpu"
             else []
         ),
@@ -135,12 +133,12 @@ def build_result(
             "step_ms_is": "slowest rank per round",
             "samples_per_step": samples_per_step,
             "tokens_per_step": samples_per_step * seq_len,
-            "figures_from_rank": lead["rank"],
+            **kernel_details,
             "stream_busy_ms": lead.get(
                 "stream_busy_ms"
             ),  # rank 0, per device stream, over the profiled window
             "streams_with_work": len(lead["stream_busy_ms"]) if lead.get("stream_busy_ms") else None,
-            "per_rank": [dict(r) for r in ranks],
+            "per_rank": [{k: v for k, v in r.items() if k != "timeline"} for r in ranks],
             "config": dict(config),
         },
     ).add(*metrics)

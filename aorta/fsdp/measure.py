@@ -10,6 +10,7 @@ from pathlib import Path
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.config import FsdpSuiteConfig
 from aorta.fsdp.distributed import DistEnv
+from aorta.fsdp.profiled_steps import step_figures
 from aorta.fsdp.profiling import NO_KERNELS_ON_CPU, profile_steps, trace_enabled
 from aorta.fsdp.scenarios import Scenario
 from aorta.fsdp.training import Trainer
@@ -47,7 +48,10 @@ def _run(
     step_ms = run.device_ms
     peak = device.peak_memory_bytes()
 
-    overlap, overlap_reason, window = None, None, None
+    overlap_figs, overlap_reason, window = None, None, None
+    per_step: list[dict] | None = None
+    per_step_reason: str | None = None
+    timeline: dict | None = None
     slowdown, slowdown_reason = None, None
     segments: dict = {}
     if not cfg.profiling.enabled:
@@ -60,7 +64,10 @@ def _run(
         )
         if window.available:
             summary = ta.analyze(window.kernels, steps=window.steps, n_ranks=env.world_size)
-            overlap = summary.as_dict()
+            overlap_figs = summary.as_dict()
+            per_step, timeline, per_step_reason = step_figures(
+                window.kernels, window.step_ranges, window.steps, env.world_size
+            )
             segments = ta.timeline_segments(window.kernels)
             segments["stream_busy_ms"] = ta.stream_busy_ms(window.kernels)
         else:
@@ -75,10 +82,11 @@ def _run(
             "scenario": scenario.id,
             "rank": env.rank,
             "steps": window.steps if window else 0,
-            "available": overlap is not None,
+            "available": overlap_figs is not None,
             "reason": overlap_reason,
             "trace_file": window.trace_file if window else None,
-            "figures": overlap,
+            "figures": overlap_figs,
+            "per_step": per_step,
             **{k: v for k, v in segments.items()},
         }
     )
@@ -89,8 +97,11 @@ def _run(
         "peak_memory_bytes": peak,
         "samples_per_step": trainer.samples_per_step(),
         "check": check,
-        "overlap": overlap,
+        "overlap": overlap_figs,
         "overlap_reason": overlap_reason,
+        "per_step": per_step,  # one dict of figures per profiled step (trace_analysis.analyze of its kernels)
+        "per_step_reason": per_step_reason,
+        "timeline": timeline,  # for rank 0's matching of collectives; not kept in the record
         "compute_slowdown_ratio": slowdown,
         "slowdown_reason": slowdown_reason,
         "stream_busy_ms": segments.get("stream_busy_ms"),  # per device stream over the profiled window

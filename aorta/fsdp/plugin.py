@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from aorta.bridge import ReplayClock, replay_into
+from aorta.fsdp.breakdown_text import breakdown_lines
 from aorta.fsdp.config import ConfigError, FsdpSuiteConfig, load_config
 
 if TYPE_CHECKING:  # imported lazily at run time: it brings in torch.distributed
@@ -413,12 +414,12 @@ def _row(name: str, record) -> dict:
     return {
         "name": name,
         "step_ms": val("step_ms"),
-        "exposed_comm_ms": val("exposed_comm_ms"),
-        "overlap_ratio": val("overlap_ratio"),
-        "idle_share": val("gpu_idle_share"),
-        "ag_busbw": val("all_gather_busbw_gbps"),
-        "rs_busbw": val("reduce_scatter_busbw_gbps"),
+        "exposed_transfer_ms": val("exposed_transfer_ms_worst_rank"),
+        "exposed_wait_ms": val("exposed_wait_ms_worst_rank"),
+        "overlap_ratio": val("overlap_ratio_worst_rank"),
+        "idle_share": val("gpu_idle_share_rank0"),
         "notes": record.reading_notes,
+        "breakdown": breakdown_lines(record),
     }
 
 
@@ -456,11 +457,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         [
             r["name"],
             r["step_ms"],
-            r["exposed_comm_ms"],
             r["overlap_ratio"],
+            r["exposed_transfer_ms"],
+            r["exposed_wait_ms"],
             r["idle_share"],
-            r["ag_busbw"],
-            r["rs_busbw"],
         ]
         for r in state.rows
     ]
@@ -468,15 +468,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         [
             "scenario",
             "step ms (slowest rank)",
-            "exposed comm ms/step",
-            "overlap ratio",
-            "GPU idle share",
-            "all-gather busbw GB/s",
-            "reduce-scatter busbw GB/s",
+            "overlap ratio (worst rank)",
+            "exposed transfer ms/step (worst rank)",
+            "exposed wait ms/step (worst rank)",
+            "GPU idle share (rank 0)",
         ],
         rows,
     ):
         terminalreporter.write_line(line)
+    for r in state.rows:
+        for line in r["breakdown"]:
+            terminalreporter.write_line(f"{r['name']}: {line}")
     for r in state.rows:
         for note in r["notes"]:
             terminalreporter.write_line(f"{r['name']}: {note}", yellow=True)

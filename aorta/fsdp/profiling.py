@@ -17,6 +17,8 @@ from pathlib import Path
 
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.config import ProfilingConfig
+from aorta.fsdp.profiled_steps import STEP_NAME, step_ranges_from_trace
+from aorta.trace_events import load_trace
 
 NO_KERNELS_ON_CPU = "CPU backend (gloo): the profiler records no device kernel timestamps"
 
@@ -28,6 +30,7 @@ class ProfiledWindow:
     trace_file: str | None = None
     reason: str | None = None  # why there are no kernels, when there are none
     trace_note: str | None = None  # why no trace file was written, where none was
+    step_ranges: list[tuple[float, float]] = field(default_factory=list)  # ProfilerStep#N host ranges (µs)
 
     @property
     def available(self) -> bool:
@@ -65,13 +68,28 @@ def _metadata(event) -> dict:
     return {}
 
 
+def step_ranges_from_events(prof) -> list[tuple[float, float]]:
+    """The ``ProfilerStep#N`` host ranges of ``prof.events()`` (µs, on the kernels' timeline), in step order."""
+    start_us = _trace_start_us(prof)
+    found = []
+    for e in prof.events():
+        m = STEP_NAME.match(e.name)
+        if m:
+            found.append((int(m.group(1)), start_us + e.time_range.start, start_us + e.time_range.end))
+    return [(s, e) for _, s, e in sorted(found)]
+
+
+def _trace_start_us(prof) -> float:
+    with contextlib.suppress(Exception):
+        return prof.profiler.kineto_results.trace_start_ns() / 1e3
+    return 0.0
+
+
 def kernels_from_events(prof) -> list[ta.KernelEvent]:
     """Device kernels of ``prof.events()``; timestamps made absolute with the trace's start (µs)."""
     from torch.autograd import DeviceType
 
-    start_us = 0.0
-    with contextlib.suppress(Exception):
-        start_us = prof.profiler.kineto_results.trace_start_ns() / 1e3
+    start_us = _trace_start_us(prof)
     out = []
     for e in prof.events():
         if e.device_type == DeviceType.CPU:
@@ -109,9 +127,12 @@ def profile_steps(
             trace_path.parent.mkdir(parents=True, exist_ok=True)
             prof.export_chrome_trace(str(trace_path))
             window.trace_file = str(trace_path)
-            window.kernels = ta.parse_chrome_trace(trace_path)
+            doc = load_trace(trace_path)
+            window.kernels = ta.parse_chrome_trace(doc)
+            window.step_ranges = step_ranges_from_trace(doc)
         else:
             window.kernels = kernels_from_events(prof)
+            window.step_ranges = step_ranges_from_events(prof)
 
     with warnings.catch_warnings():  # smoke configs use warmup=0 knowingly; the warning says it may skew
         warnings.filterwarnings("ignore", message="Profiler won't be using warmup")

@@ -83,6 +83,7 @@ class KernelEvent:
     collective: str | None = None  # profiler arg "Collective name", where recorded
     message_bytes: int | None = None  # max(in, out) elements × dtype bytes, where recorded
     group_size: int | None = None
+    process_group: str | None = None  # profiler arg "Process Group Name", where recorded
 
     @property
     def kind(self) -> str:
@@ -108,6 +109,7 @@ def kernel_from_args(name: str, ts_us: float, dur_us: float, stream, args: Mappi
     args = args or {}
     coll = args.get("Collective name")
     group = args.get("Group size")
+    pg = args.get("Process Group Name")
     return KernelEvent(
         name=name,
         ts_us=float(ts_us),
@@ -116,6 +118,7 @@ def kernel_from_args(name: str, ts_us: float, dur_us: float, stream, args: Mappi
         collective=str(coll) if coll else None,
         message_bytes=_message_bytes(args),
         group_size=int(group) if isinstance(group, (int, float)) and group > 0 else None,
+        process_group=str(pg) if pg not in (None, "") else None,
     )
 
 

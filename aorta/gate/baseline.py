@@ -1,9 +1,12 @@
 """Baselines: save a run as one, atomically, and find one by name (pure: no torch). Loading and
 validating a saved run is the run record's (aorta/record).
 
-A baseline is the whole pytest-benchmark JSON of a run (with aorta's extra_info and the raw per-round
-samples), plus an ``aorta_baseline`` block: its name, when it was saved, the machine key, the software
-stack and the resolved options. It lives at ``<dir>/<machine key>/<name>.json``, the machine key being
+A baseline is the whole pytest-benchmark JSON of its latest run (with aorta's extra_info and the raw
+per-round samples; benchmarks of earlier runs that the latest did not run are kept), plus an
+``aorta_baseline`` block: its name, when it was saved, the machine key, the software stack, the resolved
+options, and ``runs``: every saved run's samples (``aorta.gate.samples``). Saving under an existing name adds
+a run (separate processes of the same stack: the gate needs their spread); a run of another software stack
+is refused, and ``replace=True`` starts the baseline afresh. It lives at ``<dir>/<machine key>/<name>.json``, the machine key being
 the GPU model and count (``nvidia-h100-80gb-hbm3-x8``; ``cpu`` on a machine without a GPU).
 """
 
@@ -16,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from aorta.gate.compare import STACK_KEYS, aorta_machine
+from aorta.gate.samples import MAX_BASELINE_RUNS, RUNS_KEY, baseline_runs, run_entry
 from aorta.record import RecordError, check_run, load_run, write_json_atomic  # noqa: F401 - load_run: gate API
 
 BASELINE_SCHEMA = 1
@@ -57,21 +61,62 @@ def baseline_path(directory: str | os.PathLike, run: Mapping, name: str) -> Path
     return Path(directory) / machine_key(run) / f"{name}.json"
 
 
-def save_baseline(run: Mapping, directory: str | os.PathLike, name: str, options: Mapping) -> Path:
-    """Write ``run`` as baseline ``name`` for its machine, atomically (temp file + os.replace)."""
+class StackChanged(RecordError):
+    """The run's software stack differs from the runs already in the baseline it would be added to."""
+
+
+def save_baseline(
+    run: Mapping, directory: str | os.PathLike, name: str, options: Mapping, *, replace: bool = False
+) -> tuple[Path, int]:
+    """Add ``run`` to baseline ``name`` of its machine (or start it, where none exists or ``replace``),
+    atomically (temp file + os.replace); (path, runs the baseline now holds). A saved baseline that cannot
+    be read, or whose runs are of another software stack, is left as it is and ``RecordError`` says why."""
     check_run(run, "this run")
+    path = baseline_path(directory, run, name)
+    now = datetime.now(UTC).isoformat()
+    stack = stack_of(run)
+    earlier: list[dict] = []
+    benchmarks = list(run["benchmarks"])
+    if path.exists() and not replace:
+        old = load_run(path)
+        meta = old.get("aorta_baseline") or {}
+        old_stack = meta.get("stack") or stack_of(old)
+        if _comparable(old_stack) != _comparable(stack):
+            raise StackChanged(
+                f"{path} holds runs of another software stack ({_stack_change(old_stack, stack)}): a baseline "
+                "is one stack; save under another name, or pass --aorta-replace-baseline to start it afresh"
+            )
+        earlier = list(meta.get(RUNS_KEY) or [])
+        if not earlier:  # a baseline saved before runs were kept: its own samples are its one run
+            baseline_runs(old)  # validates
+            earlier = [run_entry(old, str(meta.get("saved_at") or ""), old_stack)]
+        mine = {b["fullname"] for b in benchmarks}
+        benchmarks += [b for b in old["benchmarks"] if b["fullname"] not in mine]
+    runs = [*earlier, run_entry(run, now, stack)][-MAX_BASELINE_RUNS:]
     doc = dict(run)
+    doc["benchmarks"] = benchmarks
     doc["aorta_baseline"] = {
         "schema": BASELINE_SCHEMA,
         "name": name,
         "machine_key": machine_key(run),
-        "saved_at": datetime.now(UTC).isoformat(),
-        "stack": stack_of(run),
+        "saved_at": now,
+        "stack": stack,
         "options": dict(options),
+        RUNS_KEY: runs,
     }
-    path = baseline_path(directory, run, name)
     write_json_atomic(path, doc)
-    return path
+    return path, len(runs)
+
+
+def _comparable(stack: Mapping) -> dict:
+    """The parts of a stack that must match for runs to share a baseline (python and env included)."""
+    return {k: v for k, v in stack.items() if v not in (None, {}, "")}
+
+
+def _stack_change(old: Mapping, new: Mapping) -> str:
+    a, b = _comparable(old), _comparable(new)
+    diffs = [f"{k}: {a.get(k)!r} -> {b.get(k)!r}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return ", ".join(diffs)
 
 
 def looks_like_path(ref: str) -> bool:

@@ -111,6 +111,7 @@ def run_compare(args: argparse.Namespace) -> int:
     for path in [args.ref, *args.cands]:
         try:
             runs[path] = bl.load_run(path)
+            bl.baseline_runs(runs[path])  # a baseline's stored runs are checked before any verdict
         except bl.BaselineError as exc:
             print(f"aorta compare: {exc}", file=sys.stderr)
             return EXIT_USAGE

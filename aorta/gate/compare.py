@@ -11,6 +11,15 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from aorta.gate.samples import (
+    DEVICE_TIME,
+    baseline_runs,
+    declared_min_effects,
+    device_samples_ms,
+    figures,
+    metric_samples,
+    runs_of_figure,
+)
 from aorta.gate.verdict import (
     DEFAULT_ALPHA,
     DEFAULT_MIN_EFFECT,
@@ -20,10 +29,12 @@ from aorta.gate.verdict import (
     SLOWER,
     UNSURE,
     Verdict,
+    control_false_alarms,
     decide,
 )
-from aorta.metric import Metric
 from aorta.record import record_of
+
+__all__ = ["DEVICE_TIME", "declared_min_effects", "device_samples_ms", "figures", "metric_samples"]
 
 EXIT_CLEAN = 0
 EXIT_USAGE = 2  # pytest's own code for usage errors; the CLI uses it for bad input too
@@ -32,7 +43,6 @@ EXIT_MISMATCH = 11
 EXIT_NOTHING_COMPARED = 12  # no benchmark of the run is in the baseline: a gate that judged nothing
 EXIT_NOT_SAVED = 13  # --aorta-save-baseline could not write the baseline (pytest itself passed)
 NOTHING_COMPARED = "NOTHING COMPARED"
-DEVICE_TIME = "device_ms"  # the name device time per iteration goes by in verdicts and thresholds
 STACK_KEYS = ("driver", "cuda", "hip", "torch", "nccl", "rccl")
 
 
@@ -106,39 +116,6 @@ def parse_alpha(text: str) -> float:
     return a
 
 
-# ------------------------------------------------------------------------------------------ samples
-def device_samples_ms(bench: Mapping) -> list[float]:
-    """Per-round device ms per iteration: aorta's raw samples, else pytest-benchmark's saved data."""
-    record = record_of(bench)
-    if record.device_ms_per_iteration:
-        return list(record.device_ms_per_iteration)
-    st = bench.get("stats") or {}
-    if st.get("data"):
-        return [float(v) * 1e3 for v in st["data"]]
-    if st.get("median") is not None:
-        return [float(st["median"]) * 1e3]  # a single value: judged on its effect only
-    return []
-
-
-def metric_samples(metric: Metric) -> list[float]:
-    if metric.samples:
-        return list(metric.samples)
-    return [] if metric.value is None else [float(metric.value)]
-
-
-def declared_min_effects(bench: Mapping) -> dict[str, float]:
-    """Noise floors a benchmark declared for its figures (name -> ratio; device time's as ``device_ms``)."""
-    return record_of(bench).noise_floors()
-
-
-def figures(bench: Mapping) -> dict[str, tuple[str, bool, list[float]]]:
-    """name -> (unit, higher_is_better, samples) for device time and every recorded metric."""
-    out = {DEVICE_TIME: ("ms", False, device_samples_ms(bench))}
-    for name, m in record_of(bench).metrics.items():
-        out[name] = (m.unit, m.higher_is_better, metric_samples(m))
-    return out
-
-
 # ------------------------------------------------------------------------------------------ stacks
 def aorta_machine(run: Mapping) -> dict:
     return dict((run.get("machine_info") or {}).get("aorta") or {})
@@ -209,6 +186,7 @@ class Comparison:
     mismatch: str | None = None
     mismatch_allowed: bool = False
     test_slowdown: dict[str, float] = field(default_factory=dict)
+    ref_runs: int = 1  # separate runs the baseline holds
 
     @property
     def refused(self) -> bool:
@@ -275,8 +253,13 @@ def compare_runs(
     comp.matched = [n for n in cand_by_name if n in ref_by_name]
     if comp.refused:
         return comp
+    runs = baseline_runs(ref)
+    comp.ref_runs = len(runs)
     for name in comp.matched:
-        comp.verdicts.extend(benchmark_verdicts(name, ref_by_name[name], cand_by_name[name], settings))
+        comp.verdicts.extend(
+            benchmark_verdicts(name, ref_by_name[name], cand_by_name[name], settings, ref_runs=runs)
+        )
+    comp.verdicts = control_false_alarms(comp.verdicts, settings.alpha)
     return comp
 
 
@@ -286,25 +269,31 @@ def benchmark_verdicts(
     cand_bench: Mapping,
     settings: GateSettings,
     only: Sequence[str] | None = None,
+    ref_runs: list[dict[str, dict[str, list[float]]]] | None = None,
 ) -> list[Verdict]:
-    """Verdicts for every figure present on both sides (or only those named in ``only``)."""
+    """Verdicts for every figure present on both sides (or only those named in ``only``); ``ref_runs``:
+    the baseline's runs (``baseline_runs``), for the spread between them. No false-alarm control here:
+    ``compare_runs`` applies it over the whole run."""
     rf, cf = figures(ref_bench), figures(cand_bench)
     declared = {**declared_min_effects(ref_bench), **declared_min_effects(cand_bench)}
     out = []
     for metric, (unit, hib, cand_samples) in cf.items():
         if metric not in rf or (only is not None and metric not in only):
             continue
+        per_run = runs_of_figure(ref_runs, name, metric) if ref_runs else []
+        pooled = [v for r in per_run for v in r] if per_run else rf[metric][2]
         out.append(
             decide(
                 name,
                 metric,
                 unit,
                 hib,
-                rf[metric][2],
+                pooled,
                 cand_samples,
                 min_effect=settings.min_effect_for(name, metric, declared.get(metric)),
                 alpha=settings.alpha,
                 min_samples=settings.min_samples,
+                ref_runs=per_run or None,
             )
         )
     for metric in rf:

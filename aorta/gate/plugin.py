@@ -96,6 +96,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="save this run as baseline NAME for this machine (GPU model and count)",
     )
     g.addoption(
+        "--aorta-replace-baseline",
+        action="store_true",
+        help="with --aorta-save-baseline: start baseline NAME afresh instead of adding this run to its runs",
+    )
+    g.addoption(
         "--aorta-compare",
         metavar="NAME|PATH",
         help="compare this run with a saved baseline (a name for this machine, or a JSON file)",
@@ -169,6 +174,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @dataclass(frozen=True, kw_only=True)
 class GateOptions:
     save_name: str | None
+    replace_baseline: bool
     compare_ref: str | None
     baseline_dir: Path
     settings: GateSettings
@@ -182,6 +188,7 @@ class GateOptions:
 class GateState:
     baseline: dict | None = None
     baseline_path: Path | None = None
+    baseline_runs: list | None = None  # the baseline's runs' samples (aorta.gate.samples.baseline_runs)
     reruns: dict[str, list[dict | None]] = field(default_factory=dict)
     comparison: Comparison | None = None
     lines: list[str] = field(default_factory=list)
@@ -273,9 +280,10 @@ def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, stat
         key = "" if current is None else bl.machine_key(current)
         path = bl.resolve(ref_name, opts.baseline_dir, key)
         baseline = bl.load_run(path)
+        runs = bl.baseline_runs(baseline)
     except bl.BaselineError as exc:
         raise pytest.UsageError(f"--aorta-compare: {exc}") from None
-    state.baseline_path, state.baseline = path, baseline
+    state.baseline_path, state.baseline, state.baseline_runs = path, baseline, runs
     if allow or current is None:  # current is None only where mismatches are allowed
         return
     reason = mismatch_reason(baseline, current)
@@ -293,6 +301,7 @@ def pytest_configure(config: pytest.Config) -> None:
     bdir = config.getoption("aorta_baseline_dir")
     opts = GateOptions(
         save_name=config.getoption("aorta_save_baseline"),
+        replace_baseline=config.getoption("aorta_replace_baseline"),
         compare_ref=config.getoption("aorta_compare"),
         baseline_dir=Path(bdir) if bdir else root / ".aorta" / "baselines",
         settings=_settings(config),
@@ -306,6 +315,8 @@ def pytest_configure(config: pytest.Config) -> None:
             "--aorta-save-baseline with --aorta-test-slowdown: a run slowed on purpose "
             "can never be saved as a baseline"
         )
+    if opts.replace_baseline and not opts.save_name:
+        raise pytest.UsageError("--aorta-replace-baseline needs --aorta-save-baseline NAME")
     if opts.confirm and not opts.compare_ref:
         raise pytest.UsageError(f"--aorta-confirm={opts.confirm} needs --aorta-compare NAME|PATH")
     _refuse_runs_without_benchmarks(config, opts)
@@ -362,7 +373,9 @@ def pytest_runtestloop(session: pytest.Session):
         if b["fullname"] in ref
         and any(
             v.outcome == SLOWER
-            for v in benchmark_verdicts(b["fullname"], ref[b["fullname"]], b, opts.settings)
+            for v in benchmark_verdicts(
+                b["fullname"], ref[b["fullname"]], b, opts.settings, ref_runs=state.baseline_runs
+            )
         )
     }
     items = {item.nodeid: item for item in session.items}
@@ -402,7 +415,14 @@ def _apply_confirmation(comp: Comparison, baseline: dict, state: GateState, opts
             again = [
                 None
                 if r is None
-                else benchmark_verdicts(v.benchmark, ref[v.benchmark], r, opts.settings, only=[v.metric])[0]
+                else benchmark_verdicts(
+                    v.benchmark,
+                    ref[v.benchmark],
+                    r,
+                    opts.settings,
+                    only=[v.metric],
+                    ref_runs=state.baseline_runs,
+                )[0]
                 for r in reruns
             ]
             v = confirm(v, again)
@@ -487,13 +507,20 @@ def _save(
         "thresholds": [t.__dict__ for t in opts.settings.thresholds],
     }
     try:
-        path = bl.save_baseline(run, opts.baseline_dir, save_name, resolved)
+        path, n_runs = bl.save_baseline(
+            run, opts.baseline_dir, save_name, resolved, replace=opts.replace_baseline
+        )
     except (OSError, bl.BaselineError) as exc:
         return (
             f"baseline {save_name!r} NOT saved: {exc}; the saved one, if any, is unchanged "
             f"-> exit {EXIT_NOT_SAVED}"
         ), False
-    return f"baseline {save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks)", True
+    runs = (
+        "1 run: save it again (a separate process) to give the gate the spread between runs"
+        if n_runs == 1
+        else f"{n_runs} runs"
+    )
+    return f"baseline {save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks, {runs})", True
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -44,6 +44,12 @@ def header_lines(comp: Comparison) -> list[str]:
         if comp.ref_machine == comp.cand_machine
         else f"machine: {comp.ref_machine} -> {comp.cand_machine}",
         f"stack: {stack_line(comp)}",
+        f"baseline runs: {comp.ref_runs}"
+        + (
+            " (one process: the spread between runs is not known; save the baseline again to add a run)"
+            if comp.ref_runs == 1
+            else " (a SLOWER verdict must exceed the spread between them)"
+        ),
     ]
     if comp.env:
         lines.append("env differs: " + ", ".join(f"{k} {_v(a)} -> {_v(b)}" for k, a, b in comp.env))

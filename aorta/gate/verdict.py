@@ -1,17 +1,20 @@
-"""Statistical verdicts on raw per-round samples (pure: no torch, no scipy).
+"""Statistical verdicts on raw per-round samples (pure: no torch; the tests are scipy's).
 
 A verdict compares a baseline's samples with a candidate's for one figure of one benchmark:
 
-* a two-sided Mann-Whitney U test on the raw samples (exact when both sides are small and untied,
-  else the normal approximation with tie correction and continuity correction, as
-  ``scipy.stats.mannwhitneyu(method="auto")`` does), and
-* the relative change of the medians, which must reach a minimum effect (default 3%).
+* a two-sided Mann-Whitney U test on the raw samples (``scipy.stats.mannwhitneyu``, ``method="auto"``),
+* the relative change of the medians, which must reach a minimum effect (default 3%), and
+* where the baseline holds several runs (separate processes), the spread between those runs: a change that
+  stays within how far the baseline's own runs differed is not a regression of the new stack.
 
-FASTER / SLOWER need both: a significant test (p < alpha) and a change at least the minimum effect, in
-the figure's direction (lower device time is better; higher TFLOP/s is better). A change below the
-minimum effect is SAME whatever p says. Everything else is UNSURE with the reason: too few samples
-(fewer than ``min_samples`` per side), a single value without samples (only the effect can be
-judged, so a large change is UNSURE, never SLOWER), or a large change the test does not support.
+FASTER / SLOWER need all three, in the figure's direction (lower device time is better; higher TFLOP/s is
+better). A change below the minimum effect, or no change at all, is SAME whatever p says. Everything else
+is UNSURE with the reason. Across the many figures of one run, false alarms are controlled afterwards by
+``control_false_alarms`` (Benjamini-Hochberg over every test of the run).
+
+A figure that has one value per run (no per-round samples) cannot be tested within a run: it is judged by
+drift across the baseline's runs (SLOWER only when worse than every one of at least two baseline runs by
+more than their spread and the minimum effect), and is UNSURE while the baseline holds a single run.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cache
 from typing import Any
+
+from scipy import stats as sps
 
 from aorta import stats
 
@@ -29,74 +33,24 @@ OUTCOMES = (FASTER, SLOWER, SAME, UNSURE)
 DEFAULT_MIN_EFFECT = 0.03
 DEFAULT_ALPHA = 0.01
 DEFAULT_MIN_SAMPLES = 5
-EXACT_MAX_N = 8  # exact U distribution when both sides have at most this many samples and no ties
+MIN_DRIFT_RUNS = 2  # baseline runs needed to judge a figure that has one value per run
 
 
 @dataclass(frozen=True)
 class MannWhitney:
     u: float  # U of the first sample
     p_value: float
-    method: str  # "exact" or "asymptotic"
 
 
 def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> MannWhitney:
-    """Two-sided Mann-Whitney U test of ``x`` against ``y``; raises on an empty side."""
-    n1, n2 = len(x), len(y)
-    if n1 == 0 or n2 == 0:
-        raise ValueError(f"Mann-Whitney U needs samples on both sides, got {n1} and {n2}")
-    ranks, tie_sizes = _ranks([*x, *y])
-    u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2.0
-    u_big = max(u1, n1 * n2 - u1)
-    if not any(t > 1 for t in tie_sizes) and max(n1, n2) <= EXACT_MAX_N:
-        # P(U >= u_big) under H0, doubled for two sides.
-        p = 2.0 * _exact_sf(n1, n2, int(round(u_big)))
-        return MannWhitney(u1, min(1.0, p), "exact")
-    n = n1 + n2
-    tie_term = sum(t**3 - t for t in tie_sizes) / (n * (n - 1))
-    var = n1 * n2 / 12.0 * ((n + 1) - tie_term)
-    if var <= 0:  # every sample equal: no evidence of any difference
-        return MannWhitney(u1, 1.0, "asymptotic")
-    z = (u_big - n1 * n2 / 2.0 - 0.5) / math.sqrt(var)  # 0.5: continuity correction
-    p = math.erfc(z / math.sqrt(2.0))  # = 2 * (1 - Phi(z))
-    return MannWhitney(u1, min(1.0, max(0.0, p)), "asymptotic")
-
-
-def _ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
-    """Average ranks (1-based) in input order, and the size of each group of tied values."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    ties = []
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        avg = (i + j) / 2.0 + 1.0
-        for k in range(i, j + 1):
-            ranks[order[k]] = avg
-        ties.append(j - i + 1)
-        i = j + 1
-    return ranks, ties
-
-
-@cache
-def _u_counts(m: int, n: int) -> tuple[int, ...]:
-    """Number of arrangements giving each U = 0..m*n for sample sizes m, n (no ties)."""
-    if m == 0 or n == 0:
-        return (1,)
-    # The largest value belongs to the first sample (adds n to U) or to the second (adds 0).
-    a, b = _u_counts(m - 1, n), _u_counts(m, n - 1)
-    out = [0] * (m * n + 1)
-    for u, c in enumerate(a):
-        out[u + n] += c
-    for u, c in enumerate(b):
-        out[u] += c
-    return tuple(out)
-
-
-def _exact_sf(m: int, n: int, u: int) -> float:
-    counts = _u_counts(m, n)
-    return sum(counts[u:]) / sum(counts)
+    """Two-sided Mann-Whitney U test of ``x`` against ``y`` (scipy, ``method="auto"``); raises on an empty
+    side. Samples that are all one value carry no evidence of a difference: p = 1."""
+    if not x or not y:
+        raise ValueError(f"Mann-Whitney U needs samples on both sides, got {len(x)} and {len(y)}")
+    if len({*x, *y}) == 1:
+        return MannWhitney(len(x) * len(y) / 2.0, 1.0)
+    res = sps.mannwhitneyu(list(x), list(y), alternative="two-sided", method="auto")
+    return MannWhitney(float(res.statistic), float(min(1.0, res.pvalue)))
 
 
 @dataclass(frozen=True)
@@ -117,6 +71,9 @@ class Verdict:
     n_cand: int = 0
     min_effect: float = DEFAULT_MIN_EFFECT
     reruns: int = 0  # confirmation re-runs behind this verdict (--aorta-confirm)
+    ref_runs: int = 1  # separate runs (processes) the baseline's samples come from
+    run_spread_ratio: float | None = None  # (max - min) of the baseline runs' medians / baseline median
+    p_adjusted: float | None = None  # after false-alarm control over every test of the run
 
     @property
     def notable(self) -> bool:
@@ -137,6 +94,14 @@ def _pct(ratio: float) -> str:
     return f"{ratio * 100:+.1f}%"
 
 
+def run_spread(ref_runs: Sequence[Sequence[float]], ref_median: float) -> float | None:
+    """(max - min) of the baseline runs' medians relative to the pooled median; None with fewer than 2 runs."""
+    medians = [stats.median(r) for r in ref_runs if r]
+    if len(medians) < 2 or ref_median == 0:
+        return None
+    return (max(medians) - min(medians)) / abs(ref_median)
+
+
 def decide(
     benchmark: str,
     metric: str,
@@ -148,18 +113,22 @@ def decide(
     min_effect: float = DEFAULT_MIN_EFFECT,
     alpha: float = DEFAULT_ALPHA,
     min_samples: int = DEFAULT_MIN_SAMPLES,
+    ref_runs: Sequence[Sequence[float]] | None = None,
 ) -> Verdict:
     """The verdict for one figure from its baseline samples ``ref`` and candidate samples ``cand``.
 
-    A side with one value is a figure without per-round samples: only its relative change is judged
-    (SAME when below ``min_effect``, else UNSURE), never FASTER or SLOWER.
+    ``ref_runs``: the baseline's samples run by run (``ref`` is them pooled); None = one run, ``ref``.
+    A side with one value is a figure without per-round samples: judged by drift across the baseline's runs
+    (see the module docstring), never by a test.
     """
     if min_effect < 0:
         raise ValueError(f"min_effect must be >= 0, got {min_effect}")
+    runs = [list(r) for r in ref_runs if r] if ref_runs else [list(ref)]
     ref_med: float | None = None
     cand_med: float | None = None
     change_ratio: float | None = None
     p_value: float | None = None
+    spread: float | None = None
 
     def verdict(outcome: str, reason: str) -> Verdict:
         return Verdict(
@@ -176,6 +145,8 @@ def decide(
             n_ref=len(ref),
             n_cand=len(cand),
             min_effect=min_effect,
+            ref_runs=len(runs),
+            run_spread_ratio=spread,
         )
 
     bad = [v for v in (*ref, *cand) if v is None or not math.isfinite(v)]
@@ -192,32 +163,88 @@ def decide(
     if ref_med == 0:
         return verdict(UNSURE, "baseline median is 0: no relative change")
     change_ratio = change = (cand_med - ref_med) / abs(ref_med)
+    spread = run_spread(runs, ref_med)
     better = change > 0 if higher_is_better else change < 0
     word = FASTER if better else SLOWER
     effect = f"median {_pct(change)} ({ref_med:.4g} -> {cand_med:.4g} {unit})".rstrip()
     floor = f"the {min_effect * 100:.3g}% minimum effect"
 
+    if change == 0:  # with min_effect=0 too: no change is never a verdict
+        return verdict(SAME, f"{effect}: the medians are equal")
     if abs(change) < min_effect:
         return verdict(SAME, f"{effect} is below {floor}")
-    if len(ref) == 1 or len(cand) == 1:
-        return verdict(
-            UNSURE,
-            (f"{effect} from a single value without per-round samples: no test possible, never a verdict"),
-        )
+    if len(cand) == 1 or all(len(r) == 1 for r in runs):
+        return _drift(verdict, word, effect, floor, runs, cand_med, change, spread, higher_is_better)
     if len(ref) < min_samples or len(cand) < min_samples:
         return verdict(
             UNSURE, (f"{effect} but too few samples ({len(ref)} vs {len(cand)}; need {min_samples} per side)")
         )
     test = mann_whitney_u(ref, cand)
     p_value = test.p_value
+    n = f"n={len(ref)} vs {len(cand)}"
     if test.p_value >= alpha:
         return verdict(
+            UNSURE, f"{effect} but not significant (Mann-Whitney p={test.p_value:.3g} >= {alpha:g}, {n})"
+        )
+    within = f"{effect}, Mann-Whitney p={test.p_value:.2g} ({n}), at least {floor}"
+    if spread is None:
+        return verdict(word, f"{within}; baseline of 1 run: the spread between runs is not known")
+    if abs(change) <= spread:
+        return verdict(
             UNSURE,
-            (
-                f"{effect} but not significant (Mann-Whitney p={test.p_value:.3g} >= {alpha:g}, "
-                f"n={len(ref)} vs {len(cand)})"
-            ),
+            f"{within}, but within the spread of the baseline's {len(runs)} runs ({spread * 100:.3g}% between "
+            "their medians): not beyond what separate processes of the same stack differ by",
         )
     return verdict(
-        word, (f"{effect}, Mann-Whitney p={test.p_value:.2g} (n={len(ref)} vs {len(cand)}), at least {floor}")
+        word, f"{within}, beyond the {spread * 100:.3g}% spread between the baseline's {len(runs)} runs"
     )
+
+
+def _drift(verdict, word, effect, floor, runs, cand_med, change, spread, higher_is_better) -> Verdict:
+    """A figure with one value per run: judged against every one of the baseline's runs (needs two)."""
+    if len(runs) < MIN_DRIFT_RUNS:
+        return verdict(
+            UNSURE,
+            f"{effect} from one value per run, no per-round samples: judged by drift across the baseline's "
+            f"runs, and the baseline holds {len(runs)}; save it {MIN_DRIFT_RUNS}+ times "
+            "(--aorta-save-baseline NAME again adds a run) to gate this figure",
+        )
+    values = [stats.median(r) for r in runs]
+    worse_than_all = all((cand_med < v) if higher_is_better else (cand_med > v) for v in values)
+    better_than_all = all((cand_med > v) if higher_is_better else (cand_med < v) for v in values)
+    beyond = worse_than_all if word == SLOWER else better_than_all
+    spread_pct = f"{(spread or 0.0) * 100:.3g}%"
+    if beyond and abs(change) > (spread or 0.0):
+        return verdict(
+            word,
+            f"{effect} from one value per run: beyond every one of the baseline's {len(runs)} runs "
+            f"(their spread {spread_pct}) and at least {floor}",
+        )
+    return verdict(
+        SAME if not beyond else UNSURE,
+        f"{effect} from one value per run: within the {spread_pct} spread of the baseline's {len(runs)} runs",
+    )
+
+
+def control_false_alarms(verdicts: Sequence[Verdict], alpha: float) -> list[Verdict]:
+    """Benjamini-Hochberg over every tested figure of one run: a FASTER / SLOWER verdict whose adjusted p
+    reaches ``alpha`` becomes UNSURE, saying so. Many figures are judged at once; without this, about
+    alpha of the unchanged ones would be called significant by chance."""
+    tested = [i for i, v in enumerate(verdicts) if v.p_value is not None]
+    out = list(verdicts)
+    if not tested:
+        return out
+    adjusted = sps.false_discovery_control([float(verdicts[i].p_value or 0.0) for i in tested], method="bh")
+    m = len(tested)
+    for i, p_adj in zip(tested, adjusted):
+        v = replace(out[i], p_adjusted=float(p_adj))
+        if v.outcome in (FASTER, SLOWER):
+            note = f"Benjamini-Hochberg over the run's {m} tests: adjusted p={p_adj:.2g}"
+            if p_adj >= alpha:
+                v = v.with_outcome(
+                    UNSURE, f"{v.reason}; but not significant after {note} >= {alpha:g}", v.reruns
+                )
+            else:
+                v = v.with_outcome(v.outcome, f"{v.reason}; {note}", v.reruns)
+        out[i] = v
+    return out

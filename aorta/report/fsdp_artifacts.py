@@ -37,6 +37,7 @@ class ScenarioRank:
     step_ms: dict[int, float] = field(default_factory=dict)  # timed steps: step index -> device ms
     tokens: dict[int, float] = field(default_factory=dict)  # step index -> this rank's tokens
     overlap: dict | None = None  # the profiled window's figures (window totals), None if unavailable
+    steps: list[dict] = field(default_factory=list)  # each profiled step's figures, where recorded
     overlap_reason: str | None = "no overlap record"
     profiled_steps: int = 0
     compute_us: list[tuple[float, float]] = field(default_factory=list)
@@ -49,6 +50,16 @@ class ScenarioRank:
             return None
         value = self.overlap.get(name)
         return None if value is None else value / self.profiled_steps
+
+    def overlap_ratios(self) -> list[float]:
+        """This rank's overlap ratio, step by step where the steps were recorded, else its window's."""
+        per_step = [
+            d["overlap_ratio"] for d in self.steps if isinstance(d.get("overlap_ratio"), (int, float))
+        ]
+        if per_step:
+            return per_step
+        value = (self.overlap or {}).get("overlap_ratio")
+        return [float(value)] if isinstance(value, (int, float)) else []
 
     def idle_ms_per_step(self) -> float | None:
         """Time in the profiled window with no kernel running, per step: window - |compute ∪ comm|."""
@@ -129,6 +140,7 @@ def read_rank_file(path: Path) -> list[ScenarioRank]:
             figures = obj.get("figures")
             if obj.get("available") and isinstance(figures, dict):
                 entry.overlap, entry.overlap_reason = figures, None
+                entry.steps = [d for d in obj.get("per_step") or [] if isinstance(d, dict)]
             else:
                 entry.overlap, entry.overlap_reason = None, str(obj.get("reason") or "overlap not measured")
             entry.compute_us = _intervals(path, line_no, obj.get("compute_us"))

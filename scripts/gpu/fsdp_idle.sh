@@ -24,9 +24,9 @@ for path in sorted(glob.glob(f"{sys.argv[1]}/batch*.json")):
         if "scenario" not in e:
             continue
         v = lambda k: m[k]["value"] if k in m else None
-        rows.append([path.rsplit("/", 1)[1][:-5], e["scenario"]["id"], v("step_ms"), v("compute_busy_ms"), v("comm_busy_ms"),
-                     v("gpu_idle_ms"), v("gpu_idle_share"), v("overlap_ratio"), v("exposed_comm_ms"),
-                     v("samples_per_s"), v("all_gather_busbw_gbps")])
+        rows.append([path.rsplit("/", 1)[1][:-5], e["scenario"]["id"], v("step_ms"), v("compute_busy_ms_worst_rank"), v("comm_busy_ms_worst_rank"),
+                     v("idle_ms_worst_rank"), v("gpu_idle_share_rank0"), v("overlap_ratio_worst_rank"), v("exposed_comm_ms_worst_rank"),
+                     v("samples_per_s"), v("all_gather_busbw_gbps_worst_rank")])
 for line in format_table(["run", "scenario", "step ms", "compute", "comm", "idle", "idle share", "overlap",
                           "exposed", "samples/s", "AG busbw"], rows):
     print(line)
