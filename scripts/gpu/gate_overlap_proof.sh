@@ -39,6 +39,7 @@ run() {  # run LABEL [ENV=VALUE ...] -- PYTEST_ARGS...: one torchrun launch; pyt
     return 0
   fi
   echo "+ ${envs[*]} torchrun --nproc_per_node 2 -m pytest benchmarks/fsdp -k baseline $*" | tee "$WORK/$label.log"
+  # shellcheck disable=SC2016  # the single-quoted script is expanded by the rank's own shell
   env "${envs[@]}" timeout 300 "$PY" -m torch.distributed.run --standalone --nproc_per_node 2 --no-python \
     sh -c '"$0" -m pytest "$@"; rc=$?; echo "$rc" > "'"$WORK"'/rc/'"$label"'.rank$RANK"; exit "$rc"' "$PY" \
     benchmarks/fsdp -k baseline -p no:cacheprovider -q --aorta-dist-timeout 120 \
