@@ -111,16 +111,18 @@ def run_cell(
         "log": str(log.relative_to(folder)),
     }
     t0 = time.monotonic()
-    status, code, note = mf.INTERRUPTED, None, "interrupted (Ctrl-C)"
+    status, code, note = mf.INTERRUPTED, None, "interrupted (Ctrl-C)"  # until the command returns
+    note_now: str | None
     try:
-        status, code, note = _run_one(cmd, env, log, timeout_s)
+        status, code, note_now = _run_one(cmd, env, log, timeout_s)
+        note = note_now or ""
         if status == mf.OK and not json_path.exists():
             status, note = mf.FAILED, "exit code 0 but no benchmark JSON written (no benchmark ran?)"
     finally:
         attempt.update(
             status=status,
             exit_code=code,
-            note=note,
+            note=note or None,
             ended_at=mf.now_iso(),
             duration_s=round(time.monotonic() - t0, 3),
             benchmark_json=str(json_path.relative_to(folder)) if json_path.exists() else None,
