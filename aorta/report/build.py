@@ -131,3 +131,39 @@ def write_report(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return summary
+
+
+def write_sweep_report(folders: list[str], output: str | Path) -> dict:
+    """The report of one or more recorded sweeps (``aorta report --sweep``): summary.json, one heatmap per
+    configuration and figure, report.html; written beside ``output`` and moved into place when complete."""
+    from aorta.report import sweep_page
+    from aorta.report.sweep_summary import build_sweep_summary
+    from aorta.report.sweeps import load_sweeps
+
+    output = Path(output)
+    check_output(output)
+    summary = build_sweep_summary(load_sweeps(folders))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
+    try:
+        from aorta.report.sweep_figures import draw_heatmap
+
+        figures: dict[str, Path] = {}
+        used: set[str] = set()
+        for i, entry in enumerate(summary["heatmaps"]):
+            name = _unique(
+                f"heatmap_{summ.safe_name(entry['configuration'])}_{summ.safe_name(entry['metric'])}.png",
+                used,
+            )
+            figures[f"heatmap:{i}"] = draw_heatmap(entry, tmp / name)
+        summary["figure_files"] = {k: v.name for k, v in figures.items()}
+        (tmp / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", encoding="utf-8")
+        (tmp / "report.html").write_text(sweep_page.render(summary, figures), encoding="utf-8")
+        _replace_dir(tmp, output)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return summary
