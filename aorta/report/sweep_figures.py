@@ -33,7 +33,8 @@ def _panel(fig: Figure, ax, grid: dict, title: str, *, cmap: str, vmin: float, v
     for i, row in enumerate(grid["values"]):
         for j, v in enumerate(row):
             text = fmt(v) if v is not None else grid["status"][i][j]
-            dark = v is not None and ((v > mid) == (cmap == "viridis"))
+            light = v is None or cmap.startswith("RdYlGn")  # a diverging map is light in the middle
+            light = light or (v > mid) == (cmap == "viridis")  # viridis is light at its top
             ax.text(
                 j,
                 i,
@@ -41,7 +42,7 @@ def _panel(fig: Figure, ax, grid: dict, title: str, *, cmap: str, vmin: float, v
                 ha="center",
                 va="center",
                 fontsize=8,
-                color="black" if v is None or dark else "white",
+                color="black" if light else "white",
             )
     ax.set_title(title, fontsize=9)
     fig.colorbar(image, ax=ax, shrink=0.8)
