@@ -22,8 +22,7 @@ def _panel(fig: Figure, ax, grid: dict, title: str, *, cmap: str, vmin: float, v
     values = np.array(
         [[math.nan if v is None else float(v) for v in row] for row in grid["values"]], dtype=float
     )
-    cm = colormaps[cmap].copy()
-    cm.set_bad(MISSING_COLOUR)
+    cm = colormaps[cmap].with_extremes(bad=MISSING_COLOUR)
     image = ax.imshow(np.ma.masked_invalid(values), cmap=cm, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(grid["cols"])), grid["col_ticks"], fontsize=8)
     ax.set_yticks(range(len(grid["rows"])), grid["row_ticks"], fontsize=8)
