@@ -2,6 +2,7 @@
 cell. The cells run a small scripted command (milliseconds each); one slow test runs a real benchmark."""
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -202,3 +203,55 @@ def test_a_real_sweep_records_its_cell_in_each_run_and_resumes(tmp_path):
         assert machine["env"]["NCCL_NTHREADS"] == threads
     again = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and again.stdout.count(": kept (done") == 2, again.stdout
+
+
+HANG = """
+import os, time
+def test_hang():
+    open(os.environ["PID_FILE"], "w").write(str(os.getpid()))
+    time.sleep(120)
+"""
+
+
+@pytest.mark.slow  # starts pytest in a cell and stops it
+def test_sigterm_stops_the_running_cell_and_records_it(tmp_path):
+    import os
+    import signal
+    import time
+
+    (tmp_path / "test_hang.py").write_text(HANG)
+    root = str(Path(__file__).resolve().parents[1])
+    shutil.copy(Path(root) / "conftest.py", tmp_path)  # aorta's plugin (its options) without an install
+    pid_file, out = tmp_path / "pid", tmp_path / "sw"
+    cmd = [
+        sys.executable,
+        "-m",
+        "aorta",
+        "sweep",
+        "--grid",
+        "NCCL_NTHREADS=256",
+        "--output",
+        str(out),
+        "--",
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        str(tmp_path / "test_hang.py"),
+    ]
+    env = {**os.environ, "PID_FILE": str(pid_file), "PYTHONPATH": root}
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert pid_file.exists(), f"the cell never started: {proc.poll()} {list(out.rglob('log.txt'))}"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    cell = json.loads((out / "sweep.json").read_text())["cells"][0]
+    assert cell["status"] == "interrupted" and cell["ended_at"] is not None
+    child = int(pid_file.read_text())
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)  # the cell's process was stopped with the sweep

@@ -2,13 +2,15 @@
 
 Exit codes: 0 every cell ran and passed; 1 at least one cell failed or timed out (each is recorded in the
 manifest and the sweep went on); 2 bad input (a grid value, an override, the command or --output), refused
-before the first cell; 130 interrupted (the running cell is stopped and recorded).
+before the first cell; 130 interrupted (Ctrl-C or SIGTERM: the running cell and its process group are
+stopped and recorded as interrupted).
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -113,6 +115,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         print(f"aorta sweep: note: {note}")
     folder.mkdir(parents=True, exist_ok=True)
     mf.write_manifest(folder, doc)
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # `timeout`, a batch system: stop the cell too
     try:
         return run_sweep(folder, doc, cells, cmd, force=args.force, timeout_s=args.cell_timeout)
     except KeyboardInterrupt:
@@ -121,3 +124,9 @@ def run_sweep_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")

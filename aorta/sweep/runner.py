@@ -76,7 +76,7 @@ def _run_one(
         except subprocess.TimeoutExpired:
             _stop(proc)
             return mf.TIMEOUT, proc.returncode, f"stopped after --cell-timeout {timeout_s:g} s"
-        except BaseException:  # Ctrl-C: stop the cell before the sweep records it and ends
+        except BaseException:  # Ctrl-C or SIGTERM: stop the cell before the sweep records it and ends
             _stop(proc)
             raise
     return (mf.OK if code == 0 else mf.FAILED), code, None if code == 0 else f"exit code {code}"
@@ -84,14 +84,16 @@ def _run_one(
 
 def run_cell(
     folder: Path,
-    entry: dict,
+    entries: list[dict],
     cell: Cell,
     base_cmd: Sequence[str],
     env: dict[str, str],
     timeout_s: float | None,
 ) -> dict:
     """Run one cell into its folder and return its manifest entry. An earlier good result is moved aside
-    first and put back if the new attempt fails or is interrupted (the failed attempt goes to ``<dir>.failed``)."""
+    first and put back if the new attempt fails or is interrupted (the failed attempt goes to ``<dir>.failed``).
+    The cell's entry in ``entries`` is replaced even when the run is interrupted."""
+    entry = entries[cell.index]
     cell_dir = folder / entry["dir"]
     previous = cell_dir.with_name(cell_dir.name + ".previous")
     kept = entry["status"] == mf.OK and cell_dir.exists()
@@ -111,7 +113,7 @@ def run_cell(
         "log": str(log.relative_to(folder)),
     }
     t0 = time.monotonic()
-    status, code, note = mf.INTERRUPTED, None, "interrupted (Ctrl-C)"  # until the command returns
+    status, code, note = mf.INTERRUPTED, None, "interrupted (Ctrl-C or SIGTERM)"  # until the command returns
     note_now: str | None
     try:
         status, code, note_now = _run_one(cmd, env, log, timeout_s)
@@ -139,6 +141,7 @@ def run_cell(
             if previous.exists():
                 shutil.rmtree(previous)
             entry = attempt
+        entries[cell.index] = entry
     return entry
 
 
@@ -168,12 +171,10 @@ def run_sweep(
         print(f"cell {k} of {n} [{cell.id}]: running", file=out, flush=True)
         env = cell_environment(environ, cell, doc["label"], n)
         try:
-            entry = run_cell(folder, doc["cells"][cell.index], cell, cmd, env, timeout_s)
+            entry = run_cell(folder, doc["cells"], cell, cmd, env, timeout_s)
         except KeyboardInterrupt:
-            doc["cells"][cell.index]["note"] = "the sweep was interrupted while this cell ran"
-            mf.write_manifest(folder, doc)
+            mf.write_manifest(folder, doc)  # the cell was stopped and recorded as interrupted
             raise
-        doc["cells"][cell.index] = entry
         mf.write_manifest(folder, doc)
         attempt = entry.get("last_attempt") or entry
         durations.append(attempt["duration_s"])
