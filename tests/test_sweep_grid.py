@@ -139,3 +139,9 @@ def test_overrides_are_checked_against_the_fsdp_config_schema():
         check_overrides(parse_axes([], ["training.stepz=3"]), ["pytest"])
     with pytest.raises(SweepUsageError, match=r"--override training.steps=many: .*expected int"):
         check_overrides(parse_axes([], ["training.steps=5,many"]), ["pytest"])
+
+
+def test_the_commands_own_overrides_are_checked_too():
+    with pytest.raises(SweepUsageError, match=r"command: profiling.trace=False: expected str"):
+        check_overrides([], ["pytest", "--aorta-override", "profiling.trace=off"])  # YAML reads off as false
+    check_overrides([], ["pytest", "--aorta-override", "profiling.trace='off'"])

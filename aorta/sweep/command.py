@@ -66,16 +66,22 @@ def config_file(cmd: Sequence[str]) -> str | None:
 
 
 def check_overrides(axes: Sequence[Axis], cmd: Sequence[str]) -> None:
-    """Every ``--override`` value builds a valid FSDP configuration (the command's ``--aorta-config`` or the
-    default), checked the way the FSDP plugin will check it."""
+    """The command's own ``--aorta-override`` values, then each ``--override`` value on top of them, build a
+    valid FSDP configuration (the command's ``--aorta-config`` or the default), checked the way the FSDP plugin
+    will check them in every cell."""
     from aorta.fsdp.config import ConfigError, load_config
 
+    own = _flag_values(cmd, OVERRIDE_FLAGS)
+    try:
+        load_config(config_file(cmd), own)
+    except ConfigError as exc:
+        raise SweepUsageError(f"command: {exc}") from None
     for axis in axes:
         if axis.kind != "override":
             continue
         for value in axis.values:
             try:
-                load_config(config_file(cmd), [f"{axis.name}={value}"])
+                load_config(config_file(cmd), [*own, f"{axis.name}={value}"])
             except ConfigError as exc:
                 raise SweepUsageError(f"--override {axis.name}={value}: {exc}") from None
 
