@@ -5,11 +5,10 @@ page in a headless browser."""
 import json
 import math
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from test_report_browser import CHROMIUM
+from test_report_browser import CHROMIUM, screenshot
 
 from aorta.cli import main
 from aorta.report.errors import ReportInputError
@@ -138,26 +137,7 @@ def test_sweep_report_renders_in_headless_chromium(tmp_path):
 
     out = tmp_path / "rep"
     assert main(["report", "--sweep", A, "--sweep", B, "--output", str(out)]) == 0
-    shot = tmp_path / "shot.png"
-    proc = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--no-first-run",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            f"--screenshot={shot}",
-            "--window-size=1300,2600",
-            (out / "report.html").as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert shot.exists() and shot.stat().st_size > 0, proc.stderr[-2000:]
+    shot = screenshot(out / "report.html", tmp_path, "1300,2600")
     colours = Image.open(shot).convert("RGB").getcolors(maxcolors=1 << 16) or []
     assert len(colours) > 50, "screenshot is (nearly) one colour: the page did not render"
     # the heatmaps rendered: viridis' bright end (#fde725) and the ratio map's green end are on screen

@@ -138,6 +138,7 @@ def test_a_damaged_manifest_is_refused_naming_the_file(tmp_path):
 
 
 CLI = ["sweep", "--grid", "NCCL_NTHREADS=256,512"]
+AORTA_SWEEP = [sys.executable, "-m", "aorta", "sweep", "--grid"]  # in a process of its own
 
 
 @pytest.mark.parametrize(
@@ -171,11 +172,7 @@ def test_a_folder_holding_something_else_is_refused(tmp_path, capsys):
 def test_a_real_sweep_records_its_cell_in_each_run_and_resumes(tmp_path):
     out = tmp_path / "sw"
     cmd = [
-        sys.executable,
-        "-m",
-        "aorta",
-        "sweep",
-        "--grid",
+        *AORTA_SWEEP,
         "NCCL_NTHREADS=256,512",
         "--output",
         str(out),
@@ -224,11 +221,7 @@ def test_sigterm_stops_the_running_cell_and_records_it(tmp_path):
     shutil.copy(Path(root) / "conftest.py", tmp_path)  # aorta's plugin (its options) without an install
     pid_file, out = tmp_path / "pid", tmp_path / "sw"
     cmd = [
-        sys.executable,
-        "-m",
-        "aorta",
-        "sweep",
-        "--grid",
+        *AORTA_SWEEP,
         "NCCL_NTHREADS=256",
         "--output",
         str(out),

@@ -7,10 +7,12 @@ earlier report in that folder stays whole until the new one is complete.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from aorta.output_paths import OutputPathError, check_output_renamed_into_place
@@ -114,23 +116,31 @@ def write_report(
     verdicts, note = _verdicts(runs, reference, candidate, verdicts_path)
     summary["verdicts"] = verdicts
     scaling = summ.scaling_series(summary["runs"])
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; the report folder gets the usual permissions
-    try:
+    with report_folder(output) as tmp:
         names = draw_figures(runs, scaling, tmp)
         summary["figure_files"] = names
         summary["verdict_note"] = note
         (tmp / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", encoding="utf-8")
         page = html_page.render(summary, scaling, {k: tmp / v for k, v in names.items()}, note)
         (tmp / "report.html").write_text(page, encoding="utf-8")
+    return summary
+
+
+@contextlib.contextmanager
+def report_folder(output: Path) -> Iterator[Path]:
+    """A temporary folder beside ``output`` to write the report into; moved into place when the block ends,
+    removed if it fails or is interrupted."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; the report folder gets the usual permissions
+    try:
+        yield tmp
         _replace_dir(tmp, output)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return summary
 
 
 def write_sweep_report(folders: list[str], output: str | Path) -> dict:
@@ -143,12 +153,7 @@ def write_sweep_report(folders: list[str], output: str | Path) -> dict:
     output = Path(output)
     check_output(output)
     summary = build_sweep_summary(load_sweeps(folders))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)
-    try:
+    with report_folder(output) as tmp:
         from aorta.report.sweep_figures import draw_heatmap
 
         figures: dict[str, Path] = {}
@@ -162,8 +167,4 @@ def write_sweep_report(folders: list[str], output: str | Path) -> dict:
         summary["figure_files"] = {k: v.name for k, v in figures.items()}
         (tmp / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", encoding="utf-8")
         (tmp / "report.html").write_text(sweep_page.render(summary, figures), encoding="utf-8")
-        _replace_dir(tmp, output)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return summary
