@@ -27,7 +27,7 @@ start=$(date +%s)
   "$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'hip', torch.version.hip, 'nccl', torch.cuda.nccl.version() if torch.cuda.is_available() else None)"
 }
 
-GRID=(--grid NCCL_NTHREADS=256,512 --grid NCCL_MAX_NCHANNELS=4,16)
+GRID=(--grid "NCCL_NTHREADS=256,512" --grid "NCCL_MAX_NCHANNELS=4,16")
 # The baseline scenario at the default size and 10 timed steps; two warm-up steps, no compute-only reference
 # replica and no Chrome-trace export (overlap still comes from the profiler's kernel timestamps), to fit 8 cells.
 CMD=("$PY" -m torch.distributed.run --standalone --nproc_per_node "$NPROC" -m pytest benchmarks/fsdp -k baseline
