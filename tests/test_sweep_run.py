@@ -248,3 +248,17 @@ def test_sigterm_stops_the_running_cell_and_records_it(tmp_path):
     time.sleep(0.5)
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)  # the cell's process was stopped with the sweep
+
+
+def test_the_base_environment_leaves_out_the_grid_logging_and_visibility():
+    from aorta.sweep.cli import base_environment
+
+    environ = {
+        "NCCL_NTHREADS": "64",
+        "TORCH_NCCL_HIGH_PRIORITY": "1",
+        "NCCL_DEBUG": "INFO",
+        "CUDA_VISIBLE_DEVICES": "2,3",
+        "HOME": "/root",
+    }
+    axes = parse_axes(["NCCL_NTHREADS=256,512"], [])
+    assert base_environment(environ, axes) == {"TORCH_NCCL_HIGH_PRIORITY": "1"}

@@ -64,11 +64,13 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def base_environment(environ, axes) -> dict[str, str]:
-    """The scheduling variables in force outside the grid (part of the sweep's identity)."""
+    """The scheduling variables in force outside the grid (part of the sweep's identity); logging and GPU
+    visibility are left out, so a resume with NCCL_DEBUG=INFO or on other GPUs is the same sweep."""
     from aorta.device import Device  # its env pattern; torch is imported only here
+    from aorta.fingerprint import NOT_SETTINGS
 
-    swept = {a.name for a in axes if a.kind == "env"}
-    return {k: v for k, v in Device.scheduling_env(dict(environ)).items() if k not in swept}
+    left_out = {a.name for a in axes if a.kind == "env"} | set(NOT_SETTINGS)
+    return {k: v for k, v in Device.scheduling_env(dict(environ)).items() if k not in left_out}
 
 
 def prepare(args: argparse.Namespace, environ) -> tuple[Path, dict, list[Cell], list[str], list[str]]:
