@@ -143,3 +143,16 @@ def test_sweep_report_renders_in_headless_chromium(tmp_path):
     # the heatmaps rendered: viridis' bright end (#fde725) and the ratio map's green end are on screen
     assert any(abs(r - 0xFD) < 10 and abs(g - 0xE7) < 10 and abs(b - 0x25) < 14 for _, (r, g, b) in colours)
     assert any(r < 40 and 90 < g < 120 and 40 < b < 80 for _, (r, g, b) in colours)
+
+
+def test_every_version_of_each_stack_is_listed(summary):
+    versions = summary["differences"]["versions"]
+    assert set(versions) == {"A", "B"}
+    assert (
+        versions["A"]["torch"]
+        == json.loads(
+            (
+                Path(A) / "cells" / "cell01_NCCL_NTHREADS=256_NCCL_MAX_NCHANNELS=4" / "benchmark.json"
+            ).read_text()
+        )["machine_info"]["aorta"]["torch"]
+    )

@@ -56,6 +56,18 @@ def _differences_section(summary: dict) -> str:
         parts.append(_table(["group", "name", *labels], rows, ["differs"] * len(rows)))
     elif len(labels) > 1:
         parts.append('<p class="note">Nothing recorded differs between the stacks.</p>')
+    versions = d.get("versions") or {}
+    names = sorted({n for v in versions.values() for n in v})
+    if names:
+        rows = [[_td(n)] + [_td(versions.get(lab, {}).get(n, "-")) for lab in labels] for n in names]
+        differs = [
+            "differs" if len({versions.get(lab, {}).get(n, "-") for lab in labels}) > 1 else "" for n in names
+        ]
+        parts.append(
+            "<details><summary>every version recorded</summary>"
+            + _table(["", *labels], rows, differs)
+            + "</details>"
+        )
     if d["within"]:
         rows = [
             [

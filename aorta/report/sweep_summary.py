@@ -194,6 +194,7 @@ def stack_differences(sweeps: list[Sweep]) -> dict:
         "between": between,
         "within": within,
         "without_cells": [s.label for s in sweeps if not s.ok_cells()],
+        "versions": {label: fp(run.machine)["versions"] for label, run in firsts.items() if run is not None},
     }
 
 

@@ -89,6 +89,8 @@ for line in format_table(["cell", "status", "cell s", "step ms", "ratio", "verdi
 for label, best in s["best"].items():
     for x in best:
         print(f"best in {label}: {x['configuration']} {x['metric']} {x['value']:.4g} {x['unit']} at {x['cell']}")
+for label, versions in s["differences"].get("versions", {}).items():
+    print(f"versions in {label}: " + ", ".join(f"{k}={v}" for k, v in versions.items()))
 print("differs between the stacks: " + (", ".join(
     f"{d['name']} ({', '.join(f'{k}={v}' for k, v in d['values'].items())})" for d in s["differences"]["between"]
 ) or "nothing recorded"))
