@@ -29,10 +29,14 @@ if TYPE_CHECKING:
 
 BACKENDS = ("auto", "cuda", "rocm", "cpu")
 
-# Environment variables that change how work is scheduled or communicated (recorded with every run).
+# Environment variables that change how work is scheduled or communicated (recorded with every run). Named
+# one by one outside the NCCL/RCCL/HSA families: a broad HIP_* or CUDA_* would take in install paths
+# (HIP_PATH, CUDA_HOME), which differ between stacks without changing how the work runs.
 SCHEDULING_ENV_PATTERN = re.compile(
-    r"^(CUDA_DEVICE_MAX_CONNECTIONS|CUDA_VISIBLE_DEVICES|CUDA_LAUNCH_BLOCKING|GPU_MAX_HW_QUEUES|"
-    r"HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES|NCCL_.*|RCCL_.*|HSA_.*|TORCH_NCCL_.*|PYTORCH_.*ALLOC.*)$"
+    r"^(CUDA_DEVICE_MAX_CONNECTIONS|CUDA_VISIBLE_DEVICES|CUDA_LAUNCH_BLOCKING|CUDA_MODULE_LOADING|"
+    r"CUDA_SCALE_LAUNCH_QUEUES|CUBLAS_WORKSPACE_CONFIG|GPU_MAX_HW_QUEUES|HIP_VISIBLE_DEVICES|"
+    r"HIP_LAUNCH_BLOCKING|HIP_FORCE_DEV_KERNARG|AMD_SERIALIZE_KERNEL|AMD_SERIALIZE_COPY|ROCR_VISIBLE_DEVICES|"
+    r"TORCH_BLAS_PREFER_HIPBLASLT|NCCL_.*|RCCL_.*|HSA_.*|TORCH_NCCL_.*|PYTORCH_.*ALLOC.*)$"
 )
 
 

@@ -175,3 +175,23 @@ def test_pytest_compare_refuses_a_settings_difference_before_any_benchmark(pytes
 
 
 pytest_plugins = ["pytester"]
+
+
+def test_scheduling_variables_are_recorded_and_install_paths_are_not():
+    from aorta.device import Device
+
+    environ = {
+        "NCCL_NTHREADS": "256",
+        "TORCH_NCCL_HIGH_PRIORITY": "1",
+        "CUDA_DEVICE_MAX_CONNECTIONS": "32",
+        "CUDA_SCALE_LAUNCH_QUEUES": "4x",
+        "GPU_MAX_HW_QUEUES": "2",
+        "HSA_ENABLE_SDMA": "0",
+        "HIP_FORCE_DEV_KERNARG": "1",
+        "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+        "HIP_PATH": "/opt/rocm-7.0.10",
+        "CUDA_HOME": "/usr/local/cuda-13.0",
+        "HOME": "/root",
+    }
+    recorded = Device.scheduling_env(environ)
+    assert sorted(recorded) == sorted(set(environ) - {"HIP_PATH", "CUDA_HOME", "HOME"})
