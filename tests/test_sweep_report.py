@@ -97,6 +97,16 @@ def test_a_failed_cell_is_grey_with_its_status_and_left_out_of_the_comparison(tm
     assert "NCCL_NTHREADS=256 NCCL_MAX_NCHANNELS=4: did not finish in B" in s["comparisons"][0]["notes"]
 
 
+def test_a_cell_whose_json_cannot_be_read_is_shown_as_unreadable(tmp_path):
+    b = shutil.copytree(B, tmp_path / "stack_b")
+    doc = json.loads((b / "sweep.json").read_text())
+    (b / doc["cells"][3]["benchmark_json"]).write_text('{"benchmarks": [')  # truncated
+    (sweep_b,) = load_sweeps([str(b)])
+    cell = sweep_b.cells[3]
+    assert cell.status == "unreadable" and cell.run is None and "is not valid JSON" in cell.note
+    assert len(sweep_b.ok_cells()) == 3
+
+
 def test_sweeps_over_other_variables_or_with_one_label_are_refused(tmp_path):
     b = shutil.copytree(B, tmp_path / "b")
     doc = json.loads((b / "sweep.json").read_text())

@@ -66,7 +66,10 @@ def load_sweep(folder: str | Path) -> Sweep:
         )
         if entry["status"] == mf.OK and entry.get("benchmark_json"):
             cell.json_path = path / entry["benchmark_json"]
-            cell.run = load_benchmark_json(cell.json_path, f"{sweep.label}: {cell.id}")
+            try:
+                cell.run = load_benchmark_json(cell.json_path, f"{sweep.label}: {cell.id}")
+            except ReportInputError as exc:  # one damaged cell is shown as such, the others still count
+                cell.status, cell.note, cell.json_path = "unreadable", str(exc), None
         sweep.cells.append(cell)
     return sweep
 
