@@ -166,3 +166,58 @@ def test_every_version_of_each_stack_is_listed(summary):
             ).read_text()
         )["machine_info"]["aorta"]["torch"]
     )
+
+
+@pytest.mark.slow  # two torchrun launches of the FSDP baseline scenario on CPU (about 12 s each)
+def test_fsdp_sweeps_under_torchrun_on_cpu_are_reported_cell_by_cell(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from test_fsdp_torchrun_cpu import TORCHRUN_2
+
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_NCCL_HIGH_PRIORITY"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+    for label, extra in (("A", {}), ("B", {"TORCH_NCCL_HIGH_PRIORITY": "1"})):
+        cmd = [
+            sys.executable,
+            "-m",
+            "aorta",
+            "sweep",
+            "--override",
+            "training.steps=5",
+            "--output",
+            str(tmp_path / label),
+            "--label",
+            label,
+            "--cell-timeout",
+            "240",
+            "--",
+            *TORCHRUN_2,
+            "-m",
+            "pytest",
+            "benchmarks/fsdp",
+            "-k",
+            "baseline",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+        ]
+        done = subprocess.run(
+            cmd, cwd=root, env={**env, **extra}, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    cell = json.loads((tmp_path / "A" / "sweep.json").read_text())["cells"][0]
+    assert sorted(p.name for p in (tmp_path / "A" / cell["artifacts"]).glob("rank_*_metrics.jsonl")) == [
+        "rank_0_metrics.jsonl",
+        "rank_1_metrics.jsonl",
+    ]
+    s = build_sweep_summary(load_sweeps([str(tmp_path / "A"), str(tmp_path / "B")]))
+    step = next(h for h in s["heatmaps"] if h["metric"] == "step_ms")
+    assert step["configuration"] == "test_fsdp_scenario[baseline]" and step["stacks"]["A"]["values"][0][0] > 0
+    (row,) = [r for r in s["comparisons"][0]["rows"] if r["metric"] == "step_ms"]
+    assert row["ratio"] == pytest.approx(row["candidate"] / row["reference"])
+    assert {"group": "settings", "name": "TORCH_NCCL_HIGH_PRIORITY", "values": {"A": "unset", "B": "1"}} in s[
+        "differences"
+    ]["between"]
