@@ -221,3 +221,35 @@ def test_fsdp_sweeps_under_torchrun_on_cpu_are_reported_cell_by_cell(tmp_path):
     assert {"group": "settings", "name": "TORCH_NCCL_HIGH_PRIORITY", "values": {"A": "unset", "B": "1"}} in s[
         "differences"
     ]["between"]
+
+
+def test_heatmaps_draw_one_axis_three_stacks_and_missing_cells(tmp_path):
+    from PIL import Image
+
+    from aorta.report.sweep_figures import draw_heatmap, ratio_grid
+
+    def grid(values, status):
+        return {
+            "rows": [""],
+            "cols": ["X=1", "X=2", "X=3"],
+            "row_axis": "",
+            "col_axis": "X",
+            "row_ticks": [""],
+            "col_ticks": ["1", "2", "3"],
+            "values": [values],
+            "status": [status],
+        }
+
+    a = grid([10.0, 20.0, None], ["ok", "ok", "timeout"])
+    b = grid([5.0, 40.0, 30.0], ["ok", "ok", "ok"])
+    assert ratio_grid(a, b)["values"] == [[0.5, 2.0, None]]
+    entry = {
+        "configuration": "c",
+        "metric": "step_ms",
+        "unit": "ms",
+        "higher_is_better": False,
+        "stacks": {"A": a, "B": b, "C": b},
+    }
+    path = draw_heatmap(entry, tmp_path / "h.png")
+    width, height = Image.open(path).size
+    assert width > 4 * height  # three stack panels and two ratio panels side by side

@@ -15,7 +15,7 @@ from aorta.report.html_page import fmt_value
 MISSING_COLOUR = "#DDDDDD"
 
 
-def _panel(fig: Figure, ax, grid: dict, title: str, *, cmap: str, vmin: float, vmax: float, fmt) -> None:
+def _panel(fig: Figure, ax, grid: dict, title: str, *, cmap: str, norm, fmt):
     import numpy as np
     from matplotlib import colormaps
 
@@ -23,28 +23,19 @@ def _panel(fig: Figure, ax, grid: dict, title: str, *, cmap: str, vmin: float, v
         [[math.nan if v is None else float(v) for v in row] for row in grid["values"]], dtype=float
     )
     cm = colormaps[cmap].with_extremes(bad=MISSING_COLOUR)
-    image = ax.imshow(np.ma.masked_invalid(values), cmap=cm, vmin=vmin, vmax=vmax, aspect="auto")
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=cm, norm=norm, aspect="auto")
     ax.set_xticks(range(len(grid["cols"])), grid["col_ticks"], fontsize=8)
     ax.set_yticks(range(len(grid["rows"])), grid["row_ticks"], fontsize=8)
     ax.set_xlabel(grid["col_axis"], fontsize=8)
     ax.set_ylabel(grid["row_axis"], fontsize=8)
-    mid = (vmin + vmax) / 2
     for i, row in enumerate(grid["values"]):
         for j, v in enumerate(row):
+            r, g, b, _ = cm(norm(v)) if v is not None else (1.0, 1.0, 1.0, 1.0)
+            dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5  # perceived luminance of the cell's colour
             text = fmt(v) if v is not None else grid["status"][i][j]
-            light = v is None or cmap.startswith("RdYlGn")  # a diverging map is light in the middle
-            light = light or (v > mid) == (cmap == "viridis")  # viridis is light at its top
-            ax.text(
-                j,
-                i,
-                text,
-                ha="center",
-                va="center",
-                fontsize=8,
-                color="black" if light else "white",
-            )
+            ax.text(j, i, text, ha="center", va="center", fontsize=8, color="white" if dark else "black")
     ax.set_title(title, fontsize=9)
-    fig.colorbar(image, ax=ax, shrink=0.8)
+    return fig.colorbar(image, ax=ax, shrink=0.8)
 
 
 def _finite(grids: list[dict]) -> list[float]:
@@ -77,31 +68,20 @@ def draw_heatmap(entry: dict, path: Path) -> Path:
         lo, hi = lo - 0.5 * abs(lo or 1), hi + 0.5 * abs(hi or 1)
     # viridis: bright = high; reversed where lower is better, so bright is always the good end
     cmap = "viridis" if entry["higher_is_better"] else "viridis_r"
+    from matplotlib.colors import LogNorm, Normalize
+
     for ax, lab, grid in zip(axes, labels, grids):
-        _panel(
-            fig,
-            ax,
-            grid,
-            f"{lab}: {entry['metric']} ({entry['unit']})",
-            cmap=cmap,
-            vmin=lo,
-            vmax=hi,
-            fmt=fmt_value,
-        )
+        title = f"{lab}: {entry['metric']} ({entry['unit']})"
+        _panel(fig, ax, grid, title, cmap=cmap, norm=Normalize(lo, hi), fmt=fmt_value)
     for ax, (lab, grid) in zip(axes[len(grids) :], ratios):
         rv = _finite([grid])
         spread = max([abs(math.log(v)) for v in rv if v > 0] or [0.05])
         good = "RdYlGn" if entry["higher_is_better"] else "RdYlGn_r"  # green: the candidate is better
-        _panel(
-            fig,
-            ax,
-            grid,
-            f"{lab} / {labels[0]}",
-            cmap=good,
-            vmin=math.exp(-spread),
-            vmax=math.exp(spread),
-            fmt=lambda v: f"{v:.3f}",
-        )
+        norm = LogNorm(math.exp(-spread), math.exp(spread))  # 1.0 in the middle, x2 as far as x0.5
+        bar = _panel(fig, ax, grid, f"{lab} / {labels[0]}", cmap=good, norm=norm, fmt=lambda v: f"{v:.3f}")
+        ticks = [norm.vmin, 1.0, norm.vmax]
+        bar.ax.minorticks_off()
+        bar.set_ticks(ticks, labels=[f"{t:.3g}" for t in ticks])
     fig.suptitle(f"{entry['configuration']}: {entry['metric']}", fontsize=10)
     fig.savefig(path, dpi=DPI, format="png")
     return path
