@@ -262,3 +262,19 @@ def test_the_base_environment_leaves_out_the_grid_logging_and_visibility():
     }
     axes = parse_axes(["NCCL_NTHREADS=256,512"], [])
     assert base_environment(environ, axes) == {"TORCH_NCCL_HIGH_PRIORITY": "1"}
+
+
+def test_an_earlier_result_left_aside_by_a_killed_sweep_is_put_back(tmp_path, fake):
+    log = tmp_path / "ran.txt"
+    sweep(tmp_path / "sw", fake, {"FAKE_LOG": str(log)})
+    cell = mf.read_manifest(tmp_path / "sw")["cells"][0]
+    cell_dir = tmp_path / "sw" / cell["dir"]
+    good = (cell_dir / "benchmark.json").read_bytes()
+    # as a sweep killed with SIGKILL while re-running this cell (--force) leaves it
+    cell_dir.rename(cell_dir.with_name(cell_dir.name + ".previous"))
+    cell_dir.mkdir()
+    (cell_dir / "benchmark.json").write_text("{partial")
+    code, _, out = sweep(tmp_path / "sw", fake, {"FAKE_LOG": str(log)})
+    assert code == 0 and "cell 1 of 3 [NCCL_NTHREADS=64]: kept" in out
+    assert (cell_dir / "benchmark.json").read_bytes() == good
+    assert not cell_dir.with_name(cell_dir.name + ".previous").exists()

@@ -97,8 +97,6 @@ def run_cell(
     cell_dir = folder / entry["dir"]
     previous = cell_dir.with_name(cell_dir.name + ".previous")
     kept = entry["status"] == mf.OK and cell_dir.exists()
-    if previous.exists():
-        shutil.rmtree(previous)
     if kept:
         os.replace(cell_dir, previous)
     elif cell_dir.exists():
@@ -145,6 +143,21 @@ def run_cell(
     return entry
 
 
+def restore_kept_result(folder: Path, entry: Mapping) -> None:
+    """A sweep killed outright (SIGKILL, power) while re-running a done cell leaves its earlier result in
+    ``<dir>.previous``: put it back before anything reads or replaces the cell."""
+    cell_dir = folder / entry["dir"]
+    previous = cell_dir.with_name(cell_dir.name + ".previous")
+    if not previous.exists():
+        return
+    if entry["status"] == mf.OK:  # the manifest still describes the earlier result
+        if cell_dir.exists():
+            shutil.rmtree(cell_dir)  # the killed attempt's partial output
+        os.replace(previous, cell_dir)
+    else:
+        shutil.rmtree(previous)
+
+
 def run_sweep(
     folder: Path,
     doc: dict,
@@ -158,6 +171,8 @@ def run_sweep(
 ) -> int:
     """Run every cell not done yet (every cell with ``force``); 0 when every cell is ok, 1 otherwise."""
     n = len(cells)
+    for entry in doc["cells"]:
+        restore_kept_result(folder, entry)
     todo = {c.index for c in cells if force or doc["cells"][c.index]["status"] != mf.OK}
     start, durations, failed_now = time.monotonic(), [], 0
     print(f"aorta sweep: {n} cells, {n - len(todo)} already done, {len(todo)} to run -> {folder}", file=out)
