@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from aorta.gate.cli import add_compare_arguments, run_compare
 from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
 from aorta.stack_label import add_stack_arguments, run_stack
+from aorta.sweep.cli import add_sweep_arguments, run_sweep_command
 from aorta.workload_list import add_list_arguments, run_list
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
@@ -19,6 +20,7 @@ COMMANDS: dict[str, Command] = {
     "report": (add_report_arguments, run_report),
     "trace": (add_trace_arguments, run_trace),
     "stack": (add_stack_arguments, run_stack),
+    "sweep": (add_sweep_arguments, run_sweep_command),
 }
 
 HELP = {
@@ -26,6 +28,7 @@ HELP = {
     "compare": "verdicts (FASTER / SLOWER / SAME / UNSURE) of saved runs against a baseline, with exit codes",
     "report": "compare saved runs: summary.json, figures and one self-contained report.html",
     "trace": "trace tools: 'aorta trace merge' merges per-rank profiler traces with a rank-asymmetry check",
+    "sweep": "run a benchmark command once per cell of a grid of settings, each in a fresh process",
     "stack": "a file-name-safe label of this machine's stack (GPU, CUDA/HIP, torch), as run_suite.sh names its JSON",
 }
 

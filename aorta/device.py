@@ -29,10 +29,14 @@ if TYPE_CHECKING:
 
 BACKENDS = ("auto", "cuda", "rocm", "cpu")
 
-# Environment variables that change how work is scheduled or communicated (recorded with every run).
+# Environment variables that change how work is scheduled or communicated (recorded with every run). Named
+# one by one outside the NCCL/RCCL/HSA families: a broad HIP_* or CUDA_* would take in install paths
+# (HIP_PATH, CUDA_HOME), which differ between stacks without changing how the work runs.
 SCHEDULING_ENV_PATTERN = re.compile(
-    r"^(CUDA_DEVICE_MAX_CONNECTIONS|CUDA_VISIBLE_DEVICES|CUDA_LAUNCH_BLOCKING|GPU_MAX_HW_QUEUES|"
-    r"HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES|NCCL_.*|RCCL_.*|HSA_.*|TORCH_NCCL_.*|PYTORCH_.*ALLOC.*)$"
+    r"^(CUDA_DEVICE_MAX_CONNECTIONS|CUDA_VISIBLE_DEVICES|CUDA_LAUNCH_BLOCKING|CUDA_MODULE_LOADING|"
+    r"CUDA_SCALE_LAUNCH_QUEUES|CUBLAS_WORKSPACE_CONFIG|GPU_MAX_HW_QUEUES|HIP_VISIBLE_DEVICES|"
+    r"HIP_LAUNCH_BLOCKING|HIP_FORCE_DEV_KERNARG|AMD_SERIALIZE_KERNEL|AMD_SERIALIZE_COPY|ROCR_VISIBLE_DEVICES|"
+    r"TORCH_BLAS_PREFER_HIPBLASLT|NCCL_.*|RCCL_.*|HSA_.*|TORCH_NCCL_.*|PYTORCH_.*ALLOC.*)$"
 )
 
 
@@ -178,6 +182,26 @@ class Device:
                     ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
                 )
         return info
+
+    def math_libraries(self) -> dict[str, str]:
+        """Versions of the math libraries the GPU kernels come from (cuDNN/MIOpen, cuBLAS and cuBLASLt, or
+        rocBLAS and hipBLASLt), each "unknown (why)" where the library does not say. Empty on CPU."""
+        if not self.is_gpu:
+            return {}
+        out: dict[str, str] = {}
+        dnn = "miopen" if self.backend == "rocm" else "cudnn"
+        try:
+            out[dnn] = str(torch.backends.cudnn.version())
+        except Exception as exc:  # a build without it
+            out[dnn] = f"unknown ({type(exc).__name__}: {exc})"
+        maps = _process_maps()
+        if self.backend == "cuda":
+            out["cublas"] = _library_version(maps, "libcublas.so", _cublas_version)
+            out["cublaslt"] = _library_version(maps, "libcublasLt.so", _cublaslt_version)
+        else:
+            out["rocblas"] = _library_version(maps, "librocblas.so", _rocblas_version)
+            out["hipblaslt"] = _library_version(maps, "libhipblaslt.so", None)
+        return out
 
     def pci_bus_id(self) -> str | None:
         """``"00000000:19:00.0"`` (NVML / nvidia-smi form) of this GPU, so telemetry reads the same GPU
@@ -513,6 +537,60 @@ def _host_available_bytes() -> int | None:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # not on every platform
         return None
+
+
+def _process_maps() -> str:
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def loaded_library(maps_text: str, stem: str) -> str | None:
+    """The path of the loaded shared library whose file name starts with ``stem`` (``libcublas.so`` matches
+    ``libcublas.so.13``, not ``libcublasLt.so.13``), from ``/proc/self/maps`` text; None if not loaded."""
+    for line in maps_text.splitlines():
+        path = line.split(maxsplit=5)[5] if len(line.split(maxsplit=5)) == 6 else ""
+        if os.path.basename(path).startswith(stem):
+            return path.strip()
+    return None
+
+
+def _cublas_version(lib: ctypes.CDLL) -> str:
+    parts = []
+    for prop in (0, 1, 2):  # libraryPropertyType: MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL
+        value = ctypes.c_int()
+        if lib.cublasGetProperty(prop, ctypes.byref(value)) != 0:
+            raise RuntimeError("cublasGetProperty failed")
+        parts.append(str(value.value))
+    return ".".join(parts)
+
+
+def _cublaslt_version(lib: ctypes.CDLL) -> str:
+    lib.cublasLtGetVersion.restype = ctypes.c_size_t
+    v = int(lib.cublasLtGetVersion())  # major * 10000 + minor * 100 + patch
+    return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+
+
+def _rocblas_version(lib: ctypes.CDLL) -> str:
+    buf = ctypes.create_string_buffer(256)
+    if lib.rocblas_get_version_string(buf, ctypes.c_size_t(len(buf))) != 0:
+        raise RuntimeError("rocblas_get_version_string failed")
+    return buf.value.decode()
+
+
+def _library_version(maps_text: str, stem: str, read: Callable[[ctypes.CDLL], str] | None) -> str:
+    """The library's own version call, on the copy this process loaded; "unknown (why)" otherwise."""
+    path = loaded_library(maps_text, stem)
+    if path is None:
+        return f"unknown ({stem} is not loaded in this process)"
+    if read is None:
+        return f"unknown (it reports its version only through a handle; loaded file {os.path.basename(path)})"
+    try:
+        return read(ctypes.CDLL(path))
+    except Exception as exc:  # a missing symbol or a failed call: say so, never guess
+        return f"unknown ({type(exc).__name__}: {exc}; loaded file {os.path.basename(path)})"
 
 
 def driver_version(backend: str) -> str | None:

@@ -6,12 +6,14 @@ GPU facts come through the device layer (``aorta.device``) and the telemetry lay
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import socket
 import sys
 
 from aorta.device import Device, driver_version
+from aorta.sweep.grid import CELL_ENV_VAR
 
 
 def cpu_model(cpuinfo_text: str | None = None) -> str:
@@ -40,6 +42,22 @@ def host_info() -> dict:
     }
 
 
+def sweep_cell(environ: dict | None = None) -> dict | None:
+    """The ``aorta sweep`` cell this run belongs to (``AORTA_SWEEP_CELL``, JSON), None outside a sweep."""
+    raw = (os.environ if environ is None else environ).get(CELL_ENV_VAR)
+    if not raw:
+        return None
+    try:
+        cell = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return {"error": f"{CELL_ENV_VAR} is not JSON: {exc}", "raw": raw[:200]}
+    return (
+        cell
+        if isinstance(cell, dict)
+        else {"error": f"{CELL_ENV_VAR} is not a JSON object", "raw": raw[:200]}
+    )
+
+
 def machine_info(device: Device) -> dict:
     props = device.properties()
     sw = device.software()
@@ -53,10 +71,14 @@ def machine_info(device: Device) -> dict:
         "total_memory_bytes": props.total_memory_bytes,
         "driver": driver_version(device.backend),
         **sw,
+        "math_libraries": device.math_libraries(),
         "hardware_queues": device.hardware_queue_setting(),
         "env": Device.scheduling_env(),
         "host": host_info(),
     }
+    cell = sweep_cell()
+    if cell is not None:
+        info["sweep_cell"] = cell
     if device.is_gpu:
         from aorta.telemetry.inventory import gpu_inventory
 

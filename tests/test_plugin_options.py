@@ -78,6 +78,7 @@ def test_the_option_set_is_frozen(pytester):
             "--aorta-compare",
             "--aorta-baseline-dir",
             "--aorta-allow-mismatch",
+            "--aorta-allow-env-diff",
             "--aorta-confirm",
             "--aorta-min-effect",
             "--aorta-threshold",

@@ -25,6 +25,33 @@ CHROMIUM = next(
 )
 
 
+def screenshot(page: Path, tmp_path: Path, size: str) -> Path:
+    """A headless chromium screenshot of ``page`` (asserted to exist, with chromium's stderr if not)."""
+    shot, profile = tmp_path / "shot.png", tmp_path / "profile"
+    proc = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            f"--screenshot={shot}",
+            f"--window-size={size}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert shot.exists() and shot.stat().st_size > 0, proc.stderr[-2000:]
+    return shot
+
+
 @pytest.mark.slow  # starts a headless browser
 @pytest.mark.skipif(
     CHROMIUM is None,
@@ -57,29 +84,7 @@ def test_report_renders_in_headless_chromium(tmp_path):
         )
         == 0
     )
-    shot = tmp_path / "shot.png"
-    profile = tmp_path / "profile"
-    proc = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={profile}",
-            f"--screenshot={shot}",
-            "--window-size=1200,2400",
-            (out / "report.html").as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert shot.exists() and shot.stat().st_size > 0, proc.stderr[-2000:]
+    shot = screenshot(out / "report.html", tmp_path, "1200,2400")
     img = Image.open(shot).convert("RGB")
     colours = img.getcolors(maxcolors=1 << 16)
     assert colours is None or len(colours) > 50, "screenshot is (nearly) one colour: the page did not render"

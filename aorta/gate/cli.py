@@ -1,7 +1,8 @@
 """``aorta compare REF.json CAND.json [CAND2.json ...]``: the gate's verdicts offline, from saved runs.
 
 Same verdicts, outputs and exit codes as ``pytest --aorta-compare``: 0 clean, 10 a SLOWER verdict,
-11 different hardware (unless ``--allow-mismatch``), 12 nothing compared (no benchmark of a run is in
+11 different hardware (unless ``--allow-mismatch``), 14 scheduling settings differ (unless named in
+``--allow-env-diff``), 12 nothing compared (no benchmark of a run is in
 the baseline), 2 bad input (a file missing, empty, truncated, not JSON, not written by aorta, with a bad
 sample, or a ``--verdict-json`` / ``--markdown`` place that cannot be written). Confirmation re-runs need the benchmarks, so they are pytest-only.
 """
@@ -12,10 +13,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from aorta.fingerprint import parse_allowed
 from aorta.gate import baseline as bl
 from aorta.gate.compare import (
     EXIT_USAGE,
     GateSettings,
+    aorta_machine,
     compare_runs,
     parse_alpha,
     parse_ratio,
@@ -23,6 +26,7 @@ from aorta.gate.compare import (
 )
 from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
+from aorta.gate.settings_check import EXIT_SETTINGS_DIFFER, settings_refusal
 from aorta.output_paths import OutputPathError, check_output_file
 
 
@@ -65,6 +69,14 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--allow-mismatch", action="store_true", help="compare even across GPU models or backends"
+    )
+    parser.add_argument(
+        "--allow-env-diff",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME]",
+        help="scheduling env vars (names or globs, '*' for all) that may differ between REF and CAND; "
+        "any other difference is refused with exit 14",
     )
     parser.add_argument(
         "--verdict-json",
@@ -115,6 +127,21 @@ def run_compare(args: argparse.Namespace) -> int:
         except bl.BaselineError as exc:
             print(f"aorta compare: {exc}", file=sys.stderr)
             return EXIT_USAGE
+    refusals = [
+        settings_refusal(
+            aorta_machine(runs[args.ref]),
+            aorta_machine(runs[c]),
+            parse_allowed(args.allow_env_diff),
+            baseline=args.ref,
+            candidate=c,
+            allow_option="--allow-env-diff",
+        )
+        for c in args.cands
+    ]
+    if any(refusals):
+        for refusal in filter(None, refusals):
+            print(f"aorta compare: {refusal}", file=sys.stderr)
+        return EXIT_SETTINGS_DIFFER
     kw = {"thresholds": tuple(args.threshold), "allow_mismatch": args.allow_mismatch}
     if args.min_effect is not None:
         kw["min_effect"] = args.min_effect

@@ -116,6 +116,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="compare even if the baseline is from another GPU model or backend",
     )
     g.addoption(
+        "--aorta-allow-env-diff",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME]",
+        help="scheduling env vars (names or globs, '*' for all) that may differ from the baseline's; "
+        "any other difference refuses the comparison with exit 14",
+    )
+    g.addoption(
         "--aorta-confirm",
         metavar="N",
         type=_argtype(parse_confirm, "--aorta-confirm"),
@@ -295,6 +303,26 @@ def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, stat
         )
 
 
+def _refuse_settings_diff(config: pytest.Config, state: GateState) -> None:
+    """Scheduling env vars that differ from the baseline's and were not named as intended: exit 14 now,
+    before any benchmark runs (versions may differ: comparing stacks is the point)."""
+    from aorta.device import Device
+    from aorta.fingerprint import parse_allowed
+    from aorta.gate.compare import aorta_machine
+    from aorta.gate.settings_check import EXIT_SETTINGS_DIFFER, settings_refusal
+
+    refusal = settings_refusal(
+        aorta_machine(state.baseline or {}),
+        {"env": Device.scheduling_env()},
+        parse_allowed(config.getoption("aorta_allow_env_diff")),
+        baseline=f"the baseline {state.baseline_path}",
+        candidate="this run",
+        allow_option="--aorta-allow-env-diff",
+    )
+    if refusal:
+        pytest.exit(f"--aorta-compare: {refusal}", returncode=EXIT_SETTINGS_DIFFER)
+
+
 @pytest.hookimpl(trylast=True)  # after aorta.plugin's configure, which resolves the device options
 def pytest_configure(config: pytest.Config) -> None:
     root = Path(str(config.rootpath))
@@ -323,6 +351,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state = GateState()
     if opts.compare_ref:
         _load_baseline(config, opts.compare_ref, opts, state)
+        _refuse_settings_diff(config, state)
     _check_output_places(opts)  # after the inputs: a refused run creates no folder
     config.stash[GATE_OPTIONS] = opts
     config.stash[GATE_STATE] = state

@@ -7,10 +7,12 @@ earlier report in that folder stays whole until the new one is complete.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from aorta.output_paths import OutputPathError, check_output_renamed_into_place
@@ -114,20 +116,55 @@ def write_report(
     verdicts, note = _verdicts(runs, reference, candidate, verdicts_path)
     summary["verdicts"] = verdicts
     scaling = summ.scaling_series(summary["runs"])
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; the report folder gets the usual permissions
-    try:
+    with report_folder(output) as tmp:
         names = draw_figures(runs, scaling, tmp)
         summary["figure_files"] = names
         summary["verdict_note"] = note
         (tmp / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", encoding="utf-8")
         page = html_page.render(summary, scaling, {k: tmp / v for k, v in names.items()}, note)
         (tmp / "report.html").write_text(page, encoding="utf-8")
+    return summary
+
+
+@contextlib.contextmanager
+def report_folder(output: Path) -> Iterator[Path]:
+    """A temporary folder beside ``output`` to write the report into; moved into place when the block ends,
+    removed if it fails or is interrupted."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-", dir=output.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; the report folder gets the usual permissions
+    try:
+        yield tmp
         _replace_dir(tmp, output)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def write_sweep_report(folders: list[str], output: str | Path) -> dict:
+    """The report of one or more recorded sweeps (``aorta report --sweep``): summary.json, one heatmap per
+    configuration and figure, report.html; written beside ``output`` and moved into place when complete."""
+    from aorta.report import sweep_page
+    from aorta.report.sweep_summary import build_sweep_summary
+    from aorta.report.sweeps import load_sweeps
+
+    output = Path(output)
+    check_output(output)
+    summary = build_sweep_summary(load_sweeps(folders))
+    with report_folder(output) as tmp:
+        from aorta.report.sweep_figures import draw_heatmap
+
+        figures: dict[str, Path] = {}
+        used: set[str] = set()
+        for i, entry in enumerate(summary["heatmaps"]):
+            name = _unique(
+                f"heatmap_{summ.safe_name(entry['configuration'])}_{summ.safe_name(entry['metric'])}.png",
+                used,
+            )
+            figures[f"heatmap:{i}"] = draw_heatmap(entry, tmp / name)
+        summary["figure_files"] = {k: v.name for k, v in figures.items()}
+        (tmp / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", encoding="utf-8")
+        (tmp / "report.html").write_text(sweep_page.render(summary, figures), encoding="utf-8")
     return summary

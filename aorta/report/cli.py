@@ -21,7 +21,6 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="PATH",
-        required=True,
         help="a pytest-benchmark JSON file, or an FSDP folder holding rank_<r>_metrics.jsonl (itself or its "
         "artifacts/; a benchmark JSON beside them is read too); repeat, one per run",
     )
@@ -30,8 +29,15 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="L",
-        required=True,
         help="the name of the --run before it (repeat, one per --run, each different)",
+    )
+    parser.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="an 'aorta sweep' folder (repeat, one per stack; the first is the reference): heatmaps over the "
+        "grid and, with two or more, each cell's verdicts and ratios between the stacks",
     )
     parser.add_argument("--reference", metavar="L", help="label of the run to compare against")
     parser.add_argument("--candidate", metavar="L", help="label of the run compared with --reference")
@@ -46,7 +52,11 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 def run_report(args: argparse.Namespace) -> int:
     from aorta.report.build import write_report
 
+    if args.sweep:
+        return _run_sweep_report(args)
     try:
+        if not args.run:
+            raise ReportInputError("give --run PATH --label L (one pair per run) or --sweep DIR")
         if len(args.run) != len(args.label):
             raise ReportInputError(
                 f"{len(args.run)} --run and {len(args.label)} --label: give one --label per --run"
@@ -72,6 +82,35 @@ def run_report(args: argparse.Namespace) -> int:
                 f"  {row['configuration']} {row['metric']}: {row['change_pct']:+.1f}%"
                 f" ({'better' if row['better'] else 'worse' if row['better'] is False else 'same'})"
             )
+    return 0
+
+
+def _run_sweep_report(args: argparse.Namespace) -> int:
+    from aorta.report.build import write_sweep_report
+
+    try:
+        if args.run or args.label or args.reference or args.candidate or args.verdicts:
+            raise ReportInputError(
+                "--sweep makes a report of its own: leave out --run, --label, --reference, --candidate and "
+                "--verdicts (a sweep is labelled by 'aorta sweep --label'; the first --sweep is the reference)"
+            )
+        summary = write_sweep_report(args.sweep, args.output)
+    except ReportInputError as exc:
+        print(f"aorta report: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    out = Path(args.output)
+    print(
+        f"aorta report: {len(summary['sweeps'])} sweeps, {len(summary['heatmaps'])} heatmaps -> {out / 'report.html'}"
+    )
+    for label, items in summary["best"].items():
+        for b in items:
+            print(
+                f"  best in {label}: {b['configuration']} {b['metric']} {b['value']:.4g} {b['unit']} at {b['cell']}"
+            )
+    for comp in summary["comparisons"]:
+        print(f"where {comp['candidate']} and {comp['reference']} disagree most:")
+        for r in comp["disagree_most"][:5]:
+            print(f"  {r['cell']}: {r['configuration']} {r['metric']} x{r['ratio']:.3f} ({r['verdict']})")
     return 0
 
 

@@ -301,11 +301,25 @@ def environment_rows(runs: list[Run]) -> list[dict]:
         ("HIP", "hip"),
         ("NCCL", "nccl"),
         ("RCCL", "rccl"),
+        ("math libraries", "math_libraries"),
         ("hardware queues", "hardware_queues"),
     ]
     rows: list[dict[str, Any]] = [
         {"name": title, "values": {r.label: fmt(r.machine.get(key)) for r in runs}} for title, key in names
     ]
+    for title, key in (
+        ("GPU power limit (W)", "power_limit_w"),
+        ("GPU max SM clock (MHz)", "sm_clock_max_mhz"),
+    ):
+        rows.append(
+            {"name": title, "values": {r.label: fmt((r.machine.get("gpu") or {}).get(key)) for r in runs}}
+        )
+    rows.append(
+        {
+            "name": "sweep cell",
+            "values": {r.label: fmt((r.machine.get("sweep_cell") or {}).get("cell")) for r in runs},
+        }
+    )
     env_keys = sorted({k for r in runs for k in (r.machine.get("env") or {})})
     rows += [
         {"name": f"env {k}", "values": {r.label: fmt((r.machine.get("env") or {}).get(k)) for r in runs}}

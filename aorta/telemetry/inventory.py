@@ -57,6 +57,12 @@ def _nvml_facts(index: int, pci_bus_id: str | None, facts: dict, missing: dict) 
         _try(facts, missing, "vbios_version", lambda: _text(nv.nvmlDeviceGetVbiosVersion(h)))
         _try(facts, missing, "sm_clock_max_mhz", lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM))
         _try(facts, missing, "mem_clock_max_mhz", lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM))
+        _try(
+            facts,
+            missing,
+            "sm_clock_applications_mhz",  # the clock set by `nvidia-smi -ac` (the target under load)
+            lambda: nv.nvmlDeviceGetApplicationsClock(h, nv.NVML_CLOCK_SM),
+        )
         _try(facts, missing, "power_limit_w", lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1e3)
         _try(
             facts,

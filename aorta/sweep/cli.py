@@ -1,0 +1,134 @@
+"""``aorta sweep``: argument set-up and entry point.
+
+Exit codes: 0 every cell ran and passed; 1 at least one cell failed or timed out (each is recorded in the
+manifest and the sweep went on); 2 bad input (a grid value, an override, the command or --output), refused
+before the first cell; 130 interrupted (Ctrl-C or SIGTERM: the running cell and its process group are
+stopped and recorded as interrupted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+from aorta.output_paths import OutputPathError, check_output_dir
+from aorta.sweep import manifest as mf
+from aorta.sweep.command import check_command, check_overrides
+from aorta.sweep.grid import Cell, SweepUsageError, expand, parse_axes
+from aorta.sweep.variables import check_env_axes
+
+EXIT_CELL_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.usage = (
+        "aorta sweep --grid NAME=v1,v2 [--grid ...] [--override key=v1,v2] --output DIR [--label STACK] "
+        "[--cell-timeout S] [--force] -- CMD..."
+    )
+    parser.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="NAME=v1,v2",
+        help="an environment variable and its values (repeat for more dimensions; the sweep runs the product)",
+    )
+    parser.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="key=v1,v2",
+        help="an FSDP config key (as --aorta-override) and its values: one more dimension of the grid",
+    )
+    parser.add_argument(
+        "--output", required=True, metavar="DIR", help="sweep folder: manifest and one folder per cell"
+    )
+    parser.add_argument(
+        "--label", metavar="STACK", help="the stack this sweep ran on (default: the folder's name)"
+    )
+    parser.add_argument(
+        "--cell-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop a cell that runs longer (recorded as timed out; the sweep goes on)",
+    )
+    parser.add_argument("--force", action="store_true", help="re-run cells already done")
+    parser.add_argument(
+        "cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="the benchmark command (pytest or torchrun)"
+    )
+
+
+def base_environment(environ, axes) -> dict[str, str]:
+    """The scheduling variables in force outside the grid (part of the sweep's identity); logging and GPU
+    visibility are left out, so a resume with NCCL_DEBUG=INFO or on other GPUs is the same sweep."""
+    from aorta.device import Device  # its env pattern; torch is imported only here
+    from aorta.fingerprint import NOT_SETTINGS
+
+    left_out = {a.name for a in axes if a.kind == "env"} | set(NOT_SETTINGS)
+    return {k: v for k, v in Device.scheduling_env(dict(environ)).items() if k not in left_out}
+
+
+def prepare(args: argparse.Namespace, environ) -> tuple[Path, dict, list[Cell], list[str], list[str]]:
+    """Everything that can be refused, refused before the first cell: (folder, manifest, cells, command, notes)."""
+    cmd = list(args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd)
+    axes = parse_axes(args.grid, args.override)
+    notes = check_env_axes(axes)
+    check_command(cmd, axes)
+    if shutil.which(cmd[0]) is None:
+        raise SweepUsageError(f"command {cmd[0]!r}: not found on PATH")
+    check_overrides(axes, cmd)
+    if args.cell_timeout is not None and not args.cell_timeout > 0:
+        raise SweepUsageError(f"--cell-timeout {args.cell_timeout:g}: give a number of seconds > 0")
+    folder = Path(args.output)
+    try:
+        check_output_dir("--output", folder)
+    except OutputPathError as exc:
+        raise SweepUsageError(str(exc)) from None
+    cells = expand(axes)
+    label = args.label or folder.resolve().name
+    doc = mf.new_manifest(label, axes, cmd, base_environment(environ, axes), cells)
+    old = mf.read_manifest(folder)
+    if old is not None:
+        mf.check_same_sweep(old, doc, folder)
+        doc = mf.merge_cells(old, doc)
+    elif folder.is_dir() and any(folder.iterdir()):
+        raise SweepUsageError(
+            f"--output {folder}: folder is not empty and holds no sweep; choose a new or empty folder"
+        )
+    return folder, doc, cells, cmd, notes
+
+
+def run_sweep_command(args: argparse.Namespace) -> int:
+    import os
+
+    from aorta.sweep.runner import run_sweep
+
+    try:
+        folder, doc, cells, cmd, notes = prepare(args, os.environ)
+    except SweepUsageError as exc:
+        print(f"aorta sweep: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for note in notes:
+        print(f"aorta sweep: note: {note}")
+    folder.mkdir(parents=True, exist_ok=True)
+    mf.write_manifest(folder, doc)
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # `timeout`, a batch system: stop the cell too
+    try:
+        return run_sweep(folder, doc, cells, cmd, force=args.force, timeout_s=args.cell_timeout)
+    except KeyboardInterrupt:
+        print(
+            f"aorta sweep: interrupted; the manifest records every cell so far: {folder / mf.MANIFEST}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")

@@ -1,0 +1,115 @@
+"""The sweep's manifest (``sweep.json`` in the output folder): the grid, the command, the base environment
+and every cell's settings, command, exit code, times and result paths (pure: no processes).
+
+A rerun of the same sweep into the same folder resumes from it; a rerun of a different one (grid, overrides,
+command, label or base environment) is refused, so one folder never mixes two sweeps.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from aorta.record import write_json_atomic
+from aorta.sweep.grid import Axis, Cell, SweepUsageError
+
+SCHEMA = 1
+MANIFEST = "sweep.json"
+OK, FAILED, TIMEOUT, INTERRUPTED, PENDING = "ok", "failed", "timeout", "interrupted", "pending"
+IDENTITY = ("label", "grid", "command", "base_env")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_manifest(
+    label: str,
+    axes: Sequence[Axis],
+    command: Sequence[str],
+    base_env: Mapping[str, str],
+    cells: Sequence[Cell],
+) -> dict:
+    return {
+        "aorta_sweep_schema": SCHEMA,
+        "label": label,
+        "grid": [a.as_dict() for a in axes],
+        "command": list(command),
+        "base_env": dict(base_env),
+        "created_at": now_iso(),
+        "updated_at": None,
+        "cells": [cell_entry(c) for c in cells],
+    }
+
+
+def cell_entry(cell: Cell) -> dict:
+    return {
+        "index": cell.index,
+        "id": cell.id,
+        "dir": f"cells/{cell.dirname}",
+        "env": dict(cell.env),
+        "overrides": dict(cell.overrides),
+        "status": PENDING,
+        "command": None,
+        "exit_code": None,
+        "started_at": None,
+        "ended_at": None,
+        "duration_s": None,
+        "benchmark_json": None,
+        "artifacts": None,
+        "log": None,
+        "note": None,
+    }
+
+
+def read_manifest(folder: Path) -> dict | None:
+    """The manifest in ``folder``, None when there is none; a damaged one is an error naming the file."""
+    path = folder / MANIFEST
+    if not path.exists():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SweepUsageError(f"{path}: cannot be read as a sweep manifest: {exc}") from None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("aorta_sweep_schema") != SCHEMA
+        or not isinstance(doc.get("cells"), list)
+    ):
+        raise SweepUsageError(
+            f"{path}: not an aorta sweep manifest (schema {SCHEMA}); choose another --output"
+        )
+    return doc
+
+
+def write_manifest(folder: Path, doc: dict) -> Path:
+    doc["updated_at"] = now_iso()
+    return write_json_atomic(folder / MANIFEST, doc)
+
+
+def check_same_sweep(old: Mapping, new: Mapping, folder: Path) -> None:
+    """Refuse to resume into a folder that holds another sweep, naming what differs."""
+    differs = [k for k in IDENTITY if old.get(k) != new.get(k)]
+    if not differs:
+        return
+    details = "; ".join(f"{k}: was {json.dumps(old.get(k))}, now {json.dumps(new.get(k))}" for k in differs)
+    raise SweepUsageError(
+        f"--output {folder}: holds another sweep ({details}); rerun the same sweep to resume it, "
+        "or give a new --output"
+    )
+
+
+def merge_cells(old: Mapping, new: dict) -> dict:
+    """The new manifest with the old one's cell records (same grid, so the same cells in the same order)."""
+    new["cells"] = [dict(c) for c in old["cells"]]
+    new["created_at"] = old.get("created_at", new["created_at"])
+    return new
+
+
+def counts(doc: Mapping) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in doc["cells"]:
+        out[c["status"]] = out.get(c["status"], 0) + 1
+    return out
