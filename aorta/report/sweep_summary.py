@@ -17,7 +17,15 @@ from aorta.report.sweeps import Sweep
 from aorta.report.verdicts import by_benchmark_metric, gate_verdicts
 
 # Shown as heatmaps when a cell recorded them, after the configuration's headline; busbw per collective too.
-PREFERRED = ("step_ms", "overlap_ratio", "exposed_comm_ms", "exposed_transfer_ms", "effective_concurrency")
+PREFERRED = (
+    "step_ms",
+    "overlap_ratio_worst_rank",
+    "exposed_transfer_ms_worst_rank",
+    "exposed_wait_ms_worst_rank",
+    "overlap_ratio",
+    "exposed_comm_ms",
+    "effective_concurrency",
+)
 MAX_METRICS = 8
 VERDICT_RANK = {"SLOWER": 0, "UNSURE": 1, "FASTER": 2, "SAME": 3}
 
