@@ -14,6 +14,7 @@ from aorta.workloads.stream_concurrency import StreamConcurrency
 
 pytestmark = [pytest.mark.p0, pytest.mark.scheduling]
 KERNEL_MS = 20.0  # long beside the host's ~9 µs per launch: N launches stagger the starts by < 1%
+HOLD_MS = 5.0  # covers 16 launches under the profiler (each costs the host tens of µs there)
 PLAN = TimingPlan(warmup_rounds=1, rounds=3, iterations_per_round=1)
 
 
@@ -39,8 +40,9 @@ def _kernel_figures(device, n: int, one_at_a_time: bool, graph: bool = False) ->
         rec = RoundRecorder(device, streams, record_intervals=False)
         replay = device.capture_graph(lambda: run_forked(device, streams, lambda: step(rec)))
         run = time_rounds(device, [], lambda _rec: replay(), replace(PLAN, graph=True), record_intervals=True)
-    else:
-        run = time_rounds(device, streams, step, PLAN, record_intervals=True)
+    else:  # launched behind an untimed hold, as GPU mode does: the kernels start together, not one launch apart
+        held = replace(PLAN, hold_cycles=cycles_for_ms(device, HOLD_MS))
+        run = time_rounds(device, streams, step, held, record_intervals=True)
     assert run.kernel_reason is None, run.kernel_reason
     return summarize(run.kernel_rounds, run.iterations_per_round)
 
