@@ -127,6 +127,7 @@ class Device:
         self.torch_device = torch.device("cuda", index) if self.is_gpu else torch.device("cpu")
         self._native: dict[int, list] = {}  # priority -> streams created so far (kept for reuse)
         self._cpu_streams: list[CpuStream] = []
+        self._captured_events: list | None = None  # events recorded in the graph being captured, if any
         if self.is_gpu:
             torch.cuda.set_device(index)
 
@@ -287,6 +288,11 @@ class Device:
         return _StreamSwitch(stream, self.torch_device)
 
     def wait_event(self, stream, event) -> None:
+        """``stream`` waits for ``event``. While a graph is being captured, an event recorded before the
+        capture is not waited on (a capture may not depend on work outside it): every replay runs after the
+        work enqueued before it on the origin stream, and each round joins every stream back into it."""
+        if self._captured_events is not None and not any(e is event for e in self._captured_events):
+            return
         stream.wait_event(event)
 
     def wait_stream(self, waiter, waitee) -> None:
@@ -303,6 +309,8 @@ class Device:
         what ``stream`` had enqueued at this point (a ``wait_stream`` would also wait for anything later)."""
         event = CpuEvent() if not self.is_gpu else torch.cuda.Event(enable_timing=False)
         event.record(stream)
+        if self._captured_events is not None:
+            self._captured_events.append(event)
         return event
 
     def synchronize(self) -> None:
@@ -392,8 +400,12 @@ class Device:
                 fn()
         torch.cuda.current_stream(self.torch_device).wait_stream(side)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            fn()
+        self._captured_events = []
+        try:
+            with torch.cuda.graph(graph):
+                fn()
+        finally:
+            self._captured_events = None
         return graph.replay
 
     def is_out_of_memory(self, exc: BaseException) -> bool:

@@ -109,3 +109,28 @@ def test_the_option_reaches_extra_info(pytester):
     result.assert_outcomes(passed=1)
     bad = pytester.runpytest("--aorta-mode=graph", "-p", "no:cacheprovider")
     assert bad.ret == 4
+
+
+class _Stream:
+    def __init__(self):
+        self.waited = []
+
+    def wait_event(self, event):
+        self.waited.append(event)
+
+
+def test_inside_a_graph_capture_only_events_recorded_in_the_capture_are_waited_on(cpu):
+    # A step that waits on an event its previous call recorded (a buffer's last reader) cannot be captured
+    # as is: a capture may not depend on work outside it. Every replay follows the origin stream's earlier
+    # work and every round joins all streams, so the wait is dropped inside the capture, and only there.
+    before, s = cpu.record_event(cpu.current_stream()), _Stream()
+    cpu.wait_event(s, before)
+    assert s.waited == [before]
+    cpu._captured_events = []  # as capture_graph sets it while capturing
+    try:
+        inside = cpu.record_event(cpu.current_stream())
+        cpu.wait_event(s, before)
+        cpu.wait_event(s, inside)
+    finally:
+        cpu._captured_events = None
+    assert s.waited == [before, inside]
