@@ -173,10 +173,18 @@ def summarize(rounds: Sequence[KernelRound], iterations_per_round: int = 1) -> d
     }
 
 
-def host_bound_note(gpu_busy_share: float | None, threshold: float = HOST_BOUND_SHARE) -> str | None:
-    """The reading note for a round in which the GPU idled for ``1 - threshold`` of the span or more."""
+def host_bound_note(
+    gpu_busy_share: float | None, threshold: float = HOST_BOUND_SHARE, *, graph_replay: bool = False
+) -> str | None:
+    """The reading note for a round in which the GPU idled for ``1 - threshold`` of the span or more. In a
+    graph replay the host launches nothing inside the round: the gaps are the GPU's own."""
     if gpu_busy_share is None or gpu_busy_share >= threshold:
         return None
+    if graph_replay:
+        return (
+            f"GPU idle: busy {gpu_busy_share:.0%} of a replayed graph's round; no host launch is inside it, so "
+            "the gaps are the GPU's own (dependencies, dispatch between short kernels)"
+        )
     return (
         f"host-bound: GPU busy {gpu_busy_share:.0%} of the round; the host's launch path is what is measured"
     )

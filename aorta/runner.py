@@ -368,7 +368,9 @@ def _kernel_figures(
             "a graph replay runs on device streams of the driver's choosing (streams_with_work counts them); "
             "run --aorta-mode eager for the native streams that received work"
         )
-    note = kernel_timeline.host_bound_note(figs["gpu_busy_share"])
+    note = kernel_timeline.host_bound_note(
+        figs["gpu_busy_share"], graph_replay=traced.method == "graph_replay"
+    )
     if note:
         out["reading_notes"].append(note)
     traced_ms = stats.median(traced.per_iteration_ms)

@@ -129,6 +129,10 @@ def test_host_bound_note_below_seventy_percent_busy():
         "host-bound: GPU busy 19% of the round; the host's launch path is what is measured"
     )
     assert kt.host_bound_note(0.70) is None and kt.host_bound_note(None) is None
+    # a replayed graph has no host launch inside its round: its idle gaps are not blamed on the host
+    assert kt.host_bound_note(0.43, graph_replay=True).startswith(
+        "GPU idle: busy 43% of a replayed graph's round"
+    )
 
 
 def test_nested_blocks_file_ops_under_the_innermost():
