@@ -248,3 +248,50 @@ def test_report_overlap_ratio_is_the_benchmarks_worst_rank_per_step_not_pooled()
     old = ScenarioRank("baseline", 1, overlap={"overlap_ratio": 0.4})  # recorded before per-step figures
     assert worst_rank_overlap_ratio([r0, old]) == pytest.approx(0.4)
     assert worst_rank_overlap_ratio([r0, ScenarioRank("baseline", 2)]) is None
+
+
+def test_an_fsdp_record_brings_its_overlap_breakdown_per_rank_and_the_straggler_to_the_report(tmp_path):
+    from aorta.record import BenchRecord
+    from aorta.report.html_page import _rank_breakdown_section
+
+    def step(n, transfer, wait):  # ms; the other parts fixed
+        return {
+            "step": n,
+            "compute_only_ms": 50.0,
+            "overlapped_ms": 20.0,
+            "exposed_transfer_ms": transfer,
+            "exposed_wait_ms": wait,
+            "idle_ms": 1.0,
+        }
+
+    record = BenchRecord(
+        workload="fsdp_baseline",
+        backend="cuda",
+        timing_method="events",
+        clock="device_events",
+        device_ms_per_iteration=[90.0, 91.0],
+        headline_metric="step_ms",
+        details={
+            "per_rank_steps": {
+                "0": [step(0, 2.0, 9.0), step(1, 4.0, 7.0), step(2, 3.0, 8.0)],
+                "1": [step(0, 2.0, 0.5), step(1, 4.0, 0.0), step(2, 3.0, 1.0)],
+            },
+            "stragglers": [{"rank": 1, "median_skew_ms": 8.0}, {"rank": 1, "median_skew_ms": 7.0}, None],
+        },
+    )
+    bench = {"name": "test_fsdp_scenario[baseline]", "params": {}, "extra_info": record.to_extra_info()}
+    doc = {"machine_info": {}, "commit_info": {}, "datetime": "2026-11-23", "benchmarks": [bench]}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc))
+    summary = {"runs": [run_summary(load_run(path, "new"))]}
+    found = summary["runs"][0]["configurations"]["test_fsdp_scenario[baseline]"]["rank_breakdown"]
+    # medians over the three profiled steps, per rank: rank 0 waited for rank 1 (8 ms), both moved 3 ms
+    assert [(r["rank"], r["exposed_transfer_ms"], r["exposed_wait_ms"]) for r in found["ranks"]] == [
+        (0, 3.0, 8.0),
+        (1, 3.0, 0.5),
+    ]
+    assert found["straggler"].startswith(
+        "straggler: rank 1 arrived last most often in 2 of 2 steps, by 7.500 ms"
+    )
+    html = _rank_breakdown_section(summary)
+    assert "exposed wait ms" in html and "rank 1 arrived last" in html

@@ -236,7 +236,8 @@ def _fsdp_section(summary: dict, figures: dict[str, Path]) -> str:
     parts = [
         '<h2>FSDP scenarios</h2><p class="note">step_ms: median timed step of the slowest rank. '
         "*_per_step: the profiled window's kernel-timeline totals divided by its steps, averaged over ranks; "
-        "idle: time in the window with no kernel running; overlap ratio: Σ overlapped / Σ comm over ranks. "
+        "idle: time in the window with no kernel running; overlap_ratio_worst_rank: at each profiled step the "
+        "lowest rank's overlapped / comm, median over steps (the benchmark's own figure). "
         "n/a: not measured in that run (see the figures for the reason).</p>"
     ]
     for scenario in scenarios:
@@ -261,6 +262,42 @@ def _fsdp_section(summary: dict, figures: dict[str, Path]) -> str:
     if timelines:
         parts.append('<h3>Timelines</h3><div class="figs">' + "".join(timelines) + "</div>")
     return "\n".join(parts)
+
+
+RANK_PARTS = (
+    ("compute only", "compute_only_ms"),
+    ("overlapped", "overlapped_ms"),
+    ("exposed transfer", "exposed_transfer_ms"),
+    ("exposed wait", "exposed_wait_ms"),
+    ("idle", "idle_ms"),
+)
+
+
+def _rank_breakdown_section(summary: dict) -> str:
+    """Per FSDP benchmark, run and rank: the median profiled step split into compute only / overlapped /
+    exposed transfer / exposed wait / idle (ms), and the straggler, from the benchmark's record."""
+    rows, notes = [], []
+    for s in summary["runs"]:
+        for name, c in s["configurations"].items():
+            found = c.get("rank_breakdown") if c["kind"] == "benchmark" else None
+            if not found:
+                continue
+            for r in found["ranks"]:
+                rows.append(
+                    [_td(name), _td(s["label"]), _td(r["rank"], num=True), _td(r["steps"], num=True)]
+                    + [_td(r[key], num=True) for _, key in RANK_PARTS]
+                )
+            if found.get("straggler"):
+                notes.append(f"{_e(name)}, {_e(s['label'])}: {_e(found['straggler'])}")
+    if not rows:
+        return ""
+    head = ["benchmark", "run", "rank", "profiled steps", *(f"{label} ms" for label, _ in RANK_PARTS)]
+    lead = (
+        '<h2>FSDP overlap per rank</h2><p class="note">Per rank, its median profiled step. Exposed transfer: '
+        "communication no compute hid, the last-arriving rank's kernel time; exposed wait: time a rank's "
+        "collectives waited for their peers (launch skew, reported, not judged).</p>"
+    )
+    return lead + _table(head, rows) + "".join(f"<p>{n}</p>" for n in notes)
 
 
 def _benchmarks_section(summary: dict) -> str:
@@ -323,6 +360,7 @@ def render(summary: dict, scaling: dict, figures: dict[str, Path], verdict_note:
             _environment_section(summary),
             _scaling_section(summary, scaling, figures),
             _fsdp_section(summary, figures),
+            _rank_breakdown_section(summary),
             _benchmarks_section(summary),
         ]
     )

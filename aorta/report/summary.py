@@ -13,6 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from aorta import stats
+from aorta.fsdp.breakdown_text import per_rank_breakdown, straggler_line
 from aorta.record import record_of
 from aorta.report.errors import ReportInputError
 from aorta.report.fsdp_artifacts import ScenarioRank
@@ -158,7 +159,7 @@ def _bench_summary(bench: dict) -> dict:
             "unit": "x",
             "higher_is_better": True,
         }
-    return {
+    out = {
         "workload": record.workload or bench.get("group") or bench["name"].split("[")[0],
         "params": params,
         "streams": record.get("streams_requested", params.get("streams")),
@@ -169,6 +170,10 @@ def _bench_summary(bench: dict) -> dict:
         "figures": metrics,
         "unavailable": dict(record.unavailable),
     }
+    ranks = per_rank_breakdown(record)
+    if ranks:  # an FSDP scenario: the overlap breakdown per rank, and who arrived last
+        out["rank_breakdown"] = {"ranks": ranks, "straggler": straggler_line(record)}
+    return out
 
 
 def run_summary(run: Run) -> dict:
