@@ -75,6 +75,7 @@ def test_the_option_set_is_frozen(pytester):
             "--aorta-trace-dir",
             # aorta.gate.plugin
             "--aorta-save-baseline",
+            "--aorta-replace-baseline",
             "--aorta-compare",
             "--aorta-baseline-dir",
             "--aorta-allow-mismatch",
