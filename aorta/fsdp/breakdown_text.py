@@ -4,37 +4,8 @@ compute only / overlapped / exposed transfer / exposed wait / idle, the straggle
 
 from __future__ import annotations
 
-from collections import Counter
-
-from aorta import stats
-from aorta.fsdp.wait_transfer import BREAKDOWN
+from aorta.rank_breakdown import BREAKDOWN, LABELS, per_rank_breakdown, straggler_line
 from aorta.record import BenchRecord
-
-LABELS = ("compute only", "overlapped", "exposed transfer", "exposed wait", "idle")
-
-
-def per_rank_breakdown(record: BenchRecord) -> list[dict]:
-    """Per rank: the median over its profiled steps of each part of the step (``BREAKDOWN``, ms) and the
-    number of steps; the one definition the terminal and the report both show."""
-    rows = []
-    for rank, steps in sorted((record.get("per_rank_steps") or {}).items(), key=lambda kv: int(kv[0])):
-        if steps:
-            medians = {key: stats.median([s[key] for s in steps]) for key in BREAKDOWN}
-            rows.append({"rank": int(rank), "steps": len(steps), **medians})
-    return rows
-
-
-def straggler_line(record: BenchRecord) -> str | None:
-    """Who arrived last at the collectives most often, in how many steps, and by how much."""
-    found = [s for s in record.get("stragglers") or [] if s]
-    if not found:
-        return None
-    rank, n = Counter(s["rank"] for s in found).most_common(1)[0]
-    skew = stats.median([s["median_skew_ms"] for s in found if s["rank"] == rank])
-    return (
-        f"straggler: rank {rank} arrived last most often in {n} of {len(found)} steps, "
-        f"by {skew:.3f} ms (median start skew)"
-    )
 
 
 def breakdown_lines(record: BenchRecord) -> list[str]:

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from aorta import overlap, stats
 from aorta.fsdp.collective_match import Collective, CommKernel, Matching
 
-BREAKDOWN = ("compute_only_ms", "overlapped_ms", "exposed_transfer_ms", "exposed_wait_ms", "idle_ms")
-
 
 @dataclass(frozen=True)
 class RankStep:

@@ -11,6 +11,7 @@ import html
 import math
 from pathlib import Path
 
+from aorta.rank_breakdown import BREAKDOWN, LABELS
 from aorta.report.verdicts import by_benchmark_metric
 
 CSS = """
@@ -264,13 +265,7 @@ def _fsdp_section(summary: dict, figures: dict[str, Path]) -> str:
     return "\n".join(parts)
 
 
-RANK_PARTS = (
-    ("compute only", "compute_only_ms"),
-    ("overlapped", "overlapped_ms"),
-    ("exposed transfer", "exposed_transfer_ms"),
-    ("exposed wait", "exposed_wait_ms"),
-    ("idle", "idle_ms"),
-)
+RANK_PARTS = tuple(zip(LABELS, BREAKDOWN))  # (shown as, record key) of each part of a profiled step
 
 
 def _rank_breakdown_section(summary: dict) -> str:

@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from aorta import stats
-from aorta.fsdp.breakdown_text import per_rank_breakdown, straggler_line
+from aorta.rank_breakdown import per_rank_breakdown, straggler_line
 from aorta.record import record_of
 from aorta.report.errors import ReportInputError
 from aorta.report.fsdp_artifacts import ScenarioRank
