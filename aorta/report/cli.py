@@ -50,31 +50,38 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from aorta.report.build import write_report
-
-    if args.sweep:
-        return _run_sweep_report(args)
+    """Build the report (runs, or sweeps with ``--sweep``); bad input is exit 2 with one line, before any file
+    is written."""
     try:
-        if not args.run:
-            raise ReportInputError("give --run PATH --label L (one pair per run) or --sweep DIR")
-        if len(args.run) != len(args.label):
-            raise ReportInputError(
-                f"{len(args.run)} --run and {len(args.label)} --label: give one --label per --run"
-            )
-        summary = write_report(
-            list(zip(args.run, args.label)),
-            args.output,
-            reference=args.reference,
-            candidate=args.candidate,
-            verdicts_path=args.verdicts,
-        )
+        summary = _build_sweep_report(args) if args.sweep else _build_run_report(args)
     except ReportInputError as exc:
         print(f"aorta report: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    out = Path(args.output)
-    print(
-        f"aorta report: {len(summary['runs'])} runs, {len(summary['figure_files'])} figures -> {out / 'report.html'}"
+    page = Path(args.output) / "report.html"
+    (_print_sweep_report if args.sweep else _print_run_report)(summary, page)
+    return 0
+
+
+def _build_run_report(args: argparse.Namespace) -> dict:
+    from aorta.report.build import write_report
+
+    if not args.run:
+        raise ReportInputError("give --run PATH --label L (one pair per run) or --sweep DIR")
+    if len(args.run) != len(args.label):
+        raise ReportInputError(
+            f"{len(args.run)} --run and {len(args.label)} --label: give one --label per --run"
+        )
+    return write_report(
+        list(zip(args.run, args.label)),
+        args.output,
+        reference=args.reference,
+        candidate=args.candidate,
+        verdicts_path=args.verdicts,
     )
+
+
+def _print_run_report(summary: dict, page: Path) -> None:
+    print(f"aorta report: {len(summary['runs'])} runs, {len(summary['figure_files'])} figures -> {page}")
     if summary["comparison"]:
         print(f"biggest changes ({summary['candidate']} / {summary['reference']}):")
         for row in summary["comparison"][:5]:
@@ -82,26 +89,21 @@ def run_report(args: argparse.Namespace) -> int:
                 f"  {row['configuration']} {row['metric']}: {row['change_pct']:+.1f}%"
                 f" ({'better' if row['better'] else 'worse' if row['better'] is False else 'same'})"
             )
-    return 0
 
 
-def _run_sweep_report(args: argparse.Namespace) -> int:
+def _build_sweep_report(args: argparse.Namespace) -> dict:
     from aorta.report.build import write_sweep_report
 
-    try:
-        if args.run or args.label or args.reference or args.candidate or args.verdicts:
-            raise ReportInputError(
-                "--sweep makes a report of its own: leave out --run, --label, --reference, --candidate and "
-                "--verdicts (a sweep is labelled by 'aorta sweep --label'; the first --sweep is the reference)"
-            )
-        summary = write_sweep_report(args.sweep, args.output)
-    except ReportInputError as exc:
-        print(f"aorta report: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    out = Path(args.output)
-    print(
-        f"aorta report: {len(summary['sweeps'])} sweeps, {len(summary['heatmaps'])} heatmaps -> {out / 'report.html'}"
-    )
+    if args.run or args.label or args.reference or args.candidate or args.verdicts:
+        raise ReportInputError(
+            "--sweep makes a report of its own: leave out --run, --label, --reference, --candidate and "
+            "--verdicts (a sweep is labelled by 'aorta sweep --label'; the first --sweep is the reference)"
+        )
+    return write_sweep_report(args.sweep, args.output)
+
+
+def _print_sweep_report(summary: dict, page: Path) -> None:
+    print(f"aorta report: {len(summary['sweeps'])} sweeps, {len(summary['heatmaps'])} heatmaps -> {page}")
     for label, items in summary["best"].items():
         for b in items:
             print(
@@ -111,7 +113,6 @@ def _run_sweep_report(args: argparse.Namespace) -> int:
         print(f"where {comp['candidate']} and {comp['reference']} disagree most:")
         for r in comp["disagree_most"][:5]:
             print(f"  {r['cell']}: {r['configuration']} {r['metric']} x{r['ratio']:.3f} ({r['verdict']})")
-    return 0
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
