@@ -241,6 +241,7 @@ def _fsdp_tp_rank(rank: int, world: int, init_file: str, out_dir: str) -> None:
         workload = FsdpTp(dev, 3, size="smoke")
         res = run_workload(dev, workload, dev.streams(3), PLAN)
         Path(out_dir, f"rank{rank}.json").write_text(json.dumps(res.extra_info["workload_info"]))
+        dist.barrier()  # no rank tears the group down while its peer is still in a collective
     finally:
         dist.destroy_process_group()
 
