@@ -423,6 +423,8 @@ class KernelCapture:
         self.reason: str | None = None
         self._prof: profile | None = None
         self._trace: dict | None = None
+        # host seconds of stopping the profiler, exporting and loading the trace (``*_s``); its size (``trace_mb``)
+        self.cost: dict[str, float] = {}
 
     def __enter__(self) -> KernelCapture:
         if not self.device.is_gpu:
@@ -438,7 +440,9 @@ class KernelCapture:
         if self._prof is None:
             return False
         self.device.synchronize()  # every captured kernel has ended before the profiler stops
+        t0 = time.perf_counter()
         self._prof.__exit__(*exc)
+        self.cost["profiler_stop_s"] = round(time.perf_counter() - t0, 4)
         if exc[0] is not None:
             return False
         import json
@@ -447,9 +451,14 @@ class KernelCapture:
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "rounds.pt.trace.json")
             try:
+                t0 = time.perf_counter()
                 self._prof.export_chrome_trace(path)
+                t1 = time.perf_counter()
                 with open(path, encoding="utf-8") as fh:
                     self._trace = json.load(fh)
+                self.cost["trace_export_s"] = round(t1 - t0, 4)
+                self.cost["trace_load_s"] = round(time.perf_counter() - t1, 4)
+                self.cost["trace_mb"] = round(os.path.getsize(path) / 1e6, 2)
             except (
                 Exception
             ) as err:  # Kineto's export has crashed on some ROCm builds: say so, invent nothing

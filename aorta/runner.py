@@ -178,6 +178,7 @@ def run_workload(
                 device, timed_streams, step, kernel_pass_plan(plan, run), record_intervals=True
             )
             no_intervals = traced.kernel_reason
+            phases.done("kernel_pass")
             if chosen.labelled_pass and no_intervals is None:
                 labelled = time_rounds(
                     device,
@@ -186,7 +187,7 @@ def run_workload(
                     labelled_pass_plan(device, plan, run),
                     record_intervals=True,
                 )
-            phases.done("kernel_pass")
+                phases.done("labelled_pass")
         else:
             no_intervals = kernel_timeline.NO_KERNELS_ON_CPU
     if no_intervals is None and traced is not None:
@@ -291,6 +292,7 @@ def _labelled_pass_info(run: TimedRun) -> dict:
     figs = kernel_timeline.summarize(run.kernel_rounds, run.iterations_per_round)
     return {
         "rounds": len(run.rounds),
+        "profiler_cost": run.profiler_cost,
         "gpu_busy_share": figs.get("gpu_busy_share"),
         "effective_concurrency": figs.get("effective_concurrency"),
         "device_ms_per_iteration_median": stats.median(run.per_iteration_ms),
@@ -378,6 +380,7 @@ def _kernel_figures(
     out["kernel_pass"] = {
         "rounds": len(traced.rounds),
         "rounds_with_kernels": figs["rounds_with_kernels"],
+        "profiler_cost": traced.profiler_cost,
         "iterations_per_round": traced.iterations_per_round,
         "device_ms_per_iteration_median": traced_ms,
         "ratio_to_timed": traced_ms / timed_ms if timed_ms > 0 else None,

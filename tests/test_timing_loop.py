@@ -122,6 +122,7 @@ class ProfiledDevice(ScriptedDevice):
 
         class Capture:
             reason = None
+            cost = {"trace_export_s": 0.5}
 
             def __enter__(self):
                 return self
@@ -163,6 +164,9 @@ def test_the_kernel_pass_labels_rounds_and_blocks_and_attaches_each_round_s_kern
     assert r.device_ms == 2 and run.kernel_reason is None
     assert r.stream_intervals_ms == {0: [(0.0, 1.0)], 1: [(0.5, 1.5)]}
     assert r.label_intervals_ms == {"copy": [(0.5, 1.5)]}
+    # what the profiler cost the host is kept: the capture's own figures, the rounds and the parse beside them
+    assert run.profiler_cost["trace_export_s"] == 0.5
+    assert {"profiled_rounds_s", "trace_parse_s"} <= set(run.profiler_cost)
 
 
 def test_kernel_pass_without_kernels_says_why():

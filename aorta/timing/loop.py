@@ -161,6 +161,9 @@ class TimedRun:
     host_total_ms: float
     # Kernel-timestamp pass: why its rounds hold no device ops (None when they do, or when not asked).
     kernel_reason: str | None = None
+    # Kernel-timestamp pass: what the profiler cost, in host seconds (``*_s``: its rounds, stopping it, the
+    # trace's export, load and parse) and the trace's size (``trace_mb``): where a slow suite spends its time.
+    profiler_cost: dict[str, float] = field(default_factory=dict)
 
     @property
     def device_ms(self) -> list[float]:
@@ -284,8 +287,15 @@ def time_rounds(
                 device, origin, streams, step, rec, k, plan, host_clock, timings, pace, labelled=profiled
             )
             host_total_ms = (host_clock() - t_begin) * 1e3
+    profiler_cost: dict[str, float] = {}
     if profiled:
+        t_parse = time.perf_counter()
         kernel_reason = _attach_kernels(timings, capture)
+        profiler_cost = {
+            "profiled_rounds_s": round(host_total_ms / 1e3, 4),
+            **capture.cost,
+            "trace_parse_s": round(time.perf_counter() - t_parse, 4),
+        }
     elif record_intervals:
         kernel_reason = "CPU backend: the profiler records no device kernel timestamps"
 
@@ -301,6 +311,7 @@ def time_rounds(
         "device_events" if device.is_gpu else "host_clock",
         host_total_ms,
         kernel_reason,
+        profiler_cost,
     )
 
 

@@ -45,12 +45,20 @@ def main(paths: list[str]) -> None:
             data = json.load(f)
         rows += [row(b) for b in data["benchmarks"] if "aorta_schema" in (b.get("extra_info") or {})]
     phases: dict[str, float] = {}
+    profiler: dict[str, dict[str, float]] = {"kernel_pass": {}, "labelled_pass": {}}
     for path in paths:
         with open(path) as f:
             for b in json.load(f)["benchmarks"]:
-                for k, v in ((b.get("extra_info") or {}).get("host_phase_s") or {}).items():
+                info = b.get("extra_info") or {}
+                for k, v in (info.get("host_phase_s") or {}).items():
                     phases[k] = phases.get(k, 0.0) + v
+                for pass_name, totals in profiler.items():
+                    for k, v in ((info.get(pass_name) or {}).get("profiler_cost") or {}).items():
+                        totals[k] = totals.get(k, 0.0) + v
     print("host seconds by phase:", {k: round(v, 1) for k, v in phases.items()})
+    for pass_name, totals in profiler.items():
+        if totals:
+            print(f"profiler cost, {pass_name} (summed):", {k: round(v, 1) for k, v in totals.items()})
     for line in format_table(
         [
             "benchmark",
