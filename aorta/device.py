@@ -288,10 +288,20 @@ class Device:
         return _StreamSwitch(stream, self.torch_device)
 
     def wait_event(self, stream, event) -> None:
-        """``stream`` waits for ``event``. While a graph is being captured, an event recorded before the
-        capture is not waited on (a capture may not depend on work outside it): every replay runs after the
-        work enqueued before it on the origin stream, and each round joins every stream back into it."""
-        if self._captured_events is not None and not any(e is event for e in self._captured_events):
+        """``stream`` waits for ``event``, except across a graph capture's edge, where the wait is dropped:
+
+        - while a graph is being captured, an event recorded before the capture (a capture may not depend on
+          work outside it);
+        - outside a capture, an event recorded inside one: it exists only in its graph (CUDA rejects the wait
+          with "invalid argument"). A step that keeps its last call's events (a buffer's last reader) meets
+          these when it runs eagerly after a capture (the labelled pass beside a graph replay).
+
+        Either way the order the wait stood for holds: every replay runs after the work enqueued before it
+        on the origin stream and ends joined into it, and each round forks every stream from the origin."""
+        if self._captured_events is not None:
+            if not any(e is event for e in self._captured_events):
+                return
+        elif getattr(event, GRAPH_ONLY, False):
             return
         stream.wait_event(event)
 
@@ -311,6 +321,7 @@ class Device:
         event.record(stream)
         if self._captured_events is not None:
             self._captured_events.append(event)
+            setattr(event, GRAPH_ONLY, True)
         return event
 
     def synchronize(self) -> None:
@@ -470,6 +481,7 @@ class KernelCapture:
 
 
 _CPU_ORIGIN = CpuStream(-1)
+GRAPH_ONLY = "aorta_recorded_in_graph"  # set on an event recorded while a graph was being captured
 
 
 class _StreamSwitch:

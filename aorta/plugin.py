@@ -8,7 +8,8 @@ module registers the sub-plugins below; nothing else registers any of them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import pytest
 
@@ -69,6 +70,9 @@ class SessionState:
     clock: ReplayClock = field(default_factory=ReplayClock)
     rows: list[dict] = field(default_factory=list)
     xdist_skipped: int = 0
+    # Each configuration's latest result in this session (``Workload.identity()``), kernel rounds dropped: a
+    # reference run (``record=False``) of a configuration that already ran is that result, not a second run.
+    results: dict[tuple, Any] = field(default_factory=dict)
 
 
 OPTIONS = pytest.StashKey[AortaOptions]()
@@ -324,7 +328,9 @@ def hw_queue(
     one is read against (the workload's ``reference_metrics``), recorded with this benchmark.
 
     Skips below the workload's minimum or above its maximum stream count; a wrong result or an
-    out-of-memory size fails the test with the reason; the rest of the run goes on.
+    out-of-memory size fails the test with the reason; the rest of the run goes on. A reference run of a
+    configuration that already ran in this session (tiny_kernel_stress's one-stream run, recorded as its own
+    benchmark) is not run again: that run's result is the reference.
     """
     state = request.config.stash[STATE]
 
@@ -334,6 +340,8 @@ def hw_queue(
             pytest.skip(reason)
         kwargs.setdefault("size", aorta_size)
         workload = workload_cls(aorta_device, n_streams, **kwargs)
+        if not record and workload.identity() in state.results:
+            return state.results[workload.identity()]
         try:
             streams = workload.make_streams()
             result = run_workload(
@@ -357,6 +365,7 @@ def hw_queue(
                 aorta_device.free_memory()
                 pytest.fail(f"out of memory at size {workload.size_label()}: {exc}", pytrace=False)
             raise
+        state.results[workload.identity()] = replace(result, traced=None)
         extra_info = result.record.to_extra_info()
         if record and not hand_to_gate(request.node, result.run.per_iteration_ms, extra_info):
             benchmark.group = workload_cls.spec.name

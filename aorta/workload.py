@@ -88,6 +88,13 @@ class Workload:
         given = {k: v for k, v in self.params.items() if v is not None}
         return f"{self.size} {given}" if given else self.size
 
+    def identity(self) -> tuple:
+        """What makes two runs of this workload the same configuration: class, streams, size, dtype, issue
+        order (moot on one stream), seed and parameters."""
+        order = self.issue_order if self.n_streams > 1 else None
+        params = tuple(sorted((k, repr(v)) for k, v in self.params.items()))
+        return (type(self), self.n_streams, self.size, self.dtype_name, order, self.seed, params)
+
     def info(self) -> dict:
         """Workload-specific facts for extra_info (shapes, counts)."""
         return {}

@@ -115,6 +115,35 @@ def test_fsdp_tp_comm_overlap(cpu):
     assert "device-to-device copies" in unavailable["collective_busbw_gbps"]
 
 
+def test_fsdp_tp_exposed_comm_is_per_iteration_with_one_sample_per_round(cpu):
+    # two iterations in a round, each as in the test above: compute [0,4] and [7,11], comm [2,7] and
+    # [9,14] -> 3 ms exposed per iteration (6 in the round), 4 of 10 ms hidden -> 0.4
+    w = set_up(cpu, FsdpTp, 3)
+    one = [(0, None, 0, 4), (1, None, 2, 6), (2, None, 5, 7)]
+    two = one + [(i, None, a + 7, b + 7) for i, _, a, b in one]
+    metrics, _ = w.extra_metrics(traced_run([two, two, one + one], iterations_per_round=2))
+    by_name = {m.name: m for m in metrics}
+    assert by_name["exposed_comm_ms"].value == pytest.approx(3.0)
+    assert by_name["comm_overlap_ratio"].value == pytest.approx(0.4)
+    # the third round's iterations lie on top of each other: 3 ms exposed in the round, 1.5 per iteration
+    assert by_name["exposed_comm_ms"].samples == pytest.approx((3.0, 3.0, 1.5))
+
+
+def test_stage_figures_from_the_labelled_pass_are_one_value_per_run_and_say_so(cpu):
+    # Beside a graph replay, stage figures come from one labelled round: one value per run, which the gate
+    # judges by drift across a baseline's runs, and the figure's source says so.
+    assert runner.LABELLED_PASS_ROUNDS == 1
+    w = set_up(cpu, FsdpTp, 3)
+    busy = traced_run([[(0, None, 0, 4), (1, None, 2, 6), (2, None, 5, 7)]])  # GPU busy 7 of 7 ms
+    metrics, _ = runner._stage_figures(w, busy, from_labelled_pass=True)
+    assert {m.name for m in metrics} == {"comm_overlap_ratio", "exposed_comm_ms"}
+    assert all(m.source == runner.LABELLED_SOURCE and len(m.samples) == 1 for m in metrics)
+    # the same round trickled onto the GPU (busy 4 of 10 ms): the figures would describe the host's pace
+    idle = traced_run([[(0, None, 0, 1), (1, None, 4, 5), (2, None, 8, 10)]])
+    metrics, unavailable = runner._stage_figures(w, idle, from_labelled_pass=True)
+    assert metrics == [] and "kept the GPU busy only 0.4" in unavailable["exposed_comm_ms"]
+
+
 def test_grad_accum_reduce_overlap(cpu):
     # compute s0 [0,10], reduction s1 [8,12]: 2 of 4 ms hidden -> 0.5, exposed 2 ms
     w = set_up(cpu, GradAccum, 2)

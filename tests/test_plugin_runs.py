@@ -118,6 +118,22 @@ def test_one_stream_figure_beside_tiny_kernels(p0_run):
         assert "one_stream_us_per_launch" in b["extra_info"]["metrics"]
 
 
+def test_the_one_stream_reference_is_the_recorded_one_stream_run_not_a_second_run(p0_run):
+    # The same configuration ran as its own benchmark (streams1): its result is the reference, so the figure
+    # beside the two-stream run is exactly that benchmark's (a second run would differ in its last digits).
+    # (One stream has no issue order: streams1-breadth and streams1-depth are the same configuration, and
+    # the reference is the latest of them to run before.)
+    _, data = p0_run
+    tiny = [b for b in data["benchmarks"] if b["name"].startswith("test_tiny_kernel_stress")]
+    ones = [b["extra_info"]["metrics"]["us_per_launch"] for b in tiny if "[streams1-" in b["name"]]
+    for b in tiny:
+        if "[streams2-" in b["name"]:
+            beside = b["extra_info"]["metrics"]["one_stream_us_per_launch"]
+            assert any(
+                beside["value"] == one["value"] and beside["samples"] == one["samples"] for one in ones
+            )
+
+
 def test_hetero_reports_latency_alone_and_beside_gemms(p0_run):
     _, data = p0_run
     hetero = [b for b in data["benchmarks"] if b["name"].startswith("test_hetero_kernels")]

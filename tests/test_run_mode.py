@@ -134,3 +134,20 @@ def test_inside_a_graph_capture_only_events_recorded_in_the_capture_are_waited_o
     finally:
         cpu._captured_events = None
     assert s.waited == [before, inside]
+
+
+def test_after_a_graph_capture_an_event_recorded_inside_it_is_not_waited_on(cpu):
+    # The labelled pass beside a graph replay runs the step eagerly after the capture: the step's kept events
+    # (e.g. a buffer's last reader) were recorded inside the capture and exist only in the graph. CUDA
+    # rejects a wait on one ("invalid argument"); the replay before has ended joined into the origin stream,
+    # and the eager round forks every stream from there, so the wait is dropped. Fresh events are waited on.
+    s = _Stream()
+    cpu._captured_events = []
+    try:
+        inside = cpu.record_event(cpu.current_stream())
+    finally:
+        cpu._captured_events = None
+    cpu.wait_event(s, inside)
+    after = cpu.record_event(cpu.current_stream())
+    cpu.wait_event(s, after)
+    assert s.waited == [after]

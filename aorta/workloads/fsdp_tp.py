@@ -190,7 +190,7 @@ class FsdpTp(Workload):
 
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
         comm = list(range(1, self.n_streams))
-        ov = group_overlap([r.stream_intervals_ms for r in run.rounds], [0], comm)
+        ov = group_overlap([r.stream_intervals_ms for r in run.rounds], [0], comm, run.iterations_per_round)
         if ov["overlap_ratio"] is None:
             return [], {
                 "comm_overlap_ratio": "no comm intervals recorded (graph replay or a single stream)",
@@ -201,7 +201,7 @@ class FsdpTp(Workload):
             Metric(
                 "comm_overlap_ratio", ov["overlap_ratio"], "ratio", True, tuple(ov["overlap_ratio_samples"])
             ),
-            Metric("exposed_comm_ms", ov["exposed_ms"], "ms", False),
+            Metric("exposed_comm_ms", ov["exposed_ms"], "ms", False, tuple(ov["exposed_ms_samples"])),
         ], unavailable
 
     def info(self) -> dict:

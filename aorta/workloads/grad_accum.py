@@ -117,7 +117,12 @@ class GradAccum(Workload):
     def extra_metrics(self, run) -> tuple[list[Metric], dict[str, str]]:
         if self.n_streams == 1:
             return [], self.unavailable()
-        ov = group_overlap([r.stream_intervals_ms for r in run.rounds], [0], list(range(1, self.n_streams)))
+        ov = group_overlap(
+            [r.stream_intervals_ms for r in run.rounds],
+            [0],
+            list(range(1, self.n_streams)),
+            run.iterations_per_round,
+        )
         if ov["overlap_ratio"] is None:
             reason = "no reduction intervals recorded (graph replay)"
             return [], {"reduce_overlap_ratio": reason, "exposed_reduce_ms": reason}
@@ -125,7 +130,7 @@ class GradAccum(Workload):
             Metric(
                 "reduce_overlap_ratio", ov["overlap_ratio"], "ratio", True, tuple(ov["overlap_ratio_samples"])
             ),
-            Metric("exposed_reduce_ms", ov["exposed_ms"], "ms", False),
+            Metric("exposed_reduce_ms", ov["exposed_ms"], "ms", False, tuple(ov["exposed_ms_samples"])),
         ], {}
 
     def info(self) -> dict:
