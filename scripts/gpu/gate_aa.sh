@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Proof of the regression gate on one GPU (H100 / H200):
-#   1. save a baseline of the P0 benchmarks;
+#   1. save a baseline of the P0 benchmarks, AORTA_GATE_BASELINE_RUNS times (default 2: separate processes,
+#      so a SLOWER verdict must also exceed the spread between them);
 #   2. N A/A comparisons: the same code run again and compared with the baseline -> no SLOWER verdict;
 #   3. N runs with a deliberate ~5% slowdown (--aorta-test-slowdown: real, calibrated extra device work,
 #      labelled in extra_info) compared with the baseline -> exit 10 with device time SLOWER every time.
 # A/A and slowdown runs are interleaved so that any drift of the GPU over the script hits both alike.
 #
 # Knobs (environment): AORTA_GATE_N (10), AORTA_GATE_SLOWDOWN (0.05), AORTA_GATE_STREAMS (1,16),
-# AORTA_GATE_ROUNDS (20), AORTA_GATE_SELECT (-m p0), AORTA_GATE_BUDGET_S (330: wall-clock budget; if the
+# AORTA_GATE_ROUNDS (20), AORTA_GATE_SELECT (-m p0), AORTA_GATE_BASELINE_RUNS (2), AORTA_GATE_BASELINE_FROM
+# (a baselines folder from an earlier call: used as it is, none saved; with AORTA_GATE_FIRST, the number of
+# the first A/A and slowdown run, a proof can span calls), AORTA_GATE_BUDGET_S (330: wall-clock budget; if the
 # baseline run shows that 2N more runs would not fit, later runs narrow to AORTA_GATE_SUBSET, and the
 # summary says so; runs that would start past the budget are not started and the counts say how many ran).
 # Logs, run JSON and verdict JSON land in $OUT (default artifacts/gate_aa).
@@ -22,8 +25,14 @@ ROUNDS=${AORTA_GATE_ROUNDS:-20}
 read -r -a SELECT <<< "${AORTA_GATE_SELECT:--m p0}"
 SUBSET=${AORTA_GATE_SUBSET:-large_gemm or stream_concurrency}
 BUDGET_S=${AORTA_GATE_BUDGET_S:-330}
+BASELINE_RUNS=${AORTA_GATE_BASELINE_RUNS:-2}
+FIRST=${AORTA_GATE_FIRST:-1}
 BDIR="$OUT/baselines"
 rm -rf "$BDIR"
+if [ -n "${AORTA_GATE_BASELINE_FROM:-}" ]; then
+  cp -r "$AORTA_GATE_BASELINE_FROM" "$BDIR" || exit 2
+  BASELINE_RUNS=0
+fi
 
 BASE=(python3 -m pytest benchmarks/hw_queue "${SELECT[@]}" "--aorta-streams=$STREAMS" "--aorta-rounds=$ROUNDS"
       -p no:cacheprovider -q "--aorta-baseline-dir=$BDIR")
@@ -44,12 +53,16 @@ run() {  # run LABEL ARGS...: one pytest process, log in $OUT/LABEL.log, exit co
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader 2>/dev/null | tee "$OUT/gpu.txt"
 
-t0=$(date +%s)
-run baseline --aorta-save-baseline=gate-a --benchmark-json="$OUT/baseline.json"
-base_s=$(( $(date +%s) - t0 ))
-if [ "$(cat "$OUT/baseline.rc")" != 0 ]; then
-  echo "baseline run failed (exit $(cat "$OUT/baseline.rc")); see $OUT/baseline.log"; tail -30 "$OUT/baseline.log"; exit 1
-fi
+base_s=50  # the duration of one run where no baseline is saved here (a guess, for the budget only)
+for b in $(seq 1 "$BASELINE_RUNS"); do
+  t0=$(date +%s)
+  run "baseline_$b" --aorta-save-baseline=gate-a --benchmark-json="$OUT/baseline_$b.json"
+  base_s=$(( $(date +%s) - t0 ))
+  if [ "$(cat "$OUT/baseline_$b.rc")" != 0 ]; then
+    echo "baseline run $b failed (exit $(cat "$OUT/baseline_$b.rc")); see $OUT/baseline_$b.log"
+    tail -30 "$OUT/baseline_$b.log"; exit 1
+  fi
+done
 if (( base_s * (2 * N + 1) > BUDGET_S )); then
   echo "NOTE: the baseline run took ${base_s} s; ${N}+${N} more would pass the ${BUDGET_S} s budget:"
   echo "      the comparison runs are narrowed to -k \"$SUBSET\" (the other baseline benchmarks are listed as missing)"
@@ -57,7 +70,7 @@ if (( base_s * (2 * N + 1) > BUDGET_S )); then
   echo "narrowed to -k \"$SUBSET\" after a ${base_s} s baseline run" > "$OUT/narrowed.txt"
 fi
 
-for i in $(seq 1 "$N"); do
+for i in $(seq "$FIRST" $(( FIRST + N - 1 ))); do
   for kind in aa slow; do
     if (( $(date +%s) - t_start + base_s > BUDGET_S + 30 )); then
       echo "budget reached: stopping before ${kind}_$i"; break 2
@@ -69,13 +82,13 @@ for i in $(seq 1 "$N"); do
   done
 done
 
-python3 - "$OUT" "$N" "$SLOWDOWN" <<'EOF'
+python3 - "$OUT" "$N" "$SLOWDOWN" "$FIRST" <<'EOF'
 import json, sys, glob, os, statistics
-out, n, slowdown = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+out, n, slowdown, first = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 
 def load(kind):
     runs = []
-    for i in range(1, n + 1):
+    for i in range(first, first + n):
         vpath, rc_path = f"{out}/{kind}_{i}.verdict.json", f"{out}/{kind}_{i}.rc"
         if not os.path.exists(rc_path):
             continue
