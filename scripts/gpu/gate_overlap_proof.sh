@@ -80,7 +80,7 @@ from aorta.table import format_table
 
 work = sys.argv[1]
 LABELS = ["warm", "base1", "base2", "aa1", "aa2", "conn1"]
-EXPECT = {"aa1": "no SLOWER, exit 0", "aa2": "no SLOWER, exit 0", "conn1": "SLOWER on overlap_ratio_worst_rank, exit 10"}
+EXPECT = {"warm": "exit 0, not saved", "aa1": "no SLOWER, exit 0", "aa2": "no SLOWER, exit 0", "conn1": "SLOWER on overlap_ratio_worst_rank, exit 10"}
 FIGS = ["overlap_ratio_worst_rank", "exposed_transfer_ms_worst_rank", "exposed_wait_ms_worst_rank",
         "comm_busy_ms_worst_rank", "compute_busy_ms_worst_rank", "step_ms"]
 
