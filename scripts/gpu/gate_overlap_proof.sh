@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Proof that the gate sees overlap (issue 15), on two GPUs, FSDP `baseline` scenario:
-#   0. one warm-up run, neither saved nor compared: the first torchrun on a fresh 2x H200 machine read an
-#      overlap ratio of 0.48 against 0.74-0.83 for every later run (exposed wait 22 ms per step against 1-3);
+#   0. one warm-up run, neither saved nor compared, so one-time start-up stays out of the baseline (in one
+#      call on 2x H200 the first run read an overlap ratio of 0.48 and exposed wait 22 ms per step against
+#      0.74-0.83 and 1-3 ms for every later run; in the next call the warm-up run read 0.77, like the rest);
 #   1. two runs saved as one baseline (two separate processes: the gate needs their spread);
 #   2. two A/A runs of the same code compared with it          -> expected: no SLOWER, exit 0;
 #   3. one run with CUDA_DEVICE_MAX_CONNECTIONS=1 compared      -> expected: SLOWER on the overlap ratio, exit 10.
