@@ -275,8 +275,8 @@ def time_rounds(
     timings: list[RoundTiming] = []
     kernel_reason = None
     with _gc_paused():  # a collection mid-round would land in host-bound rounds (eager launches)
-        capture = device.kernel_capture() if profiled else contextlib.nullcontext()
-        with capture:
+        kernels = device.kernel_capture() if profiled else None
+        with kernels if kernels is not None else contextlib.nullcontext():
             if profiled:  # one unlabelled round under the profiler first: its start-up cost lands there
                 pace = _HostPace()  # launches cost the host more under the profiler: the hold learns anew
                 with pace.round(1):
@@ -288,12 +288,12 @@ def time_rounds(
             )
             host_total_ms = (host_clock() - t_begin) * 1e3
     profiler_cost: dict[str, float] = {}
-    if profiled:
+    if kernels is not None:
         t_parse = time.perf_counter()
-        kernel_reason = _attach_kernels(timings, capture)
+        kernel_reason = _attach_kernels(timings, kernels)
         profiler_cost = {
             "profiled_rounds_s": round(host_total_ms / 1e3, 4),
-            **capture.cost,
+            **kernels.cost,
             "trace_parse_s": round(time.perf_counter() - t_parse, 4),
         }
     elif record_intervals:
