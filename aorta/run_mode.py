@@ -9,7 +9,8 @@
      to (2) and the record says why.
   2. ``launch_hold``: every launch of the round queued behind an untimed hold kernel on the origin stream,
      sized before each round from the host's enqueue time of the round before (so it also covers the
-     slower launches under the profiler). A workload with its own hold (hetero_kernels) keeps it.
+     slower launches under the profiler). A workload with its own hold (hetero_kernels, sized once at set-up)
+     keeps it and gets the sized hold on top: its own alone let the launches under the profiler start late.
   3. neither (CPU backend, or a workload that measures the host on purpose): eager, and why.
 
 In a graph replay the profiler's ranges are not replayed, so the kernels carry no stream index or stage
@@ -80,8 +81,9 @@ def choose(
     eager = RoundMode(workload.step, streams, plan)
     if mode == "eager":
         return eager
-    if workload.launch_hold_cycles():
-        return RoundMode(workload.step, streams, plan, {"mode": "gpu", "gpu_mode": "launch_hold"})
+    if workload.launch_hold_cycles():  # its own hold (plan.hold_cycles) and the one that follows the host
+        held = replace(hold_plan(device, plan), hold_cycles=plan.hold_cycles)
+        return RoundMode(workload.step, streams, held, {"mode": "gpu", "gpu_mode": "launch_hold"})
     reason = workload.gpu_mode_unavailable_reason() or (None if device.is_gpu else NOT_ON_CPU)
     if reason is not None:
         return replace(eager, unavailable=reason)

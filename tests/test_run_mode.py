@@ -10,6 +10,7 @@ from aorta import run_mode, runner
 from aorta.device import Device
 from aorta.timing import TimingPlan
 from aorta.workloads.copy_compute_overlap import CopyComputeOverlap
+from aorta.workloads.hetero import HeteroKernels
 from aorta.workloads.large_gemm import LargeGemmOnly
 from aorta.workloads.tiny_kernel import TinyKernelStress
 
@@ -70,6 +71,21 @@ def test_a_failed_capture_falls_back_to_a_hold_sized_from_the_host_and_says_why(
     # the hold: 0.2 ms per round plus 1.5 x the host's enqueue time of one iteration in the round before
     assert chosen.plan.hold_cycles == 200 and chosen.plan.hold_cycles_per_enqueue_ms == 1500
     assert chosen.plan.hold_for(3, enqueue_ms_per_iteration=2.0) == 200 + 3 * 2 * 1500
+
+
+def test_a_workload_with_its_own_hold_keeps_it_and_gets_the_hold_that_follows_the_host_on_top(
+    cpu, monkeypatch
+):
+    # hetero_kernels sizes its hold once at set-up; under the profiler its launches cost the host more and
+    # started late behind that hold alone (an H100 kernel pass read GPU busy 0.22 at 4 streams)
+    monkeypatch.setattr(run_mode, "cycles_for_ms", lambda device, ms: int(ms * 1000))
+    w = HeteroKernels(cpu, 4, size="smoke")
+    w.hold_cycles = 5000  # as its set-up would size it
+    chosen = run_mode.choose(PretendGpu(cpu), w, cpu.streams(4), PLAN, "gpu", lambda: None)
+    assert chosen.info["gpu_mode"] == "launch_hold" and chosen.step == w.step
+    assert chosen.plan.hold_for(1, enqueue_ms_per_iteration=2.0) == 5000 + 2 * 1500
+    eager = run_mode.choose(PretendGpu(cpu), w, cpu.streams(4), PLAN, "eager", lambda: None)
+    assert eager.plan.hold_for(1, enqueue_ms_per_iteration=2.0) == 5000  # eager: its own hold only
 
 
 def test_a_workload_that_measures_the_host_on_purpose_stays_eager_and_says_why(cpu):
