@@ -392,6 +392,7 @@ def _summary_row(name: str, record: BenchRecord) -> dict:
         "enqueue_ms": record.get("host_enqueue_ms_per_iteration"),
         "gpu_busy": record.get("gpu_busy_share"),
         "notes": record.reading_notes,
+        "phases": record.get("host_phase_s"),
     }
 
 

@@ -24,7 +24,8 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
 
 def format_summary(rows: Sequence[dict]) -> list[str]:
     """One line per benchmark: streams (requested/distinct), device median, host enqueue, metric, concurrency,
-    GPU busy share; then each benchmark's reading notes (e.g. host-bound) under the table."""
+    GPU busy share; then each benchmark's reading notes (e.g. host-bound) under the table; last, where the
+    benchmarks' host time went, phase by phase (``phases``: the record's ``host_phase_s``), for a slow run."""
     lines = format_table(
         [
             "benchmark",
@@ -53,4 +54,13 @@ def format_summary(rows: Sequence[dict]) -> list[str]:
         ],
     )
     lines += [f"{r['name']}: {note}" for r in rows for note in r.get("notes") or ()]
+    totals: dict[str, float] = {}
+    for r in rows:
+        for phase, seconds in (r.get("phases") or {}).items():
+            totals[phase] = totals.get(phase, 0.0) + seconds
+    if totals:
+        parts = ", ".join(f"{phase.replace('_', ' ')} {seconds:.1f}" for phase, seconds in totals.items())
+        lines.append(
+            f"host seconds by phase, {len(rows)} benchmarks: {parts} (total {sum(totals.values()):.1f})"
+        )
     return lines

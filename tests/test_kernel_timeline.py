@@ -259,3 +259,26 @@ def test_terminal_table_shows_gpu_busy_and_the_host_bound_note():
     )
     assert "gpu busy" in lines[0] and "19%" in lines[2]
     assert lines[-1] == f"t[4]: {note}"
+
+
+def test_terminal_summary_ends_with_where_the_host_time_went():
+    from aorta.table import format_summary
+
+    row = {
+        "name": "t",
+        "streams": 1,
+        "distinct": 1,
+        "median_ms": 1.0,
+        "metric": "1 x",
+        "concurrency": 1.0,
+        "method": "events",
+    }
+    lines = format_summary(
+        [
+            {**row, "phases": {"setup": 1.0, "kernel_pass": 2.5}},
+            {**row, "name": "u", "phases": {"setup": 0.5, "kernel_pass": 1.0, "labelled_pass": 4.0}},
+        ]
+    )
+    assert lines[-1] == (
+        "host seconds by phase, 2 benchmarks: setup 1.5, kernel pass 3.5, labelled pass 4.0 (total 9.0)"
+    )
