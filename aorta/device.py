@@ -20,12 +20,10 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Literal
 
 import torch
 
-if TYPE_CHECKING:
-    from torch.profiler import profile
+from aorta.kernel_capture import KernelCapture
 
 BACKENDS = ("auto", "cuda", "rocm", "cpu")
 
@@ -350,8 +348,8 @@ class Device:
         return torch.profiler.record_function(name)
 
     def kernel_capture(self) -> KernelCapture:
-        """Context manager: ``torch.profiler`` (CUPTI on NVIDIA, roctracer on AMD) over the enclosed launches;
-        ``.trace()`` afterwards gives the Chrome-trace document, or ``None`` with ``.reason``."""
+        """Context manager: the profiler (CUPTI on NVIDIA, roctracer on AMD) over the enclosed launches;
+        ``.trace()`` afterwards gives the trace events, or ``None`` with ``.reason`` (aorta/kernel_capture.py)."""
         return KernelCapture(self)
 
     # ----------------------------------------------------------------- memory
@@ -424,60 +422,6 @@ class Device:
         classes: tuple[type[BaseException], ...] = (MemoryError, oom) if oom is not None else (MemoryError,)
         text = str(exc).lower()
         return isinstance(exc, classes) or "out of memory" in text or "can't allocate memory" in text
-
-
-class KernelCapture:
-    """The profiler around some rounds; the device's own kernel timestamps come back as a Chrome trace."""
-
-    def __init__(self, device: Device):
-        self.device = device
-        self.reason: str | None = None
-        self._prof: profile | None = None
-        self._trace: dict | None = None
-        # host seconds of stopping the profiler, exporting and loading the trace (``*_s``); its size (``trace_mb``)
-        self.cost: dict[str, float] = {}
-
-    def __enter__(self) -> KernelCapture:
-        if not self.device.is_gpu:
-            self.reason = "CPU backend: the profiler records no device kernel timestamps"
-            return self
-        from torch.profiler import ProfilerActivity, profile
-
-        self._prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])  # HIP too on ROCm
-        self._prof.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> Literal[False]:
-        if self._prof is None:
-            return False
-        self.device.synchronize()  # every captured kernel has ended before the profiler stops
-        t0 = time.perf_counter()
-        self._prof.__exit__(*exc)
-        self.cost["profiler_stop_s"] = round(time.perf_counter() - t0, 4)
-        if exc[0] is not None:
-            return False
-        import json
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as folder:
-            path = os.path.join(folder, "rounds.pt.trace.json")
-            try:
-                t0 = time.perf_counter()
-                self._prof.export_chrome_trace(path)
-                t1 = time.perf_counter()
-                with open(path, encoding="utf-8") as fh:
-                    self._trace = json.load(fh)
-                self.cost["trace_export_s"] = round(t1 - t0, 4)
-                self.cost["trace_load_s"] = round(time.perf_counter() - t1, 4)
-                self.cost["trace_mb"] = round(os.path.getsize(path) / 1e6, 2)
-            except (
-                Exception
-            ) as err:  # Kineto's export has crashed on some ROCm builds: say so, invent nothing
-                self.reason = f"the profiler's trace could not be exported or read: {err}"
-        return False
-
-    def trace(self) -> dict | None:
-        return self._trace
 
 
 _CPU_ORIGIN = CpuStream(-1)

@@ -29,6 +29,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from aorta import overlap, stats
 from aorta.trace_events import DEVICE_CATEGORIES
@@ -217,8 +218,47 @@ class _Ranges:
         return None
 
 
-def _events(trace: Mapping | Sequence) -> Sequence[Mapping]:
+def trace_events(trace: Mapping | Sequence) -> Sequence[Mapping]:
+    """The event list of a Chrome trace document (or the list itself)."""
     return trace.get("traceEvents", []) if isinstance(trace, Mapping) else trace
+
+
+def trace_from_profiler_events(events: Iterable[Any]) -> dict:
+    """The events ``parse_rounds`` reads, as Chrome-trace events, from the profiler's own event objects
+    (``torch._C._autograd._KinetoEvent``: ``activity_type()`` is the Chrome trace's ``cat``; times in ns).
+
+    A host event's thread is ``device_resource_id()`` (the OS thread id, for launches and ranges alike); a
+    device op's stream is its ``device_resource_id()`` and its launch is found by ``correlation_id()``."""
+    keep: list[dict] = []
+    for ev in events:
+        cat = str(ev.activity_type()).lower()
+        if cat in DEVICE_CATEGORIES:
+            args: dict = {"stream": ev.device_resource_id(), "correlation": ev.correlation_id()}
+            pid = ev.device_index()
+        elif cat in LAUNCH_CATEGORIES:
+            args = {"correlation": ev.correlation_id()}
+            pid = 0
+        elif cat == RANGE_CATEGORY:
+            name = ev.name()
+            if not (_ROUND_NAME.match(name) or _BLOCK_NAME.match(name)):
+                continue
+            args, pid = {}, 0
+        else:
+            continue
+        start_ns = ev.start_ns()
+        keep.append(
+            {
+                "ph": "X",
+                "cat": cat,
+                "name": ev.name(),
+                "pid": pid,
+                "tid": ev.device_resource_id(),
+                "ts": start_ns / 1e3,
+                "dur": (ev.end_ns() - start_ns) / 1e3,
+                "args": args,
+            }
+        )
+    return {"traceEvents": keep}
 
 
 def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
@@ -227,7 +267,7 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
     blocks_by_thread: dict[tuple, list[_Range]] = {}
     launches: dict[int, tuple[tuple, float]] = {}
     device: list[tuple[int | None, DeviceOp]] = []
-    for ev in _events(trace):
+    for ev in trace_events(trace):
         if ev.get("ph") != "X":
             continue
         cat = str(ev.get("cat", "")).lower()
@@ -299,7 +339,7 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
 def trim_trace(trace: Mapping | Sequence) -> dict:
     """Only the events and fields ``parse_rounds`` reads (to store small recorded traces for tests)."""
     keep = []
-    for ev in _events(trace):
+    for ev in trace_events(trace):
         cat = str(ev.get("cat", "")).lower()
         if ev.get("ph") != "X":
             continue
