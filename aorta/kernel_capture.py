@@ -30,6 +30,8 @@ CHROME_TRACE = "chrome_trace"
 READERS = (KINETO_EVENTS, CHROME_TRACE)
 READER_ENV = "AORTA_PROFILER_READER"  # force one reader (a build whose lean path misreads); unset: the first
 NO_KERNELS_ON_CPU = kernel_timeline.NO_KERNELS_ON_CPU
+# What kernel_timeline.trace_from_profiler_events calls on each event (activity_type too, where present)
+EVENT_ACCESSORS = ("name", "device_type", "correlation_id", "device_resource_id", "start_ns", "duration_ns")
 
 
 def reader_from_env(environ: dict | None = None) -> str | None:
@@ -103,8 +105,12 @@ class _UserScopeSession:
     def __init__(self) -> None:
         import torch
         import torch.autograd.profiler as autograd_profiler
-        from torch._C._autograd import _disable_profiler, _enable_profiler, _prepare_profiler
+        from torch._C._autograd import _disable_profiler, _enable_profiler, _KinetoEvent, _prepare_profiler
         from torch._C._profiler import RecordScope
+
+        missing = [m for m in EVENT_ACCESSORS if not hasattr(_KinetoEvent, m)]
+        if missing:
+            raise AttributeError(f"the profiler's events lack {', '.join(missing)}")
 
         # CPU + CUDA (HIP on ROCm) activities where there is a GPU; the CPU's alone elsewhere (tests)
         template = autograd_profiler.profile(use_device="cuda" if torch.cuda.is_available() else None)

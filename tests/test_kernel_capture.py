@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -27,8 +28,11 @@ class ProfilerEvent:
     def start_ns(self):
         return int(round(self.ev["ts"] * 1000))
 
-    def end_ns(self):
-        return int(round((self.ev["ts"] + self.ev.get("dur", 0)) * 1000))
+    def duration_ns(self):
+        return int(round((self.ev["ts"] + self.ev.get("dur", 0)) * 1000)) - self.start_ns()
+
+    def device_type(self):
+        return SimpleNamespace(name="CUDA" if self.ev["cat"] in DEVICE else "CPU")
 
     def correlation_id(self):
         return int((self.ev.get("args") or {}).get("correlation", 0))
@@ -38,7 +42,16 @@ class ProfilerEvent:
 
     def device_resource_id(self):  # a device op's stream; a host event's OS thread
         args = self.ev.get("args") or {}
-        return args["stream"] if self.ev["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") else self.ev["tid"]
+        return args["stream"] if self.ev["cat"] in DEVICE else self.ev["tid"]
+
+
+class OlderProfilerEvent(ProfilerEvent):
+    """A build before ``activity_type()`` (torch 2.11): the kind is read from the device type and the name."""
+
+    activity_type = None  # type: ignore[assignment]
+
+
+DEVICE = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
 
 
 def _rounds_as_figures(trace):
@@ -48,13 +61,14 @@ def _rounds_as_figures(trace):
     ]
 
 
+@pytest.mark.parametrize("event_class", [ProfilerEvent, OlderProfilerEvent])
 @pytest.mark.parametrize(
     "name",
     ["kernels_4streams_cuda.json", "kernels_async_dataload_cuda.json", "kernels_rocm_handwritten.json"],
 )
-def test_profiler_events_read_in_place_give_the_chrome_trace_s_rounds(name):
+def test_profiler_events_read_in_place_give_the_chrome_trace_s_rounds(name, event_class):
     trace = json.loads((DATA / name).read_text())
-    events = [ProfilerEvent(e) for e in kt.trace_events(trace) if e.get("ph") == "X"]
+    events = [event_class(e) for e in kt.trace_events(trace) if e.get("ph") == "X"]
     from_events = kt.trace_from_profiler_events(events)
     direct, read = _rounds_as_figures(trace), _rounds_as_figures(from_events)
     assert len(read) == len(direct) > 0
@@ -65,15 +79,26 @@ def test_profiler_events_read_in_place_give_the_chrome_trace_s_rounds(name):
         assert {k: len(v) for k, v in labels.items()} == {k: len(v) for k, v in labels2.items()}
 
 
-def test_events_the_timeline_does_not_read_are_left_out():
+@pytest.mark.parametrize("event_class", [ProfilerEvent, OlderProfilerEvent])
+def test_events_the_timeline_does_not_read_are_left_out(event_class):
+    launch = {
+        "cat": "cuda_runtime",
+        "name": "cudaLaunchKernel",
+        "ts": 2,
+        "args": {"correlation": 4},
+        "tid": 7,
+    }
     events = [
-        ProfilerEvent({"cat": "cpu_op", "name": "aten::add", "ts": 1, "dur": 1, "tid": 7}),
-        ProfilerEvent({"cat": "user_annotation", "name": "my.range", "ts": 1, "dur": 1, "tid": 7}),
-        ProfilerEvent({"cat": "user_annotation", "name": "aorta.round.3", "ts": 1, "dur": 9, "tid": 7}),
-        ProfilerEvent(
-            {"cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 2, "args": {"correlation": 4}, "tid": 7}
+        event_class(
+            {"cat": "cpu_op", "name": "aten::add", "ts": 1, "dur": 1, "tid": 7, "args": {"correlation": 4}}
         ),
-        ProfilerEvent(
+        event_class({"cat": "user_annotation", "name": "Torch-Compiled Region", "ts": 1, "dur": 1, "tid": 7}),
+        event_class({"cat": "user_annotation", "name": "aorta.round.3", "ts": 1, "dur": 9, "tid": 7}),
+        event_class(launch),
+        event_class(
+            {"cat": "gpu_user_annotation", "name": "aorta.round.3", "ts": 5, "dur": 2, "args": {"stream": 13}}
+        ),
+        event_class(
             {"cat": "kernel", "name": "k", "ts": 5, "dur": 2, "args": {"stream": 13, "correlation": 4}}
         ),
     ]
