@@ -1,18 +1,17 @@
 """The profiler around some rounds: the device's own kernel timestamps (GPU code; the parse is in
 aorta/kernel_timeline.py).
 
-Two ways to read them, the first where the build allows it:
+``torch.profiler.profile`` records the rounds (CPU and CUDA activities: CUPTI on NVIDIA, roctracer on AMD).
+Its events are then read one of two ways:
 
-- ``kineto_events`` (the default): the profiler records only what the timeline needs. Host ranges come from
-  ``record_function`` alone (``RecordScope.USER_SCOPE``), not from every aten op, and CUPTI (NVIDIA) or
-  roctracer (AMD) gives the launches and the device ops. Its events are read straight from the profiler's
-  result (``_KinetoEvent``), with no Chrome trace written, loaded or walked. On an H100 the full default suite's
-  trace was 620 MB of JSON, mostly aten-op events, and stopping, exporting, loading and walking it took 34 of
-  the kernel pass's 47 host seconds (docs/measurements.md).
-- ``chrome_trace`` (the fallback, where the private entry points differ): ``torch.profiler.profile`` over
-  every activity, its Chrome trace exported and loaded.
+- ``kineto_events`` (the default): straight from the profiler's result (``kineto_results.events()``),
+  keeping only the device ops, launches and labelled ranges the timeline reads. Nothing is written to disk.
+- ``chrome_trace``: the Chrome trace exported to a temporary file and loaded (what the default replaced; kept
+  as the fallback where a build's events lack an accessor, and to check one reader against the other).
 
-Both hand ``kernel_timeline.parse_rounds`` the same trace-event form, so one parser reads either.
+Both hand ``kernel_timeline.parse_rounds`` the same trace-event form. A lighter recording, the profiler
+entered through ``_enable_profiler`` with host ranges from ``record_function`` alone, recorded the launches
+but no device kernel on torch 2.11 (scripts/gpu/profiler_modes_probe.py, H100), so it is not used.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from aorta import kernel_timeline
 KINETO_EVENTS = "kineto_events"
 CHROME_TRACE = "chrome_trace"
 READERS = (KINETO_EVENTS, CHROME_TRACE)
-READER_ENV = "AORTA_PROFILER_READER"  # force one reader (a build whose lean path misreads); unset: the first
+READER_ENV = "AORTA_PROFILER_READER"  # force one reader (to check one against the other); unset: the first
 NO_KERNELS_ON_CPU = kernel_timeline.NO_KERNELS_ON_CPU
 # What kernel_timeline.trace_from_profiler_events calls on each event (activity_type too, where present)
 EVENT_ACCESSORS = ("name", "device_type", "correlation_id", "device_resource_id", "start_ns", "duration_ns")
@@ -67,17 +66,14 @@ class KernelCapture:
         if not self.device.is_gpu:
             self.reason = NO_KERNELS_ON_CPU
             return self
-        if self._want in (None, KINETO_EVENTS):
-            try:
-                self._session = _UserScopeSession()
-                self.reader = KINETO_EVENTS
-            except (ImportError, AttributeError, TypeError, RuntimeError) as err:
-                if self._want == KINETO_EVENTS:
-                    raise
-                self.fallback = f"{KINETO_EVENTS} unavailable on this build ({err}): read the Chrome trace"
-        if self._session is None:
-            self._session = _ChromeTraceSession()
+        self.reader = self._want or KINETO_EVENTS
+        missing = _missing_event_accessors()
+        if self.reader == KINETO_EVENTS and missing:
+            self.fallback = (
+                f"the profiler's events lack {', '.join(missing)} on this build: read the Chrome trace"
+            )
             self.reader = CHROME_TRACE
+        self._session = _ProfilerSession(self.reader)
         return self
 
     def __exit__(self, *exc) -> Literal[False]:
@@ -99,48 +95,21 @@ class KernelCapture:
         return self._trace
 
 
-class _UserScopeSession:
-    """Kineto with CPU and device activities, host ranges from ``record_function`` only; events read in place."""
-
-    def __init__(self) -> None:
-        import torch
-        import torch.autograd.profiler as autograd_profiler
-        from torch._C._autograd import _disable_profiler, _enable_profiler, _KinetoEvent, _prepare_profiler
-        from torch._C._profiler import RecordScope
-
-        missing = [m for m in EVENT_ACCESSORS if not hasattr(_KinetoEvent, m)]
-        if missing:
-            raise AttributeError(f"the profiler's events lack {', '.join(missing)}")
-
-        # CPU + CUDA (HIP on ROCm) activities where there is a GPU; the CPU's alone elsewhere (tests)
-        template = autograd_profiler.profile(use_device="cuda" if torch.cuda.is_available() else None)
-        try:
-            config = template.config(create_trace_id=True)
-        except TypeError:  # builds before trace ids
-            config = template.config()
-        activities = template.kineto_activities
-        self._disable = _disable_profiler
-        _prepare_profiler(config, activities)
-        _enable_profiler(config, activities, {RecordScope.USER_SCOPE})  # type: ignore[call-arg]  # stub lags
-        self._result: Any = None
-
-    def stop(self, *exc) -> None:
-        self._result = self._disable()
-
-    def read(self, cost: dict[str, float]) -> dict:
-        t0 = time.perf_counter()
-        events = kernel_timeline.trace_from_profiler_events(self._result.events())
-        cost["trace_read_s"] = round(time.perf_counter() - t0, 4)
-        cost["trace_events"] = len(events["traceEvents"])
-        return events
+def _missing_event_accessors() -> list[str]:
+    try:
+        from torch._C._autograd import _KinetoEvent
+    except ImportError:
+        return ["_KinetoEvent"]
+    return [m for m in EVENT_ACCESSORS if not hasattr(_KinetoEvent, m)]
 
 
-class _ChromeTraceSession:
-    """``torch.profiler.profile`` over every activity; its Chrome trace exported to a temporary file and loaded."""
+class _ProfilerSession:
+    """``torch.profiler.profile`` over the CPU and device activities, read by ``reader``."""
 
-    def __init__(self) -> None:
+    def __init__(self, reader: str) -> None:
         from torch.profiler import ProfilerActivity, profile
 
+        self.reader = reader
         self._prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])  # HIP too on ROCm
         self._prof.__enter__()
 
@@ -148,6 +117,15 @@ class _ChromeTraceSession:
         self._prof.__exit__(*exc)
 
     def read(self, cost: dict[str, float]) -> dict:
+        if self.reader == KINETO_EVENTS:
+            t0 = time.perf_counter()
+            results = getattr(self._prof.profiler, "kineto_results", None)
+            if results is None:
+                raise RuntimeError("the profiler kept no results to read")
+            trace = kernel_timeline.trace_from_profiler_events(results.events())
+            cost["trace_read_s"] = round(time.perf_counter() - t0, 4)
+            cost["trace_events"] = len(trace["traceEvents"])
+            return trace
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "rounds.pt.trace.json")
             t0 = time.perf_counter()

@@ -109,19 +109,34 @@ def test_events_the_timeline_does_not_read_are_left_out(event_class):
     assert rnd.ops[0].end_us - rnd.ops[0].start_us == pytest.approx(2.0)
 
 
-def test_user_scope_session_records_the_labelled_ranges_and_no_aten_op():
-    """On any build: the lean session records ``record_function`` ranges and skips the ops inside them."""
-    session = kernel_capture._UserScopeSession()
+class WithoutActivityType:
+    """A real profiler event seen as a build before ``activity_type()`` sees it."""
+
+    def __init__(self, ev):
+        self._ev = ev
+
+    def __getattr__(self, name):
+        if name == "activity_type":
+            raise AttributeError(name)
+        return getattr(self._ev, name)
+
+
+@pytest.mark.parametrize("older_build", [False, True])
+def test_the_profiler_s_own_events_give_the_labelled_ranges_and_no_aten_op(older_build):
+    """On any build: ranges read from ``kineto_results.events()``; the aten ops inside them are left out."""
+    from torch.profiler import ProfilerActivity, profile
+
     x = torch.ones(8)
-    with torch.profiler.record_function(kt.round_label(0)):
-        with torch.profiler.record_function(kt.block_label(1, "copy")):
-            (x * 2 + 1).sum()
-    session.stop(None, None, None)
-    cost: dict = {}
-    trace = session.read(cost)
-    names = [e["name"] for e in trace["traceEvents"]]
-    assert names == ["aorta.round.0", "aorta.s1:copy"]
-    assert cost["trace_events"] == 2 and cost["trace_read_s"] >= 0
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        with torch.profiler.record_function(kt.round_label(0)):
+            with torch.profiler.record_function(kt.block_label(1, "copy")):
+                (x * 2 + 1).sum()
+    events = prof.profiler.kineto_results.events()
+    assert any(ev.name().startswith("aten::") for ev in events)  # recorded, and not read
+    if older_build:
+        events = [WithoutActivityType(ev) for ev in events]
+    trace = kt.trace_from_profiler_events(events)
+    assert [e["name"] for e in trace["traceEvents"]] == ["aorta.round.0", "aorta.s1:copy"]
     (outer, inner) = trace["traceEvents"]
     assert outer["tid"] == inner["tid"]  # one host thread: launches inside are filed under the block
     assert outer["ts"] <= inner["ts"] and inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"]
