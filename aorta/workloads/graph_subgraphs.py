@@ -23,7 +23,10 @@ KERNELS_PER_LAYER = 5  # matmul, gelu, matmul, add, layer_norm
 
 # subgraphs G, batch B, width D, layers L. Full: each GEMM is 256x512x2048 (~0.5 GFLOP, a few us on
 # an H100), 16 subgraphs x 4 layers ~ 330 launches: launch-bound in eager mode, as the pattern is.
-SIZES = {"full": dict(G=16, B=256, D=512, L=4), "smoke": dict(G=4, B=4, D=16, L=2)}
+# Full size: B=2048 rows per subgraph, so a replayed graph keeps the GPU busy (H100, one stream: GPU busy
+# share 0.935 at B=2048 against 0.868 at B=256, where the dispatch gaps between short kernels showed;
+# scripts/gpu/size_probe.py).
+SIZES = {"full": dict(G=16, B=2048, D=512, L=4), "smoke": dict(G=4, B=4, D=16, L=2)}
 
 
 class GraphSubgraphs(Workload):

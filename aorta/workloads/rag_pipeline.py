@@ -37,7 +37,8 @@ STAGES = ("embed", "retrieve", "rerank", "generate")
 # Full: retrieval reads a 128 MiB bf16 document matrix (~50 us on an H100), decode is a chain of
 # small launch-bound kernels, a batch is a few hundred us: 16 batches are a few ms at one stream.
 SIZES = {
-    "full": dict(Q=16, B=8, T=128, D=1024, N=65536, V=32000, k=32, r=8, S=8),
+    # B=32 queries per batch: on an H100 at one stream GPU busy 0.904 (0.897 at B=8; scripts/gpu/size_probe.py)
+    "full": dict(Q=16, B=32, T=128, D=1024, N=65536, V=32000, k=32, r=8, S=8),
     "smoke": dict(Q=4, B=2, T=8, D=32, N=256, V=64, k=8, r=4, S=3),
 }
 
