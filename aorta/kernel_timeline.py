@@ -29,7 +29,6 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from aorta import overlap, stats
 from aorta.trace_events import DEVICE_CATEGORIES
@@ -221,73 +220,6 @@ class _Ranges:
 def trace_events(trace: Mapping | Sequence) -> Sequence[Mapping]:
     """The event list of a Chrome trace document (or the list itself)."""
     return trace.get("traceEvents", []) if isinstance(trace, Mapping) else trace
-
-
-def trace_from_profiler_events(events: Iterable[Any]) -> dict:
-    """The events ``parse_rounds`` reads, as Chrome-trace events, from the profiler's own event objects
-    (``torch._C._autograd._KinetoEvent``; times in ns).
-
-    The kind of each event is its ``activity_type()`` (the Chrome trace's ``cat``) where the build has it
-    (torch >= 2.12), else ``event_category``'s reading of its device type and name. A host event's thread is
-    ``device_resource_id()`` (the OS thread id, for launches and ranges alike); a device op's stream is its
-    ``device_resource_id()`` and its launch is found by ``correlation_id()``."""
-    keep: list[dict] = []
-    for ev in events:
-        cat = event_category(ev)
-        if cat is None:
-            continue
-        name = ev.name()
-        if cat in DEVICE_CATEGORIES:
-            args: dict = {"stream": ev.device_resource_id(), "correlation": ev.correlation_id()}
-        elif cat in LAUNCH_CATEGORIES:
-            args = {"correlation": ev.correlation_id()}
-        elif cat == RANGE_CATEGORY and (_ROUND_NAME.match(name) or _BLOCK_NAME.match(name)):
-            args = {}
-        else:
-            continue
-        keep.append(
-            {
-                "ph": "X",
-                "cat": cat,
-                "name": name,
-                "pid": 0,
-                "tid": ev.device_resource_id(),
-                "ts": ev.start_ns() / 1e3,
-                "dur": ev.duration_ns() / 1e3,
-                "args": args,
-            }
-        )
-    return {"traceEvents": keep}
-
-
-# Runtime and driver API calls as the profiler names them (cudaLaunchKernel, cuLaunchKernel, cudaGraphLaunch,
-# hipLaunchKernel, hipExtModuleLaunchKernel ...); never an aten op ("aten::") or a user range.
-_API_CALL = re.compile(r"^(cuda|cu|hip|hsa)[A-Z]")
-
-
-def event_category(ev: Any) -> str | None:
-    """The Chrome-trace category of one profiler event: ``activity_type()`` where the build has it. Else,
-    from the device type and the name: on the device, a copy (``Memcpy ...``), a memset (``Memset ...``), the
-    device-side shadow of a labelled range (named like the range: not device work) or a kernel; on the host,
-    a labelled range (``aorta.``), a runtime call (``_API_CALL``) or nothing the timeline reads."""
-    kind = getattr(ev, "activity_type", None)
-    if kind is not None:
-        return str(kind()).lower()
-    name = ev.name()
-    device_type = ev.device_type()
-    if getattr(device_type, "name", str(device_type)).split(".")[-1] != "CPU":
-        if name.startswith(ROUND_PREFIX) or name.startswith(BLOCK_PREFIX):
-            return "gpu_user_annotation"
-        if name.startswith("Memcpy"):
-            return "gpu_memcpy"
-        if name.startswith("Memset"):
-            return "gpu_memset"
-        return "kernel"
-    if name.startswith(ROUND_PREFIX) or name.startswith(BLOCK_PREFIX):
-        return RANGE_CATEGORY
-    if _API_CALL.match(name):
-        return "cuda_runtime"
-    return None
 
 
 def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:

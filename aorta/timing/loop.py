@@ -161,10 +161,10 @@ class TimedRun:
     host_total_ms: float
     # Kernel-timestamp pass: why its rounds hold no device ops (None when they do, or when not asked).
     kernel_reason: str | None = None
-    # Kernel-timestamp pass: what the profiler cost, in host seconds (``*_s``: its rounds, stopping it, reading
-    # and parsing its events), the events read (``trace_events``) and how they were read (``reader``,
-    # aorta/kernel_capture.py): where a slow suite spends its time.
-    profiler_cost: dict[str, float | str] = field(default_factory=dict)
+    # Kernel-timestamp pass: what the profiler cost, in host seconds (``*_s``: its rounds, stopping it, the
+    # trace's export, load and parse), the trace's size (``trace_mb``) and event count (``trace_events``):
+    # where a slow suite spends its time (aorta/kernel_capture.py).
+    profiler_cost: dict[str, float] = field(default_factory=dict)
 
     @property
     def device_ms(self) -> list[float]:
@@ -288,7 +288,7 @@ def time_rounds(
                 device, origin, streams, step, rec, k, plan, host_clock, timings, pace, labelled=profiled
             )
             host_total_ms = (host_clock() - t_begin) * 1e3
-    profiler_cost: dict[str, float | str] = {}
+    profiler_cost: dict[str, float] = {}
     if kernels is not None:
         t_parse = time.perf_counter()
         kernel_reason = _attach_kernels(timings, kernels)
@@ -297,10 +297,6 @@ def time_rounds(
             **kernels.cost,
             "trace_parse_s": round(time.perf_counter() - t_parse, 4),
         }
-        if getattr(kernels, "reader", None):
-            profiler_cost["reader"] = kernels.reader
-        if getattr(kernels, "fallback", None):
-            profiler_cost["reader_fallback"] = kernels.fallback
     elif record_intervals:
         kernel_reason = kernel_timeline.NO_KERNELS_ON_CPU
 

@@ -5,8 +5,6 @@
 #   2. the P0 workloads at 64 and 128 streams;
 #   3. the kernel-timeline known answers (N streams read N, one at a time reads 1, depth-first 64 streams
 #      agrees with the throughput figure);
-#   4. (AORTA_STEPS=...,readers) the known answers again and a few workloads at 4 streams with the profiler's
-#      Chrome trace (AORTA_PROFILER_READER=chrome_trace): the two readers of kernel timestamps side by side;
 # then one table per step (scripts/gpu/summarize.py): mode, device ms, CV, GPU busy share, concurrency,
 # distinct streams, headline, reading notes. Logs and JSON under $OUT (default artifacts/hw_queue_check).
 # Examples:
@@ -45,15 +43,7 @@ case ",$STEPS," in *,known,*)
   step known "${PYTEST[@]}" benchmarks/hw_queue/test_kernel_timeline_known_answer.py -rA --benchmark-disable -s
   grep -E "concurrency|PASSED|FAILED" "$OUT/known.log" | head -12 ;; esac
 
-case ",$STEPS," in *,readers,*)
-  AORTA_PROFILER_READER=chrome_trace step known_chrome "${PYTEST[@]}" \
-      benchmarks/hw_queue/test_kernel_timeline_known_answer.py -rA --benchmark-disable -s
-  grep -E "concurrency|PASSED|FAILED" "$OUT/known_chrome.log" | head -12
-  AORTA_PROFILER_READER=chrome_trace step readers_chrome "${PYTEST[@]}" benchmarks/hw_queue \
-      -k "speculative_decode or async_dataload or tiny_kernel_stress or hetero or continuous_batch" \
-      "${MODE[@]}" --aorta-streams=4 --benchmark-json="$OUT/readers_chrome.json" ;; esac
-
-for name in suite p0_wide readers_chrome; do
+for name in suite p0_wide; do
   if [ -f "$OUT/$name.json" ]; then
     echo "== $name"
     "$PY" scripts/gpu/summarize.py "$OUT/$name.json"

@@ -54,10 +54,7 @@ def main(paths: list[str]) -> None:
                     phases[k] = phases.get(k, 0.0) + v
                 for pass_name, totals in profiler.items():
                     for k, v in ((info.get(pass_name) or {}).get("profiler_cost") or {}).items():
-                        if isinstance(v, (int, float)):
-                            totals[k] = totals.get(k, 0.0) + v
-                        else:  # how the events were read: counted by kind
-                            totals[f"{k}={v}"] = totals.get(f"{k}={v}", 0.0) + 1
+                        totals[k] = totals.get(k, 0.0) + v
     print("host seconds by phase:", {k: round(v, 1) for k, v in phases.items()})
     for pass_name, totals in profiler.items():
         if totals:
