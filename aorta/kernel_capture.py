@@ -1,14 +1,18 @@
 """The profiler around some rounds: the device's own kernel timestamps (GPU code; the parse is in
 aorta/kernel_timeline.py).
 
-``torch.profiler.profile`` records the rounds (CPU and CUDA activities: CUPTI on NVIDIA, roctracer on AMD);
-its Chrome trace is exported to a temporary file and loaded, and ``kernel_timeline.parse_rounds`` reads it.
+The kernel timeline reads three things: device ops (kernels, copies, memsets), the runtime calls that
+launched them, and aorta's ``record_function`` ranges. The profiler is entered so that it records only
+those: CPU and CUDA activities (CUPTI on NVIDIA, roctracer on AMD), with host ranges from the user scope
+alone (``RecordScope.USER_SCOPE``). ``torch.profiler.profile`` records every aten op as well, and on an H100
+those made up most of the default suite's 1 GB of trace. A profiled eager round also paid the profiler's
+callback on every op. Where this build's private entry points differ, the capture falls back to
+``torch.profiler.profile``; ``cost["user_scope_only"]`` says which was used. Either way the Chrome trace is
+exported to a temporary file and loaded, and ``kernel_timeline.parse_rounds`` reads it.
 
-Two lighter ways were measured on an H100 with torch 2.11 and not taken (docs/measurements.md, "Reading
-the profiler"): entering the profiler through ``_enable_profiler`` with host ranges from ``record_function``
-alone recorded the launches but no device kernel; reading ``kineto_results.events()`` in place of the
-export took longer over the default suite (25 s against 21 s) and its busy shares differed from the
-exported trace's by up to 2% in rounds of 2 µs kernels.
+Reading ``kineto_results.events()`` in place of the export was measured and not kept: over the default suite
+it took 25 s against 21 s, and its busy shares differed from the exported trace's by up to 2% in rounds of
+2 µs kernels (docs/measurements.md, "Reading the profiler").
 """
 
 from __future__ import annotations
@@ -27,29 +31,34 @@ class KernelCapture:
     or ``None`` with ``reason``. ``cost`` holds what the profiler cost the host (``*_s``: stopping it,
     exporting and loading the trace), the trace's size (``trace_mb``) and its event count (``trace_events``)."""
 
-    def __init__(self, device):
+    def __init__(self, device, user_scope_only: bool = True):
         self.device = device
         self.reason: str | None = None
         self.cost: dict[str, float] = {}
-        self._prof: Any = None
+        self._user_scope_only = user_scope_only
+        self._session: Any = None
         self._trace: dict | None = None
 
     def __enter__(self) -> KernelCapture:
         if not self.device.is_gpu:
             self.reason = kernel_timeline.NO_KERNELS_ON_CPU
             return self
-        from torch.profiler import ProfilerActivity, profile
-
-        self._prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])  # HIP too on ROCm
-        self._prof.__enter__()
+        if self._user_scope_only:
+            try:
+                self._session = _UserScopeSession()
+            except (ImportError, AttributeError, TypeError, RuntimeError):
+                self._session = None  # this build's entry points differ: every activity, as torch.profiler
+        if self._session is None:
+            self._session = _FullSession()
+        self.cost["user_scope_only"] = float(isinstance(self._session, _UserScopeSession))
         return self
 
     def __exit__(self, *exc) -> Literal[False]:
-        if self._prof is None:
+        if self._session is None:
             return False
         self.device.synchronize()  # every captured kernel has ended before the profiler stops
         t0 = time.perf_counter()
-        self._prof.__exit__(*exc)
+        self._session.stop(*exc)
         self.cost["profiler_stop_s"] = round(time.perf_counter() - t0, 4)
         if exc[0] is not None:
             return False
@@ -63,7 +72,7 @@ class KernelCapture:
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "rounds.pt.trace.json")
             t0 = time.perf_counter()
-            self._prof.export_chrome_trace(path)
+            self._session.export(path)
             t1 = time.perf_counter()
             with open(path, encoding="utf-8") as fh:
                 trace = json.load(fh)
@@ -75,3 +84,51 @@ class KernelCapture:
 
     def trace(self) -> dict | None:
         return self._trace
+
+
+class _UserScopeSession:
+    """Kineto over the CPU and device activities, host ranges from ``record_function`` only."""
+
+    def __init__(self) -> None:
+        import torch.autograd.profiler as autograd_profiler
+        from torch._C._autograd import _disable_profiler, _enable_profiler, _prepare_profiler
+        from torch._C._profiler import ProfilerActivity, RecordScope
+
+        # use_kineto: without it a CUDA profile is the legacy fallback, which records no device kernel
+        template = autograd_profiler.profile(use_device="cuda", use_kineto=True)
+        activities = template.kineto_activities
+        if ProfilerActivity.CUDA not in activities:  # HIP too on ROCm
+            raise RuntimeError("the profiler offers no device activity on this build")
+        try:
+            config = template.config(create_trace_id=True)
+        except TypeError:  # builds before trace ids
+            config = template.config()
+        self._disable = _disable_profiler
+        self._stopped = getattr(autograd_profiler, "_run_on_profiler_stop", lambda: None)
+        _prepare_profiler(config, activities)
+        getattr(autograd_profiler, "_run_on_profiler_start", lambda: None)()
+        _enable_profiler(config, activities, {RecordScope.USER_SCOPE})  # type: ignore[call-arg]  # stub lags
+        self._result: Any = None
+
+    def stop(self, *exc) -> None:
+        self._result = self._disable()
+        self._stopped()
+
+    def export(self, path: str) -> None:
+        self._result.save(path)
+
+
+class _FullSession:
+    """``torch.profiler.profile`` over the CPU and device activities: every aten op too."""
+
+    def __init__(self) -> None:
+        from torch.profiler import ProfilerActivity, profile
+
+        self._prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])  # HIP too on ROCm
+        self._prof.__enter__()
+
+    def stop(self, *exc) -> None:
+        self._prof.__exit__(*exc)
+
+    def export(self, path: str) -> None:
+        self._prof.export_chrome_trace(path)
