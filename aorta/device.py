@@ -349,7 +349,8 @@ class Device:
 
     def kernel_capture(self) -> KernelCapture:
         """Context manager: the profiler (CUPTI on NVIDIA, roctracer on AMD) over the enclosed launches;
-        ``.trace()`` afterwards gives the trace events, or ``None`` with ``.reason`` (aorta/kernel_capture.py)."""
+        ``.trace()`` afterwards gives the Chrome-trace document, or ``None`` with ``.reason``
+        (aorta/kernel_capture.py)."""
         return KernelCapture(self)
 
     # ----------------------------------------------------------------- memory

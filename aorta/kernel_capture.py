@@ -7,7 +7,9 @@ those: CPU and CUDA activities (CUPTI on NVIDIA, roctracer on AMD), with host ra
 alone (``RecordScope.USER_SCOPE``). ``torch.profiler.profile`` records every aten op as well, and on an H100
 those made up most of the default suite's 1 GB of trace. A profiled eager round also paid the profiler's
 callback on every op. Where this build's private entry points differ, the capture falls back to
-``torch.profiler.profile``; ``cost["user_scope_only"]`` says which was used. Either way the Chrome trace is
+``torch.profiler.profile``; ``cost["user_scope_only"]`` says which was used. ``AORTA_PROFILER_RECORDING=full``
+asks for ``torch.profiler.profile`` outright: a build (a ROCm one, say) whose user-scope recording holds no
+device kernel says so in the reason, and this is the way around it. Either way the Chrome trace is
 exported to a temporary file and loaded, and ``kernel_timeline.parse_rounds`` reads it.
 
 Reading ``kineto_results.events()`` in place of the export was measured and not kept: over the default suite
@@ -25,17 +27,32 @@ from typing import Any, Literal
 
 from aorta import kernel_timeline
 
+RECORDING_ENV = "AORTA_PROFILER_RECORDING"
+RECORDINGS = ("user_scope", "full")
+
+
+def recording_from_env(environ: dict | None = None) -> str:
+    """``AORTA_PROFILER_RECORDING``: ``user_scope`` (the default, also when unset or empty) or ``full``;
+    anything else is refused with the variable, the value and what is allowed (checked when pytest starts)."""
+    value = (os.environ if environ is None else environ).get(RECORDING_ENV, "").strip() or RECORDINGS[0]
+    if value not in RECORDINGS:
+        raise ValueError(f"{RECORDING_ENV}={value!r}: allowed values are {', '.join(RECORDINGS)}")
+    return value
+
 
 class KernelCapture:
     """Context manager over the launches to profile; afterwards ``trace()`` gives the Chrome-trace document,
     or ``None`` with ``reason``. ``cost`` holds what the profiler cost the host (``*_s``: stopping it,
     exporting and loading the trace), the trace's size (``trace_mb``) and its event count (``trace_events``)."""
 
-    def __init__(self, device, user_scope_only: bool = True):
+    def __init__(self, device, recording: str | None = None):
+        recording = recording or recording_from_env()
+        if recording not in RECORDINGS:
+            raise ValueError(f"recording must be one of {RECORDINGS}, got {recording!r}")
         self.device = device
         self.reason: str | None = None
         self.cost: dict[str, float] = {}
-        self._user_scope_only = user_scope_only
+        self._user_scope_only = recording == "user_scope"
         self._session: Any = None
         self._trace: dict | None = None
 
@@ -63,9 +80,12 @@ class KernelCapture:
         if exc[0] is not None:
             return False
         try:
-            self._trace = self._read()
+            trace = self._read()
         except Exception as err:  # Kineto's export has crashed on some ROCm builds: say so, invent nothing
             self.reason = f"the profiler's trace could not be exported or read: {err}"
+            return False
+        self.reason = no_device_ops_reason(trace, isinstance(self._session, _UserScopeSession))
+        self._trace = None if self.reason else trace
         return False
 
     def _read(self) -> dict:
@@ -84,6 +104,20 @@ class KernelCapture:
 
     def trace(self) -> dict | None:
         return self._trace
+
+
+def no_device_ops_reason(trace: dict, user_scope_only: bool) -> str | None:
+    """Why a trace with launches holds no device op at all (the recording missed them), or None."""
+    events = kernel_timeline.trace_events(trace)
+    cats = {str(ev.get("cat", "")).lower() for ev in events}
+    if cats & set(kernel_timeline.DEVICE_CATEGORIES) or not cats & set(kernel_timeline.LAUNCH_CATEGORIES):
+        return None
+    if user_scope_only:
+        return (
+            "the profiler recorded launches but no device kernel with host ranges from the user scope alone "
+            f"on this build: run with {RECORDING_ENV}=full to record as torch.profiler does"
+        )
+    return "the profiler recorded launches but no device kernel"
 
 
 class _UserScopeSession:

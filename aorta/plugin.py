@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from aorta import stats, versions
+from aorta import kernel_capture, stats, versions
 from aorta.bridge import ReplayClock, replay_into
 from aorta.device import Device, DeviceUnavailable, StreamLimit, detect_backend
 from aorta.options import (
@@ -236,6 +236,10 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(problem)
     _check_benchmark_json(config)
     resolved_options(config)
+    try:
+        kernel_capture.recording_from_env()
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = SessionState()
 
 

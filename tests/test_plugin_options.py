@@ -26,6 +26,15 @@ def test_bad_option_is_a_usage_error(run_pytest, pytester, arg, message):
     assert "must not run" not in result.stdout.str()
 
 
+def test_a_wrong_profiler_recording_is_a_usage_error_before_any_benchmark(run_pytest, pytester, monkeypatch):
+    monkeypatch.setenv("AORTA_PROFILER_RECORDING", "all")
+    pytester.makepyfile(test_never="def test_never():\n    raise AssertionError('must not run')\n")
+    result = run_pytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "AORTA_PROFILER_RECORDING='all': allowed values are user_scope, full" in result.stderr.str()
+    assert "must not run" not in result.stdout.str()
+
+
 def test_gpu_backend_on_a_machine_without_one_is_a_usage_error(run_pytest, pytester):
     import torch
 
