@@ -1,7 +1,8 @@
-"""One reported figure: value, unit, direction, per-round samples, declared noise floor, source (pure).
+"""One reported figure: value, unit, direction, per-round samples, source (pure).
 
-Written into the run record (aorta/record) as ``{value, unit, higher_is_better, samples, noise_floor,
-source, judged}``; ``noise_floor``, ``source`` and ``judged: false`` only where set."""
+Written into the run record (aorta/record) as ``{value, unit, higher_is_better, samples, source, judged}``;
+``source`` and ``judged: false`` only where set. A figure's noise is not declared here: the gate measures
+it between fresh-process runs (aorta.gate.noise); a ``noise_floor`` in an older record is ignored."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ class Metric:
     unit: str
     higher_is_better: bool
     samples: tuple[float, ...] = field(default=())
-    noise_floor: float | None = None  # measured relative noise: a smaller change is never judged a change
     source: str = ""  # where the figure comes from when not the timed rounds (e.g. "kernel timestamps")
     # False: reported, never judged by the gate (e.g. time spent waiting for a peer rank: launch skew,
     # not the stack); the record says why in ``source``.
@@ -35,8 +35,6 @@ class Metric:
         }
         if self.samples:
             d["samples"] = list(self.samples)
-        if self.noise_floor is not None:
-            d["noise_floor"] = self.noise_floor
         if self.source:
             d["source"] = self.source
         if not self.judged:
@@ -46,14 +44,12 @@ class Metric:
     @classmethod
     def from_dict(cls, name: str, d: Mapping[str, Any]) -> Metric:
         value = d.get("value")
-        floor = d.get("noise_floor")
         return cls(
             name,
             None if value is None else float(value),
             str(d.get("unit", "")),
             bool(d.get("higher_is_better", True)),
             tuple(float(v) for v in d.get("samples") or ()),
-            None if floor is None else float(floor),
             str(d.get("source") or ""),
             d.get("judged", True) is not False,
         )

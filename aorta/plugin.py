@@ -79,25 +79,6 @@ OPTIONS = pytest.StashKey[AortaOptions]()
 DEVICE = pytest.StashKey[Device]()
 STATE = pytest.StashKey[SessionState]()
 BENCH_RESULT = pytest.StashKey[object]()  # the test's recorded BenchResult, for plugins (traces)
-# Set on an item by the gate around a confirmation re-run: the benchmark fixtures hand their record here
-# (``hand_to_gate``) instead of recording it into pytest-benchmark, so re-runs never mix with the run's results.
-CONFIRMATION_RUNS = pytest.StashKey[list[dict]]()
-
-
-def hand_to_gate(node: pytest.Item, per_iteration_ms, extra_info: dict) -> bool:
-    """During a confirmation re-run of ``node``: keep its samples for the gate, as pytest-benchmark's JSON would
-    hold them (``fullname``, ``stats.data`` in seconds, ``extra_info``), and say so; else False (record normally)."""
-    runs = node.stash.get(CONFIRMATION_RUNS, None)
-    if runs is None:
-        return False
-    runs.append(
-        {
-            "fullname": node.nodeid,
-            "stats": {"data": [ms / 1e3 for ms in per_iteration_ms]},
-            "extra_info": dict(extra_info),
-        }
-    )
-    return True
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -371,7 +352,7 @@ def hw_queue(
             raise
         state.results[workload.identity()] = replace(result, traced=None)
         extra_info = result.record.to_extra_info()
-        if record and not hand_to_gate(request.node, result.run.per_iteration_ms, extra_info):
+        if record:
             benchmark.group = workload_cls.spec.name
             benchmark.extra_info.update(extra_info)
             replay_into(benchmark, state.clock, result.run.per_iteration_ms)

@@ -254,7 +254,7 @@ def run_workload(
         reading_notes=notes,
         details={**details, **kernel},
     )
-    record.add(*metrics).declare_noise_floors(workload.min_effects())
+    record.add(*metrics)
     return BenchResult(run, record, traced)
 
 

@@ -122,13 +122,6 @@ class Workload:
     def uses_graph(self) -> bool:
         return False
 
-    def min_effects(self) -> dict[str, float]:
-        """Noise floors of this workload's figures (name -> relative change), for the regression gate.
-
-        Only for figures whose run-to-run spread was measured to exceed the gate's default 3%.
-        """
-        return {}
-
     def launch_hold_cycles(self) -> int:
         """Spin cycles the timing loop runs before each round so its launches start from a full queue."""
         return 0

@@ -142,16 +142,7 @@ def build_result(
             "config": dict(config),
         },
     ).add(*metrics)
-    record.declare_noise_floors({k: v for k, v in NOISE_FLOORS.items() if k in record.metrics})
     return step_ms, record
-
-
-# Process-to-process spread of the overlap figures, measured on 2x H200 (NVLink, NCCL_NVLS_ENABLE=0), FSDP
-# baseline scenario, four separate torchrun launches of the same code (2026-11-23, docs/measurements.md):
-# overlap ratio (worst rank, median of 10 profiled steps) 0.672-0.814, 21% apart; exposed transfer 1.66-2.71
-# ms/step, 63% apart (a small figure: 1 ms is 1% of the 91 ms step). The gate calls neither SLOWER for less.
-# CUDA_DEVICE_MAX_CONNECTIONS=1 moved them -48% and +202%.
-NOISE_FLOORS = {"overlap_ratio_worst_rank": 0.25, "exposed_transfer_ms_worst_rank": 0.75}
 
 
 def reading_notes(values: Mapping[str, float | None], host_enqueue_ms: Sequence[float]) -> list[str]:

@@ -14,12 +14,20 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from aorta.gate.compare import STACK_KEYS, aorta_machine
-from aorta.gate.samples import MAX_BASELINE_RUNS, RUNS_KEY, baseline_runs, run_entry
+from aorta.gate.compare import STACK_KEYS, GateSettings, aorta_machine
+from aorta.gate.noise import noise_profile
+from aorta.gate.samples import (
+    CANDIDATE_RUNS_KEY,
+    MAX_BASELINE_RUNS,
+    RUNS_KEY,
+    baseline_runs,
+    run_entry,
+    stored_runs,
+)
 from aorta.record import RecordError, check_run, load_run, write_json_atomic  # noqa: F401 - load_run: gate API
 
 BASELINE_SCHEMA = 1
@@ -66,12 +74,22 @@ class StackChanged(RecordError):
 
 
 def save_baseline(
-    run: Mapping, directory: str | os.PathLike, name: str, options: Mapping, *, replace: bool = False
+    run: Mapping,
+    directory: str | os.PathLike,
+    name: str,
+    options: Mapping,
+    *,
+    replace: bool = False,
+    settings: GateSettings | None = None,
+    planned_runs: int = 3,
 ) -> tuple[Path, int]:
-    """Add ``run`` to baseline ``name`` of its machine (or start it, where none exists or ``replace``),
-    atomically (temp file + os.replace); (path, runs the baseline now holds). A saved baseline that cannot
-    be read, or whose runs are of another software stack, is left as it is and ``RecordError`` says why."""
+    """Add ``run`` (or each run of a multi-run document, ``aorta_runs``) to baseline ``name`` of its
+    machine (or start it, where none exists or ``replace``), atomically (temp file + os.replace), with the
+    noise profile of all its runs (``aorta.gate.noise.noise_profile``; ``planned_runs``: the candidate runs
+    a compare is expected to bring); (path, runs the baseline now holds). A saved baseline that cannot be
+    read, or whose runs are of another software stack, is left as it is and ``RecordError`` says why."""
     check_run(run, "this run")
+    settings = settings or GateSettings()
     path = baseline_path(directory, run, name)
     now = datetime.now(UTC).isoformat()
     stack = stack_of(run)
@@ -92,8 +110,9 @@ def save_baseline(
             earlier = [run_entry(old, str(meta.get("saved_at") or ""), old_stack)]
         mine = {b["fullname"] for b in benchmarks}
         benchmarks += [b for b in old["benchmarks"] if b["fullname"] not in mine]
-    runs = [*earlier, run_entry(run, now, stack)][-MAX_BASELINE_RUNS:]
-    doc = dict(run)
+    added = [dict(e, stack=stack) for e in stored_runs(run)] or [run_entry(run, now, stack)]
+    runs = [*earlier, *added][-MAX_BASELINE_RUNS:]
+    doc = {k: v for k, v in run.items() if k != "aorta_runs"}
     doc["benchmarks"] = benchmarks
     doc["aorta_baseline"] = {
         "schema": BASELINE_SCHEMA,
@@ -103,6 +122,13 @@ def save_baseline(
         "stack": stack,
         "options": dict(options),
         RUNS_KEY: runs,
+        "noise_profile": noise_profile(
+            baseline_runs({"aorta_baseline": {RUNS_KEY: runs}}),
+            alpha=settings.alpha,
+            planned_runs=planned_runs,
+            max_mde=settings.max_mde,
+            power=settings.power,
+        ),
     }
     write_json_atomic(path, doc)
     return path, len(runs)
@@ -141,3 +167,27 @@ def resolve(ref: str, directory: str | os.PathLike, key: str) -> Path:
         f"--aorta-compare={ref}: no baseline named {ref!r} in {directory} "
         f"(looked for {own}); saved baselines: {listing}"
     )
+
+
+def combine_runs(docs: Sequence[Mapping], ids: Sequence[str]) -> dict:
+    """Several fresh-process runs of one command as one candidate document: the last run's document,
+    every benchmark any run holds (the latest's entry), and each run's samples in ``aorta_runs`` (a
+    document that already holds several runs, a baseline or an earlier combination, gives each of them)."""
+    if not docs or len(docs) != len(ids):
+        raise ValueError(f"combine_runs needs one id per run, got {len(docs)} runs and {len(ids)} ids")
+    now = datetime.now(UTC).isoformat()
+    by_name: dict[str, Mapping] = {}
+    for d in docs:
+        by_name.update({b["fullname"]: b for b in d.get("benchmarks", ())})
+    doc = dict(docs[-1])
+    doc["benchmarks"] = list(by_name.values())
+    entries: list[dict] = []
+    for d, i in zip(docs, ids):
+        held = stored_runs(d)
+        if held:
+            entries += [dict(e, id=f"{i}/{e.get('id') or k + 1}") for k, e in enumerate(held)]
+        else:
+            entries.append(run_entry(d, now, stack_of(d), run_id=i))
+    doc.pop("aorta_baseline", None)
+    doc[CANDIDATE_RUNS_KEY] = entries
+    return doc

@@ -1,5 +1,9 @@
 """``aorta compare REF.json CAND.json [CAND2.json ...]``: the gate's verdicts offline, from saved runs.
 
+The sample is the run: REF's runs (a baseline keeps several) are judged against the candidate's runs, which
+are every CAND file together (each a run, or a document holding several: a baseline saved on the new stack,
+or the JSON of ``pytest --aorta-runs N``). To judge two candidates apart, run the command once for each.
+
 Same verdicts, outputs and exit codes as ``pytest --aorta-compare``: 0 clean, 10 a SLOWER verdict,
 11 different hardware (unless ``--allow-mismatch``), 14 scheduling settings differ (unless named in
 ``--allow-env-diff``), 12 nothing compared (no benchmark of a run is in
@@ -44,13 +48,25 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "ref", metavar="REF.json", help="the baseline: a saved run (pytest-benchmark JSON by aorta)"
     )
-    parser.add_argument("cands", metavar="CAND.json", nargs="+", help="one or more runs to compare with REF")
+    parser.add_argument(
+        "cands",
+        metavar="CAND.json",
+        nargs="+",
+        help="the candidate's runs (fresh processes of one stack), judged together against REF's runs",
+    )
     parser.add_argument(
         "--min-effect",
         type=_argtype(lambda t: parse_ratio("--min-effect", t)),
         default=None,
         metavar="RATIO",
-        help="smallest relative change that counts (default 0.03 = 3%%)",
+        help="smallest relative change worth a SLOWER verdict (default 0.01 = 1%%)",
+    )
+    parser.add_argument(
+        "--max-mde",
+        type=_argtype(lambda t: parse_ratio("--max-mde", t)),
+        default=None,
+        metavar="RATIO",
+        help="a figure whose minimum detectable effect exceeds RATIO is not gateable (default 0.05 = 5%%)",
     )
     parser.add_argument(
         "--threshold",
@@ -123,7 +139,7 @@ def run_compare(args: argparse.Namespace) -> int:
     for path in [args.ref, *args.cands]:
         try:
             runs[path] = bl.load_run(path)
-            bl.baseline_runs(runs[path])  # a baseline's stored runs are checked before any verdict
+            bl.baseline_runs(runs[path], source=path)  # stored runs are checked before any verdict
         except bl.BaselineError as exc:
             print(f"aorta compare: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -147,12 +163,21 @@ def run_compare(args: argparse.Namespace) -> int:
         kw["min_effect"] = args.min_effect
     if args.alpha is not None:
         kw["alpha"] = args.alpha
+    if args.max_mde is not None:
+        kw["max_mde"] = args.max_mde
     settings = GateSettings(**kw)
     ref = runs[args.ref]
-    comps = [
-        compare_runs(ref, runs[c], settings, ref_label=_label(args.ref, ref), cand_label=_label(c, runs[c]))
-        for c in args.cands
-    ]
+    cand = (
+        bl.combine_runs([runs[c] for c in args.cands], list(args.cands))
+        if len(args.cands) > 1
+        else runs[args.cands[0]]
+    )
+    cand_label = (
+        _label(args.cands[0], cand)
+        if len(args.cands) == 1
+        else f"{len(args.cands)} files ({', '.join(args.cands)})"
+    )
+    comps = [compare_runs(ref, cand, settings, ref_label=_label(args.ref, ref), cand_label=cand_label)]
     code = overall_exit(comps)
     for comp in comps:
         for line in terminal_lines(comp, verbose=args.verbose):

@@ -11,30 +11,34 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from aorta.gate.machines import aorta_machine, machine_label
+from aorta.gate.noise import DEFAULT_MAX_MDE, DEFAULT_POWER
 from aorta.gate.samples import (
     DEVICE_TIME,
     baseline_runs,
-    declared_min_effects,
     device_samples_ms,
     figures,
     metric_samples,
-    runs_of_figure,
+    per_round_figures,
+    run_ids,
 )
 from aorta.gate.verdict import (
     DEFAULT_ALPHA,
     DEFAULT_MIN_EFFECT,
     DEFAULT_MIN_SAMPLES,
     FASTER,
+    NOT_GATEABLE,
     SAME,
     SLOWER,
     UNSURE,
+    Policy,
     Verdict,
     control_false_alarms,
     decide,
 )
 from aorta.record import record_of
 
-__all__ = ["DEVICE_TIME", "declared_min_effects", "device_samples_ms", "figures", "metric_samples"]
+__all__ = ["DEVICE_TIME", "aorta_machine", "device_samples_ms", "figures", "machine_label", "metric_samples"]
 
 EXIT_CLEAN = 0
 EXIT_USAGE = 2  # pytest's own code for usage errors; the CLI uses it for bad input too
@@ -55,21 +59,34 @@ class Threshold:
 
 @dataclass(frozen=True)
 class GateSettings:
-    """How verdicts are decided. ``thresholds``: later rules win; globs match fullname and metric."""
+    """How verdicts are decided. ``min_effect`` and ``thresholds`` are policy (the smallest change worth a
+    red; later rules win; globs match fullname and metric); the noise each figure must beat is measured
+    (its MDE, ``aorta.gate.noise``), and ``max_mde`` bounds which figures are gateable."""
 
     min_effect: float = DEFAULT_MIN_EFFECT
     alpha: float = DEFAULT_ALPHA
     min_samples: int = DEFAULT_MIN_SAMPLES
+    max_mde: float = DEFAULT_MAX_MDE
+    power: float = DEFAULT_POWER
     thresholds: tuple[Threshold, ...] = ()
     allow_mismatch: bool = False
 
-    def min_effect_for(self, benchmark: str, metric: str, declared: float | None = None) -> float:
-        """The run's default, or the noise floor the benchmark declared for this figure; user rules win."""
-        value = self.min_effect if declared is None else max(self.min_effect, declared)
+    def min_effect_for(self, benchmark: str, metric: str) -> float:
+        """The run's minimum effect, or the last user rule matching this benchmark and figure."""
+        value = self.min_effect
         for t in self.thresholds:
             if fnmatch.fnmatchcase(metric, t.metric_glob) and _bench_matches(benchmark, t.benchmark_glob):
                 value = t.min_effect
         return value
+
+    def policy_for(self, benchmark: str, metric: str) -> Policy:
+        return Policy(
+            alpha=self.alpha,
+            power=self.power,
+            max_mde=self.max_mde,
+            min_effect=self.min_effect_for(benchmark, metric),
+            min_samples=self.min_samples,
+        )
 
 
 def _bench_matches(fullname: str, glob: str) -> bool:
@@ -117,17 +134,6 @@ def parse_alpha(text: str) -> float:
 
 
 # ------------------------------------------------------------------------------------------ stacks
-def aorta_machine(run: Mapping) -> dict:
-    return dict((run.get("machine_info") or {}).get("aorta") or {})
-
-
-def machine_label(run: Mapping) -> str:
-    m = aorta_machine(run)
-    if m.get("backend") in (None, "cpu"):
-        return "cpu"
-    return f"{m.get('gpu_count', '?')}x {m.get('gpu_name', 'unknown GPU')} ({m.get('backend')})"
-
-
 def mismatch_reason(ref: Mapping, cand: Mapping) -> str | None:
     """Why the two runs are on different hardware (backend or GPU model), or None."""
     a, b = aorta_machine(ref), aorta_machine(cand)
@@ -186,7 +192,9 @@ class Comparison:
     mismatch: str | None = None
     mismatch_allowed: bool = False
     test_slowdown: dict[str, float] = field(default_factory=dict)
-    ref_runs: int = 1  # separate runs the baseline holds
+    ref_runs: int = 1  # fresh-process runs the baseline holds
+    cand_runs: int = 1  # fresh-process runs of the candidate (confirmation runs not counted)
+    settings: GateSettings = field(default_factory=lambda: GateSettings())
 
     @property
     def refused(self) -> bool:
@@ -215,7 +223,7 @@ class Comparison:
                 f"{NOTHING_COMPARED}: none of the {len(self.new)} benchmark(s) of {self.cand_label} is in "
                 f"the baseline ({len(self.missing)} there)"
             )
-        parts = [f"{self.count(o)} {o}" for o in (SLOWER, FASTER, SAME, UNSURE)]
+        parts = [f"{self.count(o)} {o}" for o in (SLOWER, FASTER, SAME, UNSURE, NOT_GATEABLE)]
         extra = []
         if self.new:
             extra.append(f"{len(self.new)} not in baseline")
@@ -226,6 +234,29 @@ class Comparison:
     def slower_benchmarks(self) -> list[str]:
         return list(dict.fromkeys(v.benchmark for v in self.verdicts if v.outcome == SLOWER))
 
+    def not_gateable(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.outcome == NOT_GATEABLE]
+
+    def suspects(self) -> list[str]:
+        """Benchmarks a confirmation should run again: a SLOWER verdict, or an UNSURE in the bad direction."""
+        return list(
+            dict.fromkeys(
+                v.benchmark
+                for v in self.verdicts
+                if v.outcome == SLOWER
+                or (
+                    v.outcome == UNSURE
+                    and v.change_ratio is not None
+                    and v.p_value is not None
+                    and (v.change_ratio > 0) != v.higher_is_better
+                )
+            )
+        )
+
+
+def _by_name(doc: Mapping) -> dict[str, Mapping]:
+    return {b["fullname"]: b for b in doc.get("benchmarks", ())}
+
 
 def compare_runs(
     ref: Mapping,
@@ -234,7 +265,11 @@ def compare_runs(
     *,
     ref_label: str = "baseline",
     cand_label: str = "this run",
+    extra_runs: Sequence[Mapping] = (),
 ) -> Comparison:
+    """Every figure of every benchmark in both, baseline runs against candidate runs. ``cand`` may hold
+    several runs (``aorta_runs``); ``extra_runs``: confirmation runs (documents of a few benchmarks each),
+    added to the candidate's runs of the benchmarks they hold."""
     comp = Comparison(
         ref_label,
         cand_label,
@@ -245,19 +280,22 @@ def compare_runs(
         mismatch=mismatch_reason(ref, cand),
         mismatch_allowed=settings.allow_mismatch,
         test_slowdown=deliberate_slowdowns(cand),
+        settings=settings,
     )
-    ref_by_name = {b["fullname"]: b for b in ref.get("benchmarks", ())}
-    cand_by_name = {b["fullname"]: b for b in cand.get("benchmarks", ())}
+    ref_by_name, cand_by_name = _by_name(ref), _by_name(cand)
     comp.missing = [n for n in ref_by_name if n not in cand_by_name]
     comp.new = [n for n in cand_by_name if n not in ref_by_name]
     comp.matched = [n for n in cand_by_name if n in ref_by_name]
     if comp.refused:
         return comp
-    runs = baseline_runs(ref)
-    comp.ref_runs = len(runs)
+    ref_runs = baseline_runs(ref)
+    cand_runs = list(zip(run_ids(cand), baseline_runs(cand)))
+    for i, doc in enumerate(extra_runs):
+        cand_runs += [(f"confirm{i + 1}", r) for r in baseline_runs(doc)]
+    comp.ref_runs, comp.cand_runs = len(ref_runs), len(run_ids(cand))
     for name in comp.matched:
         comp.verdicts.extend(
-            benchmark_verdicts(name, ref_by_name[name], cand_by_name[name], settings, ref_runs=runs)
+            benchmark_verdicts(name, ref_by_name[name], cand_by_name[name], settings, ref_runs, cand_runs)
         )
     comp.verdicts = control_false_alarms(comp.verdicts, settings.alpha)
     return comp
@@ -268,58 +306,36 @@ def benchmark_verdicts(
     ref_bench: Mapping,
     cand_bench: Mapping,
     settings: GateSettings,
-    only: Sequence[str] | None = None,
-    ref_runs: list[dict[str, dict[str, list[float]]]] | None = None,
+    ref_runs: Sequence[Mapping[str, Mapping[str, list[float]]]],
+    cand_runs: Sequence[tuple[str, Mapping[str, Mapping[str, list[float]]]]],
 ) -> list[Verdict]:
-    """Verdicts for every figure present on both sides (or only those named in ``only``); ``ref_runs``:
-    the baseline's runs (``baseline_runs``), for the spread between them. No false-alarm control here:
-    ``compare_runs`` applies it over the whole run."""
+    """Verdicts for every figure present on both sides, from the runs that hold it. No false-alarm
+    control here: ``compare_runs`` applies it over the whole comparison."""
     rf, cf = figures(ref_bench), figures(cand_bench)
-    declared = {**declared_min_effects(ref_bench), **declared_min_effects(cand_bench)}
+    per_round = per_round_figures(cand_bench)
+    notes = record_of(cand_bench).reading_notes
     out = []
-    for metric, (unit, hib, cand_samples) in cf.items():
-        if metric not in rf or (only is not None and metric not in only):
+    for metric, (unit, hib, _) in cf.items():
+        if metric not in rf:
             continue
-        per_run = runs_of_figure(ref_runs, name, metric) if ref_runs else []
-        pooled = [v for r in per_run for v in r] if per_run else rf[metric][2]
+        ref = [r[name][metric] for r in ref_runs if name in r and r[name].get(metric)]
+        held = [(rid, r[name][metric]) for rid, r in cand_runs if name in r and r[name].get(metric)]
         out.append(
             decide(
                 name,
                 metric,
                 unit,
                 hib,
-                pooled,
-                cand_samples,
-                min_effect=settings.min_effect_for(name, metric, declared.get(metric)),
-                alpha=settings.alpha,
-                min_samples=settings.min_samples,
-                ref_runs=per_run or None,
+                ref,
+                [s for _, s in held],
+                policy=settings.policy_for(name, metric),
+                per_round=metric in per_round,
+                cand_run_ids=[rid for rid, _ in held],
+                hint=notes[0] if notes else "",
             )
         )
     for metric in rf:
-        if metric not in cf and (only is None or metric in only):
+        if metric not in cf:
             unit, hib, _ = rf[metric]
             out.append(Verdict(name, metric, unit, hib, UNSURE, "recorded in the baseline, not in this run"))
     return out
-
-
-def confirm(verdict: Verdict, reruns: Sequence[Verdict | None]) -> Verdict:
-    """A SLOWER verdict stands only if every re-run is SLOWER too; ``None`` is a re-run that failed."""
-    if verdict.outcome != SLOWER or not reruns:
-        return verdict
-    n = len(reruns)
-    slower = sum(r is not None and r.outcome == SLOWER for r in reruns)
-    failed = sum(r is None for r in reruns)
-    if slower == n:
-        return verdict.with_outcome(SLOWER, f"{verdict.reason}; confirmed by {n} of {n} re-runs", n)
-    if failed:
-        return verdict.with_outcome(
-            UNSURE, f"{verdict.reason}; could not confirm: {failed} of {n} re-runs failed", n
-        )
-    if slower == 0:
-        return verdict.with_outcome(
-            SAME, f"did not reproduce in {n} re-runs (first run: {verdict.reason})", n
-        )
-    return verdict.with_outcome(
-        UNSURE, f"reproduced in only {slower} of {n} re-runs (first run: {verdict.reason})", n
-    )

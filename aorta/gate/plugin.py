@@ -1,18 +1,19 @@
-"""The regression gate inside pytest: save baselines, compare with one, confirm, exit codes.
+"""The regression gate inside pytest: fresh-process runs, save baselines, compare, confirm, exit codes.
 
-Hooks, in the order they run:
+The sample is the run (``aorta.gate.verdict``). Hooks, in the order they run:
 
 * ``pytest_configure``: options parsed once into ``GateOptions``; the baseline to compare with is found
   and validated now, before any benchmark runs (a bad one, or one from another GPU model or backend, is
   a usage error naming the file); so are the places the gate writes to, and gates under xdist (``-n``).
-* ``pytest_runtestloop`` (wrapper): after the main loop, with ``--aorta-confirm N``, benchmarks with a
-  SLOWER verdict are run N more times; their samples are kept apart from the run's own results: during a
-  re-run the benchmark fixtures hand their record to the gate (``aorta.plugin.hand_to_gate``) and record
-  nothing into pytest-benchmark or the results table.
-* ``pytest_sessionfinish``: the run's pytest-benchmark JSON is built through pytest-benchmark's own
-  hooks (with raw data, whether or not ``--benchmark-json`` was given), compared, saved; the exit code
-  becomes 10 (regression), 11 (different hardware), 12 (nothing compared) or 13 (baseline not saved)
-  only where pytest's own status is 0.
+* ``pytest_collection_modifyitems``: in a child run, the benchmark order of ``--aorta-order-seed`` and
+  the benchmarks of ``--aorta-only-file`` (``aorta.gate.fresh_runs``).
+* ``pytest_runtestloop``: with ``--aorta-runs N`` (N > 1) this process runs no benchmark itself: it runs
+  the same command N times in fresh processes (``aorta.gate.fresh_runs``) and keeps their JSON.
+* ``pytest_sessionfinish``: the candidate is this process's own run (built through pytest-benchmark's own
+  hooks, raw data included) or its children's runs; it is compared with the baseline's runs; benchmarks
+  with a suspected regression get ``--aorta-confirm`` more fresh-process runs and are judged again with
+  them; the runs are saved. The exit code becomes 10 (regression), 11 (different hardware), 12 (nothing
+  compared) or 13 (baseline not saved) only where pytest's own status is 0.
 * ``pytest_terminal_summary``: the header and the verdict table; no traceback.
 """
 
@@ -20,13 +21,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from aorta.gate import baseline as bl
+from aorta.gate import fresh_runs
 from aorta.gate.compare import (
     EXIT_CLEAN,
     EXIT_NOT_SAVED,
@@ -34,9 +35,7 @@ from aorta.gate.compare import (
     NOTHING_COMPARED,
     Comparison,
     GateSettings,
-    benchmark_verdicts,
     compare_runs,
-    confirm,
     machine_label,
     mismatch_reason,
     parse_alpha,
@@ -48,10 +47,12 @@ from aorta.gate.outputs import (
     write_outputs,
 )
 from aorta.gate.render import overall_exit, terminal_lines
-from aorta.gate.verdict import SLOWER
 from aorta.output_paths import OutputPathError, check_output_dir, check_output_file
 
 MAX_CONFIRM = 20
+MAX_RUNS = 20
+DEFAULT_GATE_RUNS = 3  # fresh-process runs of a gate outside torchrun: the run is the sample
+DEFAULT_CONFIRM = 2  # more fresh-process runs of each suspected regression before the verdict
 
 
 def _argtype(fn, option: str):
@@ -78,6 +79,37 @@ def parse_confirm(text: str) -> int:
     if not 0 <= n <= MAX_CONFIRM:
         raise ValueError(f"--aorta-confirm={text!r}: out of range; allowed 0 to {MAX_CONFIRM}")
     return n
+
+
+def parse_runs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(
+            f"--aorta-runs={text!r}: give a whole number of fresh-process runs, 1 to {MAX_RUNS}"
+        ) from None
+    if not 1 <= n <= MAX_RUNS:
+        raise ValueError(f"--aorta-runs={text!r}: out of range; allowed 1 to {MAX_RUNS}")
+    return n
+
+
+def parse_order_seed(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(
+            f"--aorta-order-seed={text!r}: give a whole number >= 0 (0: the collected order)"
+        ) from None
+    if n < 0:
+        raise ValueError(f"--aorta-order-seed={text!r}: out of range; allowed 0 and up")
+    return n
+
+
+def parse_max_mde(text: str) -> float:
+    value = parse_ratio("--aorta-max-mde", text)
+    if value <= 0:
+        raise ValueError(f"--aorta-max-mde={text!r}: must be above 0, e.g. 5%")
+    return value
 
 
 def parse_test_slowdown(text: str) -> float:
@@ -124,18 +156,49 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "any other difference refuses the comparison with exit 14",
     )
     g.addoption(
+        "--aorta-runs",
+        metavar="N",
+        type=_argtype(parse_runs, "--aorta-runs"),
+        default=None,
+        help=f"run the benchmarks in N fresh processes and judge (or save) their runs together; default "
+        f"{DEFAULT_GATE_RUNS} with --aorta-compare or --aorta-save-baseline, 1 otherwise and under torchrun",
+    )
+    g.addoption(
         "--aorta-confirm",
         metavar="N",
         type=_argtype(parse_confirm, "--aorta-confirm"),
+        default=None,
+        help=f"up to N more fresh-process runs of each benchmark with a suspected regression before the "
+        f"verdict (default {DEFAULT_CONFIRM} with --aorta-compare; 0 under torchrun)",
+    )
+    g.addoption(
+        "--aorta-max-mde",
+        metavar="RATIO",
+        type=_argtype(parse_max_mde, "--aorta-max-mde"),
+        default=None,
+        help="a figure whose minimum detectable effect on this machine exceeds RATIO is not gateable "
+        "(default 0.05 = 5%%)",
+    )
+    g.addoption(
+        "--aorta-order-seed",
+        metavar="N",
+        type=_argtype(parse_order_seed, "--aorta-order-seed"),
         default=0,
-        help="re-run SLOWER benchmarks N more times; SLOWER stands only if every re-run is SLOWER",
+        help="run the test files in a shuffled order fixed by N (0: as collected); fresh-process runs vary it",
+    )
+    g.addoption(
+        "--aorta-only-file",
+        metavar="PATH",
+        default=None,
+        help="run only the benchmarks whose node ids are listed in PATH, one a line (confirmation runs)",
     )
     g.addoption(
         "--aorta-min-effect",
         metavar="RATIO",
         type=_argtype(lambda t: parse_ratio("--aorta-min-effect", t), "--aorta-min-effect"),
         default=None,
-        help="smallest relative change that counts (default 0.03 = 3%%)",
+        help="smallest relative change worth a SLOWER verdict, a policy beside each figure's measured "
+        "noise (default 0.01 = 1%%)",
     )
     g.addoption(
         "--aorta-threshold",
@@ -185,11 +248,18 @@ class GateOptions:
     replace_baseline: bool
     compare_ref: str | None
     baseline_dir: Path
+    runs_root: Path  # fresh-process runs write under <runs_root>/<time>-<pid>/
     settings: GateSettings
     confirm: int
+    runs: int
     verdict_json: Path
     markdown: Path | None
     test_slowdown: float
+
+    @property
+    def orchestrates(self) -> bool:
+        """This process runs the benchmarks in child processes instead of itself."""
+        return self.runs > 1
 
 
 @dataclass
@@ -197,7 +267,8 @@ class GateState:
     baseline: dict | None = None
     baseline_path: Path | None = None
     baseline_runs: list | None = None  # the baseline's runs' samples (aorta.gate.samples.baseline_runs)
-    reruns: dict[str, list[dict | None]] = field(default_factory=dict)
+    runs_dir: Path | None = None  # where the fresh-process runs write their JSON and logs
+    children: list[fresh_runs.ChildRun] = field(default_factory=list)
     comparison: Comparison | None = None
     lines: list[str] = field(default_factory=list)
 
@@ -208,6 +279,26 @@ GATE_STATE = pytest.StashKey[GateState]()
 
 def _rank() -> int:
     return int(os.environ.get("RANK", "0") or 0)
+
+
+def _runs_and_confirm(config: pytest.Config, gating: bool, comparing: bool) -> tuple[int, int]:
+    """``--aorta-runs`` and ``--aorta-confirm`` as given, else their defaults for this process."""
+    runs, confirm = config.getoption("aorta_runs"), config.getoption("aorta_confirm")
+    multi_rank = int(os.environ.get("WORLD_SIZE", "1") or 1) > 1
+    nested = multi_rank or bool(os.environ.get(fresh_runs.CHILD_ENV))  # never starts runs of its own
+    if multi_rank:
+        for flag, value in (("--aorta-runs", runs), ("--aorta-confirm", confirm)):
+            if value is not None and value > (1 if flag == "--aorta-runs" else 0):
+                raise pytest.UsageError(
+                    f"{flag}={value} under torchrun: fresh-process runs are started by the gate outside "
+                    "torchrun; launch torchrun once per run instead (saving to a baseline adds a run; "
+                    "'aorta compare BASELINE.json RUN1.json RUN2.json ...' judges several runs together)"
+                )
+    if runs is None:
+        runs = DEFAULT_GATE_RUNS if gating and not nested else 1
+    if confirm is None:
+        confirm = DEFAULT_CONFIRM if comparing and not nested else 0
+    return runs, confirm
 
 
 def _settings(config: pytest.Config) -> GateSettings:
@@ -225,6 +316,8 @@ def _settings(config: pytest.Config) -> GateSettings:
         kw["min_effect"] = config.getoption("aorta_min_effect")
     if config.getoption("aorta_alpha") is not None:
         kw["alpha"] = config.getoption("aorta_alpha")
+    if config.getoption("aorta_max_mde") is not None:
+        kw["max_mde"] = config.getoption("aorta_max_mde")
     return GateSettings(**kw)
 
 
@@ -327,13 +420,17 @@ def _refuse_settings_diff(config: pytest.Config, state: GateState) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     root = Path(str(config.rootpath))
     bdir = config.getoption("aorta_baseline_dir")
+    compare_ref, save_name = config.getoption("aorta_compare"), config.getoption("aorta_save_baseline")
+    runs, confirm = _runs_and_confirm(config, bool(compare_ref or save_name), bool(compare_ref))
     opts = GateOptions(
-        save_name=config.getoption("aorta_save_baseline"),
+        save_name=save_name,
         replace_baseline=config.getoption("aorta_replace_baseline"),
-        compare_ref=config.getoption("aorta_compare"),
+        compare_ref=compare_ref,
         baseline_dir=Path(bdir) if bdir else root / ".aorta" / "baselines",
+        runs_root=root / ".aorta" / "runs",
         settings=_settings(config),
-        confirm=config.getoption("aorta_confirm"),
+        confirm=confirm,
+        runs=runs,
         verdict_json=Path(config.getoption("aorta_verdict_json") or root / DEFAULT_VERDICT_JSON),
         markdown=Path(config.getoption("aorta_markdown")) if config.getoption("aorta_markdown") else None,
         test_slowdown=config.getoption("aorta_test_slowdown") or 0.0,
@@ -384,79 +481,87 @@ def build_run(config: pytest.Config) -> dict | None:
     return run
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtestloop(session: pytest.Session):
-    yield
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A fresh-process run's order (``--aorta-order-seed``) and benchmarks (``--aorta-only-file``)."""
+    only_file = config.getoption("aorta_only_file")
+    if only_file:
+        try:
+            wanted = {line.strip() for line in Path(only_file).read_text().splitlines() if line.strip()}
+        except OSError as exc:
+            raise pytest.UsageError(
+                f"--aorta-only-file={only_file}: cannot be read ({exc.strerror})"
+            ) from None
+        dropped = [i for i in items if i.nodeid not in wanted]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [i for i in items if i.nodeid in wanted]
+    seed = config.getoption("aorta_order_seed")
+    if seed:
+        order = fresh_runs.order_items([i.nodeid for i in items], seed)
+        items[:] = [items[k] for k in order]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool | None:
+    """With ``--aorta-runs N`` (N > 1): the same command in N fresh processes instead of the benchmarks here."""
     config = session.config
     opts, state = config.stash.get(GATE_OPTIONS, None), config.stash.get(GATE_STATE, None)
-    if opts is None or state is None or not opts.confirm or session.testsfailed or session.shouldstop:
-        return
-    baseline = state.baseline
-    if baseline is None:
-        return
-    run = {"benchmarks": _bench_dicts(config)}
-    ref = {b["fullname"]: b for b in baseline["benchmarks"]}
-    slower = {
-        b["fullname"]
-        for b in run["benchmarks"]
-        if b["fullname"] in ref
-        and any(
-            v.outcome == SLOWER
-            for v in benchmark_verdicts(
-                b["fullname"], ref[b["fullname"]], b, opts.settings, ref_runs=state.baseline_runs
-            )
-        )
-    }
-    items = {item.nodeid: item for item in session.items}
-    for name in sorted(slower):
-        if name in items:
-            state.reruns[name] = [_rerun(items[name]) for _ in range(opts.confirm)]
-
-
-def _rerun(item: pytest.Item) -> dict | None:
-    """Run ``item`` once more; its record comes back here and never reaches the run's own results."""
-    from _pytest.runner import runtestprotocol
-    from pytest_benchmark.logger import PytestBenchmarkWarning
-
-    from aorta.plugin import CONFIRMATION_RUNS
-
-    records: list[dict] = []
-    item.stash[CONFIRMATION_RUNS] = records
-    try:
-        with (
-            warnings.catch_warnings()
-        ):  # the fixture is left unused on purpose: nothing goes to pytest-benchmark
-            warnings.filterwarnings("ignore", "Benchmark fixture was not used", PytestBenchmarkWarning)
-            reports = runtestprotocol(item, nextitem=None, log=False)
-    finally:
-        del item.stash[CONFIRMATION_RUNS]
-    if any(r.failed for r in reports) or len(records) != 1:
+    if opts is None or state is None or not opts.orchestrates or session.config.option.collectonly:
         return None
-    return records[0]
+    if not session.items:
+        return None  # pytest says "no tests ran" itself
+    state.runs_dir = fresh_runs.runs_dir(opts.runs_root)
+    state.children = fresh_runs.run_children(
+        config.invocation_params.args,
+        cwd=config.invocation_params.dir,
+        out_dir=state.runs_dir,
+        count=opts.runs,
+        say=_say(config),
+    )
+    return True
 
 
-def _apply_confirmation(comp: Comparison, baseline: dict, state: GateState, opts: GateOptions) -> None:
-    ref = {b["fullname"]: b for b in baseline["benchmarks"]}
-    out = []
-    for v in comp.verdicts:
-        reruns = state.reruns.get(v.benchmark)
-        if v.outcome == SLOWER and reruns:
-            again = [
-                None
-                if r is None
-                else benchmark_verdicts(
-                    v.benchmark,
-                    ref[v.benchmark],
-                    r,
-                    opts.settings,
-                    only=[v.metric],
-                    ref_runs=state.baseline_runs,
-                )[0]
-                for r in reruns
-            ]
-            v = confirm(v, again)
-        out.append(v)
-    comp.verdicts = out
+def _say(config: pytest.Config):
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+
+    def say(line: str) -> None:
+        if tr is not None:
+            tr.write_line(line)
+
+    return say
+
+
+def _candidate(config: pytest.Config, opts: GateOptions, state: GateState) -> dict | None:
+    """The run to judge and save: this process's own, or its fresh-process runs as one document."""
+    if not opts.orchestrates:
+        return build_run(config)
+    if not state.children or not all(c.ok for c in state.children):
+        return None
+    docs = [bl.load_run(c.json_path) for c in state.children]
+    return bl.combine_runs(docs, [f"run{k + 1}" for k in range(len(docs))])
+
+
+def _confirm(config: pytest.Config, opts: GateOptions, state: GateState, comp: Comparison) -> list[dict]:
+    """Up to ``opts.confirm`` more fresh-process runs of the suspects; their documents (none if none ran)."""
+    suspects = comp.suspects() if opts.confirm and _rank() == 0 else []
+    if not suspects:
+        return []
+    state.runs_dir = state.runs_dir or fresh_runs.runs_dir(opts.runs_root)
+    _say(config)(
+        f"aorta gate: {len(suspects)} suspected regression(s): {opts.confirm} confirmation run(s) of them"
+    )
+    done = fresh_runs.run_children(
+        config.invocation_params.args,
+        cwd=config.invocation_params.dir,
+        out_dir=state.runs_dir,
+        count=opts.confirm,
+        kind="confirm",
+        first_seed=opts.runs + 1,
+        only=suspects,
+        say=_say(config),
+    )
+    state.children += done
+    return [bl.load_run(c.json_path) for c in done if c.ok]
 
 
 @pytest.hookimpl(trylast=True)
@@ -465,7 +570,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     opts, state = config.stash.get(GATE_OPTIONS, None), config.stash.get(GATE_STATE, None)
     if opts is None or state is None or not (opts.save_name or opts.compare_ref):
         return
-    run = build_run(config)
+    failed = next((c for c in state.children if not c.ok), None)
+    run = None if failed else _candidate(config, opts, state)
+    if failed is not None:
+        state.lines.append(
+            f"aorta gate: {failed.label} failed (exit {failed.exit_code}): nothing compared or saved; "
+            f"its output: {failed.log_path}"
+        )
+        if int(exitstatus) == 0:
+            session.exitstatus = failed.exit_code or int(pytest.ExitCode.TESTS_FAILED)
+        return
     if run is None:
         state.lines.append(
             f"aorta gate: {NOTHING_COMPARED}: benchmarks are disabled in this run, nothing saved"
@@ -475,18 +589,28 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     if not run["benchmarks"]:
         state.lines.append("aorta gate: no benchmark results in this run")
+    if opts.orchestrates:
+        _write_combined(config, run, state)
     code = EXIT_CLEAN
     baseline = state.baseline
     if baseline is not None:
-        comp = compare_runs(
-            baseline,
-            run,
-            opts.settings,
-            ref_label=_label(baseline, state.baseline_path),
-            cand_label="this run",
-        )
-        if state.reruns:
-            _apply_confirmation(comp, baseline, state, opts)
+        label = f"this run ({opts.runs} fresh processes)" if opts.orchestrates else "this run"
+        ref_label = _label(baseline, state.baseline_path)
+        comp = compare_runs(baseline, run, opts.settings, ref_label=ref_label, cand_label=label)
+        if int(exitstatus) == 0 and not comp.refused:
+            extra = _confirm(config, opts, state, comp)
+            failed = next((c for c in state.children if not c.ok), None)
+            if failed is not None:
+                state.lines.append(
+                    f"aorta gate: {failed.label} failed (exit {failed.exit_code}): no verdict; its output: "
+                    f"{failed.log_path}"
+                )
+                session.exitstatus = failed.exit_code or int(pytest.ExitCode.TESTS_FAILED)
+                return
+            if extra:
+                comp = compare_runs(
+                    baseline, run, opts.settings, ref_label=ref_label, cand_label=label, extra_runs=extra
+                )
         state.comparison = comp
         code = overall_exit([comp])
         state.lines += terminal_lines(comp, verbose=config.getoption("verbose") > 0)
@@ -504,6 +628,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         code = code or (EXIT_CLEAN if saved else EXIT_NOT_SAVED)
     if int(exitstatus) == 0 and code:
         session.exitstatus = code  # pytest's own codes (failed tests, usage) take precedence
+
+
+def _write_combined(config: pytest.Config, run: dict, state: GateState) -> None:
+    """``--benchmark-json PATH`` of a run in fresh processes: their runs as one document (this process ran
+    no benchmark, so pytest-benchmark writes nothing there)."""
+    from aorta.record import write_json_atomic
+
+    path = config.getoption("benchmark_json", None)
+    target = Path(getattr(path, "name", path)) if path else None
+    if target is not None:
+        write_json_atomic(target, run)
+        state.lines.append(
+            f"aorta gate: the {len(run.get('aorta_runs') or [])} runs as one document: {target}"
+        )
 
 
 def _label(baseline: dict, baseline_path: Path | None) -> str:
@@ -537,7 +675,13 @@ def _save(
     }
     try:
         path, n_runs = bl.save_baseline(
-            run, opts.baseline_dir, save_name, resolved, replace=opts.replace_baseline
+            run,
+            opts.baseline_dir,
+            save_name,
+            resolved,
+            replace=opts.replace_baseline,
+            settings=opts.settings,
+            planned_runs=DEFAULT_GATE_RUNS,
         )
     except (OSError, bl.BaselineError) as exc:
         return (
@@ -545,11 +689,16 @@ def _save(
             f"-> exit {EXIT_NOT_SAVED}"
         ), False
     runs = (
-        "1 run: save it again (a separate process) to give the gate the spread between runs"
+        "1 run: save it again, or with --aorta-runs N, to give the gate the noise between runs"
         if n_runs == 1
         else f"{n_runs} runs"
     )
-    return f"baseline {save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks, {runs})", True
+    profile = (bl.load_run(path).get("aorta_baseline") or {}).get("noise_profile") or {}
+    noise = (
+        f"; noise profile: {profile.get('gateable', 0)} figure(s) gateable, {profile.get('not_gateable', 0)} not "
+        f"(MDE over {opts.settings.max_mde * 100:.3g}% with {DEFAULT_GATE_RUNS} candidate runs, or unknown)"
+    )
+    return f"baseline {save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks, {runs}){noise}", True
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

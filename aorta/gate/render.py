@@ -13,10 +13,10 @@ from aorta.gate.compare import (
     NOTHING_COMPARED,
     Comparison,
 )
-from aorta.gate.verdict import SAME
+from aorta.gate.verdict import NOT_GATEABLE, SAME
 from aorta.table import format_table
 
-VERDICT_SCHEMA = 1
+VERDICT_SCHEMA = 2  # 2: run-level verdicts (interval, MDE, runs used, not gateable)
 EXIT_MEANINGS = {
     EXIT_CLEAN: "clean",
     EXIT_REGRESSION: "regression: a SLOWER verdict",
@@ -44,12 +44,16 @@ def header_lines(comp: Comparison) -> list[str]:
         if comp.ref_machine == comp.cand_machine
         else f"machine: {comp.ref_machine} -> {comp.cand_machine}",
         f"stack: {stack_line(comp)}",
-        f"baseline runs: {comp.ref_runs}"
+        f"runs (the sample): baseline {comp.ref_runs}, this run {comp.cand_runs}"
         + (
-            " (one process: the spread between runs is not known; save the baseline again to add a run)"
+            " (one baseline run: the noise between runs comes from this run's alone; save the baseline "
+            "with --aorta-runs N)"
             if comp.ref_runs == 1
-            else " (a SLOWER verdict must exceed the spread between them)"
+            else ""
         ),
+        f"gate: alpha {comp.settings.alpha:g}, a figure is gateable where its MDE (the change caught with "
+        f"probability {comp.settings.power:g}) is at most {comp.settings.max_mde * 100:.3g}%; minimum effect "
+        f"{comp.settings.min_effect * 100:.3g}%",
     ]
     if comp.env:
         lines.append("env differs: " + ", ".join(f"{k} {_v(a)} -> {_v(b)}" for k, a, b in comp.env))
@@ -86,26 +90,46 @@ def short_name(fullname: str) -> str:
     return f"{path.rsplit('/', 1)[-1]}{sep}{rest}"
 
 
+def _interval(v) -> str:
+    return "n/a" if v.ci_low is None else f"{_pct(v.ci_low)} .. {_pct(v.ci_high)}"
+
+
+def _mde(v) -> str:
+    return "n/a" if v.mde is None else f"{v.mde * 100:.2g}%"
+
+
+def shown(comp: Comparison, *, all_rows: bool) -> list:
+    """The verdicts with a row: all, or those that are not SAME (NOT_GATEABLE ones are listed apart)."""
+    return [v for v in comp.verdicts if all_rows or (v.notable and v.outcome != NOT_GATEABLE)]
+
+
 def verdict_rows(comp: Comparison, *, all_rows: bool) -> list[list[str]]:
-    rows = []
-    for v in comp.verdicts:
-        if not all_rows and not v.notable:
-            continue
-        rows.append(
-            [
-                short_name(v.benchmark),
-                v.metric,
-                f"{_num(v.ref_median)} {v.unit}".strip(),
-                f"{_num(v.cand_median)} {v.unit}".strip(),
-                _pct(v.change_ratio),
-                _p(v.p_value),
-                v.outcome,
-            ]
-        )
-    return rows
+    return [
+        [
+            short_name(v.benchmark),
+            v.metric,
+            f"{_num(v.ref_value)} {v.unit}".strip(),
+            f"{_num(v.cand_value)} {v.unit}".strip(),
+            _pct(v.change_ratio),
+            _interval(v),
+            _mde(v),
+            f"{v.ref_runs}/{v.cand_runs}",
+            _p(v.p_value),
+            v.outcome,
+        ]
+        for v in shown(comp, all_rows=all_rows)
+    ]
 
 
-HEADERS = ["benchmark", "metric", "baseline median", "this run median", "change", "p", "verdict"]
+HEADERS = ["benchmark", "metric", "baseline", "this run", "change", "interval", "MDE", "runs", "p", "verdict"]
+
+
+def not_gateable_lines(comp: Comparison) -> list[str]:
+    out = []
+    for v in comp.not_gateable():
+        value = "" if v.cand_value is None else f" {_num(v.cand_value)} {v.unit}".rstrip()
+        out.append(f"  {short_name(v.benchmark)} [{v.metric}]{value}, MDE {_mde(v)}: {v.reason}")
+    return out
 
 
 def terminal_lines(comp: Comparison, *, verbose: bool = False) -> list[str]:
@@ -120,9 +144,12 @@ def terminal_lines(comp: Comparison, *, verbose: bool = False) -> list[str]:
     hidden = sum(not v.notable for v in comp.verdicts)
     if hidden and not verbose:
         lines.append(f"({hidden} SAME verdict(s) not shown; -v shows all)")
-    for v in comp.verdicts:
-        if v.notable or verbose:
-            lines.append(f"  {short_name(v.benchmark)} [{v.metric}]: {v.outcome}: {v.reason}")
+    for v in shown(comp, all_rows=verbose):
+        lines.append(f"  {short_name(v.benchmark)} [{v.metric}]: {v.outcome}: {v.reason}")
+    ng = not_gateable_lines(comp)
+    if ng:
+        lines.append(f"not gateable on this machine ({len(ng)}): reported, never SLOWER or FASTER")
+        lines += ng
     lines += [f"not in baseline (new in this run): {n}" for n in comp.new]
     lines += [f"missing from this run (in the baseline): {n}" for n in comp.missing]
     lines.append(f"verdict: {comp.summary()} -> exit {comp.exit_code} ({EXIT_MEANINGS[comp.exit_code]})")
@@ -151,14 +178,29 @@ def markdown(comps: Sequence[Comparison]) -> str:
         if rows:
             out.append("| " + " | ".join(HEADERS + ["why"]) + " |")
             out.append("|" + "---|" * (len(HEADERS) + 1))
-            reasons = [v.reason for v in comp.verdicts if v.notable]
+            reasons = [v.reason for v in shown(comp, all_rows=False)]
             for row, why in zip(rows, reasons):
                 out.append("| " + " | ".join(c.replace("|", "\\|") for c in [*row, why]) + " |")
             out.append("")
         elif comp.nothing_compared:
             out.append(f"**{NOTHING_COMPARED}**: no benchmark of this run is in the baseline.\n")
         else:
-            out.append(f"All {comp.count(SAME)} figures SAME.\n")
+            out.append(f"All {comp.count(SAME)} gateable figures SAME.\n")
+        ng = comp.not_gateable()
+        if ng:
+            out.append(f"<details><summary>Not gateable on this machine: {len(ng)}</summary>\n")
+            out.append("| benchmark | metric | this run | MDE | why |")
+            out.append("|---|---|---|---|---|")
+            for v in ng:
+                row = [
+                    short_name(v.benchmark),
+                    v.metric,
+                    f"{_num(v.cand_value)} {v.unit}".strip(),
+                    _mde(v),
+                    v.reason,
+                ]
+                out.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+            out.append("\n</details>\n")
         for n in comp.new:
             out.append(f"- not in baseline (new in this run): `{n}`")
         for n in comp.missing:
@@ -189,6 +231,23 @@ def verdict_document(comps: Sequence[Comparison], exit_code: int) -> dict:
                 "compared": c.matched,
                 "new": c.new,
                 "missing": c.missing,
+                "runs": {"baseline": c.ref_runs, "candidate": c.cand_runs},
+                "settings": {
+                    "alpha": c.settings.alpha,
+                    "power": c.settings.power,
+                    "max_mde": c.settings.max_mde,
+                    "min_effect": c.settings.min_effect,
+                },
+                "not_gateable": [
+                    {
+                        "benchmark": v.benchmark,
+                        "metric": v.metric,
+                        "value": v.cand_value,
+                        "mde": v.mde,
+                        "reason": v.reason,
+                    }
+                    for v in c.not_gateable()
+                ],
                 "verdicts": [v.as_dict() for v in c.verdicts],
             }
             for c in comps

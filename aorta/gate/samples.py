@@ -1,10 +1,14 @@
-"""The samples the gate judges, from a run and from a baseline's several runs (pure: no torch).
+"""The samples the gate judges, run by run (pure: no torch).
 
 A figure's samples are device time per round (``device_ms``) and each judged metric's per-round (or
-per-step) samples; a metric with one value per run gives that one value. A baseline saved more than once
-(``--aorta-save-baseline NAME`` again) keeps every run's samples in ``aorta_baseline["runs"]``, each
-``{"saved_at", "stack", "benchmarks": {fullname: {figure: [samples]}}}``: the gate pools them for the
-within-run test and uses the spread between them for the across-process check.
+per-step) samples; a metric with one value per run gives that one value. The sample the gate judges is
+the run (``aorta.gate.verdict``), so documents keep their runs apart:
+
+* a baseline keeps every saved run in ``aorta_baseline["runs"]``;
+* a candidate of several fresh processes (``--aorta-runs N``) keeps them in ``aorta_runs``;
+* any other run file is one run.
+
+Each stored run is ``{"id", "saved_at", "stack", "machine", "benchmarks": {fullname: {figure: [samples]}}}``.
 """
 
 from __future__ import annotations
@@ -13,12 +17,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from aorta.gate.machines import machine_label
 from aorta.metric import Metric
 from aorta.record import RecordError, record_of
 
 DEVICE_TIME = "device_ms"  # the name device time per iteration goes by in verdicts and thresholds
 RUNS_KEY = "runs"
-MAX_BASELINE_RUNS = 10  # the oldest runs are dropped past this (the save line says so)
+CANDIDATE_RUNS_KEY = "aorta_runs"  # a candidate's fresh-process runs, in the document the gate writes
+MAX_BASELINE_RUNS = 20  # the oldest runs are dropped past this (the save line says so)
 
 FigureSamples = dict[str, list[float]]  # figure -> samples, for one benchmark of one run
 
@@ -42,9 +48,9 @@ def metric_samples(metric: Metric) -> list[float]:
     return [] if metric.value is None else [float(metric.value)]
 
 
-def declared_min_effects(bench: Mapping) -> dict[str, float]:
-    """Noise floors a benchmark declared for its figures (name -> ratio; device time's as ``device_ms``)."""
-    return record_of(bench).noise_floors()
+def per_round_figures(bench: Mapping) -> set[str]:
+    """Figures with one sample per round or step (device time always); the rest have one value per run."""
+    return {DEVICE_TIME} | {n for n, m in record_of(bench).metrics.items() if m.judged and m.samples}
 
 
 def figures(bench: Mapping) -> dict[str, tuple[str, bool, list[float]]]:
@@ -58,11 +64,14 @@ def figures(bench: Mapping) -> dict[str, tuple[str, bool, list[float]]]:
 
 
 # ------------------------------------------------------------------------------ a baseline's runs
-def run_entry(run: Mapping, saved_at: str, stack: Mapping) -> dict[str, Any]:
-    """One run's samples as a baseline keeps them, by benchmark fullname and figure."""
+def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> dict[str, Any]:
+    """One run's samples as a baseline keeps them, by benchmark fullname and figure, with the machine it
+    ran on (its GPU model and count, and the host)."""
     return {
+        "id": run_id or saved_at,
         "saved_at": saved_at,
         "stack": dict(stack),
+        "machine": {"model": machine_label(run), "host": (run.get("machine_info") or {}).get("node")},
         "benchmarks": {
             b["fullname"]: {name: samples for name, (_, _, samples) in figures(b).items()}
             for b in run.get("benchmarks", ())
@@ -70,33 +79,64 @@ def run_entry(run: Mapping, saved_at: str, stack: Mapping) -> dict[str, Any]:
     }
 
 
-def baseline_runs(doc: Mapping) -> list[dict[str, FigureSamples]]:
-    """The baseline's runs, oldest first, each ``{fullname: {figure: samples}}``; a document without
-    ``aorta_baseline["runs"]`` (an older baseline, or a plain run file) is one run. ``RecordError`` names
-    the field when a stored sample is not a finite number."""
-    stored = (doc.get("aorta_baseline") or {}).get(RUNS_KEY)
+def stored_runs(doc: Mapping) -> list:
+    """The run entries a document keeps (a baseline's, or a multi-run candidate's); [] for a plain run."""
+    return list((doc.get("aorta_baseline") or {}).get(RUNS_KEY) or doc.get(CANDIDATE_RUNS_KEY) or [])
+
+
+def run_ids(doc: Mapping) -> list[str]:
+    """The ids of a document's runs, in ``baseline_runs`` order (``run1`` ... where none was stored)."""
+    stored = stored_runs(doc)
     if not stored:
-        return [
-            {b["fullname"]: {n: s for n, (_, _, s) in figures(b).items()} for b in doc.get("benchmarks", ())}
-        ]
+        return ["run1"]
+    return [
+        str(e.get("id") or f"run{i + 1}") if isinstance(e, Mapping) else f"run{i + 1}"
+        for i, e in enumerate(stored)
+    ]
+
+
+def baseline_runs(doc: Mapping, source: str = "") -> list[dict[str, FigureSamples]]:
+    """A document's runs, oldest first, each ``{fullname: {figure: samples}}``; a document without stored
+    runs (an older baseline, or a plain run file) is one run. ``RecordError`` names the file (``source``),
+    the run and the field when a stored sample is not a finite number, or a device time is negative."""
+    stored = stored_runs(doc)
+    where = f"{source}: " if source else ""
+    if not stored:
+        one: dict[str, FigureSamples] = {
+            b["fullname"]: {n: s for n, (_, _, s) in figures(b).items()} for b in doc.get("benchmarks", ())
+        }
+        for fullname, figs in one.items():
+            _check(figs, f"{where}benchmarks[{fullname!r}]")
+        return [one]
     out = []
     for i, entry in enumerate(stored):
+        key = "aorta_baseline.runs" if (doc.get("aorta_baseline") or {}).get(RUNS_KEY) else CANDIDATE_RUNS_KEY
         benches = entry.get("benchmarks") if isinstance(entry, Mapping) else None
         if not isinstance(benches, Mapping):
-            raise RecordError(f"aorta_baseline.runs[{i}].benchmarks: missing or not a mapping")
+            raise RecordError(f"{where}{key}[{i}].benchmarks: missing or not a mapping")
         run: dict[str, FigureSamples] = {}
         for fullname, figs in benches.items():
+            at = f"{where}{key}[{i}] (run {i + 1} of {len(stored)}).benchmarks[{fullname!r}]"
             run[fullname] = {}
             for name, samples in (figs or {}).items():
-                at = f"aorta_baseline.runs[{i}].benchmarks[{fullname!r}].{name}"
                 if not isinstance(samples, list) or not all(
-                    isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                    for v in samples
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in samples
                 ):
-                    raise RecordError(f"{at}: expected a list of finite numbers")
+                    raise RecordError(f"{at}.{name}: expected a list of finite numbers")
                 run[fullname][name] = [float(v) for v in samples]
+            _check(run[fullname], at)
         out.append(run)
     return out
+
+
+def _check(figs: FigureSamples, at: str) -> None:
+    """Refuse what no verdict can be built on: non-finite samples, negative device times."""
+    for name, samples in figs.items():
+        for v in samples:
+            if not math.isfinite(v):
+                raise RecordError(f"{at}.{name}: {v!r} is not a finite number")
+            if name == DEVICE_TIME and v < 0:
+                raise RecordError(f"{at}.{name}: {v!r}: a device time cannot be negative")
 
 
 def runs_of_figure(runs: list[dict[str, FigureSamples]], fullname: str, figure: str) -> list[list[float]]:

@@ -1,61 +1,74 @@
-"""Statistical verdicts on raw per-round samples (pure: no torch; the tests are scipy's).
+"""Run-level verdicts: one figure of one benchmark, the baseline's runs against the candidate's (pure).
 
-A verdict compares a baseline's samples with a candidate's for one figure of one benchmark:
+The sample is the run (see ``aorta.gate.noise``): each run's figure is the median of its rounds, and the
+gate compares the baseline's run figures with the candidate's on a log scale, with a two-sided Student t
+test (pooled between-run noise, ``df = m + n - 2``; quantiles from ``scipy.stats``). Rounds only estimate
+their own run's figure, so a process-to-process shift that a rounds-as-samples test would flag is, here,
+just one more run.
 
-* a two-sided Mann-Whitney U test on the raw samples (``scipy.stats.mannwhitneyu``, ``method="auto"``),
-* the relative change of the medians, which must reach a minimum effect (default 3%), and
-* where the baseline holds several runs (separate processes), the spread between those runs: a change that
-  stays within how far the baseline's own runs differed is not a regression of the new stack.
+Outcomes, in the order they are decided:
 
-FASTER / SLOWER need all three, in the figure's direction (lower device time is better; higher TFLOP/s is
-better). A change below the minimum effect, or no change at all, is SAME whatever p says. Everything else
-is UNSURE with the reason. Across the many figures of one run, false alarms are controlled afterwards by
-``control_false_alarms`` (Benjamini-Hochberg over every test of the run).
+* UNSURE: nothing to compare (no runs on a side), or a per-round figure from a run with fewer than
+  ``min_samples`` rounds ("too few samples").
+* NOT_GATEABLE: the figure's minimum detectable effect (MDE, ``aorta.gate.noise.mde``) with these runs
+  exceeds ``max_mde``, the between-run noise is unknown (one run on each side), or a value is not
+  positive. Reported with its value and MDE, never SLOWER or FASTER.
+* SAME: no change, a change the test does not find (the figure is gateable, so a change of its MDE or more
+  would have been found with probability ``power``: a power-based SAME), or a significant change smaller
+  than ``min_effect`` (a policy: the smallest change worth a red).
+* UNSURE: not significant but suggestive (p below ``SUSPECT_P``): worth more runs (``--aorta-confirm``).
+* SLOWER / FASTER: significant at ``alpha`` and at least ``min_effect``, in the figure's direction.
 
-A figure that has one value per run (no per-round samples) cannot be tested within a run: it is judged by
-drift across the baseline's runs (SLOWER only when worse than every one of at least two baseline runs by
-more than their spread and the minimum effect), and is UNSURE while the baseline holds a single run.
+Across the many figures of one comparison, ``control_false_alarms`` (Benjamini-Hochberg over every tested
+figure) turns a SLOWER / FASTER whose adjusted p reaches ``alpha`` into UNSURE.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scipy import stats as sps
 
-from aorta import stats
+from aorta.gate.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, mde, pooled_noise, run_value
 
-FASTER, SLOWER, SAME, UNSURE = "FASTER", "SLOWER", "SAME", "UNSURE"
-OUTCOMES = (FASTER, SLOWER, SAME, UNSURE)
-DEFAULT_MIN_EFFECT = 0.03
+FASTER, SLOWER, SAME, UNSURE, NOT_GATEABLE = "FASTER", "SLOWER", "SAME", "UNSURE", "NOT_GATEABLE"
+OUTCOMES = (FASTER, SLOWER, SAME, UNSURE, NOT_GATEABLE)
+DEFAULT_MIN_EFFECT = 0.01  # policy: a significant change under 1% is not worth a red
 DEFAULT_ALPHA = 0.01
-DEFAULT_MIN_SAMPLES = 5
-MIN_DRIFT_RUNS = 2  # baseline runs needed to judge a figure that has one value per run
+DEFAULT_MIN_SAMPLES = 5  # rounds a run needs for its median to be its figure
+SUSPECT_P = 0.05  # not significant, but worth confirming with more runs
 
 
 @dataclass(frozen=True)
-class MannWhitney:
-    u: float  # U of the first sample
-    p_value: float
+class Policy:
+    """How a figure is judged. ``alpha``: two-sided significance; ``power`` and ``max_mde``: a figure is
+    gateable where a change of ``max_mde`` would be caught with probability ``power``."""
 
+    alpha: float = DEFAULT_ALPHA
+    power: float = DEFAULT_POWER
+    max_mde: float = DEFAULT_MAX_MDE
+    min_effect: float = DEFAULT_MIN_EFFECT
+    min_samples: int = DEFAULT_MIN_SAMPLES
 
-def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> MannWhitney:
-    """Two-sided Mann-Whitney U test of ``x`` against ``y`` (scipy, ``method="auto"``); raises on an empty
-    side. Samples that are all one value carry no evidence of a difference: p = 1."""
-    if not x or not y:
-        raise ValueError(f"Mann-Whitney U needs samples on both sides, got {len(x)} and {len(y)}")
-    if len({*x, *y}) == 1:
-        return MannWhitney(len(x) * len(y) / 2.0, 1.0)
-    res = sps.mannwhitneyu(list(x), list(y), alternative="two-sided", method="auto")
-    return MannWhitney(float(res.statistic), float(min(1.0, res.pvalue)))
+    def __post_init__(self) -> None:
+        if not 0.0 < self.alpha < 1.0:
+            raise ValueError(f"alpha must be strictly between 0 and 1, got {self.alpha}")
+        if not 0.5 <= self.power < 1.0:
+            raise ValueError(f"power must be in [0.5, 1), got {self.power}")
+        if self.min_effect < 0 or self.max_mde <= 0:
+            raise ValueError(
+                f"min_effect must be >= 0 and max_mde > 0, got {self.min_effect}, {self.max_mde}"
+            )
+        if self.min_samples < 1:
+            raise ValueError(f"min_samples must be >= 1, got {self.min_samples}")
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """One figure of one benchmark, baseline vs candidate; ``sentence()`` says why."""
+    """One figure of one benchmark, baseline runs vs candidate runs; ``sentence()`` says why."""
 
     benchmark: str
     metric: str
@@ -63,43 +76,47 @@ class Verdict:
     higher_is_better: bool
     outcome: str
     reason: str
-    ref_median: float | None = None
-    cand_median: float | None = None
-    change_ratio: float | None = None  # (candidate - baseline) / baseline, of the medians
+    ref_value: float | None = None  # geometric mean of the baseline's run figures
+    cand_value: float | None = None  # geometric mean of the candidate's run figures
+    change_ratio: float | None = None  # cand_value / ref_value - 1
+    ci_low: float | None = None  # the change's (1 - alpha) interval, as ratios
+    ci_high: float | None = None
+    mde: float | None = None  # minimum detectable effect with these runs, on this machine
+    noise_sigma: float | None = None  # between-run SD of the log run figures
     p_value: float | None = None
-    n_ref: int = 0
-    n_cand: int = 0
+    p_adjusted: float | None = None  # after false-alarm control over every test of the comparison
+    ref_runs: int = 0
+    cand_runs: int = 0
+    cand_run_ids: tuple[str, ...] = field(default=())  # which candidate runs the verdict used
     min_effect: float = DEFAULT_MIN_EFFECT
-    reruns: int = 0  # confirmation re-runs behind this verdict (--aorta-confirm)
-    ref_runs: int = 1  # separate runs (processes) the baseline's samples come from
-    run_spread_ratio: float | None = None  # (max - min) of the baseline runs' medians / baseline median
-    p_adjusted: float | None = None  # after false-alarm control over every test of the run
 
     @property
     def notable(self) -> bool:
-        """Worth a line of its own: anything but SAME, or a SAME that a confirmation decided."""
-        return self.outcome != SAME or self.reruns > 0
+        """Worth a line of its own: anything but SAME."""
+        return self.outcome != SAME
+
+    @property
+    def gateable(self) -> bool:
+        return self.outcome != NOT_GATEABLE
 
     def sentence(self) -> str:
         return f"{self.benchmark} [{self.metric}]: {self.outcome}: {self.reason}"
 
-    def with_outcome(self, outcome: str, reason: str, reruns: int = 0) -> Verdict:
-        return replace(self, outcome=outcome, reason=reason, reruns=reruns)
+    def with_outcome(self, outcome: str, reason: str) -> Verdict:
+        return replace(self, outcome=outcome, reason=reason)
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["cand_run_ids"] = list(self.cand_run_ids)
+        return d
 
 
 def _pct(ratio: float) -> str:
-    return f"{ratio * 100:+.1f}%"
+    return f"{ratio * 100:+.2g}%" if abs(ratio) < 0.1 else f"{ratio * 100:+.3g}%"
 
 
-def run_spread(ref_runs: Sequence[Sequence[float]], ref_median: float) -> float | None:
-    """(max - min) of the baseline runs' medians relative to the pooled median; None with fewer than 2 runs."""
-    medians = [stats.median(r) for r in ref_runs if r]
-    if len(medians) < 2 or ref_median == 0:
-        return None
-    return (max(medians) - min(medians)) / abs(ref_median)
+def _geomean(values: Sequence[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def decide(
@@ -107,130 +124,111 @@ def decide(
     metric: str,
     unit: str,
     higher_is_better: bool,
-    ref: Sequence[float],
-    cand: Sequence[float],
+    ref_runs: Sequence[Sequence[float]],
+    cand_runs: Sequence[Sequence[float]],
     *,
-    min_effect: float = DEFAULT_MIN_EFFECT,
-    alpha: float = DEFAULT_ALPHA,
-    min_samples: int = DEFAULT_MIN_SAMPLES,
-    ref_runs: Sequence[Sequence[float]] | None = None,
+    policy: Policy = Policy(),
+    per_round: bool = True,
+    cand_run_ids: Sequence[str] = (),
+    hint: str = "",
 ) -> Verdict:
-    """The verdict for one figure from its baseline samples ``ref`` and candidate samples ``cand``.
-
-    ``ref_runs``: the baseline's samples run by run (``ref`` is them pooled); None = one run, ``ref``.
-    A side with one value is a figure without per-round samples: judged by drift across the baseline's runs
-    (see the module docstring), never by a test.
-    """
-    if min_effect < 0:
-        raise ValueError(f"min_effect must be >= 0, got {min_effect}")
-    runs = [list(r) for r in ref_runs if r] if ref_runs else [list(ref)]
-    ref_med: float | None = None
-    cand_med: float | None = None
-    change_ratio: float | None = None
-    p_value: float | None = None
-    spread: float | None = None
-
-    def verdict(outcome: str, reason: str) -> Verdict:
-        return Verdict(
-            benchmark=benchmark,
-            metric=metric,
-            unit=unit,
-            higher_is_better=higher_is_better,
-            outcome=outcome,
-            reason=reason,
-            ref_median=ref_med,
-            cand_median=cand_med,
-            change_ratio=change_ratio,
-            p_value=p_value,
-            n_ref=len(ref),
-            n_cand=len(cand),
-            min_effect=min_effect,
-            ref_runs=len(runs),
-            run_spread_ratio=spread,
+    """The verdict for one figure from the baseline's runs and the candidate's runs (each a list of the
+    run's samples). ``per_round``: the figure has one sample per round (a run needs ``min_samples``);
+    otherwise one value per run. ``hint``: why the figure may be noisy, added to a NOT_GATEABLE reason."""
+    rr = [list(r) for r in ref_runs if r]
+    cr = [list(r) for r in cand_runs if r]
+    base = Verdict(
+        benchmark,
+        metric,
+        unit,
+        higher_is_better,
+        UNSURE,
+        "",
+        ref_runs=len(rr),
+        cand_runs=len(cr),
+        cand_run_ids=tuple(cand_run_ids),
+        min_effect=policy.min_effect,
+    )
+    bad = [v for r in (*rr, *cr) for v in r if v is None or not math.isfinite(v)]
+    if not rr or not cr or bad:
+        what = "no baseline runs" if not rr else "no runs of this figure" if not cr else f"a value {bad[0]!r}"
+        return base.with_outcome(UNSURE, f"cannot compare: {what}")
+    if per_round:
+        short = [
+            (side, i + 1, len(r))
+            for side, runs in (("baseline", rr), ("this", cr))
+            for i, r in enumerate(runs)
+        ]
+        short = [s for s in short if s[2] < policy.min_samples]
+        if short:
+            side, i, k = short[0]
+            return base.with_outcome(
+                UNSURE, f"too few samples: {k} round(s) in {side} run {i}; a run needs {policy.min_samples}"
+            )
+    rv, cv = [run_value(r) for r in rr], [run_value(r) for r in cr]
+    if any(v <= 0 for v in (*rv, *cv)):
+        return base.with_outcome(
+            NOT_GATEABLE, "values at or below zero: a relative change is not defined (a figure near zero)"
         )
-
-    bad = [v for v in (*ref, *cand) if v is None or not math.isfinite(v)]
-    if not ref or not cand or bad:
-        what = (
-            "no baseline samples"
-            if not ref
-            else "no samples in this run"
-            if not cand
-            else f"non-finite values ({bad[0]!r})"
+    ref_val, cand_val = _geomean(rv), _geomean(cv)
+    d = math.log(cand_val) - math.log(ref_val)
+    v = replace(base, ref_value=ref_val, cand_value=cand_val, change_ratio=math.expm1(d))
+    noise = pooled_noise(rv, cv)
+    if noise is None:
+        return v.with_outcome(
+            NOT_GATEABLE,
+            "one run on each side: the between-run noise is not known; save the baseline from several fresh "
+            "processes (--aorta-runs N) and compare with several",
         )
-        return verdict(UNSURE, f"cannot compare: {what}")
-    ref_med, cand_med = stats.median(ref), stats.median(cand)
-    if ref_med == 0:
-        return verdict(UNSURE, "baseline median is 0: no relative change")
-    change_ratio = change = (cand_med - ref_med) / abs(ref_med)
-    spread = run_spread(runs, ref_med)
-    better = change > 0 if higher_is_better else change < 0
+    m, n = len(rv), len(cv)
+    se = noise.sigma * math.sqrt(1.0 / m + 1.0 / n)
+    the_mde = mde(noise, m, n, alpha=policy.alpha, power=policy.power)
+    tq = float(sps.t.ppf(1.0 - policy.alpha / 2.0, noise.df))
+    p = (0.0 if d else 1.0) if se == 0 else float(2.0 * sps.t.sf(abs(d) / se, noise.df))
+    v = replace(
+        v,
+        ci_low=math.expm1(d - tq * se),
+        ci_high=math.expm1(d + tq * se),
+        mde=the_mde,
+        noise_sigma=noise.sigma,
+        p_value=p,
+    )
+    runs = f"{m} vs {n} runs"
+    effect = f"{_pct(v.change_ratio or 0.0)} ({ref_val:.4g} -> {cand_val:.4g} {unit}, {runs})".replace(
+        " ,", ","
+    )
+    interval = f"interval {_pct(v.ci_low or 0.0)} to {_pct(v.ci_high or 0.0)}"
+    if the_mde > policy.max_mde:
+        why = f"; {hint}" if hint else ""
+        return v.with_outcome(
+            NOT_GATEABLE,
+            f"{effect}: MDE {the_mde * 100:.3g}% with these runs exceeds the {policy.max_mde * 100:.3g}% bound "
+            f"(between-run noise {noise.sigma * 100:.2g}%){why}",
+        )
+    if d == 0:
+        return v.with_outcome(SAME, f"{effect}: no change (MDE {the_mde * 100:.2g}%)")
+    better = (d > 0) == higher_is_better
     word = FASTER if better else SLOWER
-    effect = f"median {_pct(change)} ({ref_med:.4g} -> {cand_med:.4g} {unit})".rstrip()
-    floor = f"the {min_effect * 100:.3g}% minimum effect"
-
-    if change == 0:  # with min_effect=0 too: no change is never a verdict
-        return verdict(SAME, f"{effect}: the medians are equal")
-    if abs(change) < min_effect:
-        return verdict(SAME, f"{effect} is below {floor}")
-    if len(cand) == 1 or all(len(r) == 1 for r in runs):
-        return _drift(verdict, word, effect, floor, runs, cand_med, change, spread, higher_is_better)
-    if len(ref) < min_samples or len(cand) < min_samples:
-        return verdict(
-            UNSURE, (f"{effect} but too few samples ({len(ref)} vs {len(cand)}; need {min_samples} per side)")
+    if p >= policy.alpha:
+        if not better and p < SUSPECT_P:
+            return v.with_outcome(
+                UNSURE, f"{effect}, p={p:.2g}: suggestive, not significant at {policy.alpha:g}; {interval}"
+            )
+        return v.with_outcome(
+            SAME, f"{effect}, p={p:.2g}: no change found; a change of {the_mde * 100:.2g}% (MDE) would be"
         )
-    test = mann_whitney_u(ref, cand)
-    p_value = test.p_value
-    n = f"n={len(ref)} vs {len(cand)}"
-    if test.p_value >= alpha:
-        return verdict(
-            UNSURE, f"{effect} but not significant (Mann-Whitney p={test.p_value:.3g} >= {alpha:g}, {n})"
+    if abs(v.change_ratio or 0.0) < policy.min_effect:
+        return v.with_outcome(
+            SAME, f"{effect}, p={p:.2g}: below the {policy.min_effect * 100:.3g}% minimum effect; {interval}"
         )
-    within = f"{effect}, Mann-Whitney p={test.p_value:.2g} ({n}), at least {floor}"
-    if spread is None:
-        return verdict(word, f"{within}; baseline of 1 run: the spread between runs is not known")
-    if abs(change) <= spread:
-        return verdict(
-            UNSURE,
-            f"{within}, but within the spread of the baseline's {len(runs)} runs ({spread * 100:.3g}% between "
-            "their medians): not beyond what separate processes of the same stack differ by",
-        )
-    return verdict(
-        word, f"{within}, beyond the {spread * 100:.3g}% spread between the baseline's {len(runs)} runs"
-    )
-
-
-def _drift(verdict, word, effect, floor, runs, cand_med, change, spread, higher_is_better) -> Verdict:
-    """A figure with one value per run: judged against every one of the baseline's runs (needs two)."""
-    if len(runs) < MIN_DRIFT_RUNS:
-        return verdict(
-            UNSURE,
-            f"{effect} from one value per run, no per-round samples: judged by drift across the baseline's "
-            f"runs, and the baseline holds {len(runs)}; save it {MIN_DRIFT_RUNS}+ times "
-            "(--aorta-save-baseline NAME again adds a run) to gate this figure",
-        )
-    values = [stats.median(r) for r in runs]
-    worse_than_all = all((cand_med < v) if higher_is_better else (cand_med > v) for v in values)
-    better_than_all = all((cand_med > v) if higher_is_better else (cand_med < v) for v in values)
-    beyond = worse_than_all if word == SLOWER else better_than_all
-    spread_pct = f"{(spread or 0.0) * 100:.3g}%"
-    if beyond and abs(change) > (spread or 0.0):
-        return verdict(
-            word,
-            f"{effect} from one value per run: beyond every one of the baseline's {len(runs)} runs "
-            f"(their spread {spread_pct}) and at least {floor}",
-        )
-    return verdict(
-        SAME if not beyond else UNSURE,
-        f"{effect} from one value per run: within the {spread_pct} spread of the baseline's {len(runs)} runs",
-    )
+    return v.with_outcome(word, f"{effect}, p={p:.2g}, {interval} (MDE {the_mde * 100:.2g}%)")
 
 
 def control_false_alarms(verdicts: Sequence[Verdict], alpha: float) -> list[Verdict]:
-    """Benjamini-Hochberg over every tested figure of one run: a FASTER / SLOWER verdict whose adjusted p
-    reaches ``alpha`` becomes UNSURE, saying so. Many figures are judged at once; without this, about
-    alpha of the unchanged ones would be called significant by chance."""
-    tested = [i for i, v in enumerate(verdicts) if v.p_value is not None]
+    """Benjamini-Hochberg over every tested figure of one comparison: a FASTER / SLOWER verdict whose
+    adjusted p reaches ``alpha`` becomes UNSURE, saying so. Many figures are judged at once; without this,
+    about alpha of the unchanged ones would be called significant by chance."""
+    tested = [i for i, v in enumerate(verdicts) if v.p_value is not None and v.outcome != NOT_GATEABLE]
     out = list(verdicts)
     if not tested:
         return out
@@ -239,12 +237,10 @@ def control_false_alarms(verdicts: Sequence[Verdict], alpha: float) -> list[Verd
     for i, p_adj in zip(tested, adjusted):
         v = replace(out[i], p_adjusted=float(p_adj))
         if v.outcome in (FASTER, SLOWER):
-            note = f"Benjamini-Hochberg over the run's {m} tests: adjusted p={p_adj:.2g}"
+            note = f"Benjamini-Hochberg over the comparison's {m} tests: adjusted p={p_adj:.2g}"
             if p_adj >= alpha:
-                v = v.with_outcome(
-                    UNSURE, f"{v.reason}; but not significant after {note} >= {alpha:g}", v.reruns
-                )
+                v = v.with_outcome(UNSURE, f"{v.reason}; not significant after {note} >= {alpha:g}")
             else:
-                v = v.with_outcome(v.outcome, f"{v.reason}; {note}", v.reruns)
+                v = v.with_outcome(v.outcome, f"{v.reason}; {note}")
         out[i] = v
     return out

@@ -4,20 +4,21 @@ pytest-benchmark keeps device time per round in its ``stats``; everything aorta 
 benchmark's ``extra_info``, which is this record written out by ``BenchRecord.to_extra_info()`` and read
 back by ``BenchRecord.from_extra_info()``. Nothing else in aorta reads or writes ``extra_info`` by key.
 
-Schema 2 (this one) adds each figure's declared noise floor and source to its entry; schema 1 kept the
-noise floors in a separate ``min_effect`` mapping. Both load.
+Schema 3 (this one) declares no noise floors: the gate measures each figure's noise between fresh-process
+runs (aorta.gate.noise). Schemas 1 and 2 load; their declared floors (``min_effect``, a figure's
+``noise_floor``) are ignored.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from aorta.metric import Metric
 
-SCHEMA_VERSION = 2
-READABLE_SCHEMAS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (1, 2, 3)
 
 # The typed core: every reader (gate, report, terminal table) needs these; the rest is kind-specific
 # (hardware-queue intervals, FSDP per-rank figures, telemetry) and kept in ``details`` as written.
@@ -31,7 +32,7 @@ _CORE = (
     "metrics",
     "headline_metric",
     "unavailable",
-    "min_effect",
+    "min_effect",  # schema 1's declared floors: ignored
     "reading_notes",
 )
 
@@ -62,15 +63,6 @@ class BenchRecord:
         self.unavailable.update(reasons)
         return self
 
-    def declare_noise_floors(self, floors: Mapping[str, float]) -> BenchRecord:
-        """The measured noise floor of figures (a relative change below it is never judged a change)."""
-        for name, floor in floors.items():
-            if name in self.metrics:
-                self.metrics[name] = replace(self.metrics[name], noise_floor=float(floor))
-            else:
-                self.details.setdefault("noise_floors", {})[name] = float(floor)  # e.g. device_ms
-        return self
-
     # ------------------------------------------------------------------------------ reading
     def get(self, key: str, default: Any = None) -> Any:
         """A kind-specific detail (``streams_requested``, ``effective_concurrency``, ``per_rank`` ...)."""
@@ -78,12 +70,6 @@ class BenchRecord:
 
     def headline(self) -> Metric | None:
         return self.metrics.get(self.headline_metric)
-
-    def noise_floors(self) -> dict[str, float]:
-        """Declared noise floors by figure name (device time's under ``device_ms``)."""
-        out = {str(k): float(v) for k, v in (self.details.get("noise_floors") or {}).items()}
-        out.update({m.name: m.noise_floor for m in self.metrics.values() if m.noise_floor is not None})
-        return out
 
     # ------------------------------------------------------------------------------ extra_info
     def to_extra_info(self) -> dict[str, Any]:
@@ -123,8 +109,6 @@ class BenchRecord:
             details=details,
             schema=int(extra.get("aorta_schema") or 1),
         )
-        old_floors = extra.get("min_effect") or {}  # schema 1
-        record.declare_noise_floors({k: v for k, v in old_floors.items() if isinstance(v, (int, float))})
         return record
 
 

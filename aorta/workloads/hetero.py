@@ -53,11 +53,6 @@ class HeteroKernels(Workload):
         self.device.synchronize()  # the probe step's work is done before the real rounds
         return 1.5 * enqueue_ms + 0.2
 
-    def min_effects(self) -> dict[str, float]:
-        # Tiny-kernel latency beside idle or busy SMs moved up to 3.7% between identical runs on the lent
-        # H100 (5 A/A runs at 16 streams, Nov 2026) while device time moved 0.3%: gate these at 10%.
-        return dict.fromkeys(("tiny_us_per_kernel", "tiny_us_per_kernel_alone", "convoy_slowdown"), 0.10)
-
     def launch_hold_cycles(self) -> int:
         # Launches queue behind the hold and start together: the tiny kernels' latency is then the
         # GPU's, not the host's launch rate (~9 us per eager launch).

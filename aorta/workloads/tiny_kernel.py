@@ -63,17 +63,6 @@ class TinyKernelStress(Workload):
     def result(self):
         return self.x
 
-    def min_effects(self) -> dict[str, float]:
-        if self.mode == "graph":
-            # Graph replay is steady within a process (CV 1-2%) but not from one process to the next: on the
-            # lent H100 six A/A processes at 16 streams read 1.43 to 2.29 ms per replay (+61%), the graph's
-            # branches running at a concurrency of 0.59 to 1.09 by process; one stream read 1.35 to 1.56 us
-            # per launch (+16%) (scripts/gpu/gate_aa.sh, Nov 2026). Smaller changes are not told from that.
-            return dict.fromkeys(EAGER_HOST_BOUND, 0.65 if self.n_streams > 1 else 0.2)
-        # Eager launches measure the host: on the lent H100 the same code read 12.8 to 22 us per launch
-        # from one process to the next (A/A runs, Nov 2026), so changes under 75% cannot be told from that.
-        return dict.fromkeys(EAGER_HOST_BOUND, 0.75)
-
     def uses_graph(self) -> bool:
         return self.mode == "graph"
 

@@ -1,0 +1,151 @@
+"""The run is the gate's sample: the same pytest command again in fresh processes, one after another.
+
+``pytest ... --aorta-compare NAME --aorta-runs 3`` does not run the benchmarks itself: it runs the same
+command three times as child processes (each with its own launch path, allocator layout, clocks and power
+state), each writing its pytest-benchmark JSON into a folder of its own, with the benchmark order varied
+from run to run (``--aorta-order-seed``) so that drift over a run spreads evenly; then it judges their runs
+together. Confirmation runs (``--aorta-confirm``) are the same, restricted to the suspects
+(``--aorta-only-file``). ``child_args`` is pure; ``run_children`` starts the processes.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+CHILD_ENV = "AORTA_FRESH_RUN"  # set in each child: "k/N" (or "confirm k/N"); the child never orchestrates
+# Options the parent keeps to itself: the gate's (the children only measure) and the JSON path (each child
+# writes its own). Value-taking options first, then flags.
+PARENT_VALUE_OPTIONS = (
+    "--aorta-compare",
+    "--aorta-save-baseline",
+    "--aorta-baseline-dir",
+    "--aorta-verdict-json",
+    "--aorta-markdown",
+    "--aorta-confirm",
+    "--aorta-runs",
+    "--aorta-min-effect",
+    "--aorta-max-mde",
+    "--aorta-threshold",
+    "--aorta-alpha",
+    "--aorta-allow-env-diff",
+    "--aorta-order-seed",
+    "--aorta-only-file",
+    "--benchmark-json",
+)
+PARENT_FLAGS = ("--aorta-replace-baseline", "--aorta-allow-mismatch")
+
+
+def child_args(
+    args: Sequence[str], *, json_path: Path, seed: int, only_file: Path | None = None
+) -> list[str]:
+    """The parent's pytest arguments for one child: the gate's options and ``--benchmark-json`` removed
+    (``--opt value`` and ``--opt=value`` alike), the child's own JSON path, order seed and one run added."""
+    out: list[str] = []
+    skip_next = False
+    for tok in args:
+        if skip_next:
+            skip_next = False
+            continue
+        if tok in PARENT_FLAGS or any(tok.startswith(o + "=") for o in PARENT_VALUE_OPTIONS):
+            continue
+        if tok in PARENT_VALUE_OPTIONS:
+            skip_next = True
+            continue
+        out.append(tok)
+    out += [
+        f"--benchmark-json={json_path}",
+        f"--aorta-order-seed={seed}",
+        "--aorta-runs=1",
+        "--aorta-confirm=0",
+    ]
+    if only_file is not None:
+        out.append(f"--aorta-only-file={only_file}")
+    return out
+
+
+def order_items(nodeids: Sequence[str], seed: int) -> list[int]:
+    """The order to run items in for ``seed``: 0 keeps the collected order; otherwise the test files are
+    shuffled (a fixed permutation per seed: every rank of a torchrun draws the same) and, on odd seeds,
+    each file's items run last to first. Returns indexes into ``nodeids``."""
+    if seed == 0:
+        return list(range(len(nodeids)))
+    files = list(dict.fromkeys(n.split("::", 1)[0] for n in nodeids))
+    random.Random(seed).shuffle(files)
+    out = []
+    for f in files:
+        idx = [i for i, n in enumerate(nodeids) if n.split("::", 1)[0] == f]
+        out += idx[::-1] if seed % 2 else idx
+    return out
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    label: str  # "run 2/3", "confirm 1/2"
+    exit_code: int
+    json_path: Path
+    log_path: Path
+    wall_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and self.json_path.is_file()
+
+
+def runs_dir(root: Path) -> Path:
+    """A new folder under ``root`` for one gate's runs: ``<UTC time>-<pid>``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    d = root / f"{stamp}-{os.getpid()}"
+    d.mkdir(parents=True, exist_ok=False)
+    return d
+
+
+def run_children(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    out_dir: Path,
+    count: int,
+    kind: str = "run",
+    first_seed: int = 1,
+    only: Sequence[str] | None = None,
+    say: Callable[[str], None] = print,
+    env: Mapping[str, str] | None = None,
+) -> list[ChildRun]:
+    """Run ``python -m pytest <args>`` ``count`` times in fresh processes, one after another, each
+    writing ``<out_dir>/<kind><k>.json`` and its output to ``<kind><k>.log``; stops at the first that
+    fails (its exit code is the parent's answer: the gate never judges a partial candidate)."""
+    only_file = None
+    if only is not None:
+        only_file = out_dir / f"{kind}-only.txt"
+        only_file.write_text("".join(f"{n}\n" for n in only))
+    done: list[ChildRun] = []
+    for k in range(1, count + 1):
+        label = f"{kind} {k}/{count}"
+        json_path, log_path = out_dir / f"{kind}{k}.json", out_dir / f"{kind}{k}.log"
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            *child_args(args, json_path=json_path, seed=first_seed + k - 1, only_file=only_file),
+        ]
+        child_env = {**os.environ, **(env or {}), CHILD_ENV: label}
+        start = time.monotonic()
+        with open(log_path, "w") as log:
+            log.write("$ " + " ".join(cmd) + "\n")
+            log.flush()
+            code = subprocess.call(cmd, cwd=cwd, env=child_env, stdout=log, stderr=subprocess.STDOUT)
+        run = ChildRun(label, code, json_path, log_path, time.monotonic() - start)
+        done.append(run)
+        state = "ok" if run.ok else f"FAILED (exit {code}{'' if json_path.is_file() else ', no JSON'})"
+        say(f"aorta gate: {label}: {state} in {run.wall_s:.1f} s, log {log_path}")
+        if not run.ok:
+            break
+    return done

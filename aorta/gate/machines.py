@@ -1,0 +1,18 @@
+"""The machine a run was measured on, as its record names it (pure: no torch)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+def aorta_machine(run: Mapping) -> dict:
+    """aorta's own machine block of a run (backend, GPU model and count, versions, env)."""
+    return dict((run.get("machine_info") or {}).get("aorta") or {})
+
+
+def machine_label(run: Mapping) -> str:
+    """``2x NVIDIA H100 80GB HBM3 (cuda)``; ``cpu`` on a machine without a GPU."""
+    m = aorta_machine(run)
+    if m.get("backend") in (None, "cpu"):
+        return "cpu"
+    return f"{m.get('gpu_count', '?')}x {m.get('gpu_name', 'unknown GPU')} ({m.get('backend')})"
