@@ -50,9 +50,9 @@ class Noise:
 def pooled_noise(*groups: Sequence[float]) -> Noise | None:
     """Pooled SD of the log values of each group about its own mean; None where no group has 2 runs or a
     value is not positive (a log ratio needs positive figures)."""
-    logs = [[math.log(v) for v in g] for g in groups if g]
     if any(v <= 0 for g in groups for v in g):
         return None
+    logs = [[math.log(v) for v in g] for g in groups if g]
     df = sum(len(g) - 1 for g in logs)
     if df < 1:
         return None
