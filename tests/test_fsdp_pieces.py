@@ -173,13 +173,16 @@ def test_trace_figures_flow_into_the_benchmark_metrics():
     assert m["overlap_ratio_worst_rank"]["samples"] == pytest.approx([min(550 / 950, 500 / 803)] * 2)
     assert m["exposed_transfer_ms_worst_rank"]["samples"] == pytest.approx([0.303, 0.303])
     assert m["exposed_wait_ms_worst_rank"]["samples"] == pytest.approx([0.097, 0.097])
-    assert (
-        m["exposed_wait_ms_worst_rank"]["judged"] is False and "judged" not in m["overlap_ratio_worst_rank"]
-    )
-    assert m["comm_busy_ms_worst_rank"]["judged"] is False
-    # the process-to-process spread measured on 2x H200: the gate calls no smaller change SLOWER
-    assert m["overlap_ratio_worst_rank"]["noise_floor"] == 0.25
-    assert m["exposed_transfer_ms_worst_rank"]["noise_floor"] == 0.75
+    # Judged: exposed communication and its transfer part; overlap ratio only reported (it rises when
+    # communication slows and more of it hides), wait and comm busy reported (they include peer waits).
+    judged = {k for k, v in m.items() if v.get("judged", True)}
+    assert {
+        "exposed_comm_ms_worst_rank",
+        "exposed_transfer_ms_worst_rank",
+        "compute_busy_ms_worst_rank",
+    } <= judged
+    assert not {"overlap_ratio_worst_rank", "exposed_wait_ms_worst_rank", "comm_busy_ms_worst_rank"} & judged
+    assert not any("noise_floor" in v for v in m.values())  # measured by the gate, never declared
     assert m["compute_busy_ms_worst_rank"]["samples"] == pytest.approx([1.0, 1.0])
     assert m["peak_memory_bytes"]["value"] == 1024
     assert extra["stragglers"][0]["rank"] == 1 and extra["clock_alignment"]["alignment_error_us"] == 3.0

@@ -1,16 +1,16 @@
-"""A baseline of several runs (separate processes): saving adds a run, the gate pools their samples and a
-SLOWER verdict must exceed the spread between them (pure: no torch, no benchmarks run)."""
+"""A baseline of several runs (fresh processes): saving adds runs, keeps a noise profile measured from them,
+and the gate judges run figures against the noise between runs (pure: no torch, no benchmarks run)."""
 
 import json
 
 import pytest
-from test_gate_offline import bench, run
+from test_gate_offline import BASE, bench, multi, run
 
 from aorta.gate import baseline as bl
 from aorta.gate.compare import EXIT_CLEAN, EXIT_REGRESSION, compare_runs
 from aorta.gate.render import header_lines
 from aorta.gate.samples import RUNS_KEY, baseline_runs
-from aorta.gate.verdict import SLOWER, UNSURE
+from aorta.gate.verdict import NOT_GATEABLE, SLOWER
 
 
 def two_run_baseline(tmp_path, first_ms=10.0, second_ms=10.4):
@@ -68,20 +68,63 @@ def test_a_stored_run_with_a_bad_sample_is_named(tmp_path):
         baseline_runs(doc)
 
 
-def test_a_change_inside_the_spread_between_baseline_runs_is_not_slower(tmp_path):
-    # Runs at 10.0 and 10.4 ms (4% apart); a run at 10.5 ms is 3% above the pooled median of 10.2: past the
-    # 3% minimum effect and significant within one run, but not beyond how the baseline's own runs differ.
+def test_a_two_run_baseline_against_one_run_is_not_gateable_for_this_noise(tmp_path):
+    # Runs at 10.0 and 10.4 ms (4% apart), one candidate run at 10.5: with 1 degree of freedom the MDE is
+    # far beyond 5%: reported with its value and MDE, never a verdict.
     comp = compare_runs(two_run_baseline(tmp_path), run([bench("a", 10.5, seed=9)]))
     v = next(v for v in comp.verdicts if v.metric == "device_ms")
-    assert v.outcome == UNSURE and "within the spread of the baseline's 2 runs" in v.reason
+    assert v.outcome == NOT_GATEABLE and v.mde > 0.05 and "exceeds the 5% bound" in v.reason
     assert comp.exit_code == EXIT_CLEAN
-    assert any("baseline runs: 2" in line for line in header_lines(comp))
+    assert any("runs (the sample): baseline 2, this run 1" in line for line in header_lines(comp))
 
 
-def test_a_change_past_the_spread_is_slower_and_the_reason_says_why(tmp_path):
-    comp = compare_runs(two_run_baseline(tmp_path), run([bench("a", 11.5, seed=9)]))
+def test_a_change_past_the_noise_between_runs_is_slower_and_the_reason_says_why(tmp_path):
+    for i, c in enumerate(BASE):
+        path, n = bl.save_baseline(run([bench("a", c, seed=i)]), tmp_path, "base", {})
+    comp = compare_runs(bl.load_run(path), multi("a", [11.5, 11.52, 11.47], seed=9))
     v = next(v for v in comp.verdicts if v.metric == "device_ms")
-    assert v.outcome == SLOWER and v.n_ref == 40 and v.ref_runs == 2
-    assert "beyond the" in v.reason and "spread between the baseline's 2 runs" in v.reason
-    assert "Benjamini-Hochberg over the run's 2 tests" in v.reason
+    assert v.outcome == SLOWER and v.ref_runs == 4 and v.cand_runs == 3
+    assert v.change_ratio == pytest.approx(0.149, abs=0.005) and v.ci_low > 0.1
+    assert "Benjamini-Hochberg over the comparison's 2 tests" in v.reason
     assert comp.exit_code == EXIT_REGRESSION
+
+
+def test_saving_keeps_a_noise_profile_measured_from_the_runs(tmp_path):
+    for i, c in enumerate(BASE):
+        path, n = bl.save_baseline(run([bench("a", c, seed=i)]), tmp_path, "base", {})
+    profile = bl.load_run(path)["aorta_baseline"]["noise_profile"]
+    entry = profile["figures"]["benchmarks/hw_queue/test_x.py::a"]["device_ms"]
+    assert profile["runs"] == 4 and entry["runs"] == 4 and entry["df"] == 3
+    assert 0.001 < entry["sigma_log"] < 0.004 and entry["gateable"] is True and entry["mde"] < 0.05
+    assert profile["gateable"] == 2 and profile["not_gateable"] == 0
+
+
+def test_a_one_run_baseline_profile_says_the_noise_is_not_known(tmp_path):
+    path, _ = bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "base", {})
+    entry = bl.load_run(path)["aorta_baseline"]["noise_profile"]["figures"][
+        "benchmarks/hw_queue/test_x.py::a"
+    ]
+    assert entry["device_ms"] == {
+        "runs": 1,
+        "gateable": False,
+        "reason": "one run: the between-run noise is not known",
+    }
+
+
+def test_saving_a_multi_run_document_adds_each_of_its_runs(tmp_path):
+    path, n = bl.save_baseline(multi("a", BASE), tmp_path, "base", {})
+    assert n == 4 and "aorta_runs" not in bl.load_run(path)
+
+
+def test_negative_device_times_in_a_stored_run_are_refused_naming_the_run(tmp_path):
+    # Before: a baseline with one run of negative samples read an 841% spread and hid a +44% slowdown.
+    doc = two_run_baseline(tmp_path)
+    samples = doc["aorta_baseline"][RUNS_KEY][1]["benchmarks"]["benchmarks/hw_queue/test_x.py::a"][
+        "device_ms"
+    ]
+    samples[:] = [-x for x in samples]
+    with pytest.raises(
+        bl.BaselineError,
+        match=r"base.json: aorta_baseline.runs\[1\] \(run 2 of 2\).*a device time cannot be negative",
+    ):
+        baseline_runs(doc, source="base.json")

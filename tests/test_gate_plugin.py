@@ -28,6 +28,8 @@ class Spin(Workload):
         global SETUPS
         SETUPS += 1
         self.us = float(os.environ.get("SPIN_US", "1000"))
+        if os.environ.get("AORTA_FRESH_RUN") and os.environ.get("SPIN_CHILD_US"):  # fresh-process runs only
+            self.us = float(os.environ["SPIN_CHILD_US"])
         if os.environ.get("SPIN_FIRST_US") and SETUPS == 1:  # only the first run of the session is slow
             self.us = float(os.environ["SPIN_FIRST_US"])
         self.out = torch.zeros(2)
@@ -59,6 +61,11 @@ BASE_ARGS = (
     "--aorta-rounds=10",
     "--aorta-warmup=1",
     "--aorta-alpha=0.05",
+    # In-process runs unless a test says otherwise; every figure gateable: these tests are about the plugin
+    # (the MDE bound is tested in test_gate_verdict.py).
+    "--aorta-runs=1",
+    "--aorta-confirm=0",
+    "--aorta-max-mde=10",
 )
 
 
@@ -79,15 +86,16 @@ def baseline_file(pytester, name="base"):
     return pytester.path / ".aorta" / "baselines" / "cpu" / f"{name}.json"
 
 
-_SAVED: dict[str, bytes] = {}  # one real run per step length, reused by the tests that only need a baseline
+_SAVED: dict[str, bytes] = {}  # one real 3-run baseline per step length, reused by the tests that need one
 
 
 def saved(pytester, monkeypatch, us="1000", name="base"):
     path = baseline_file(pytester, name)
     if us not in _SAVED:
         monkeypatch.setenv("SPIN_US", us)
-        r = run(pytester, "--aorta-save-baseline", name)
-        assert r.ret == 0, r.stdout.str()
+        for _ in range(3):  # three runs: the gate needs the noise between them
+            r = run(pytester, "--aorta-save-baseline", name)
+            assert r.ret == 0, r.stdout.str()
         _SAVED[us] = path.read_bytes()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(_SAVED[us])
@@ -98,9 +106,11 @@ def test_saving_twice_makes_a_two_run_baseline_and_replace_starts_afresh(bench_d
     assert run(bench_dir, "--aorta-save-baseline", "base").ret == 0
     r = run(bench_dir, "--aorta-save-baseline", "base")
     assert r.ret == 0, r.stdout.str()
-    r.stdout.fnmatch_lines(["baseline 'base' saved: *base.json (1 benchmarks, 2 runs)"])
+    r.stdout.fnmatch_lines(
+        ["baseline 'base' saved: *base.json (1 benchmarks, 2 runs); noise profile: 2 of 2 *"]
+    )
     r = run(bench_dir, "--aorta-compare", "base")
-    r.stdout.fnmatch_lines(["baseline runs: 2 (a SLOWER verdict must exceed the spread between them)"])
+    r.stdout.fnmatch_lines(["runs (the sample): baseline 2, this run 1"])
     r = run(bench_dir, "--aorta-save-baseline", "base", "--aorta-replace-baseline")
     r.stdout.fnmatch_lines(["baseline 'base' saved: *base.json (1 benchmarks, 1 run: *"])
 
@@ -135,7 +145,9 @@ def test_save_then_compare_clean_writes_verdict_json_and_markdown(bench_dir, mon
             "base (*base.json) -> this run",
             "machine: cpu",
             "stack: torch *",
-            "verdict: 0 SLOWER, 0 FASTER, 2 SAME, 0 UNSURE -> exit 0 (clean)",
+            "not gateable on this machine (2): reported, never SLOWER or FASTER",
+            "*one run on each side: the between-run noise is not known*--aorta-runs N*",
+            "verdict: 0 SLOWER, 0 FASTER, 0 SAME, 0 UNSURE, 2 NOT_GATEABLE -> exit 0 (clean)",
         ]
     )
     verdict = json.loads((bench_dir.path / "reports" / "aorta-verdict.json").read_text())
@@ -152,7 +164,7 @@ def test_slower_run_exits_10_with_a_table_and_no_traceback(bench_dir, monkeypatc
     assert r.ret == 10, r.stdout.str()
     r.stdout.fnmatch_lines(
         [
-            "benchmark*metric*baseline median*this run median*change*p*verdict",
+            "benchmark*metric*baseline*this run*change*interval*MDE*runs*p*verdict",
             "test_spin.py::test_spin[[]streams1[]]*device_ms*SLOWER",
             "test_spin.py::test_spin[[]streams1[]]*rate*SLOWER",
             "*verdict: 2 SLOWER*-> exit 10 (regression: a SLOWER verdict)",
@@ -255,50 +267,69 @@ def test_bad_options_are_usage_errors(bench_dir, args, message):
     r.stderr.fnmatch_lines([f"*{message}"])
 
 
-def test_confirmation_drops_a_slowdown_that_does_not_reproduce(bench_dir, monkeypatch):
-    saved(bench_dir, monkeypatch, us="1000")
-    monkeypatch.setenv("SPIN_FIRST_US", "4000")  # the first run only; re-runs are back to 1000 us
-    r = run(
-        bench_dir,
-        "--aorta-compare",
-        "base",
-        "--aorta-confirm",
-        "2",
-        "--aorta-min-effect",
-        "50%",
-        "--benchmark-json",
-        "run.json",
-    )
+@pytest.mark.slow
+def test_runs_in_fresh_processes_are_saved_and_judged_together(bench_dir, monkeypatch):
+    r = run(bench_dir, "--aorta-save-baseline", "base", "--aorta-runs=3", "--benchmark-json=all.json")
     assert r.ret == 0, r.stdout.str()
-    r.stdout.fnmatch_lines(["*device_ms*SAME*", "*did not reproduce in 2 re-runs*"])
-    run_json = json.loads((bench_dir.path / "run.json").read_text())
-    assert len(run_json["benchmarks"]) == 1  # re-runs are kept out of the run's own results
-    assert "Benchmark fixture was not used" not in r.stdout.str()  # re-runs leave pytest-benchmark alone
+    r.stdout.fnmatch_lines(
+        ["*run 1/3: ok in *", "*run 2/3: ok in *", "*run 3/3: ok in *", "*(1 benchmarks, 3 runs)*"]
+    )
+    combined = json.loads((bench_dir.path / "all.json").read_text())
+    assert [e["id"] for e in combined["aorta_runs"]] == ["run1", "run2", "run3"]
+    logs = sorted((bench_dir.path / ".aorta" / "runs").glob("*/run*.log"))
+    assert len(logs) == 3 and all("--aorta-order-seed=" in p.read_text().splitlines()[0] for p in logs)
+    assert all(
+        "--aorta-save-baseline" not in p.read_text().splitlines()[0] for p in logs
+    )  # children only measure
+    r = run(bench_dir, "--aorta-compare", "base", "--aorta-runs=2")
+    assert r.ret == 0, r.stdout.str()
+    r.stdout.fnmatch_lines(["runs (the sample): baseline 3, this run 2"])
+    monkeypatch.setenv("SPIN_US", "3000")
+    r = run(bench_dir, "--aorta-compare", "base", "--aorta-runs=2")
+    assert r.ret == 10, r.stdout.str()
+    r.stdout.fnmatch_lines(["*[[]device_ms[]]: SLOWER: *3 vs 2 runs*"])
 
 
-def test_a_confirmation_rerun_is_not_recorded_into_pytest_benchmark(bench_dir, monkeypatch):
-    """The gate's re-runs hand their samples to the gate; pytest-benchmark's session list is never edited."""
+@pytest.mark.slow
+def test_a_fresh_process_run_that_fails_stops_the_gate_with_its_exit_code(bench_dir):
+    bench_dir.makepyfile(test_broken=FAILING_TEST)
+    r = run(bench_dir, "--aorta-save-baseline", "base", "--aorta-runs=2")
+    assert r.ret == 1, r.stdout.str()
+    r.stdout.fnmatch_lines(
+        ["*run 1/2: FAILED (exit 1)*", "*run 1/2 failed (exit 1): nothing compared or saved*"]
+    )
+    assert "run 2/2" not in r.stdout.str() and not baseline_file(bench_dir).exists()
+
+
+@pytest.mark.slow
+def test_confirmation_runs_drop_a_slowdown_that_does_not_reproduce(bench_dir, monkeypatch):
     saved(bench_dir, monkeypatch, us="1000")
-    monkeypatch.setenv("SPIN_US", "5000")
-    bench_dir.makeconftest("""
-import pytest
+    monkeypatch.setenv("SPIN_US", "3000")  # this process's run only
+    monkeypatch.setenv("SPIN_CHILD_US", "1000")  # the fresh-process confirmation runs are back to normal
+    r = run(bench_dir, "--aorta-compare", "base", "--aorta-confirm", "2")
+    assert r.ret == 0, r.stdout.str()
+    r.stdout.fnmatch_lines(
+        ["*1 suspected regression(s): 2 confirmation run(s) of them*", "*confirm 2/2: ok*"]
+    )
+    verdicts = json.loads((bench_dir.path / "reports" / "aorta-verdict.json").read_text())
+    device = next(v for v in verdicts["comparisons"][0]["verdicts"] if v["metric"] == "device_ms")
+    assert device["cand_run_ids"] == ["run1", "confirm1", "confirm2"] and device["outcome"] != "SLOWER"
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_sessionfinish(session):
-    print("pytest-benchmark holds", len(session.config._benchmarksession.benchmarks), "benchmark(s)")
-""")
-    r = run(bench_dir, "--aorta-compare", "base", "--aorta-confirm", "2", "-s")
-    # whatever the re-runs decide on a loaded machine, there were two and they stayed out of the run's results
-    r.stdout.fnmatch_lines(["*pytest-benchmark holds 1 benchmark(s)*", "*[[]device_ms[]]: * 2 re-runs*"])
-
-
-def test_confirmation_keeps_a_slowdown_that_reproduces(bench_dir, monkeypatch):
+@pytest.mark.slow
+def test_confirmation_runs_keep_a_slowdown_that_reproduces(bench_dir, monkeypatch):
     saved(bench_dir, monkeypatch, us="1000")
     monkeypatch.setenv("SPIN_US", "3000")
     r = run(bench_dir, "--aorta-compare", "base", "--aorta-confirm", "1")
     assert r.ret == 10, r.stdout.str()
-    r.stdout.fnmatch_lines(["*[[]device_ms[]]: SLOWER: *confirmed by 1 of 1 re-runs"])
+    r.stdout.fnmatch_lines(["*[[]device_ms[]]: SLOWER: *3 vs 2 runs*"])
+
+
+def test_fresh_process_runs_under_torchrun_are_refused_with_what_to_do_instead(bench_dir, monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    r = run(bench_dir, "--aorta-runs=3")
+    assert r.ret == pytest.ExitCode.USAGE_ERROR
+    r.stderr.fnmatch_lines(["*--aorta-runs=3 under torchrun: *launch torchrun once per run instead*"])
 
 
 def test_only_rank_0_writes_the_verdict_file(bench_dir, monkeypatch):

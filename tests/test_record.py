@@ -26,25 +26,23 @@ def _record() -> BenchRecord:
 
 
 def test_a_record_survives_extra_info_unchanged():
-    record = _record().declare_noise_floors({"us_per_launch": 0.75, "device_ms": 0.5})
+    record = _record()
     extra = record.to_extra_info()
-    assert extra["aorta_schema"] == SCHEMA_VERSION == 2
+    assert extra["aorta_schema"] == SCHEMA_VERSION == 3
     assert extra["metrics"]["us_per_launch"] == {
         "value": 1.2,
         "unit": "us",
         "higher_is_better": False,
         "samples": [1.1, 1.3],
-        "noise_floor": 0.75,
     }
     assert extra["metrics"]["speedup_vs_one_stream"]["source"] == "one-stream reference run"
     assert extra["streams_requested"] == 4  # kind-specific details sit beside the core fields
     back = BenchRecord.from_extra_info(json.loads(json.dumps(extra)))
     assert back == record
-    assert back.noise_floors() == {"us_per_launch": 0.75, "device_ms": 0.5}
     assert back.headline().value == 1.2
 
 
-def test_a_schema_1_entry_still_loads_with_its_noise_floors():
+def test_older_entries_load_and_their_declared_noise_floors_are_ignored():
     extra = {
         "aorta_schema": 1,
         "workload": "hetero_kernels",
@@ -53,13 +51,16 @@ def test_a_schema_1_entry_still_loads_with_its_noise_floors():
         "clock": "device_events",
         "device_ms_per_iteration": [2.0],
         "headline_metric": "tiny_us_per_kernel",
-        "metrics": {"tiny_us_per_kernel": {"value": 3.0, "unit": "us", "higher_is_better": False}},
+        "metrics": {
+            "tiny_us_per_kernel": {"value": 3.0, "unit": "us", "higher_is_better": False, "noise_floor": 0.75}
+        },
         "min_effect": {"tiny_us_per_kernel": 0.75},
         "unavailable": {},
         "distinct_streams": 16,
     }
     record = record_of({"extra_info": extra})
-    assert record.schema == 1 and record.metrics["tiny_us_per_kernel"].noise_floor == 0.75
+    assert record.schema == 1 and record.metrics["tiny_us_per_kernel"].value == 3.0
+    assert "noise_floor" not in record.to_extra_info()["metrics"]["tiny_us_per_kernel"]
     assert record.get("distinct_streams") == 16 and "min_effect" not in record.details
 
 
@@ -74,11 +75,11 @@ def _saved(tmp_path, schema):
     return path
 
 
-def test_load_run_reads_schemas_1_and_2_and_refuses_a_newer_one_naming_the_file(tmp_path):
-    assert load_run(_saved(tmp_path, 1))["benchmarks"][0]["name"] == "t"
-    assert load_run(_saved(tmp_path, 2))["benchmarks"][0]["name"] == "t"
-    newer = _saved(tmp_path, 3)
+def test_load_run_reads_schemas_1_to_3_and_refuses_a_newer_one_naming_the_file(tmp_path):
+    for schema in (1, 2, 3):
+        assert load_run(_saved(tmp_path, schema))["benchmarks"][0]["name"] == "t"
+    newer = _saved(tmp_path, 4)
     with pytest.raises(
-        RecordError, match=rf"{newer}: benchmark 't' has aorta_schema 3; this aorta reads 1, 2"
+        RecordError, match=rf"{newer}: benchmark 't' has aorta_schema 4; this aorta reads 1, 2, 3"
     ):
         load_run(newer)

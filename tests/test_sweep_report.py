@@ -69,7 +69,7 @@ def test_cells_are_compared_with_ratios_and_the_gates_verdicts(summary):
         if r["cell"] == "NCCL_NTHREADS=512 NCCL_MAX_NCHANNELS=16" and r["configuration"] == BENCH
     )
     assert row["ratio"] == pytest.approx(recorded(B, 3) / recorded(A, 3))
-    assert row["verdict"] in ("SAME", "UNSURE", "FASTER", "SLOWER")
+    assert row["verdict"] in ("SAME", "UNSURE", "FASTER", "SLOWER", "NOT_GATEABLE")  # a cell is one run
     assert len(comp["notes"]) == 4 and all("SAME" in n for n in comp["notes"])
     logs = [abs(math.log(r["ratio"])) for r in comp["disagree_most"]]
     assert logs == sorted(logs, reverse=True) and len(logs) == 8  # 4 cells x 2 benchmarks

@@ -269,6 +269,7 @@ class GateState:
     baseline_runs: list | None = None  # the baseline's runs' samples (aorta.gate.samples.baseline_runs)
     runs_dir: Path | None = None  # where the fresh-process runs write their JSON and logs
     children: list[fresh_runs.ChildRun] = field(default_factory=list)
+    json_target: object = None  # --benchmark-json of a run in fresh processes (a path, or an open file)
     comparison: Comparison | None = None
     lines: list[str] = field(default_factory=list)
 
@@ -381,7 +382,7 @@ def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, stat
         key = "" if current is None else bl.machine_key(current)
         path = bl.resolve(ref_name, opts.baseline_dir, key)
         baseline = bl.load_run(path)
-        runs = bl.baseline_runs(baseline)
+        runs = bl.baseline_runs(baseline, source=str(path))
     except bl.BaselineError as exc:
         raise pytest.UsageError(f"--aorta-compare: {exc}") from None
     state.baseline_path, state.baseline, state.baseline_runs = path, baseline, runs
@@ -510,6 +511,10 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
         return None
     if not session.items:
         return None  # pytest says "no tests ran" itself
+    bs = getattr(config, "_benchmarksession", None)
+    if bs is not None and getattr(bs, "json", None):
+        state.json_target = bs.json  # written here, from the children's runs (_write_combined)
+        bs.json = None  # pytest-benchmark would only say it has nothing to save
     state.runs_dir = fresh_runs.runs_dir(opts.runs_root)
     state.children = fresh_runs.run_children(
         config.invocation_params.args,
@@ -635,8 +640,8 @@ def _write_combined(config: pytest.Config, run: dict, state: GateState) -> None:
     no benchmark, so pytest-benchmark writes nothing there)."""
     from aorta.record import write_json_atomic
 
-    path = config.getoption("benchmark_json", None)
-    target = Path(getattr(path, "name", path)) if path else None
+    path = state.json_target
+    target = Path(str(getattr(path, "name", path))) if path else None  # pytest-benchmark < 5.3: an open file
     if target is not None:
         write_json_atomic(target, run)
         state.lines.append(
@@ -694,9 +699,10 @@ def _save(
         else f"{n_runs} runs"
     )
     profile = (bl.load_run(path).get("aorta_baseline") or {}).get("noise_profile") or {}
+    total = profile.get("gateable", 0) + profile.get("not_gateable", 0)
     noise = (
-        f"; noise profile: {profile.get('gateable', 0)} figure(s) gateable, {profile.get('not_gateable', 0)} not "
-        f"(MDE over {opts.settings.max_mde * 100:.3g}% with {DEFAULT_GATE_RUNS} candidate runs, or unknown)"
+        f"; noise profile: {profile.get('gateable', 0)} of {total} figures gateable (MDE at most "
+        f"{opts.settings.max_mde * 100:.3g}% with {DEFAULT_GATE_RUNS} candidate runs)"
     )
     return f"baseline {save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks, {runs}){noise}", True
 

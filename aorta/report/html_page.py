@@ -21,7 +21,7 @@ h3{font-size:15px;margin:20px 0 6px} table{border-collapse:collapse;margin:8px 0
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top} th{background:#f0f2f5}
 td.num{text-align:right;font-variant-numeric:tabular-nums} tr.differs td{background:#fff6d6}
 .better{color:#17692c;font-weight:600} .worse{color:#b3261e;font-weight:600} .note{color:#666}
-.SLOWER{background:#fbe0de} .FASTER{background:#dff3e3} .UNSURE{background:#f3f0dc}
+.SLOWER{background:#fbe0de} .FASTER{background:#dff3e3} .UNSURE{background:#f3f0dc} .NOT_GATEABLE{background:#ececec}
 .figs{display:flex;flex-wrap:wrap;gap:12px} .figs figure{margin:0} img{max-width:100%;border:1px solid #ddd}
 figcaption{font-size:12px;color:#555}
 """
@@ -91,7 +91,7 @@ def _verdicts_section(summary: dict, note: str) -> str:
     lead = f'<p class="note">{_e(note)}</p>' if note else ""
     if not verdicts:
         return f"<h2>Verdicts</h2>{lead or '<p class=note>no verdicts given</p>'}"
-    rank = {"SLOWER": 0, "UNSURE": 1, "FASTER": 2, "SAME": 3}
+    rank = {"SLOWER": 0, "UNSURE": 1, "NOT_GATEABLE": 2, "FASTER": 3, "SAME": 4}
     ordered = sorted(
         verdicts, key=lambda v: (rank.get(str(v["verdict"]).upper(), 1), -abs(v["change_ratio"] or 0.0))
     )

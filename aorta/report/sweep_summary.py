@@ -27,7 +27,7 @@ PREFERRED = (
     "effective_concurrency",
 )
 MAX_METRICS = 8
-VERDICT_RANK = {"SLOWER": 0, "UNSURE": 1, "FASTER": 2, "SAME": 3}
+VERDICT_RANK = {"SLOWER": 0, "UNSURE": 1, "NOT_GATEABLE": 2, "FASTER": 3, "SAME": 4}
 
 
 def cell_configurations(sweep: Sweep) -> dict[str, dict]:
