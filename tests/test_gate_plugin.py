@@ -344,12 +344,12 @@ def test_only_rank_0_writes_the_verdict_file(bench_dir, monkeypatch):
 def test_test_slowdown_is_real_work_labelled_in_the_results(bench_dir, monkeypatch):
     saved(bench_dir, monkeypatch, us="1000")
     r = run(
-        bench_dir, "--aorta-compare", "base", "--aorta-test-slowdown", "1.0", "--benchmark-json", "slow.json"
+        bench_dir, "--aorta-compare", "base", "--aorta-test-slowdown", "3.0", "--benchmark-json", "slow.json"
     )
     assert r.ret == 10, r.stdout.str()
     r.stdout.fnmatch_lines(["TEST SLOWDOWN ACTIVE in this run*"])
     extra = json.loads((bench_dir.path / "slow.json").read_text())["benchmarks"][0]["extra_info"]
-    assert extra["test_slowdown"] == 1.0
+    assert extra["test_slowdown"] == 3.0
     assert 0.3 < extra["test_slowdown_info"]["calibrated_ratio"] < 3.0
     assert extra["test_slowdown_info"]["spin_unit"] == "ns of host busy loop"
 
