@@ -49,5 +49,7 @@ done
 for s in $SLOWDOWNS; do
   step "slow_${TAG}_$s" --aorta-compare=proof "--aorta-test-slowdown=$s" "--aorta-verdict-json=$OUT/slow_${TAG}_$s.verdict.json"
 done
-cp -r .aorta/runs "$OUT/runs_$TAG" 2>/dev/null
-python3 scripts/gpu/gate_proof.py "$OUT"
+# Few files come back from a lent machine: the runs' JSON and logs and the baselines travel as one archive.
+tar czf "$OUT/proof_$TAG.tgz" -C "$OUT" baselines -C "$PWD/.aorta" runs 2>/dev/null
+rm -rf .aorta/runs
+PYTHONPATH=$PWD python3 scripts/gpu/gate_proof.py "$OUT"
