@@ -10,6 +10,7 @@ the step range holding the kernel's launch), but rounds timestamps to whole µs.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -115,6 +116,22 @@ def is_rccl(e: dict) -> bool:
     return "nccl" in e["name"].lower()
 
 
+def launched_by_step(t: Trace) -> tuple[list[list[dict]], int]:
+    """(raw kernels of each step range, by the range holding their launch; kernels with no launch)."""
+    launches, ranges = t.launches(), t.step_ranges()
+    by_step: list[list[dict]] = [[] for _ in ranges]
+    before = 0
+    for e in t.raw_kernels():
+        calls = launches.get(e["args"]["correlation"])
+        if not calls:
+            before += 1
+            continue
+        at = calls[0]["ts"]
+        (i,) = [i for i, (s, end) in enumerate(ranges) if s <= at < end]  # every launch is in one step here
+        by_step[i].append(e)
+    return by_step, before
+
+
 # ---------------------------------------------------------------------- all five traces
 @pytest.mark.parametrize("name", list(TRACES))
 def test_every_amd_trace_is_read_with_every_kernel_and_step_range(name):
@@ -150,17 +167,7 @@ def test_a_gpu_running_two_steps_behind_gets_its_kernels_by_their_launch(mi300x)
     """By device start 1493 of the 2995 kernels fell in no step and step 1 read overlap 0.000; by launch
     (HTA's way) the three steps read 0.251 / 0.249 / 0.258 and 757 kernels, launched before the window (no
     runtime call in the trace), are counted as left out."""
-    launches, ranges = mi300x.launches(), mi300x.step_ranges()
-    by_step: list[list[dict]] = [[] for _ in ranges]
-    before = 0
-    for e in mi300x.raw_kernels():
-        calls = launches.get(e["args"]["correlation"])
-        if not calls:
-            before += 1
-            continue
-        t = calls[0]["ts"]
-        (i,) = [i for i, (s, end) in enumerate(ranges) if s <= t < end]  # every launch is in one step here
-        by_step[i].append(e)
+    by_step, before = launched_by_step(mi300x)
     expected = []
     for ks in by_step:
         comm = [span(e) for e in ks if is_rccl(e)]
@@ -175,7 +182,7 @@ def test_a_gpu_running_two_steps_behind_gets_its_kernels_by_their_launch(mi300x)
     assert [sum(s["kernel_count_by_kind"].values()) for s in per_step] == [746, 746, 746]
     assert note.startswith("left out of the per-step figures: 757 of 2995 kernels launched before the")
     split = split_by_step(mi300x.kernels, mi300x.ranges)
-    assert (split.by, split.before_window, split.outside, split.total) == ("launch", 757, 0, 2995)
+    assert (split.by, split.before_window, split.outside, split.by_device_start) == ("launch", 757, 0, 0)
 
 
 # ---------------------------------------------------------------------- 2. RCCL kernels: kind only in args
@@ -227,6 +234,47 @@ def test_a_rank_with_other_args_coverage_still_matches_every_collective_on_the_s
     assert [c.dur_us[0] for c in m.collectives] == pytest.approx([e["dur"] for e in rccl], abs=1e-3)
 
 
+def test_the_wait_transfer_split_survives_a_rank_whose_profiler_named_no_collective(mi300x):
+    """The same, through every rank's per-step figures: rank 1 (rank 0's kernels, launches and steps, its clock
+    2500 µs ahead, no args) must match rank 0's 12 in-step collectives, so the step is split into wait and
+    transfer: no wait (the ranks are the same), and exposed transfer = |comm \\ compute| of each step."""
+    by_step, _ = launched_by_step(mi300x)
+    expected_ms = []
+    for ks in by_step:
+        comm = [span(e) for e in ks if is_rccl(e)]
+        compute = [span(e) for e in ks if not is_rccl(e)]
+        expected_ms.append((length_us(comm) - overlap_us(compute, comm)) / 1e3)
+    ahead = 2500.0
+    rank1 = [
+        dataclasses.replace(
+            k,
+            ts_us=k.ts_us + ahead,
+            launch_us=None if k.launch_us is None else k.launch_us + ahead,
+            stream=9,
+            collective=None,
+            process_group=None,
+            message_bytes=None,
+            group_size=None,
+        )
+        for k in mi300x.kernels
+    ]
+    ranks = []
+    for rank, kernels, shift in ((0, mi300x.kernels, 0.0), (1, rank1, ahead)):
+        ranges = [(s + shift, e + shift) for s, e in mi300x.ranges]
+        per_step, timeline, reason, _ = step_figures(kernels, ranges, 3, 2)
+        assert reason is None
+        ranks.append({"rank": rank, "per_step": per_step, "timeline": timeline})
+    metrics, _, details = kernel_figures(ranks)
+    assert "wait_vs_transfer" not in details  # split, not "all communication counted as transfer"
+    align = details["clock_alignment"]
+    assert align["problems"] == [] and align["matched_collectives"] == sum(
+        1 for ks in by_step for e in ks if is_rccl(e)
+    )
+    by_name = {m.name: m for m in metrics}
+    assert by_name["exposed_wait_ms_worst_rank"].samples == pytest.approx((0.0, 0.0, 0.0), abs=TOL_MS)
+    assert by_name["exposed_transfer_ms_worst_rank"].samples == pytest.approx(tuple(expected_ms), abs=TOL_MS)
+
+
 # ---------------------------------------------------------------------- 4. an empty last step
 def test_an_empty_last_step_is_left_out_of_the_medians_not_counted_as_zero():
     """The MI250 trace's second ProfilerStep range launched nothing: the step's compute busy is the first
@@ -242,7 +290,10 @@ def test_an_empty_last_step_is_left_out_of_the_medians_not_counted_as_zero():
 
     per_step, timeline, reason, note = step_figures(t.kernels, t.ranges, 2, 1)
     assert reason is None and len(per_step) == 1 and len(timeline["window_us"]) == 1
-    assert "1 of 2 profiled steps launched no kernel (step [1])" in note
+    assert note == (
+        "left out of the per-step figures: 1 of 2 profiled steps, which launched no kernel (step [1]), rather "
+        "than zeros (a kernel goes to the step holding its launch)"
+    )
     metrics, _, _ = kernel_figures([{"rank": 0, "per_step": per_step, "timeline": timeline}])
     by_name = {m.name: m for m in metrics}
     assert by_name["compute_busy_ms_worst_rank"].value == pytest.approx(expected_ms, abs=TOL_MS)

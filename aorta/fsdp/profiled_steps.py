@@ -8,10 +8,12 @@ host: on an MI300X trace (TraceLens ``resnet_act_checkpoint``, rank 0 of 8) the 
 behind, and by device start 1493 of 2995 kernels fell in no step and one step read overlap 0.000 instead
 of 0.249.
 
-Kernels with no launch in a trace that has launches were launched before the profiled window (Kineto
-drops the runtime call and the collective's args of those): they belong to no profiled step. A trace with
-no launch at all (hand-written, or a recording without runtime events) falls back to the device start,
-which is right where every step ends with a device synchronize (aorta's own profiled steps). A step in
+A kernel with no launch in the trace whose correlation id is below the first recorded launch's was
+launched before the profiled window (Kineto keeps neither its runtime call nor the collective's args; the
+ids rise in launch order): it belongs to no profiled step. Any other kernel without a launch (a launch API
+the profiler did not record), and every kernel of a trace with no launch at all (hand-written, or recorded
+without runtime events), goes by its device start, which is right where every step ends with a device
+synchronize (aorta's own profiled steps). A step in
 which no kernel was launched measured nothing: it is left out, not counted as zeros. Kernels and steps
 left out are counted, and ``StepSplit.note`` says how many.
 """
@@ -48,8 +50,9 @@ class StepSplit:
 
     by_step: list[list[KernelEvent]]
     by: str  # "launch" or "device start": the time held against the step ranges
-    before_window: int  # kernels without a launch in a trace with launches: launched before the window
+    before_window: int  # kernels launched before the window (no launch, correlation id below the first)
     outside: int  # kernels whose launch (or device start) is in no step's range
+    by_device_start: int = 0  # kernels without a recorded launch in a trace with launches, placed by start
 
     @property
     def total(self) -> int:
@@ -64,49 +67,55 @@ class StepSplit:
         return [i for i, ks in enumerate(self.by_step) if not ks]
 
     def note(self) -> str | None:
-        """What the per-step figures leave out, in a sentence; None when nothing."""
-        parts = []
+        """What the per-step figures leave out, and how kernels were placed, in a sentence; None when all
+        went by their launch and every step launched some."""
+        left = []
         if self.before_window:
-            parts.append(
+            left.append(
                 f"{self.before_window} of {self.total} kernels launched before the profiled window (no launch "
                 "in the trace)"
             )
         if self.outside:
-            parts.append(f"{self.outside} of {self.total} kernels {self.by} outside every step range")
+            left.append(f"{self.outside} of {self.total} kernels whose {self.by} is in no step range")
         empty = self.empty_steps
         if empty:
-            parts.append(
-                f"{len(empty)} of {len(self.by_step)} profiled steps launched no kernel (step {empty}): "
-                "not counted as zeros"
+            left.append(
+                f"{len(empty)} of {len(self.by_step)} profiled steps, which launched no kernel (step {empty}), "
+                "rather than zeros"
             )
-        if not parts:
+        said = ["left out of the per-step figures: " + "; ".join(left)] if left else []
+        if self.by_device_start:
+            said.append(
+                f"{self.by_device_start} of {self.total} kernels have no recorded launch: placed by their "
+                "device start"
+            )
+        if not said:
             return None
-        return (
-            "left out of the per-step figures: "
-            + "; ".join(parts)
-            + f" (kernels given to steps by {self.by})"
-        )
+        return "; ".join(said) + f" (a kernel goes to the step holding its {self.by})"
 
 
 def split_by_step(kernels: Sequence[KernelEvent], ranges: Sequence[tuple[float, float]]) -> StepSplit:
     """Each kernel into the step whose range holds its launch (its device start where the trace has no
     launch at all); see the module docstring."""
-    by_launch = any(k.launch_us is not None for k in kernels)
+    launched = [k for k in kernels if k.launch_us is not None]
+    first = min((k.correlation for k in launched if k.correlation is not None), default=None)
     order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
     starts = [ranges[i][0] for i in order]
     steps: list[list[KernelEvent]] = [[] for _ in ranges]
-    before = outside = 0
+    before = outside = by_start = 0
     for k in kernels:
-        t = k.launch_us if by_launch else k.ts_us
+        t = k.launch_us
         if t is None:
-            before += 1
-            continue
+            if first is not None and k.correlation is not None and k.correlation < first:
+                before += 1
+                continue
+            t, by_start = k.ts_us, by_start + bool(launched)
         j = bisect.bisect_right(starts, t) - 1
         if j >= 0 and t < ranges[order[j]][1]:
             steps[order[j]].append(k)
         else:
             outside += 1
-    return StepSplit(steps, "launch" if by_launch else "device start", before, outside)
+    return StepSplit(steps, "launch" if launched else "device start", before, outside, by_start)
 
 
 def span_us(kernels: Sequence[KernelEvent]) -> tuple[float, float]:

@@ -115,6 +115,7 @@ def kernels_from_events(prof) -> list[ta.KernelEvent]:
                 getattr(e, "device_resource_id", 0),
                 _metadata(e),
                 launches.get(e.id),
+                e.id,
             )
         )
     return sorted(out, key=lambda k: (k.ts_us, k.end_us))

@@ -103,6 +103,9 @@ class KernelEvent:
     group_size: int | None = None
     process_group: str | None = None  # profiler arg "Process Group Name", where recorded
     launch_us: float | None = None  # host time of the runtime call that launched it (None: not in the trace)
+    correlation: int | None = (
+        None  # the profiler's correlation id (kernel <-> launch), rising in launch order
+    )
 
     @property
     def kind(self) -> str:
@@ -124,7 +127,13 @@ def _message_bytes(args: Mapping) -> int | None:
 
 
 def kernel_from_args(
-    name: str, ts_us: float, dur_us: float, stream, args: Mapping | None, launch_us: float | None = None
+    name: str,
+    ts_us: float,
+    dur_us: float,
+    stream,
+    args: Mapping | None,
+    launch_us: float | None = None,
+    correlation: int | None = None,
 ) -> KernelEvent:
     """A ``KernelEvent`` from a kernel's name, times and its profiler args (Chrome trace ``args``)."""
     args = args or {}
@@ -141,6 +150,7 @@ def kernel_from_args(
         group_size=int(group) if isinstance(group, (int, float)) and group > 0 else None,
         process_group=str(pg) if pg not in (None, "") else None,
         launch_us=launch_us,
+        correlation=correlation,
     )
 
 
@@ -164,6 +174,7 @@ def parse_chrome_trace(trace: Mapping | Sequence[dict] | str | Path) -> list[Ker
                 args.get("stream", ev.get("tid", 0)),
                 args,
                 launches.get(int(corr)) if isinstance(corr, (int, float)) else None,
+                int(corr) if isinstance(corr, (int, float)) else None,
             )
         )
     return sorted(out, key=lambda k: (k.ts_us, k.end_us))
