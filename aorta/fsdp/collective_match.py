@@ -35,7 +35,9 @@ from dataclasses import dataclass, field
 from aorta import stats
 from aorta.trace_events import COMM_KINDS
 
-UNNAMED = "other_comm"  # the kind of a collective kernel that names no known collective (RCCL without args)
+# The kind of a communication kernel that names no known collective (RCCL's generic kernel without args, or
+# a collective with no kind of its own): in a match it agrees with whatever the other ranks name.
+UNNAMED = "other_comm"
 
 
 @dataclass(frozen=True)

@@ -95,8 +95,8 @@ class StepSplit:
 
 
 def split_by_step(kernels: Sequence[KernelEvent], ranges: Sequence[tuple[float, float]]) -> StepSplit:
-    """Each kernel into the step whose range holds its launch (its device start where the trace has no
-    launch at all); see the module docstring."""
+    """Each kernel into the step whose range holds its launch; a kernel launched before the window into
+    none; one whose launch the trace does not hold by its device start (see the module docstring)."""
     launched = [k for k in kernels if k.launch_us is not None]
     first = min((k.correlation for k in launched if k.correlation is not None), default=None)
     order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
