@@ -31,9 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aorta import overlap, stats
-from aorta.trace_events import DEVICE_CATEGORIES
+from aorta.trace_events import DEVICE_CATEGORIES, LAUNCH_CATEGORIES
 
-LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
 RANGE_CATEGORY = "user_annotation"
 ROUND_PREFIX = "aorta.round."
 BLOCK_PREFIX = "aorta.s"

@@ -7,9 +7,18 @@ Kernel names (NCCL / RCCL, as the profiler writes them):
 - NCCL 2.19+ names each kernel by collective: ``ncclDevKernel_AllGather_RING_LL(...)``,
   ``ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(...)``, ``ncclDevKernel_AllReduce_Sum_bf16_RING_LL(...)``;
   older NCCL: ``ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)``.
-- RCCL (ROCm) launches a generic kernel for most collectives: ``ncclDevKernel_Generic_1(...)``; some
-  builds name ``rcclGenericKernel`` / ``mscclKernel_*``. The name does not say which collective: the
-  profiler's ``args["Collective name"]`` does, where recorded.
+- RCCL (ROCm) launches a generic kernel for most collectives: ``ncclDevKernel_Generic(...)``,
+  ``ncclDevKernel_Generic_1(...)``; some builds name ``rcclGenericKernel`` / ``mscclKernel_*``. The name does
+  not say which collective: the profiler's ``args["Collective name"]`` does (``allreduce``, ``broadcast``,
+  ``_allgather_base`` ...), where recorded. Kineto copies those args from the collective's host op, so a
+  kernel launched before the profiled window has none (recorded on an MI300X with RCCL 2.22.3: 5 of 17).
+
+Launches and memory work (NVIDIA and AMD side by side in ``VENDOR_NAMES`` below):
+
+- a kernel's launch is the host runtime (or driver) call with the same ``args.correlation``;
+- CUPTI records memsets and device copies as ``gpu_memset`` / ``gpu_memcpy``; ROCm 7's rocprofiler-sdk
+  records the runtime's fill and copy kernels (``__amd_rocclr_fillBufferAligned.kd``, launched by
+  ``hipMemsetAsync``) as kernels. Those are memory work (kind ``memory``), not compute.
 """
 
 from __future__ import annotations
@@ -17,18 +26,41 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-COMM_KINDS = ("all_gather", "reduce_scatter", "all_reduce", "other_comm")
+COMM_KINDS = ("all_gather", "reduce_scatter", "all_reduce", "broadcast", "reduce", "all_to_all", "other_comm")
 COMPUTE = "compute"
-COMM_KERNEL = re.compile(r"nccl|rccl|msccl", re.IGNORECASE)
+MEMORY = "memory"  # the runtime's memset / copy kernels: device work, neither compute nor communication
+
+# Every vendor-dependent string, NVIDIA and AMD side by side (as HTA's hta/common/types.py keeps them).
+VENDOR_NAMES: dict[str, dict[str, tuple[str, ...]]] = {
+    # collective kernels, by a substring of their name (case-insensitive)
+    "comm_kernel": {"nvidia": ("nccl",), "amd": ("rccl", "msccl", "nccl")},
+    # Chrome-trace categories of the host calls that launch device work (linked by args.correlation)
+    "launch_category": {"nvidia": ("cuda_runtime", "cuda_driver"), "amd": ("cuda_runtime", "cuda_driver")},
+    # kernels that are the runtime's memsets and copies, by name prefix (CUPTI records those as gpu_memset /
+    # gpu_memcpy, never as kernels; ROCm 7 records rocclr's blit kernels as kernels)
+    "memory_kernel_prefix": {"nvidia": (), "amd": ("__amd_rocclr_",)},
+}
+COMM_KERNEL = re.compile(
+    "|".join(sorted({n for v in VENDOR_NAMES["comm_kernel"].values() for n in v})), re.IGNORECASE
+)
+LAUNCH_CATEGORIES = tuple(sorted({c for v in VENDOR_NAMES["launch_category"].values() for c in v}))
+MEMORY_KERNEL_PREFIXES = tuple(p for v in VENDOR_NAMES["memory_kernel_prefix"].values() for p in v)
 # Chrome-trace categories: kernels; device work in general (copies and memsets occupy the GPU too).
 KERNEL_CATEGORIES = ("kernel",)
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
-_KIND_PATTERNS = (  # matched on the name lower-cased with '_' removed
+# Matched in order on the name lower-cased with '_' removed (all-reduce and reduce-scatter before reduce):
+# NCCL kernel names (``ncclDevKernel_Broadcast_RING_LL``) and PyTorch's collective names in the profiler's
+# args (``allreduce``, ``broadcast``, ``_allgather_base``, ``reduce_scatter_tensor_coalesced``, ``alltoall_base``).
+_KIND_PATTERNS = (
     ("all_gather", ("allgather",)),
     ("reduce_scatter", ("reducescatter",)),
     ("all_reduce", ("allreduce",)),
+    ("broadcast", ("broadcast",)),
+    ("all_to_all", ("alltoall",)),
+    ("reduce", ("reduce",)),
 )
 
 
@@ -44,10 +76,16 @@ def _kind_from_text(text: str) -> str | None:
     return None
 
 
+def is_memory_kernel(name: str) -> bool:
+    """A kernel that is the runtime's memset or copy (ROCm 7: ``__amd_rocclr_fillBufferAligned.kd``)."""
+    return name.startswith(MEMORY_KERNEL_PREFIXES)
+
+
 def classify_kernel(name: str, collective_name: str | None = None) -> str:
-    """``compute`` or one of ``COMM_KINDS`` for a device kernel's name (and its profiler collective arg)."""
+    """``compute``, ``memory`` or one of ``COMM_KINDS`` for a device kernel's name (and its profiler
+    collective arg)."""
     if not (COMM_KERNEL.search(name) or collective_name):
-        return COMPUTE
+        return MEMORY if is_memory_kernel(name) else COMPUTE
     # The kernel name's own collective wins (NCCL); a generic RCCL kernel takes the profiler's arg.
     head = name.split("(", 1)[0]
     return (
@@ -65,8 +103,22 @@ def is_comm_kernel(event: dict) -> bool:
     return (
         is_kernel(event)
         and classify_kernel(str(event.get("name", "")), (event.get("args") or {}).get("Collective name"))
-        != COMPUTE
+        in COMM_KINDS
     )
+
+
+def launch_times_us(events: Iterable[Mapping]) -> dict[int, float]:
+    """Correlation id -> host time (µs) of the runtime or driver call that launched that device work. Where
+    two calls share an id (rocprofiler-sdk records an internal call beside ``hipMemsetAsync``), the first."""
+    out: dict[int, float] = {}
+    for ev in events:
+        if ev.get("ph") != "X" or str(ev.get("cat", "")).lower() not in LAUNCH_CATEGORIES:
+            continue
+        corr = (ev.get("args") or {}).get("correlation")
+        if isinstance(corr, (int, float)):
+            ts = float(ev["ts"])
+            out[int(corr)] = min(ts, out.get(int(corr), ts))
+    return out
 
 
 def load_trace(path: str | Path) -> dict:

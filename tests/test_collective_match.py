@@ -35,8 +35,9 @@ def load(name: str, ranks: int):
     out = {}
     for r in range(ranks):
         trace = load_trace(DATA / f"{name}_rank{r}.json")
-        by_step, outside = split_by_step(parse_chrome_trace(trace), step_ranges_from_trace(trace))
-        assert outside == 0
+        split = split_by_step(parse_chrome_trace(trace), step_ranges_from_trace(trace))
+        assert split.left_out == 0 and split.by == "device start"  # hand-written: no launch events
+        by_step = split.by_step
         compute = [[(k.ts_us, k.end_us) for k in ks if k.kind == COMPUTE] for ks in by_step]
         out[r] = (by_step, compute, [span_us(ks) for ks in by_step], cm.comm_kernels(by_step))
     return out

@@ -154,8 +154,8 @@ def test_trace_figures_flow_into_the_benchmark_metrics():
     for r in (0, 1):
         doc = load_trace(Path(__file__).parent / "data" / "collectives" / f"nccl_2ranks_rank{r}.json")
         kernels = ta.parse_chrome_trace(doc)
-        per_step, timeline, reason = step_figures(kernels, step_ranges_from_trace(doc), 2, 2)
-        assert reason is None
+        per_step, timeline, reason, note = step_figures(kernels, step_ranges_from_trace(doc), 2, 2)
+        assert reason is None and note is None
         ov = ta.analyze(kernels, steps=2, n_ranks=2).as_dict()
         ranks.append(
             {
@@ -196,7 +196,7 @@ def test_trace_figures_flow_into_the_benchmark_metrics():
 def test_profiled_steps_without_step_ranges_are_unavailable_with_the_reason():
     from aorta.fsdp.profiled_steps import step_figures
 
-    per_step, timeline, reason = step_figures([], [(0.0, 1.0)], 3, 2)
+    per_step, timeline, reason, _ = step_figures([], [(0.0, 1.0)], 3, 2)
     assert per_step is None and timeline is None
     assert "marked 1 step ranges (ProfilerStep#N) for 3 profiled steps" in reason
 

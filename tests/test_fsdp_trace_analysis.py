@@ -66,7 +66,8 @@ def test_nccl_trace_overlap_figures():
     assert s.compute_busy_ms == pytest.approx((400 + 100) / 1e3)
     assert s.comm_busy_ms == pytest.approx((200 + 150 + 100) / 1e3)
     assert s.busy_ms_by_kind == pytest.approx(
-        {"all_gather": 0.2, "reduce_scatter": 0.15, "all_reduce": 0.1, "other_comm": 0.0}
+        {"all_gather": 0.2, "reduce_scatter": 0.15, "all_reduce": 0.1}
+        | {k: 0.0 for k in ("broadcast", "reduce", "all_to_all", "other_comm")}
     )
     # AG wholly under the GEMM (200), RS under the add for 1550-1600 (50), AR alone
     assert s.overlapped_ms == pytest.approx((200 + 50) / 1e3)

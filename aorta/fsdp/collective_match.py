@@ -5,7 +5,14 @@ A collective kernel on one rank runs from the moment that rank launched it until
 its time includes waiting for the slowest peer to arrive. Matched across ranks (same process group, same
 position in that group's sequence: NCCL/RCCL run a group's collectives in issue order on every rank), the
 kernels of one collective end together (the last chunk reaches every rank at about the same time) and
-start apart. So, per collective, on clocks aligned between ranks:
+start apart.
+
+A process group's collectives run in issue order on that group's own communication stream, so a rank's
+sequences are its communication streams, named by order of first use (``stream#0`` ...: stream ids are per
+process; the order of first use agrees between ranks). The profiler's process group name only labels a
+sequence: it is recorded on some kernels and not others (RCCL kernels launched before the profiled window
+carry no args), so keying on it split one stream into two sequences and failed the match against a rank
+whose args covered other kernels. So, per collective, on clocks aligned between ranks:
 
 - start skew   = latest start - earliest start;
 - transfer     = the last-arriving rank's kernel time (it waited for nobody);
@@ -26,7 +33,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aorta import stats
-from aorta.trace_events import COMPUTE
+from aorta.trace_events import COMM_KINDS
+
+# The kind of a communication kernel that names no known collective (RCCL's generic kernel without args, or
+# a collective with no kind of its own): in a match it agrees with whatever the other ranks name.
+UNNAMED = "other_comm"
 
 
 @dataclass(frozen=True)
@@ -34,10 +45,11 @@ class CommKernel:
     """One collective kernel on one rank, in that rank's own clock (µs)."""
 
     kind: str
-    group: str  # the process group, or the stream it ran on where the profiler gave no group
+    group: str  # the process group (``pg:<name>``) where its stream's kernels name one, else ``stream:<id>``
     start_us: float
     end_us: float
     step: int
+    stream: str | None = None  # the stream it ran on (the sequence it belongs to); None: ``group`` is the key
 
     @property
     def dur_us(self) -> float:
@@ -48,7 +60,7 @@ class CommKernel:
 class Collective:
     """One collective matched across ranks; times aligned to the first rank's clock (µs)."""
 
-    group: str
+    group: str  # its sequence (``stream#i``), with the process group where a rank's profiler named one
     index: int  # position in its group's sequence
     kind: str
     step: int
@@ -90,30 +102,42 @@ class Matching:
 
 def comm_kernels(kernels_by_step: Sequence[Sequence], *, step_base: int = 0) -> list[CommKernel]:
     """The communication kernels of one rank, step by step (``kernels_by_step[i]``: the ``KernelEvent``s of
-    profiled step i), each labelled with its group: the profiler's process group name, else its stream."""
+    profiled step i), each with its stream and labelled with its group: the process group that any kernel
+    on its stream names, else the stream."""
+    comm = [(i, k) for i, kernels in enumerate(kernels_by_step) for k in kernels if k.kind in COMM_KINDS]
+    names: dict[str, set[str]] = {}
+    for _, k in comm:
+        names.setdefault(str(k.stream), set())
+        if k.process_group:
+            names[str(k.stream)].add(k.process_group)
     out = []
-    for i, kernels in enumerate(kernels_by_step):
-        for k in kernels:
-            if k.kind == COMPUTE:
-                continue
-            group = f"pg:{k.process_group}" if k.process_group else f"stream:{k.stream}"
-            out.append(CommKernel(k.kind, group, k.ts_us, k.end_us, step_base + i))
+    for i, k in comm:
+        named = sorted(names[str(k.stream)])
+        group = f"pg:{'+'.join(named)}" if named else f"stream:{k.stream}"
+        out.append(CommKernel(k.kind, group, k.ts_us, k.end_us, step_base + i, str(k.stream)))
     return sorted(out, key=lambda c: (c.start_us, c.end_us))
 
 
 def _sequences(kernels: Sequence[CommKernel]) -> dict[str, list[CommKernel]]:
-    """Kernels by group, in issue order. Streams are renamed by order of first use (``stream#0`` ...): stream
-    ids are per process and need not agree between ranks; the order their first collective ran in does."""
-    by_group: dict[str, list[CommKernel]] = {}
+    """Kernels by sequence, in issue order: by stream, renamed by order of first use (``stream#0`` ...):
+    stream ids are per process and need not agree between ranks; the order their first collective ran in
+    does. Kernels without a stream are keyed by their group."""
+    by_key: dict[str, list[CommKernel]] = {}
     for k in sorted(kernels, key=lambda c: c.start_us):
-        by_group.setdefault(k.group, []).append(k)
+        by_key.setdefault(f"stream:{k.stream}" if k.stream is not None else k.group, []).append(k)
     renamed, n = {}, 0
-    for g in by_group:  # dict order = order of first use
-        if g.startswith("stream:"):
-            renamed[g], n = f"stream#{n}", n + 1
+    for key in by_key:  # dict order = order of first use
+        if key.startswith("stream:"):
+            renamed[key], n = f"stream#{n}", n + 1
         else:
-            renamed[g] = g
-    return {renamed[g]: ks for g, ks in by_group.items()}
+            renamed[key] = key
+    return {renamed[key]: ks for key, ks in by_key.items()}
+
+
+def _label(key: str, kernels: Sequence[CommKernel]) -> str:
+    """A sequence's name in the results: its process group where some rank's profiler named one."""
+    named = sorted({k.group for k in kernels if k.group.startswith("pg:")})
+    return f"{key} ({', '.join(named)})" if named and key.startswith("stream#") else key
 
 
 def match(per_rank: Mapping[int, Sequence[CommKernel]]) -> Matching:
@@ -125,33 +149,35 @@ def match(per_rank: Mapping[int, Sequence[CommKernel]]) -> Matching:
         return result
     seqs = {r: _sequences(per_rank[r]) for r in ranks}
     groups = sorted(set().union(*(set(s) for s in seqs.values())))
-    matched: list[tuple[str, int, dict[int, CommKernel]]] = []
+    matched: list[tuple[str, int, dict[int, CommKernel], str]] = []
     for g in groups:
         lists = {r: seqs[r].get(g, []) for r in ranks}
         counts = {r: len(v) for r, v in lists.items()}
         if len(set(counts.values())) != 1:
             result.problems.append(f"{g}: ranks ran different numbers of collectives {counts}")
             continue
+        label = _label(g, [k for v in lists.values() for k in v])
         for i in range(counts[ranks[0]]):
             at = {r: lists[r][i] for r in ranks}
             kinds = {k.kind for k in at.values()}
-            if len(kinds) != 1:
+            known = kinds - {UNNAMED}  # a rank whose profiler gave no collective name agrees with any
+            if len(known) > 1:
                 result.problems.append(f"{g}: collective #{i} is {sorted(kinds)} on different ranks")
                 break
-            matched.append((g, i, at))
+            matched.append((label, i, at, known.pop() if known else UNNAMED))
     if not matched:
         return result
     first = ranks[0]
-    offsets = {r: stats.median([at[r].end_us - at[first].end_us for _, _, at in matched]) for r in ranks}
-    residuals = [abs(at[r].end_us - offsets[r] - at[first].end_us) for _, _, at in matched for r in ranks]
+    offsets = {r: stats.median([at[r].end_us - at[first].end_us for _, _, at, _ in matched]) for r in ranks}
+    residuals = [abs(at[r].end_us - offsets[r] - at[first].end_us) for _, _, at, _ in matched for r in ranks]
     result.offset_us = offsets
     result.alignment_error_us = max(residuals)
-    for g, i, at in matched:
+    for g, i, at, kind in matched:
         result.collectives.append(
             Collective(
                 group=g,
                 index=i,
-                kind=at[first].kind,
+                kind=kind,
                 step=at[first].step,
                 start_us={r: at[r].start_us - offsets[r] for r in ranks},
                 dur_us={r: at[r].dur_us for r in ranks},

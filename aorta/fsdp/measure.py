@@ -51,6 +51,7 @@ def _run(
     overlap_figs, overlap_reason, window = None, None, None
     per_step: list[dict] | None = None
     per_step_reason: str | None = None
+    per_step_note: str | None = None  # kernels or steps the per-step figures leave out, and how many
     timeline: dict | None = None
     slowdown, slowdown_reason = None, None
     segments: dict = {}
@@ -65,7 +66,7 @@ def _run(
         if window.available:
             summary = ta.analyze(window.kernels, steps=window.steps, n_ranks=env.world_size)
             overlap_figs = summary.as_dict()
-            per_step, timeline, per_step_reason = step_figures(
+            per_step, timeline, per_step_reason, per_step_note = step_figures(
                 window.kernels, window.step_ranges, window.steps, env.world_size
             )
             segments = ta.timeline_segments(window.kernels)
@@ -87,6 +88,7 @@ def _run(
             "trace_file": window.trace_file if window else None,
             "figures": overlap_figs,
             "per_step": per_step,
+            "per_step_note": per_step_note,
             **{k: v for k, v in segments.items()},
         }
     )
@@ -101,6 +103,7 @@ def _run(
         "overlap_reason": overlap_reason,
         "per_step": per_step,  # one dict of figures per profiled step (trace_analysis.analyze of its kernels)
         "per_step_reason": per_step_reason,
+        "per_step_note": per_step_note,
         "timeline": timeline,  # for rank 0's matching of collectives; not kept in the record
         "compute_slowdown_ratio": slowdown,
         "slowdown_reason": slowdown_reason,

@@ -17,14 +17,17 @@ interrupted run leaves the previous file whole; it is never appended to). One JS
 
     {"kind": "overlap", "scenario": "baseline", "rank": 0, "steps": 3, "available": true,
      "reason": null, "trace_start_us": 1.7e15, "figures": {...OverlapSummary.as_dict()...},
+     "per_step": [{...}, ...], "per_step_note": null,
      "stream_busy_ms": {"7": 40.1, "20": 12.3},
      "compute_us": [[t0, t1], ...], "comm_us": [[t0, t1], ...], "overlap_us": [[t0, t1], ...],
      "active_segments_us": [[t0, t1, ["all_gather", "compute"]], ...]}
 
   Intervals are absolute µs timestamps as in the profiler trace, so they line up with external
   profilers; ``active_segments_us`` cuts the window wherever a kind starts or stops and says which kinds
-  (``compute``, ``all_gather``, ``reduce_scatter``, ``all_reduce``, ``other_comm``) were running. Where no
-  kernel timestamps exist (CPU, profiling off) ``available`` is false and ``reason`` says why.
+  (``compute``, ``memory``, ``all_gather``, ``reduce_scatter``, ``all_reduce``, ``broadcast``, ``reduce``,
+  ``all_to_all``, ``other_comm``) were running. ``per_step_note`` says which kernels and steps the per-step
+  figures leave out (``profiled_steps.StepSplit.note``). Where no kernel timestamps exist (CPU, profiling
+  off) ``available`` is false and ``reason`` says why.
 
 ``"kind": "scenario"`` — one line per scenario and rank, written when the scenario ends::
 

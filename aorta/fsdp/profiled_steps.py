@@ -1,15 +1,29 @@
 """Split a profiled window's kernels into its steps (pure: no torch).
 
 ``torch.profiler`` marks each step it records with a host range ``ProfilerStep#N`` (from one
-``prof.step()`` to the next). The benchmark synchronizes the device at the end of every step, inside that
-range, so each step's kernels start inside its range: a kernel belongs to the step whose range holds its
-start. Kineto puts host ranges and device kernels on one timeline, so the two can be compared.
+``prof.step()`` to the next). A kernel belongs to the step whose range holds its **launch**: the host
+runtime call with the kernel's correlation id (``KernelEvent.launch_us``), as Holistic Trace Analysis
+assigns kernels to iterations. Its device start says nothing about its step when the GPU runs behind the
+host: on an MI300X trace (TraceLens ``resnet_act_checkpoint``, rank 0 of 8) the GPU ran about two steps
+behind, and by device start 1493 of 2995 kernels fell in no step and one step read overlap 0.000 instead
+of 0.249.
+
+A kernel with no launch in the trace whose correlation id is below the first recorded launch's was
+launched before the profiled window (Kineto keeps neither its runtime call nor the collective's args; the
+ids rise in launch order): it belongs to no profiled step. Any other kernel without a launch (a launch API
+the profiler did not record), and every kernel of a trace with no launch at all (hand-written, or recorded
+without runtime events), goes by its device start, which is right where every step ends with a device
+synchronize (aorta's own profiled steps). A step in
+which no kernel was launched measured nothing: it is left out, not counted as zeros. Kernels and steps
+left out are counted, and ``StepSplit.note`` says how many.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from aorta import overlap
 from aorta.fsdp import trace_analysis as ta
@@ -30,20 +44,78 @@ def step_ranges_from_trace(trace: Mapping) -> list[tuple[float, float]]:
     return [(s, e) for _, s, e in sorted(found)]
 
 
-def split_by_step(
-    kernels: Sequence[KernelEvent], ranges: Sequence[tuple[float, float]]
-) -> tuple[list[list[KernelEvent]], int]:
-    """(kernels of each step, how many kernels started in no step's range)."""
+@dataclass(frozen=True)
+class StepSplit:
+    """Kernels of each step range, and what belongs to none."""
+
+    by_step: list[list[KernelEvent]]
+    by: str  # "launch" or "device start": the time held against the step ranges
+    before_window: int  # kernels launched before the window (no launch, correlation id below the first)
+    outside: int  # kernels whose launch (or device start) is in no step's range
+    by_device_start: int = 0  # kernels without a recorded launch in a trace with launches, placed by start
+
+    @property
+    def total(self) -> int:
+        return sum(len(ks) for ks in self.by_step) + self.before_window + self.outside
+
+    @property
+    def left_out(self) -> int:
+        return self.before_window + self.outside
+
+    @property
+    def empty_steps(self) -> list[int]:
+        return [i for i, ks in enumerate(self.by_step) if not ks]
+
+    def note(self) -> str | None:
+        """What the per-step figures leave out, and how kernels were placed, in a sentence; None when all
+        went by their launch and every step launched some."""
+        left = []
+        if self.before_window:
+            left.append(
+                f"{self.before_window} of {self.total} kernels launched before the profiled window (no launch "
+                "in the trace)"
+            )
+        if self.outside:
+            left.append(f"{self.outside} of {self.total} kernels whose {self.by} is in no step range")
+        empty = self.empty_steps
+        if empty:
+            left.append(
+                f"{len(empty)} of {len(self.by_step)} profiled steps, which launched no kernel (step {empty}), "
+                "rather than zeros"
+            )
+        said = ["left out of the per-step figures: " + "; ".join(left)] if left else []
+        if self.by_device_start:
+            said.append(
+                f"{self.by_device_start} of {self.total} kernels have no recorded launch: placed by their "
+                "device start"
+            )
+        if not said:
+            return None
+        return "; ".join(said) + f" (a kernel goes to the step holding its {self.by})"
+
+
+def split_by_step(kernels: Sequence[KernelEvent], ranges: Sequence[tuple[float, float]]) -> StepSplit:
+    """Each kernel into the step whose range holds its launch; a kernel launched before the window into
+    none; one whose launch the trace does not hold by its device start (see the module docstring)."""
+    launched = [k for k in kernels if k.launch_us is not None]
+    first = min((k.correlation for k in launched if k.correlation is not None), default=None)
+    order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
+    starts = [ranges[i][0] for i in order]
     steps: list[list[KernelEvent]] = [[] for _ in ranges]
-    outside = 0
+    before = outside = by_start = 0
     for k in kernels:
-        for i, (start, end) in enumerate(ranges):
-            if start <= k.ts_us < end:
-                steps[i].append(k)
-                break
+        t = k.launch_us
+        if t is None:
+            if first is not None and k.correlation is not None and k.correlation < first:
+                before += 1
+                continue
+            t, by_start = k.ts_us, by_start + bool(launched)
+        j = bisect.bisect_right(starts, t) - 1
+        if j >= 0 and t < ranges[order[j]][1]:
+            steps[order[j]].append(k)
         else:
             outside += 1
-    return steps, outside
+    return StepSplit(steps, "launch" if launched else "device start", before, outside, by_start)
 
 
 def span_us(kernels: Sequence[KernelEvent]) -> tuple[float, float]:
@@ -55,10 +127,11 @@ def span_us(kernels: Sequence[KernelEvent]) -> tuple[float, float]:
 
 def step_figures(
     kernels: Sequence[KernelEvent], ranges: Sequence[tuple[float, float]], steps: int, world_size: int
-) -> tuple[list[dict] | None, dict | None, str | None]:
+) -> tuple[list[dict] | None, dict | None, str | None, str | None]:
     """One rank's profiled window, step by step: (``trace_analysis.analyze`` of each step's kernels, the
-    comm kernels / compute intervals / windows that rank 0 matches across ranks, or the reason for none).
-    The active steps are the last ``steps`` ranges the profiler marked."""
+    comm kernels / compute intervals / windows that rank 0 matches across ranks, the reason for none, and
+    what was left out: ``StepSplit.note``). The active steps are the last ``steps`` ranges the profiler
+    marked; a step that launched no kernel is left out of both lists."""
     mine = list(ranges)[-steps:]
     if len(mine) != steps:
         return (
@@ -68,8 +141,12 @@ def step_figures(
                 f"the profiler marked {len(mine)} step ranges (ProfilerStep#N) for {steps} profiled steps: "
                 "kernels cannot be given to steps"
             ),
+            None,
         )
-    by_step, _ = split_by_step(kernels, mine)
+    split = split_by_step(kernels, mine)
+    by_step = [ks for ks in split.by_step if ks]
+    if not by_step:
+        return None, None, f"no kernel was launched in any of the {steps} profiled steps", split.note()
     per_step = [ta.analyze(ks, steps=1, n_ranks=world_size).as_dict() for ks in by_step]
     timeline = {
         "comm": comm_kernels(by_step),
@@ -78,4 +155,4 @@ def step_figures(
         ],
         "window_us": [span_us(ks) for ks in by_step],
     }
-    return per_step, timeline, None
+    return per_step, timeline, None, split.note()

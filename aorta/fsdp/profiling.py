@@ -18,7 +18,7 @@ from pathlib import Path
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.config import ProfilingConfig
 from aorta.fsdp.profiled_steps import STEP_NAME, step_ranges_from_trace
-from aorta.trace_events import load_trace
+from aorta.trace_events import LAUNCH_CATEGORIES, load_trace
 
 NO_KERNELS_ON_CPU = "CPU backend (gloo): the profiler records no device kernel timestamps"
 
@@ -86,12 +86,20 @@ def _trace_start_us(prof) -> float:
 
 
 def kernels_from_events(prof) -> list[ta.KernelEvent]:
-    """Device kernels of ``prof.events()``; timestamps made absolute with the trace's start (µs)."""
+    """Device kernels of ``prof.events()``; timestamps made absolute with the trace's start (µs). Each kernel
+    carries the host time of its launch: the runtime call (activity ``cuda_runtime`` / ``cuda_driver``)
+    whose event id is the kernel's (both are the correlation id there)."""
     from torch.autograd import DeviceType
 
     start_us = _trace_start_us(prof)
+    events = list(prof.events())
+    launches: dict[int, float] = {}
+    for e in events:
+        if e.device_type == DeviceType.CPU and str(getattr(e, "activity_type", "")) in LAUNCH_CATEGORIES:
+            t = start_us + e.time_range.start
+            launches[e.id] = min(t, launches.get(e.id, t))
     out = []
-    for e in prof.events():
+    for e in events:
         if e.device_type == DeviceType.CPU:
             continue
         activity = str(getattr(e, "activity_type", "") or "")
@@ -106,6 +114,8 @@ def kernels_from_events(prof) -> list[ta.KernelEvent]:
                 e.time_range.elapsed_us(),
                 getattr(e, "device_resource_id", 0),
                 _metadata(e),
+                launches.get(e.id),
+                e.id,
             )
         )
     return sorted(out, key=lambda k: (k.ts_us, k.end_us))

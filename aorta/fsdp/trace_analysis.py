@@ -13,12 +13,15 @@ Classification is by kernel name, as the kernels appear on the GPU timeline:
   ``ncclDevKernel_Generic_4(...)``; some builds name ``rcclGenericKernel`` / ``mscclKernel_*``. The name does
   not say which collective ran, so the kind is taken from the kernel's profiler args
   (``"Collective name"``: ``_allgather_base``, ``allreduce``, ``reduce_scatter_tensor_coalesced`` ...) that
-  Kineto attaches to communication kernels; without them the kernel counts as ``other_comm``.
+  Kineto attaches to communication kernels; without them (a kernel launched before the profiled window has
+  none) the kernel counts as ``other_comm``, and ``analyze`` says how many had no collective.
 
-Every kernel that is not communication is compute. Definitions (DESIGN.md): comm busy and compute busy are
+The runtime's memset and copy kernels (ROCm 7 records ``__amd_rocclr_fillBufferAligned.kd`` as a kernel) are
+``memory``: neither compute nor communication. Every other kernel that is not communication is compute. Definitions (DESIGN.md): comm busy and compute busy are
 union lengths; overlapped = |compute ∩ comm|; exposed = comm busy − overlapped; overlap ratio =
 overlapped / comm busy. busbw follows nccl-tests: algbw = bytes / time (GB = 1e9 bytes), busbw = algbw ×
-2(n−1)/n for all-reduce and (n−1)/n for all-gather and reduce-scatter, with bytes the larger of the in
+2(n−1)/n for all-reduce, (n−1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast and reduce,
+with bytes the larger of the in
 and out message (the full gathered or reduced buffer) and time the kernel's own duration.
 """
 
@@ -29,7 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aorta import overlap
-from aorta.trace_events import COMM_KINDS, COMPUTE, classify_kernel, is_kernel, load_trace
+from aorta.trace_events import (
+    COMM_KINDS,
+    COMPUTE,
+    MEMORY,
+    classify_kernel,
+    is_kernel,
+    launch_times_us,
+    load_trace,
+)
 
 # c10 ScalarType names as Kineto writes them in "dtype", and the usual short spellings.
 DTYPE_BYTES = {
@@ -62,15 +73,22 @@ DTYPE_BYTES = {
 }
 
 
+# Collectives with a bandwidth figure; the first three are FSDP's (always listed, with a reason when absent).
+BANDWIDTH_KINDS = ("all_gather", "reduce_scatter", "all_reduce", "broadcast", "reduce", "all_to_all")
+FSDP_KINDS = BANDWIDTH_KINDS[:3]
+
+
 def busbw_factor(kind: str, n_ranks: int) -> float | None:
     """nccl-tests' bus bandwidth factor (doc/PERFORMANCE.md): 2(n-1)/n for all-reduce, (n-1)/n for
-    all-gather and reduce-scatter; ``None`` for other kinds."""
+    all-gather, reduce-scatter and all-to-all, 1 for broadcast and reduce; ``None`` for other kinds."""
     if n_ranks < 1:
         raise ValueError(f"n_ranks must be >= 1, got {n_ranks}")
     if kind == "all_reduce":
         return 2.0 * (n_ranks - 1) / n_ranks
-    if kind in ("all_gather", "reduce_scatter"):
+    if kind in ("all_gather", "reduce_scatter", "all_to_all"):
         return (n_ranks - 1) / n_ranks
+    if kind in ("broadcast", "reduce"):
+        return 1.0
     return None
 
 
@@ -84,6 +102,10 @@ class KernelEvent:
     message_bytes: int | None = None  # max(in, out) elements × dtype bytes, where recorded
     group_size: int | None = None
     process_group: str | None = None  # profiler arg "Process Group Name", where recorded
+    launch_us: float | None = None  # host time of the runtime call that launched it (None: not in the trace)
+    correlation: int | None = (
+        None  # the profiler's correlation id (kernel <-> launch), rising in launch order
+    )
 
     @property
     def kind(self) -> str:
@@ -104,7 +126,15 @@ def _message_bytes(args: Mapping) -> int | None:
     return max(nelems) * size
 
 
-def kernel_from_args(name: str, ts_us: float, dur_us: float, stream, args: Mapping | None) -> KernelEvent:
+def kernel_from_args(
+    name: str,
+    ts_us: float,
+    dur_us: float,
+    stream,
+    args: Mapping | None,
+    launch_us: float | None = None,
+    correlation: int | None = None,
+) -> KernelEvent:
     """A ``KernelEvent`` from a kernel's name, times and its profiler args (Chrome trace ``args``)."""
     args = args or {}
     coll = args.get("Collective name")
@@ -119,21 +149,32 @@ def kernel_from_args(name: str, ts_us: float, dur_us: float, stream, args: Mappi
         message_bytes=_message_bytes(args),
         group_size=int(group) if isinstance(group, (int, float)) and group > 0 else None,
         process_group=str(pg) if pg not in (None, "") else None,
+        launch_us=launch_us,
+        correlation=correlation,
     )
 
 
 def parse_chrome_trace(trace: Mapping | Sequence[dict] | str | Path) -> list[KernelEvent]:
-    """Device kernels (``ph == "X"``, ``cat == "kernel"``) of a Chrome trace, sorted by start."""
+    """Device kernels (``ph == "X"``, ``cat == "kernel"``) of a Chrome trace, sorted by start; each with the
+    host time of its launch (the runtime call with the same ``args.correlation``) where the trace has it."""
     data = load_trace(trace) if isinstance(trace, (str, Path)) else trace
-    events: Iterable[dict] = data.get("traceEvents", []) if isinstance(data, Mapping) else data
+    events: Sequence[dict] = list(data.get("traceEvents", []) if isinstance(data, Mapping) else data)
+    launches = launch_times_us(events)
     out = []
     for ev in events:
         if ev.get("ph") != "X" or not is_kernel(ev):
             continue
         args = ev.get("args") or {}
+        corr = args.get("correlation")
         out.append(
             kernel_from_args(
-                ev["name"], ev["ts"], ev.get("dur", 0.0), args.get("stream", ev.get("tid", 0)), args
+                ev["name"],
+                ev["ts"],
+                ev.get("dur", 0.0),
+                args.get("stream", ev.get("tid", 0)),
+                args,
+                launches.get(int(corr)) if isinstance(corr, (int, float)) else None,
+                int(corr) if isinstance(corr, (int, float)) else None,
             )
         )
     return sorted(out, key=lambda k: (k.ts_us, k.end_us))
@@ -155,7 +196,7 @@ class OverlapSummary:
     overlapped_ms: float
     exposed_comm_ms: float
     overlap_ratio: float | None
-    kernel_count_by_kind: dict[str, int]
+    kernel_count_by_kind: dict[str, int]  # compute, memory and each of COMM_KINDS
     busbw_gbps: dict[str, float | None]
     algbw_gbps: dict[str, float | None]
     unavailable: dict[str, str] = field(default_factory=dict)
@@ -224,7 +265,7 @@ def analyze(kernels: Sequence[KernelEvent], *, steps: int, n_ranks: int | None =
     """Overlap and bandwidth figures for the kernels of ``steps`` profiled steps."""
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
-    by_kind: dict[str, list[KernelEvent]] = {k: [] for k in (COMPUTE, *COMM_KINDS)}
+    by_kind: dict[str, list[KernelEvent]] = {k: [] for k in (COMPUTE, MEMORY, *COMM_KINDS)}
     for k in kernels:
         by_kind[k.kind].append(k)
     comm = [k for kind in COMM_KINDS for k in by_kind[kind]]
@@ -234,11 +275,18 @@ def analyze(kernels: Sequence[KernelEvent], *, steps: int, n_ranks: int | None =
     unavailable: dict[str, str] = {}
     algbw: dict[str, float | None] = {}
     busbw: dict[str, float | None] = {}
-    for kind in ("all_gather", "reduce_scatter", "all_reduce"):
+    for kind in BANDWIDTH_KINDS:
         a, b, reason = bandwidth_gbps(kernels, kind, n_ranks)
         algbw[kind], busbw[kind] = a, b
-        if reason:
+        if reason and (kind in FSDP_KINDS or by_kind[kind]):
             unavailable[f"busbw_gbps.{kind}"] = reason
+    unnamed = [k for k in by_kind["other_comm"] if k.collective is None]
+    if unnamed:
+        unavailable["busbw_gbps.other_comm"] = (
+            f"{len(unnamed)} of {len(comm)} communication kernels name no collective (RCCL's generic kernel "
+            "without the profiler's 'Collective name', as for a kernel launched before the profiled window): "
+            "no kind, no bandwidth"
+        )
     ratio = overlap.overlap_ratio(compute_iv, comm_iv)
     if ratio is None:
         unavailable["overlap_ratio"] = "no communication kernels in the profiled window"
