@@ -17,7 +17,7 @@ from pathlib import Path
 
 from aorta.output_paths import OutputPathError, check_output_dir
 from aorta.sweep import manifest as mf
-from aorta.sweep.command import check_command, check_overrides
+from aorta.sweep.command import check_command, check_override_readers, check_overrides
 from aorta.sweep.grid import Cell, SweepUsageError, expand, parse_axes
 from aorta.sweep.variables import check_env_axes
 
@@ -85,6 +85,7 @@ def prepare(args: argparse.Namespace, environ) -> tuple[Path, dict, list[Cell], 
     if shutil.which(cmd[0]) is None:
         raise SweepUsageError(f"command {cmd[0]!r}: not found on PATH")
     check_overrides(axes, cmd)
+    check_override_readers(axes, cmd)
     if args.cell_timeout is not None and not args.cell_timeout > 0:
         raise SweepUsageError(f"--cell-timeout {args.cell_timeout:g}: give a number of seconds > 0")
     folder = Path(args.output)
