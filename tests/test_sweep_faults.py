@@ -204,3 +204,77 @@ def test_a_force_run_whose_reruns_fail_says_why_it_exits_1(tmp_path):
     )
     assert code == 1
     assert "aorta sweep: 2 ok; 1 failed in this run (1 of them re-runs: their earlier ok results kept)" in out
+
+
+# ------------------------------------------------------------------------------ 4. disk full: report, JSON
+def test_a_report_that_cannot_be_written_exits_3_and_keeps_the_earlier_report(tmp_path, monkeypatch, capsys):
+    import aorta.report.sweep_figures as figures
+
+    data = Path(__file__).parent / "data" / "sweeps"
+    out = tmp_path / "rep"
+    args = [
+        "report",
+        "--sweep",
+        str(data / "stack_a"),
+        "--sweep",
+        str(data / "stack_b"),
+        "--output",
+        str(out),
+    ]
+    out.mkdir()
+    (out / "report.html").write_text("the earlier report")
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(figures, "draw_heatmap", full)
+    assert main(args) == 3
+    err = capsys.readouterr().err
+    assert (
+        f"aorta report: error: cannot write the report under --output {out}: No space left on device" in err
+    )
+    assert "Traceback" not in err
+    assert (out / "report.html").read_text() == "the earlier report"
+    assert [p.name for p in tmp_path.iterdir()] == ["rep"]  # no half-built folder beside it
+
+
+def test_a_benchmark_json_that_cannot_be_written_leaves_no_partial_file_and_exits_3(pytester, monkeypatch):
+    from test_gate_plugin import BASE_ARGS, SPIN_TEST
+
+    import aorta.record.benchmark_json as bj
+
+    monkeypatch.setenv("SPIN_US", "200")
+    pytester.makepyfile(test_spin=SPIN_TEST)
+    target = pytester.path / "run.json"
+    target.write_text("an earlier run")
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(bj, "write_bytes_atomic", full)
+    r = pytester.runpytest(*BASE_ARGS, f"--benchmark-json={target}")
+    assert r.ret == 3, r.stdout.str()
+    r.stdout.fnmatch_lines(
+        [f"aorta: --benchmark-json {target}: NOT written: No space left on device; *-> exit 3"]
+    )
+    assert target.read_text() == "an earlier run"
+    assert "benchmark JSON: " not in r.stdout.str()
+
+
+def test_the_benchmark_json_is_written_whole_by_rename(pytester, monkeypatch):
+    from test_gate_plugin import BASE_ARGS, SPIN_TEST
+
+    monkeypatch.setenv("SPIN_US", "200")
+    pytester.makepyfile(test_spin=SPIN_TEST)
+    target = pytester.path / "run.json"
+    r = pytester.runpytest(*BASE_ARGS, f"--benchmark-json={target}")
+    assert r.ret == 0, r.stdout.str()
+    assert json.loads(target.read_text())["benchmarks"]
+    assert sorted(p.name for p in pytester.path.iterdir() if p.name.startswith(".run.json")) == []
+
+
+# ------------------------------------------------------------------------------ 18. run_suite.sh's JSON line
+def test_run_suite_leaves_the_json_path_to_pytest():
+    script = (REPO / "scripts" / "run_suite.sh").read_text()
+    assert 'echo "benchmark JSON: $out"' not in script  # the plugin prints it: once
+    assert "no benchmark JSON written" in script
