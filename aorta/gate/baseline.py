@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
+from aorta.fingerprint import without_launcher_defaults
 from aorta.gate.compare import STACK_KEYS, aorta_machine, machine_label
 from aorta.gate.lock import locked, remove_stale_temps
 from aorta.gate.samples import MAX_BASELINE_RUNS, RUNS_KEY, baseline_runs, run_entry
@@ -168,8 +169,15 @@ def _save_locked(run: Mapping, path: Path, name: str, options: Mapping, *, repla
 
 
 def _comparable(stack: Mapping) -> dict:
-    """The parts of a stack that must match for runs to share a baseline (python and env included)."""
-    return {k: v for k, v in stack.items() if v not in (None, {}, "")}
+    """The parts of a stack that must match for runs to share a baseline (python and env included; a
+    variable holding the value its launcher sets by itself, torchrun's TORCH_NCCL_ASYNC_ERROR_HANDLING=1,
+    is not part of it)."""
+    out = {k: v for k, v in stack.items() if v not in (None, {}, "")}
+    if isinstance(out.get("env"), Mapping):
+        out["env"] = without_launcher_defaults(out["env"])
+        if not out["env"]:
+            del out["env"]
+    return out
 
 
 def _stack_change(old: Mapping, new: Mapping) -> str:
