@@ -101,7 +101,26 @@ def hand_to_gate(node: pytest.Item, per_iteration_ms, extra_info: dict) -> bool:
     return True
 
 
+_PARSER: list[pytest.Parser] = []  # the parser of the session being set up, for options added after ours
+
+
+def _lazy_benchmark_json(parser: pytest.Parser) -> None:
+    from aorta.benchmark_json_option import as_path_option
+
+    _PARSER[:] = [parser]
+    as_path_option(parser)
+
+
+def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager) -> None:
+    """pytest-benchmark registered after aorta: its ``--benchmark-json`` exists only now."""
+    if _PARSER and getattr(plugin, "__name__", "") == "pytest_benchmark.plugin":
+        from aorta.benchmark_json_option import as_path_option
+
+        as_path_option(_PARSER[0])
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
+    _lazy_benchmark_json(parser)
     g = parser.getgroup("aorta", "aorta GPU benchmarks")
     # The second spelling of an option (--streams, --rounds, --warmup, --sync-mode, --issue-order, --copy-mb)
     # is the one users typed before every option took the --aorta- prefix; it stays as an alias.
