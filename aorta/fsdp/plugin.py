@@ -178,6 +178,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
             tr._tw = TerminalWriter(open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the session
     if info.world_size > 1:
+        from aorta.fsdp import interrupt_guard
+
+        interrupt_guard.install()  # Ctrl-C ends a rank stuck in a collective within seconds
         _check_same_settings(config, _env(config))  # the group is also needed by the collection check below
 
 
