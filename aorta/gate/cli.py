@@ -172,11 +172,12 @@ def run_compare(args: argparse.Namespace) -> int:
         ):
             print(line)
     except OSError as exc:
-        print(
-            f"aorta compare: could not write --verdict-json {args.verdict_json} or --markdown "
-            f"{args.markdown}: {exc}",
-            file=sys.stderr,
-        )
+        places = [
+            f"{o} {v}" for o, v in (("--verdict-json", args.verdict_json), ("--markdown", args.markdown)) if v
+        ]
+        if os.environ.get("GITHUB_STEP_SUMMARY"):
+            places.append(f"$GITHUB_STEP_SUMMARY {os.environ['GITHUB_STEP_SUMMARY']}")
+        print(f"aorta compare: could not write {' or '.join(places)}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(f"aorta compare: exit {code}")
     return code
