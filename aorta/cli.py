@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from aorta.gate.cli import add_compare_arguments, run_compare
+from aorta.launch.torchrun import add_torchrun_arguments, run_torchrun
 from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
 from aorta.stack_label import add_stack_arguments, run_stack
 from aorta.sweep.cli import add_sweep_arguments, run_sweep_command
@@ -21,6 +22,7 @@ COMMANDS: dict[str, Command] = {
     "trace": (add_trace_arguments, run_trace),
     "stack": (add_stack_arguments, run_stack),
     "sweep": (add_sweep_arguments, run_sweep_command),
+    "torchrun": (add_torchrun_arguments, run_torchrun),
 }
 
 HELP = {
@@ -29,6 +31,7 @@ HELP = {
     "report": "compare saved runs: summary.json, figures and one self-contained report.html",
     "trace": "trace tools: 'aorta trace merge' merges per-rank profiler traces with a rank-asymmetry check",
     "sweep": "run a benchmark command once per cell of a grid of settings, each in a fresh process",
+    "torchrun": "torchrun ... -m pytest ..., exiting with rank 0's pytest code (the gate's codes survive)",
     "stack": "a file-name-safe label of this machine's stack (GPU, CUDA/HIP, torch), as run_suite.sh names its JSON",
 }
 
@@ -44,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["torchrun"] and argv[1:2] not in (["-h"], ["--help"]):
+        return run_torchrun(argparse.Namespace(args=argv[1:]))  # torchrun's own options: not ours to parse
     args = build_parser().parse_args(argv)
     return args._run(args)
 

@@ -32,6 +32,21 @@ NOT_SETTINGS = (
     "ROCR_VISIBLE_DEVICES",
 )
 UNSET = "unset"
+# Set by the launcher itself when the user did not: torchrun's agent gives every rank
+# TORCH_NCCL_ASYNC_ERROR_HANDLING=1 (torch/distributed/elastic/agent/server/local_elastic_agent.py). That
+# value against unset is the launcher, not a setting; any other value still is one.
+LAUNCHER_DEFAULTS = {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+
+
+def launcher_default(name: str, a: object, b: object) -> bool:
+    """One side unset and the other the value a launcher sets by itself."""
+    default = LAUNCHER_DEFAULTS.get(name)
+    return default is not None and {a, b} == {None, default}
+
+
+def without_launcher_defaults(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` less the variables that hold the value their launcher sets by itself."""
+    return {k: v for k, v in env.items() if LAUNCHER_DEFAULTS.get(k) != v}
 
 
 def _text(v: object) -> str:
@@ -89,7 +104,11 @@ def unintended_settings(
     a, b = ref_machine.get("env") or {}, cand_machine.get("env") or {}
     out = []
     for name in sorted(set(a) | set(b)):
-        if name in NOT_SETTINGS or _allowed(name, allowed):
+        if (
+            name in NOT_SETTINGS
+            or _allowed(name, allowed)
+            or launcher_default(name, a.get(name), b.get(name))
+        ):
             continue
         if a.get(name) != b.get(name):
             out.append((name, _text(a.get(name, UNSET)), _text(b.get(name, UNSET))))

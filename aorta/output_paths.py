@@ -72,3 +72,19 @@ def check_output_file(option: str, path: str | os.PathLike, *, create_parent: bo
         )
     _check_folder(option, p, p.parent)
     return p
+
+
+def check_appendable(option: str, path: str | os.PathLike) -> Path:
+    """``path`` can be appended to (as ``$GITHUB_STEP_SUMMARY`` is): an existing file is opened for
+    appending and closed, nothing written; a missing one needs an existing, writable folder."""
+    p = Path(path)
+    if p.is_dir():
+        raise OutputPathError(f"{option} {p}: is a folder; give a file name")
+    if not p.exists():
+        return check_output_file(option, p, create_parent=False)
+    try:
+        with open(p, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise OutputPathError(f"{option} {p}: cannot be appended to: {exc.strerror or exc}") from None
+    return p

@@ -70,6 +70,7 @@ class SessionState:
     clock: ReplayClock = field(default_factory=ReplayClock)
     rows: list[dict] = field(default_factory=list)
     xdist_skipped: int = 0
+    json_error: str | None = None  # --benchmark-json could not be written (aorta.record.benchmark_json)
     # Each configuration's latest result in this session (``Workload.identity()``), kernel rounds dropped: a
     # reference run (``record=False``) of a configuration that already ran is that result, not a second run.
     results: dict[tuple, Any] = field(default_factory=dict)
@@ -81,7 +82,26 @@ STATE = pytest.StashKey[SessionState]()
 BENCH_RESULT = pytest.StashKey[object]()  # the test's recorded BenchResult, for plugins (traces)
 
 
+_PARSER: list[pytest.Parser] = []  # the parser of the session being set up, for options added after ours
+
+
+def _lazy_benchmark_json(parser: pytest.Parser) -> None:
+    from aorta.benchmark_json_option import as_path_option
+
+    _PARSER[:] = [parser]
+    as_path_option(parser)
+
+
+def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager) -> None:
+    """pytest-benchmark registered after aorta: its ``--benchmark-json`` exists only now."""
+    if _PARSER and getattr(plugin, "__name__", "") == "pytest_benchmark.plugin":
+        from aorta.benchmark_json_option import as_path_option
+
+        as_path_option(_PARSER[0])
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
+    _lazy_benchmark_json(parser)
     g = parser.getgroup("aorta", "aorta GPU benchmarks")
     # The second spelling of an option (--streams, --rounds, --warmup, --sync-mode, --issue-order, --copy-mb)
     # is the one users typed before every option took the --aorta- prefix; it stays as an alias.
@@ -390,10 +410,31 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
         machine_info["aorta"] = {"error": f"could not read machine info: {exc}"}
 
 
+EXIT_JSON_NOT_WRITTEN = 3  # --benchmark-json could not be written (disk full); where pytest's own status is 0
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """pytest-benchmark's ``--benchmark-json`` is written beside the file and renamed into place."""
+    from aorta.record.benchmark_json import install_atomic_writer
+
+    state = session.config.stash.get(STATE, None)
+    bs = getattr(session.config, "_benchmarksession", None)
+    if state is not None and bs is not None:
+        install_atomic_writer(bs, lambda msg: setattr(state, "json_error", msg))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash.get(STATE, None)  # pytest-benchmark wrote its JSON before this runs
+    if state is not None and state.json_error and int(exitstatus) == 0:
+        session.exitstatus = EXIT_JSON_NOT_WRITTEN
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
     if state is None:
         return
+    if state.json_error:
+        terminalreporter.write_line(f"aorta: {state.json_error} -> exit {EXIT_JSON_NOT_WRITTEN}", red=True)
     if state.xdist_skipped:
         terminalreporter.write_line(
             f"aorta: {state.xdist_skipped} benchmark(s) skipped: pytest-xdist disables pytest-benchmark; "
@@ -408,5 +449,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     for line in format_summary(state.rows):
         terminalreporter.write_line(line)
     json_path = benchmark_json_path(config)
-    if json_path is not None:
+    if json_path is not None and not state.json_error:
         terminalreporter.write_line(f"benchmark JSON: {json_path}")

@@ -81,7 +81,7 @@ def choose(
     eager = RoundMode(workload.step, streams, plan)
     if mode == "eager":
         return eager
-    if workload.launch_hold_cycles():  # its own hold (plan.hold_cycles) and the one that follows the host
+    if workload.launch_hold_cycles() and device.is_gpu:  # its own hold and the one that follows the host
         held = replace(hold_plan(device, plan), hold_cycles=plan.hold_cycles)
         return RoundMode(workload.step, streams, held, {"mode": "gpu", "gpu_mode": "launch_hold"})
     reason = workload.gpu_mode_unavailable_reason() or (None if device.is_gpu else NOT_ON_CPU)

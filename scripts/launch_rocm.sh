@@ -34,7 +34,8 @@ Options:
   PYTHON           interpreter used when torchrun is not on PATH (default python3)
 
 Exit codes: 0 success or dry run; 2 bad usage; 127 torchrun (PyTorch) not found; otherwise
-the test run's exit code (pytest: 1 tests failed, 4 usage error, 5 nothing collected).
+rank 0's pytest exit code (1 tests failed, 4 usage error, 5 nothing collected, the gate's 10-14), through
+`python3 -m aorta torchrun` where PYTHON imports aorta; plain torchrun (used otherwise) exits 1 for any of them.
 USAGE
 }
 
@@ -91,6 +92,9 @@ else
     launcher=()
 fi
 read -r -a torchrun_args <<<"${TORCHRUN_ARGS:---standalone}"
+if [ ${#launcher[@]} -gt 0 ] && "${PYTHON:-python3}" -c "import aorta.launch.torchrun, torch.distributed.run" >/dev/null 2>&1; then
+    launcher=("${PYTHON:-python3}" -m aorta torchrun)  # torchrun that exits with rank 0's pytest code
+fi
 cmd=("${launcher[@]:-torchrun}" "${torchrun_args[@]}" --nproc_per_node "$nproc" -m pytest benchmarks/fsdp "$@")
 
 cd "$here/.."

@@ -11,5 +11,5 @@ stack=$("$PY" -m aorta stack 2>/dev/null || echo unknown-stack)
 out="reports/hw_queue-${stack}-$(date +%Y%m%d-%H%M%S).json"
 status=0
 "$PY" -m pytest benchmarks/hw_queue --benchmark-json="$out" "$@" || status=$?
-if [ -f "$out" ]; then echo "benchmark JSON: $out"; else echo "no benchmark JSON written (pytest exit $status)"; fi
+[ -f "$out" ] || echo "no benchmark JSON written (pytest exit $status)"  # pytest prints the path itself
 exit "$status"

@@ -195,3 +195,33 @@ def test_scheduling_variables_are_recorded_and_install_paths_are_not():
     }
     recorded = Device.scheduling_env(environ)
     assert sorted(recorded) == sorted(set(environ) - {"HIP_PATH", "CUDA_HOME", "HOME"})
+
+
+def test_the_value_torchrun_sets_by_itself_is_not_a_settings_difference():
+    """Issue 24, case 14: torchrun gives every rank TORCH_NCCL_ASYNC_ERROR_HANDLING=1 when it is unset."""
+    from aorta.fingerprint import unintended_settings
+
+    plain, under_torchrun = {"env": {}}, {"env": {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}}
+    assert unintended_settings(plain, under_torchrun) == []
+    assert unintended_settings(under_torchrun, plain) == []
+    chosen = {"env": {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "3"}}
+    assert unintended_settings(under_torchrun, chosen) == [("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1", "3")]
+    assert unintended_settings(plain, chosen) == [("TORCH_NCCL_ASYNC_ERROR_HANDLING", "unset", "3")]
+
+
+def test_a_run_under_torchrun_adds_to_a_baseline_saved_without_it(tmp_path):
+    from test_gate_offline import H100, bench, run
+
+    from aorta.gate import baseline as bl
+
+    bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "base", {})
+    env = {**H100["env"], "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+    _, n = bl.save_baseline(run([bench("a", 10.0, seed=2)], env=env), tmp_path, "base", {})
+    assert n == 2
+    with pytest.raises(bl.StackChanged, match="TORCH_NCCL_ASYNC_ERROR_HANDLING"):
+        bl.save_baseline(
+            run([bench("a", 10.0, seed=3)], env={**env, "TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"}),
+            tmp_path,
+            "base",
+            {},
+        )

@@ -136,6 +136,8 @@ def test_a_stalled_rank_ends_the_run_within_the_timeout_naming_it(tmp_path):
         -3000:
     ]
     assert elapsed < 90  # rank 1 sleeps 120 s: the run ended on rank 0's timeout, not on rank 1's return
+    # the stalled test is counted as failed in rank 0's summary (issue 24, case 15), and nothing waits twice
+    assert "1 failed" in proc.stdout, proc.stdout[-3000:]
 
 
 def test_ranks_that_collect_different_tests_stop_before_running_any(tmp_path):

@@ -141,15 +141,20 @@ def test_an_unwritable_baseline_dir_is_refused_before_any_benchmark_runs(bench_d
     assert nothing_ran(r)
 
 
-def test_a_save_that_fails_at_the_end_exits_13_and_keeps_the_saved_baselines(bench_dir, monkeypatch):
+def test_a_machine_folder_that_is_a_file_is_refused_before_the_run(bench_dir, monkeypatch):
     kept = saved(bench_dir, monkeypatch)
     before = kept.read_bytes()
     blocked = bench_dir.path / "dir2"
     blocked.mkdir()
     (blocked / "cpu").write_text("a file where the machine's folder would go")
     r = run(bench_dir, "--aorta-save-baseline", "base", "--aorta-baseline-dir", str(blocked))
-    assert r.ret == 13, r.stdout.str()
-    r.stdout.fnmatch_lines(["baseline 'base' NOT saved: *the saved one, if any, is unchanged -> exit 13"])
+    assert r.ret == USAGE, r.stdout.str()
+    r.stderr.fnmatch_lines(
+        [
+            f"ERROR: --aorta-save-baseline base: --aorta-baseline-dir {blocked / 'cpu'}: *is a file, not a folder"
+        ]
+    )
+    assert nothing_ran(r)
     assert kept.read_bytes() == before and (blocked / "cpu").read_text().startswith("a file")
 
 

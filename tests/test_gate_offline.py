@@ -242,7 +242,7 @@ def test_a_failed_write_leaves_the_old_baseline_untouched(tmp_path, monkeypatch)
     with pytest.raises(OSError, match="disk full"):
         bl.save_baseline(run([bench("a", 99.0)]), tmp_path, "good", {})
     assert path.read_bytes() == before
-    assert [p.name for p in path.parent.iterdir()] == ["good.json"]  # no temp file left behind
+    assert sorted(p.name for p in path.parent.iterdir()) == [".good.lock", "good.json"]  # no temp file left
 
 
 BAD_FILES = {

@@ -122,3 +122,27 @@ def test_trace_merge_output_under_a_file_is_refused_before_reading_traces(a_file
     assert proc.stderr.startswith(
         f"aorta trace merge: error: --output {a_file}/merged.json: {a_file} is a file"
     ), proc.stderr
+
+
+def test_a_usage_error_leaves_an_existing_benchmark_json_as_it_was(run_pytest, pytester):
+    """Issue 24, case 12: pytest-benchmark 5.2 (the oldest supported, with pytest 9.0) opened the file while
+    parsing the options, so a usage error left it empty; aorta makes the option a path again."""
+    pytester.makepyfile("def test_x():\n    pass\n")
+    earlier = pytester.path / "run.json"
+    earlier.write_text('{"an earlier": "result"}')
+    r = run_pytest("--benchmark-json", str(earlier), "--aorta-rounds=bogus")
+    assert r.ret == 4
+    assert earlier.read_text() == '{"an earlier": "result"}'
+
+
+def test_the_benchmark_json_option_is_made_a_path_where_it_would_open_the_file():
+    import argparse
+
+    from aorta.benchmark_json_option import as_path_option
+
+    class Parser:
+        optparser = argparse.ArgumentParser()
+
+    action = Parser.optparser.add_argument("--benchmark-json", type=argparse.FileType("wb"))
+    assert as_path_option(Parser()) and action.type is Path
+    assert not as_path_option(Parser())  # already a path: left alone

@@ -41,3 +41,41 @@ def test_unmeasured_figures_are_drawn_with_their_reason(tmp_path):
             "reason": "CPU: no device kernel timestamps",
         }
     ]
+
+
+def test_a_scaling_panel_without_its_headline_says_why_and_warns_nothing(tmp_path, monkeypatch):
+    """Issue 24, case 17: hetero_kernels on the CPU drew an empty panel with no reason and a legend warning."""
+    import warnings
+
+    notes = []
+    real = figures._note
+    monkeypatch.setattr(figures, "_note", lambda ax, text: (notes.append(text), real(ax, text)))
+    why = "CPU backend: the profiler records no device kernel timestamps"
+    entry = {
+        "headline_metric": "tiny_us_per_kernel",
+        "unit": "us",
+        "runs": {"cpu": [(2, None, None), (4, None, None)]},
+        "concurrency_unavailable": [why],
+        "headline_unavailable": [why],
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib's "No artists with labels found to put in legend"
+        path = figures.draw_scaling("hetero_kernels", entry, tmp_path / "s.png")
+    assert path.read_bytes().startswith(PNG_MAGIC)
+    assert notes == [f"unavailable:\n{why}", f"unavailable:\n{why}"]
+
+
+def test_the_scaling_series_carries_the_reason_a_headline_is_missing():
+    from aorta.report.summary import scaling_series
+
+    cfg = {
+        "kind": "benchmark",
+        "streams": 2,
+        "params": {"streams": 2},
+        "workload": "hetero_kernels",
+        "headline_metric": "tiny_us_per_kernel",
+        "figures": {},
+        "unavailable": {"tiny_us_per_kernel": "CPU backend: no kernel timestamps"},
+    }
+    out = scaling_series([{"label": "cpu", "configurations": {"x": cfg}}])
+    assert out["hetero_kernels"]["headline_unavailable"] == ["CPU backend: no kernel timestamps"]

@@ -175,3 +175,15 @@ def test_flow_ids_of_different_ranks_never_collide():
     merged = trace_merge.merge(traces, align="first-step")
     ids = [e["id"] for e in merged["traceEvents"] if e.get("ph") == "s"]
     assert len(set(ids)) == 2 and all(isinstance(i, int) for i in ids)
+
+
+def test_aorta_trace_dir_that_cannot_be_created_is_refused_before_any_test(pytester):
+    """Issue 24, case 8: refused at start-up (exit 4), not as an error at the teardown of every test."""
+    pytester.makefile(".txt", plain="x")
+    pytester.makepyfile("def test_plain():\n    pass\n")
+    result = pytester.runpytest("--aorta-trace-dir=plain.txt/traces", "-p", "no:cacheprovider")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        ["*--aorta-trace-dir plain.txt/traces: cannot be created: plain.txt is a file, not a folder*"]
+    )
+    assert "test_plain" not in result.stdout.str() and "passed" not in result.stdout.str()

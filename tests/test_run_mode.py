@@ -167,3 +167,11 @@ def test_after_a_graph_capture_an_event_recorded_inside_it_is_not_waited_on(cpu)
     after = cpu.record_event(cpu.current_stream())
     cpu.wait_event(s, after)
     assert s.waited == [after]
+
+
+def test_a_workload_with_its_own_launch_hold_runs_eager_on_cpu_and_says_so(cpu):
+    """Issue 24, case 16: hetero_kernels on the CPU was labelled mode gpu (launch hold); CPU runs are eager."""
+    w = HeteroKernels(cpu, 4, size="smoke")
+    res = runner.run_workload(cpu, w, cpu.streams(4), PLAN, mode="gpu")
+    assert res.extra_info["mode"] == "eager" and "gpu_mode" not in res.extra_info
+    assert "CPU backend" in res.extra_info["unavailable"]["mode_gpu"]

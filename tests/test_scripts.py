@@ -192,3 +192,21 @@ def test_scripts_are_shellcheck_clean():
         ["shellcheck", "-x", *files], capture_output=True, text=True, cwd=SCRIPTS, timeout=120
     )
     assert done.returncode == 0, done.stdout
+
+
+def test_launch_goes_through_aorta_torchrun_where_python_has_aorta(tmp_path):
+    """Issue 24, case 13: plain torchrun exits 1 for any rank code; `aorta torchrun` keeps rank 0's."""
+    import sys
+
+    done = run(
+        "launch_cuda.sh",
+        "--dry-run",
+        CUDA_VISIBLE_DEVICES="0,1",
+        PYTHON=sys.executable,
+        PYTHONPATH=str(ROOT),
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"{sys.executable} -m aorta torchrun --standalone --nproc_per_node 2 -m pytest benchmarks/fsdp"
+        in (done.stdout)
+    )

@@ -142,6 +142,9 @@ def test_overrides_are_checked_against_the_fsdp_config_schema():
 
 
 def test_the_commands_own_overrides_are_checked_too():
-    with pytest.raises(SweepUsageError, match=r"command: profiling.trace=False: expected str"):
-        check_overrides([], ["pytest", "--aorta-override", "profiling.trace=off"])  # YAML reads off as false
+    with pytest.raises(
+        SweepUsageError, match=r"command: profiling.trace=3: allowed values are auto, on, off"
+    ):
+        check_overrides([], ["pytest", "--aorta-override", "profiling.trace=3"])
+    check_overrides([], ["pytest", "--aorta-override", "profiling.trace=off"])  # YAML's false: off meant
     check_overrides([], ["pytest", "--aorta-override", "profiling.trace='off'"])

@@ -82,7 +82,9 @@ def test_every_cell_runs_in_its_own_environment_and_is_recorded(tmp_path, fake):
         "index": 1,
         "cells": 3,
         "settings": {"NCCL_NTHREADS": "128"},
+        "attempt": cell["attempt"],  # this attempt's id, recorded in the manifest too
     }
+    assert len(cell["attempt"]) == 12
     assert f"--aorta-artifacts={tmp_path / 'sw' / cell['dir']}/artifacts" in cell["command"]
     assert "cell 2 of 3 [NCCL_NTHREADS=128]: running" in out
     assert "cell 2 of 3: ok in 0s; elapsed" in out and "left" in out

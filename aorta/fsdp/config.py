@@ -26,6 +26,12 @@ SMOKE_CONFIG = CONFIG_DIR / "smoke.yaml"
 DTYPE_NAMES = ("bf16", "fp16", "fp32")
 TRACE_CHOICES = ("auto", "on", "off")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+CHOICES = {  # (section, key) -> the values allowed, named when a value of the wrong type is given
+    ("fsdp", "param_dtype"): DTYPE_NAMES,
+    ("fsdp", "reduce_dtype"): DTYPE_NAMES,
+    ("compile", "mode"): COMPILE_MODES,
+    ("profiling", "trace"): TRACE_CHOICES,
+}
 
 
 class ConfigError(ValueError):
@@ -42,6 +48,15 @@ def _choice(obj, name: str, allowed: Sequence[str]) -> None:
     value = getattr(obj, name)
     if value not in allowed:
         raise ConfigError(f"{obj.SECTION}.{name}={value!r}: allowed values are {', '.join(allowed)}")
+
+
+def _choice_or_type(key: str, value, tp) -> str:
+    """A value of the wrong type for a field with a fixed set of values names those values."""
+    section, _, name = key.partition(".")
+    allowed = CHOICES.get((section, name))
+    if allowed:
+        return f"{key}={value!r}: allowed values are {', '.join(allowed)}"
+    return f"{key}={value!r}: expected {_type_name(tp)}, got {type(value).__name__}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -205,9 +220,11 @@ def _coerce(key: str, value, tp):
     elif tp is str:
         if isinstance(value, str):
             return value
+        if isinstance(value, bool):  # YAML 1.1 reads on/off, yes/no, true/false as booleans: on/off meant
+            return "on" if value else "off"
     else:  # pragma: no cover - every field is one of the above
         return value
-    raise ConfigError(f"{key}={value!r}: expected {_type_name(tp)}, got {type(value).__name__}")
+    raise ConfigError(_choice_or_type(key, value, tp))
 
 
 def _build(cls, data: Mapping, prefix: str):

@@ -55,6 +55,7 @@ class FsdpState:
     records: list[dict] = field(default_factory=list)
     rows: list[dict] = field(default_factory=list)
     jsonl_written: str | None = None
+    stalled: str | None = None  # a rank did not reach an agreement in time: no further waits for it
 
 
 STATE = pytest.StashKey[FsdpState]()
@@ -177,6 +178,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
             tr._tw = TerminalWriter(open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the session
     if info.world_size > 1:
+        from aorta.fsdp import interrupt_guard
+
+        interrupt_guard.install()  # Ctrl-C ends a rank stuck in a collective within seconds
         _check_same_settings(config, _env(config))  # the group is also needed by the collection check below
 
 
@@ -270,7 +274,7 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     outcome = yield
     state = item.config.stash.get(STATE, None)
     env = state.env if state else None
-    if env is None or not env.distributed:
+    if env is None or not env.distributed or state is None or state.stalled:
         return
     rep = outcome.get_result()
     mine = _outcome(rep)
@@ -279,7 +283,15 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     try:
         everyone = env.exchange(f"outcome/{item.nodeid}/{call.when}", mine)
     except RankTimeout as exc:
-        pytest.exit(f"aorta: {exc}", returncode=pytest.ExitCode.TESTS_FAILED)
+        # This test fails (so the summary counts it) and the session stops after it: no later test or
+        # agreement waits another timeout for a rank that is gone.
+        state.stalled = f"aorta: {exc}"
+        rep.outcome = "failed"
+        rep.longrepr = (
+            f"{state.stalled}\n\nrank {env.rank}:\n{rep.longrepr}" if rep.longrepr else state.stalled
+        )
+        item.session.shouldstop = state.stalled
+        return
     failed = [r for r, (o, _, consequence) in enumerate(everyone) if o == "failed" and not consequence]
     followed = [r for r, (o, _, consequence) in enumerate(everyone) if o == "failed" and consequence]
     if failed or followed:
@@ -431,7 +443,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         path = jsonl_path(state.artifacts, state.env.rank)
         write_jsonl(path, state.records)
         state.jsonl_written = str(path)
-    if state.env.distributed:
+    if state.env.distributed and not state.stalled:
         # torchrun stops the other ranks as soon as one exits non-zero: leave together, files written.
         try:
             state.env.exchange("session_end", True)

@@ -18,7 +18,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from aorta.gate.compare import STACK_KEYS, GateSettings, aorta_machine
+from aorta.fingerprint import without_launcher_defaults
+from aorta.gate.compare import STACK_KEYS, GateSettings, aorta_machine, machine_label
+from aorta.gate.lock import locked, remove_stale_temps
 from aorta.gate.noise import noise_profile
 from aorta.gate.samples import (
     CANDIDATE_RUNS_KEY,
@@ -73,6 +75,60 @@ class StackChanged(RecordError):
     """The run's software stack differs from the runs already in the baseline it would be added to."""
 
 
+class MachineChanged(RecordError):
+    """The run's GPU model (or backend, or count) differs from the runs already in the baseline."""
+
+
+MACHINE_KEYS = ("backend", "gpu_name", "gpu_count")
+
+
+def machine_of(run: Mapping) -> dict:
+    """The machine a run ran on, as each stored run of a baseline records it."""
+    m = aorta_machine(run)
+    return {k: m.get(k) for k in MACHINE_KEYS}
+
+
+def _machine_text(machine: Mapping) -> str:
+    return machine_label({"machine_info": {"aorta": dict(machine)}})
+
+
+def mixed_machines(doc: Mapping, where: str | os.PathLike) -> str | None:
+    """Why the runs of baseline ``doc`` are not all of one machine (naming both), or None. A stored run
+    saved before runs recorded their machine counts as the document's own machine."""
+    own = machine_of(doc)
+    for i, entry in enumerate((doc.get("aorta_baseline") or {}).get(RUNS_KEY) or []):
+        theirs = entry.get("machine") if isinstance(entry, Mapping) else None
+        if isinstance(theirs, Mapping) and {k: theirs.get(k) for k in MACHINE_KEYS} != own:
+            return (
+                f"{where} mixes machines: aorta_baseline.runs[{i}] was saved on {_machine_text(theirs)}, "
+                f"the baseline's latest run on {_machine_text(own)}; a baseline is one machine: save it "
+                "afresh (--aorta-replace-baseline) on one of them"
+            )
+    return None
+
+
+def check_can_add(old: Mapping, path: Path, run: Mapping) -> None:
+    """Refuse to add ``run`` to the saved baseline ``old`` (at ``path``) when it holds runs of another
+    machine or software stack (``MachineChanged`` / ``StackChanged``, naming both and the way out)."""
+    mixed = mixed_machines(old, path)
+    if mixed:
+        raise MachineChanged(mixed)
+    if machine_of(old) != machine_of(run):
+        raise MachineChanged(
+            f"{path} holds runs saved on {_machine_text(machine_of(old))}, this run is on "
+            f"{_machine_text(machine_of(run))}: a baseline is one machine; save under another name, or "
+            "pass --aorta-replace-baseline to start it afresh"
+        )
+    meta = old.get("aorta_baseline") or {}
+    old_stack = meta.get("stack") or stack_of(old)
+    stack = stack_of(run)
+    if _comparable(old_stack) != _comparable(stack):
+        raise StackChanged(
+            f"{path} holds runs of another software stack ({_stack_change(old_stack, stack)}): a baseline "
+            "is one stack; save under another name, or pass --aorta-replace-baseline to start it afresh"
+        )
+
+
 def save_baseline(
     run: Mapping,
     directory: str | os.PathLike,
@@ -91,19 +147,33 @@ def save_baseline(
     check_run(run, "this run")
     settings = settings or GateSettings()
     path = baseline_path(directory, run, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path):  # read-modify-write: a second saver of this name waits and adds to our result
+        remove_stale_temps(path)  # a save killed mid-write left its temp file
+        return _save_locked(
+            run, path, name, options, replace=replace, settings=settings, planned_runs=planned_runs
+        )
+
+
+def _save_locked(
+    run: Mapping,
+    path: Path,
+    name: str,
+    options: Mapping,
+    *,
+    replace: bool,
+    settings: GateSettings,
+    planned_runs: int,
+) -> tuple[Path, int]:
     now = datetime.now(UTC).isoformat()
     stack = stack_of(run)
     earlier: list[dict] = []
     benchmarks = list(run["benchmarks"])
     if path.exists() and not replace:
         old = load_run(path)
+        check_can_add(old, path, run)
         meta = old.get("aorta_baseline") or {}
         old_stack = meta.get("stack") or stack_of(old)
-        if _comparable(old_stack) != _comparable(stack):
-            raise StackChanged(
-                f"{path} holds runs of another software stack ({_stack_change(old_stack, stack)}): a baseline "
-                "is one stack; save under another name, or pass --aorta-replace-baseline to start it afresh"
-            )
         earlier = list(meta.get(RUNS_KEY) or [])
         if not earlier:  # a baseline saved before runs were kept: its own samples are its one run
             baseline_runs(old)  # validates
@@ -112,7 +182,7 @@ def save_baseline(
         benchmarks += [b for b in old["benchmarks"] if b["fullname"] not in mine]
     added = [dict(e, stack=stack) for e in stored_runs(run)] or [run_entry(run, now, stack)]
     runs = [*earlier, *added][-MAX_BASELINE_RUNS:]
-    doc = {k: v for k, v in run.items() if k != "aorta_runs"}
+    doc = {k: v for k, v in run.items() if k != CANDIDATE_RUNS_KEY}
     doc["benchmarks"] = benchmarks
     doc["aorta_baseline"] = {
         "schema": BASELINE_SCHEMA,
@@ -135,8 +205,15 @@ def save_baseline(
 
 
 def _comparable(stack: Mapping) -> dict:
-    """The parts of a stack that must match for runs to share a baseline (python and env included)."""
-    return {k: v for k, v in stack.items() if v not in (None, {}, "")}
+    """The parts of a stack that must match for runs to share a baseline (python and env included; a
+    variable holding the value its launcher sets by itself, torchrun's TORCH_NCCL_ASYNC_ERROR_HANDLING=1,
+    is not part of it)."""
+    out = {k: v for k, v in stack.items() if v not in (None, {}, "")}
+    if isinstance(out.get("env"), Mapping):
+        out["env"] = without_launcher_defaults(out["env"])
+        if not out["env"]:
+            del out["env"]
+    return out
 
 
 def _stack_change(old: Mapping, new: Mapping) -> str:

@@ -5,21 +5,23 @@ are every CAND file together (each a run, or a document holding several: a basel
 or the JSON of ``pytest --aorta-runs N``). To judge two candidates apart, run the command once for each.
 
 Same verdicts, outputs and exit codes as ``pytest --aorta-compare``: 0 clean, 10 a SLOWER verdict,
-11 different hardware (unless ``--allow-mismatch``), 14 scheduling settings differ (unless named in
+11 different hardware or a baseline whose runs mix machines (unless ``--allow-mismatch``), 14 scheduling settings differ (unless named in
 ``--allow-env-diff``), 12 nothing compared (no benchmark of a run is in
 the baseline), 2 bad input (a file missing, empty, truncated, not JSON, not written by aorta, with a bad
-sample, or a ``--verdict-json`` / ``--markdown`` place that cannot be written). Confirmation re-runs need the benchmarks, so they are pytest-only.
+sample, or a ``--verdict-json`` / ``--markdown`` / ``$GITHUB_STEP_SUMMARY`` place that cannot be written). Confirmation re-runs need the benchmarks, so they are pytest-only.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from aorta.fingerprint import parse_allowed
 from aorta.gate import baseline as bl
 from aorta.gate.compare import (
+    EXIT_MISMATCH,
     EXIT_USAGE,
     GateSettings,
     aorta_machine,
@@ -31,7 +33,7 @@ from aorta.gate.compare import (
 from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
 from aorta.gate.settings_check import EXIT_SETTINGS_DIFFER, settings_refusal
-from aorta.output_paths import OutputPathError, check_output_file
+from aorta.output_paths import OutputPathError, check_appendable, check_output_file
 
 
 def _argtype(fn):
@@ -127,6 +129,8 @@ def _check_output_places(args: argparse.Namespace) -> None:
         check_output_file("--verdict-json", args.verdict_json)
     if args.markdown:
         check_output_file("--markdown", args.markdown)
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        check_appendable("$GITHUB_STEP_SUMMARY", os.environ["GITHUB_STEP_SUMMARY"])
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -143,6 +147,10 @@ def run_compare(args: argparse.Namespace) -> int:
         except bl.BaselineError as exc:
             print(f"aorta compare: {exc}", file=sys.stderr)
             return EXIT_USAGE
+    mixed = None if args.allow_mismatch else bl.mixed_machines(runs[args.ref], args.ref)
+    if mixed:
+        print(f"aorta compare: {mixed}", file=sys.stderr)
+        return EXIT_MISMATCH
     refusals = [
         settings_refusal(
             aorta_machine(runs[args.ref]),
@@ -189,11 +197,12 @@ def run_compare(args: argparse.Namespace) -> int:
         ):
             print(line)
     except OSError as exc:
-        print(
-            f"aorta compare: could not write --verdict-json {args.verdict_json} or --markdown "
-            f"{args.markdown}: {exc}",
-            file=sys.stderr,
-        )
+        places = [
+            f"{o} {v}" for o, v in (("--verdict-json", args.verdict_json), ("--markdown", args.markdown)) if v
+        ]
+        if os.environ.get("GITHUB_STEP_SUMMARY"):
+            places.append(f"$GITHUB_STEP_SUMMARY {os.environ['GITHUB_STEP_SUMMARY']}")
+        print(f"aorta compare: could not write {' or '.join(places)}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(f"aorta compare: exit {code}")
     return code

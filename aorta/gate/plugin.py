@@ -47,7 +47,7 @@ from aorta.gate.outputs import (
     write_outputs,
 )
 from aorta.gate.render import overall_exit, terminal_lines
-from aorta.output_paths import OutputPathError, check_output_dir, check_output_file
+from aorta.output_paths import OutputPathError, check_appendable, check_output_dir, check_output_file
 
 MAX_CONFIRM = 20
 MAX_RUNS = 20
@@ -369,8 +369,35 @@ def _check_output_places(opts: GateOptions) -> None:
             check_output_file("--aorta-verdict-json", opts.verdict_json)
             if opts.markdown:
                 check_output_file("--aorta-markdown", opts.markdown)
+            if os.environ.get("GITHUB_STEP_SUMMARY"):
+                check_appendable("$GITHUB_STEP_SUMMARY", os.environ["GITHUB_STEP_SUMMARY"])
     except OutputPathError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def _check_save(config: pytest.Config, opts: GateOptions) -> None:
+    """A save that would be refused at the end of the run (machine folder a file, a baseline that cannot
+    be read, of another machine or stack) is refused now: exit 4 or 13, before any benchmark runs."""
+    import platform
+
+    from aorta.gate.save_check import EXIT_USAGE, SaveRefused, check_save
+    from aorta.machine import machine_info
+    from aorta.plugin import session_device
+
+    if not opts.save_name:
+        return
+    current = {
+        "machine_info": {
+            "aorta": machine_info(session_device(config)),
+            "python_version": platform.python_version(),
+        }
+    }
+    try:
+        check_save(opts.baseline_dir, opts.save_name, current, replace=opts.replace_baseline)
+    except SaveRefused as exc:
+        if exc.exit_code == EXIT_USAGE:
+            raise pytest.UsageError(str(exc)) from None
+        pytest.exit(str(exc), returncode=exc.exit_code)
 
 
 def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, state: GateState) -> None:
@@ -395,6 +422,9 @@ def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, stat
             f"{machine_label(current)} ({reason}); a baseline from another GPU model or backend is refused: "
             "compare with one saved on this machine, or pass --aorta-allow-mismatch to compare anyway"
         )
+    mixed = bl.mixed_machines(baseline, path)
+    if mixed:
+        raise pytest.UsageError(f"--aorta-compare: {mixed}")
 
 
 def _refuse_settings_diff(config: pytest.Config, state: GateState) -> None:
@@ -451,6 +481,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _load_baseline(config, opts.compare_ref, opts, state)
         _refuse_settings_diff(config, state)
     _check_output_places(opts)  # after the inputs: a refused run creates no folder
+    _check_save(config, opts)
     config.stash[GATE_OPTIONS] = opts
     config.stash[GATE_STATE] = state
 

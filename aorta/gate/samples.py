@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from aorta.gate.machines import machine_label
+from aorta.gate.machines import aorta_machine
 from aorta.metric import Metric
 from aorta.record import RecordError, record_of
 
@@ -71,7 +71,11 @@ def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> 
         "id": run_id or saved_at,
         "saved_at": saved_at,
         "stack": dict(stack),
-        "machine": {"model": machine_label(run), "host": (run.get("machine_info") or {}).get("node")},
+        # backend, GPU model and count (a baseline is one machine: aorta.gate.baseline.check_can_add), host
+        "machine": {
+            **{k: aorta_machine(run).get(k) for k in ("backend", "gpu_name", "gpu_count")},
+            "host": (run.get("machine_info") or {}).get("node"),
+        },
         "benchmarks": {
             b["fullname"]: {name: samples for name, (_, _, samples) in figures(b).items()}
             for b in run.get("benchmarks", ())

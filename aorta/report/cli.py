@@ -9,6 +9,7 @@ from pathlib import Path
 from aorta.report.errors import ReportInputError
 
 EXIT_BAD_INPUT = 2
+EXIT_WRITE_FAILED = 3  # the report (or merged trace) could not be written: disk full; nothing earlier lost
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +58,13 @@ def run_report(args: argparse.Namespace) -> int:
     except ReportInputError as exc:
         print(f"aorta report: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as exc:  # disk full while building: the report is built aside, the old one stays
+        print(
+            f"aorta report: error: cannot write the report under --output {args.output}: "
+            f"{exc.strerror or exc}; the earlier report, if any, is unchanged",
+            file=sys.stderr,
+        )
+        return EXIT_WRITE_FAILED
     page = Path(args.output) / "report.html"
     (_print_sweep_report if args.sweep else _print_run_report)(summary, page)
     return 0

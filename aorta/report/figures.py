@@ -140,11 +140,12 @@ def draw_scaling(title: str, entry: dict, path: Path) -> Path:
     """Headline metric and effective concurrency against stream count, one line per run."""
     fig = Figure(figsize=(9, 3.4), layout="constrained")
     ax_m, ax_c = fig.subplots(1, 2)
-    any_conc = False
+    any_conc = any_headline = False
     for label, points in entry["runs"].items():
         pts = [(s, v) for s, v, _ in points if v is not None]
         if pts:
             ax_m.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
+            any_headline = True
         conc = [(s, c) for s, _, c in points if c is not None]
         if conc:
             ax_c.plot([p[0] for p in conc], [p[1] for p in conc], marker="o", label=label)
@@ -165,5 +166,9 @@ def draw_scaling(title: str, entry: dict, path: Path) -> Path:
     else:
         reasons = "\n".join(entry.get("concurrency_unavailable") or ["not recorded"])
         _note(ax_c, f"unavailable:\n{reasons}")
-    ax_m.legend(fontsize=8)
+    if any_headline:
+        ax_m.legend(fontsize=8)
+    else:  # e.g. hetero_kernels on the CPU: its headline needs kernel timestamps
+        reasons = "\n".join(entry.get("headline_unavailable") or ["not recorded"])
+        _note(ax_m, f"unavailable:\n{reasons}")
     return _save(fig, path)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from aorta.output_paths import OutputPathError, check_output_dir
 from aorta.record import write_json_atomic
 from aorta.report.chrome_trace import round_events, trace_document
 
@@ -34,6 +35,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="write a Chrome/Perfetto trace of each hardware-queue benchmark's per-stream intervals into DIR",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The trace folder can be written (or created): refused now, not at the teardown of every test."""
+    folder = config.getoption("aorta_trace_dir", None)
+    if folder is None or hasattr(config, "workerinput"):
+        return
+    try:
+        check_output_dir("--aorta-trace-dir", folder)
+    except OutputPathError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def trace_file_name(item_name: str) -> str:

@@ -248,7 +248,8 @@ def scaling_series(summaries: list[dict]) -> dict[str, dict]:
     """Stream-scaling lines: per workload configuration (params other than streams), per run, sorted by streams.
 
     ``{key: {"workload", "params", "headline_metric", "unit", "runs": {label: [(streams, headline, concurrency)]},
-    "concurrency_unavailable": [reasons recorded where concurrency is missing]}}``
+    "concurrency_unavailable": [reasons recorded where concurrency is missing], "headline_unavailable": [the
+    same for the headline]}}``
     """
     out: dict[str, dict] = {}
     for s in summaries:
@@ -267,8 +268,12 @@ def scaling_series(summaries: list[dict]) -> dict[str, dict]:
                     "unit": headline.get("unit", ""),
                     "runs": {},
                     "concurrency_unavailable": [],
+                    "headline_unavailable": [],
                 },
             )
+            why = cfg["unavailable"].get(cfg["headline_metric"] or "")
+            if headline.get("value") is None and why and why not in entry["headline_unavailable"]:
+                entry["headline_unavailable"].append(why)
             conc = cfg["figures"].get("effective_concurrency", {}).get("value")
             reason = cfg["unavailable"].get("effective_concurrency")
             if conc is None and reason and reason not in entry["concurrency_unavailable"]:

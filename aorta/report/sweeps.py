@@ -70,8 +70,20 @@ def load_sweep(folder: str | Path) -> Sweep:
                 cell.run = load_benchmark_json(cell.json_path, f"{sweep.label}: {cell.id}")
             except ReportInputError as exc:  # one damaged cell is shown as such, the others still count
                 cell.status, cell.note, cell.json_path = "unreadable", str(exc), None
+            else:
+                late = _other_attempt(cell.run.machine, entry.get("attempt"))
+                if late:  # a process of an earlier attempt wrote over this attempt's result
+                    cell.status, cell.note, cell.json_path, cell.run = "unreadable", late, None, None
         sweep.cells.append(cell)
     return sweep
+
+
+def _other_attempt(machine: dict, attempt: object) -> str | None:
+    cell = machine.get("sweep_cell") if isinstance(machine, dict) else None
+    found = cell.get("attempt") if isinstance(cell, dict) else None
+    if attempt and found and found != attempt:
+        return f"written by attempt {found}, the manifest records attempt {attempt} (a late writer)"
+    return None
 
 
 def load_sweeps(folders: list[str]) -> list[Sweep]:

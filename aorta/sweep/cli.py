@@ -2,8 +2,9 @@
 
 Exit codes: 0 every cell ran and passed; 1 at least one cell failed or timed out (each is recorded in the
 manifest and the sweep went on); 2 bad input (a grid value, an override, the command or --output), refused
-before the first cell; 130 interrupted (Ctrl-C or SIGTERM: the running cell and its process group are
-stopped and recorded as interrupted).
+before the first cell; 3 a file of the sweep could not be written (disk full: the manifest on disk is the last
+one written whole; a rerun resumes); 130 interrupted (Ctrl-C, SIGTERM or SIGHUP: the running cell and its
+process group are stopped and recorded as interrupted).
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from pathlib import Path
 
 from aorta.output_paths import OutputPathError, check_output_dir
 from aorta.sweep import manifest as mf
-from aorta.sweep.command import check_command, check_overrides
+from aorta.sweep.command import check_command, check_override_readers, check_overrides
 from aorta.sweep.grid import Cell, SweepUsageError, expand, parse_axes
 from aorta.sweep.variables import check_env_axes
 
 EXIT_CELL_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_WRITE_FAILED = 3
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # `timeout`, a batch system, a closed terminal: stop the cell
 EXIT_INTERRUPTED = 130
 
 
@@ -82,6 +85,7 @@ def prepare(args: argparse.Namespace, environ) -> tuple[Path, dict, list[Cell], 
     if shutil.which(cmd[0]) is None:
         raise SweepUsageError(f"command {cmd[0]!r}: not found on PATH")
     check_overrides(axes, cmd)
+    check_override_readers(axes, cmd)
     if args.cell_timeout is not None and not args.cell_timeout > 0:
         raise SweepUsageError(f"--cell-timeout {args.cell_timeout:g}: give a number of seconds > 0")
     folder = Path(args.output)
@@ -115,10 +119,10 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     for note in notes:
         print(f"aorta sweep: note: {note}")
-    folder.mkdir(parents=True, exist_ok=True)
-    mf.write_manifest(folder, doc)
-    previous = signal.signal(signal.SIGTERM, _interrupt)  # `timeout`, a batch system: stop the cell too
+    previous = {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS}
     try:
+        folder.mkdir(parents=True, exist_ok=True)
+        mf.write_manifest(folder, doc)
         return run_sweep(folder, doc, cells, cmd, force=args.force, timeout_s=args.cell_timeout)
     except KeyboardInterrupt:
         print(
@@ -126,8 +130,17 @@ def run_sweep_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+    except OSError as exc:  # disk full, a folder removed under the sweep: no traceback, no half manifest
+        print(
+            f"aorta sweep: error: stopped: cannot write under --output {folder}: {exc.strerror or exc} "
+            f"({getattr(exc, 'filename', None) or folder}); {mf.MANIFEST} is the last one written whole; "
+            "free the space and run the same command again to resume",
+            file=sys.stderr,
+        )
+        return EXIT_WRITE_FAILED
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _interrupt(signum, frame) -> None:

@@ -86,6 +86,50 @@ def check_overrides(axes: Sequence[Axis], cmd: Sequence[str]) -> None:
                 raise SweepUsageError(f"--override {axis.name}={value}: {exc}") from None
 
 
+def _pytest_args(cmd: Sequence[str]) -> list[str] | None:
+    """The arguments pytest gets (after ``pytest`` or ``-m pytest``); None for aorta's launch scripts,
+    which add ``benchmarks/fsdp`` themselves."""
+    names = [os.path.basename(t) for t in cmd]
+    if names and names[0] in LAUNCHERS:
+        return None
+    if names and names[0] in ("pytest", "py.test"):
+        return list(cmd[1:])
+    for i, (a, b) in enumerate(zip(cmd, cmd[1:])):
+        if a == "-m" and b == "pytest":
+            return list(cmd[i + 2 :])
+    return []
+
+
+def _reads_fsdp_config(path: Path) -> bool:
+    """A test path from which FSDP benchmarks (the readers of ``--aorta-override``) are collected."""
+    if "fsdp" in path.resolve().parts:
+        return True
+    return path.is_dir() and any(d.is_dir() for pattern in ("fsdp", "*/fsdp") for d in path.glob(pattern))
+
+
+def check_override_readers(axes: Sequence[Axis], cmd: Sequence[str]) -> None:
+    """An ``--override`` axis on a command whose test paths hold no FSDP benchmark (a hardware-queue run)
+    would change nothing: every cell the same run. Refused, naming the key and the paths. A command that
+    names no test path (pytest's ``testpaths``) is taken as it is."""
+    keys = [a.name for a in axes if a.kind == "override"]
+    args = _pytest_args(cmd)
+    if not keys or args is None:
+        return
+    paths = [
+        t
+        for t in args
+        if not t.startswith("-")
+        and (Path(t.split("::")[0]).is_dir() or t.split("::")[0].endswith(".py"))
+        and Path(t.split("::")[0]).exists()
+    ]
+    if paths and not any(_reads_fsdp_config(Path(t.split("::")[0])) for t in paths):
+        raise SweepUsageError(
+            f"--override {keys[0]}: the command runs {' '.join(paths)}, which reads no FSDP configuration "
+            "(only benchmarks/fsdp does), so every cell would be the same run; sweep an environment variable "
+            "with --grid, or run benchmarks/fsdp"
+        )
+
+
 def cell_command(cmd: Sequence[str], cell: Cell, json_path: Path, artifacts: Path) -> list[str]:
     """The command with the cell's result paths and overrides appended (pytest reads them after the rest)."""
     out = [*cmd, f"--benchmark-json={json_path}", f"--aorta-artifacts={artifacts}"]

@@ -81,7 +81,61 @@ def read_manifest(folder: Path) -> dict | None:
         raise SweepUsageError(
             f"{path}: not an aorta sweep manifest (schema {SCHEMA}); choose another --output"
         )
+    problem = damaged_field(doc)
+    if problem:
+        raise SweepUsageError(f"{path}: damaged sweep manifest: {problem}")
     return doc
+
+
+STATUSES = (OK, FAILED, TIMEOUT, INTERRUPTED, PENDING)
+_TEXT_OR_NONE = ("benchmark_json", "artifacts", "log", "note", "started_at", "ended_at")
+
+
+def _is_str_map(value: object) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    )
+
+
+def damaged_field(doc: Mapping) -> str | None:
+    """The first field of a manifest that is missing or of the wrong type, as ``field: what is wrong``, or
+    None. Everything the sweep's resume and the report read is checked, so neither meets a bad field later."""
+    if not isinstance(doc.get("label"), str):
+        return f"label: {doc.get('label')!r}, expected text"
+    if not isinstance(doc.get("command"), list) or not all(isinstance(t, str) for t in doc["command"]):
+        return f"command: {doc.get('command')!r}, expected a list of text"
+    if not _is_str_map(doc.get("base_env", {})):
+        return f"base_env: {doc.get('base_env')!r}, expected a mapping of text to text"
+    grid = doc.get("grid")
+    if not isinstance(grid, list):
+        return f"grid: {grid!r}, expected a list of axes"
+    for i, axis in enumerate(grid):
+        if (
+            not isinstance(axis, dict)
+            or axis.get("kind") not in ("env", "override")
+            or not isinstance(axis.get("name"), str)
+            or not isinstance(axis.get("values"), list)
+            or not all(isinstance(v, str) for v in axis["values"])
+        ):
+            return f"grid[{i}]: {axis!r}, expected {{kind: env|override, name, values: [...]}}"
+    for i, cell in enumerate(doc["cells"]):
+        if not isinstance(cell, dict):
+            return f"cells[{i}]: {cell!r}, expected a mapping"
+        for key in ("id", "dir"):
+            if not isinstance(cell.get(key), str):
+                return f"cells[{i}].{key}: {cell.get(key)!r}, expected text"
+        if cell.get("status") not in STATUSES:
+            return f"cells[{i}].status: {cell.get('status')!r}, allowed {', '.join(STATUSES)}"
+        for key in ("env", "overrides"):
+            if not _is_str_map(cell.get(key, {})):
+                return f"cells[{i}].{key}: {cell.get(key)!r}, expected a mapping of text to text"
+        for key in _TEXT_OR_NONE:
+            if not isinstance(cell.get(key), (str, type(None))):
+                return f"cells[{i}].{key}: {cell.get(key)!r}, expected text or null"
+        duration = cell.get("duration_s")
+        if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))):
+            return f"cells[{i}].duration_s: {duration!r}, expected a number of seconds or null"
+    return None
 
 
 def write_manifest(folder: Path, doc: dict) -> Path:

@@ -1,8 +1,11 @@
 """Run a sweep's cells, each in a fresh process with its own environment; record each in the manifest.
 
 The one module of the sweep that starts processes. A cell runs in its own session (process group), so a
-timed-out ``torchrun`` is stopped with all its ranks. A cell already done is kept unless ``force``; a cell
-re-run with ``force`` keeps its earlier result until the new one has succeeded.
+timed-out ``torchrun`` is stopped with all its ranks, under a guard (``cell_guard.py``) that stops the whole
+group when the sweep dies outright (SIGKILL), so no orphan writes into a later attempt. Each attempt has an
+id, passed to the run (``AORTA_SWEEP_CELL``) and recorded in its machine info: a benchmark JSON that names
+another attempt is not accepted. A cell already done is kept unless ``force``; a cell re-run with ``force``
+keeps its earlier result until the new one has succeeded. A command that cannot start is a failed cell.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
@@ -23,6 +27,8 @@ from aorta.sweep.command import cell_command
 from aorta.sweep.grid import CELL_ENV_VAR, Cell
 
 STOP_GRACE_S = 10.0  # after SIGTERM, before SIGKILL: torchrun forwards the signal to its ranks
+GUARD = str(Path(__file__).with_name("cell_guard.py"))  # run as a script: found without aorta on the path
+EXIT_CANNOT_START = 127  # the guard's code for a command that could not start (as a shell's)
 
 
 def format_duration(seconds: float) -> str:
@@ -33,15 +39,34 @@ def format_duration(seconds: float) -> str:
     return f"{m}m{s:02d}s" if m < 60 else f"{m // 60}h{m % 60:02d}m"
 
 
-def cell_environment(environ: Mapping[str, str], cell: Cell, label: str, total: int) -> dict[str, str]:
-    """The parent's environment, the cell's variables on top, and the cell itself as JSON for the run record."""
+def cell_environment(
+    environ: Mapping[str, str], cell: Cell, label: str, total: int, attempt: str | None = None
+) -> dict[str, str]:
+    """The parent's environment, the cell's variables on top, and the cell itself as JSON for the run record
+    (with ``attempt``, the id of this attempt at the cell)."""
     env = dict(environ)
     env.update(cell.env)
-    env[CELL_ENV_VAR] = json.dumps(
-        {"sweep": label, "cell": cell.id, "index": cell.index, "cells": total, "settings": cell.settings},
-        sort_keys=False,
-    )
+    record = {"sweep": label, "cell": cell.id, "index": cell.index, "cells": total, "settings": cell.settings}
+    if attempt:
+        record["attempt"] = attempt
+    env[CELL_ENV_VAR] = json.dumps(record, sort_keys=False)
     return env
+
+
+def new_attempt_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def foreign_attempt(json_path: Path, attempt: str) -> str | None:
+    """The attempt id a benchmark JSON records when it is not ``attempt`` (a late writer: an earlier
+    attempt's process), else None. A JSON that records no attempt (not written by aorta) is accepted."""
+    try:
+        doc = json.loads(json_path.read_text(encoding="utf-8"))
+        cell = doc["machine_info"]["aorta"]["sweep_cell"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    found = cell.get("attempt") if isinstance(cell, dict) else None
+    return str(found) if found and found != attempt else None
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -69,8 +94,14 @@ def _run_one(
     cmd: list[str], env: dict[str, str], log: Path, timeout_s: float | None
 ) -> tuple[str, int | None, str | None]:
     """(status, exit code, note) of one cell's command."""
+    guarded = [sys.executable, GUARD, str(os.getpid()), "--", *cmd]
     with open(log, "w", encoding="utf-8") as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc = subprocess.Popen(
+                guarded, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        except OSError as exc:
+            return mf.FAILED, None, f"the command could not start: {exc}"
         try:
             code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -79,6 +110,9 @@ def _run_one(
         except BaseException:  # Ctrl-C or SIGTERM: stop the cell before the sweep records it and ends
             _stop(proc)
             raise
+    if code == EXIT_CANNOT_START:
+        tail = _log_tail(log, 1)
+        return mf.FAILED, code, f"the command could not start: {tail[0] if tail else 'see the log'}"
     return (mf.OK if code == 0 else mf.FAILED), code, None if code == 0 else f"exit code {code}"
 
 
@@ -89,6 +123,7 @@ def run_cell(
     base_cmd: Sequence[str],
     env: dict[str, str],
     timeout_s: float | None,
+    attempt_id: str | None = None,
 ) -> dict:
     """Run one cell into its folder and return its manifest entry. An earlier good result is moved aside
     first and put back if the new attempt fails or is interrupted (the failed attempt goes to ``<dir>.failed``).
@@ -106,6 +141,7 @@ def run_cell(
     cmd = cell_command(base_cmd, cell, json_path, artifacts)
     attempt = {
         **mf.cell_entry(cell),
+        "attempt": attempt_id,
         "command": cmd,
         "started_at": mf.now_iso(),
         "log": str(log.relative_to(folder)),
@@ -118,6 +154,8 @@ def run_cell(
         note = note_now or ""
         if status == mf.OK and not json_path.exists():
             status, note = mf.FAILED, "exit code 0 but no benchmark JSON written (no benchmark ran?)"
+        elif status == mf.OK and attempt_id and (other := foreign_attempt(json_path, attempt_id)):
+            status, note = mf.FAILED, f"the benchmark JSON was written by attempt {other}, not this one"
     finally:
         attempt.update(
             status=status,
@@ -174,7 +212,7 @@ def run_sweep(
     for entry in doc["cells"]:
         restore_kept_result(folder, entry)
     todo = {c.index for c in cells if force or doc["cells"][c.index]["status"] != mf.OK}
-    start, durations, failed_now = time.monotonic(), [], 0
+    start, durations, failed_now, kept_now = time.monotonic(), [], 0, 0
     print(f"aorta sweep: {n} cells, {n - len(todo)} already done, {len(todo)} to run -> {folder}", file=out)
     for cell in cells:
         k = cell.index + 1
@@ -184,9 +222,10 @@ def run_sweep(
             )
             continue
         print(f"cell {k} of {n} [{cell.id}]: running", file=out, flush=True)
-        env = cell_environment(environ, cell, doc["label"], n)
+        attempt_id = new_attempt_id()
+        env = cell_environment(environ, cell, doc["label"], n, attempt_id)
         try:
-            entry = run_cell(folder, doc["cells"], cell, cmd, env, timeout_s)
+            entry = run_cell(folder, doc["cells"], cell, cmd, env, timeout_s, attempt_id)
         except KeyboardInterrupt:
             mf.write_manifest(folder, doc)  # the cell was stopped and recorded as interrupted
             raise
@@ -206,13 +245,20 @@ def run_sweep(
         if attempt["status"] != mf.OK:
             failed_now += 1
             if "last_attempt" in entry:
+                kept_now += 1
                 print(f"  the earlier result is kept; this attempt: {attempt['dir']}", file=out)
             for line in _log_tail(folder / attempt["log"]):
                 print(f"  | {line}", file=out)
     counts = mf.counts(doc)
+    this_run = ""
+    if failed_now:  # a failed --force re-run keeps the earlier ok result: say why the exit code is 1
+        this_run = f"; {failed_now} failed in this run" + (
+            f" ({kept_now} of them re-runs: their earlier ok results kept)" if kept_now else ""
+        )
     print(
         "aorta sweep: "
         + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+        + this_run
         + f"; manifest {folder / mf.MANIFEST}",
         file=out,
     )
