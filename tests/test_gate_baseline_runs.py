@@ -128,3 +128,13 @@ def test_negative_device_times_in_a_stored_run_are_refused_naming_the_run(tmp_pa
         match=r"base.json: aorta_baseline.runs\[1\] \(run 2 of 2\).*a device time cannot be negative",
     ):
         baseline_runs(doc, source="base.json")
+
+
+def test_past_the_cap_the_oldest_runs_are_dropped_and_the_newest_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(bl, "MAX_BASELINE_RUNS", 3)
+    for i in range(5):
+        path, n = bl.save_baseline(run([bench("a", 10.0 + i, seed=i)]), tmp_path, "base", {})
+    assert n == 3
+    runs = baseline_runs(bl.load_run(path))
+    medians = [sorted(r["benchmarks/hw_queue/test_x.py::a"]["device_ms"])[10] for r in runs]
+    assert medians == pytest.approx([12.0, 13.0, 14.0], rel=0.01)  # runs 3, 4 and 5, oldest first

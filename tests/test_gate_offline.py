@@ -463,3 +463,16 @@ def test_cli_compare_writes_its_verdict_beside_the_candidate_not_into_the_workin
     assert main(["compare", ref, cand]) == 0
     assert json.loads((runs / "new.verdict.json").read_text())["exit_code"] == 0
     assert list(elsewhere.iterdir()) == []  # nothing in reports/ of wherever the command ran
+
+
+def test_one_slower_figure_alone_is_a_regression():
+    ref, cand = multi("a", BASE), multi("a", SLOW, seed=10)
+    for doc in (ref, cand):
+        for b in doc["benchmarks"]:
+            del b["extra_info"]["metrics"]
+        for entry in doc["aorta_runs"]:
+            for figs in entry["benchmarks"].values():
+                figs.pop("tflops", None)
+    comp = compare_runs(ref, cand)
+    assert names(comp.verdicts) == [("a", "device_ms", SLOWER)]
+    assert comp.exit_code == EXIT_REGRESSION

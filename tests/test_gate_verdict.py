@@ -256,3 +256,105 @@ def test_false_alarm_control_leaves_untested_and_not_gateable_verdicts_alone():
     ng = Verdict("b", "x", "ms", False, NOT_GATEABLE, "noisy", p_value=1e-9)
     out = control_false_alarms([Verdict("b", "x", "ms", False, UNSURE, "none"), ng], alpha=0.01)
     assert out[0].p_adjusted is None and out[1].p_adjusted is None and out[1].outcome == NOT_GATEABLE
+
+
+# ---------------------------------------------------------------------- edges, with numbers worked by hand
+def test_the_interval_matches_the_t_quantile_worked_by_hand():
+    a, d = 0.002, 0.03
+    ref, cand = _two_and_two(a, d)
+    v = device(ref, cand)
+    se = a * math.sqrt(2)  # s = a * sqrt(2), sqrt(1/2 + 1/2) = 1
+    tq = scipy_stats.t.ppf(1 - 0.01 / 2, 2)
+    assert v.ci_low == pytest.approx(math.expm1(d - tq * se), rel=1e-9)
+    assert v.ci_high == pytest.approx(math.expm1(d + tq * se), rel=1e-9)
+    assert v.p_value == pytest.approx(2 * scipy_stats.t.sf(d / se, 2), rel=1e-9)
+
+
+def test_mde_with_unequal_runs_and_another_power_worked_by_hand():
+    noise = pooled_noise([1.0, 1.02, 0.98, 1.01], [1.0, 1.03, 0.99])
+    logs_a = [math.log(x) for x in (1.0, 1.02, 0.98, 1.01)]
+    logs_b = [math.log(x) for x in (1.0, 1.03, 0.99)]
+    ss = sum((x - sum(g) / len(g)) ** 2 for g in (logs_a, logs_b) for x in g)
+    s = math.sqrt(ss / 5)
+    assert noise.sigma == pytest.approx(s) and noise.df == 5 and noise.runs == 7
+    for power in (0.95, 0.8):
+        k = scipy_stats.t.ppf(1 - 0.01 / 2, 5) + scipy_stats.t.ppf(power, 5)
+        assert mde(noise, 4, 3, alpha=0.01, power=power) == pytest.approx(
+            math.expm1(k * s * math.sqrt(1 / 4 + 1 / 3))
+        )
+    assert mde(noise, 1, 1, alpha=0.01) > 0
+    ref = [[x] * 5 for x in (1.0, 1.02, 0.98, 1.01)]
+    cand = [[x] * 5 for x in (1.0, 1.03, 0.99)]
+    assert device(ref, cand, policy=Policy(max_mde=10.0, power=0.8)).mde == pytest.approx(
+        mde(noise, 4, 3, alpha=0.01, power=0.8)
+    )
+
+
+def test_an_mde_exactly_at_the_bound_is_gateable():
+    ref, cand = _two_and_two(0.002, 0.0)
+    the_mde = device(ref, cand).mde
+    assert device(ref, cand, policy=Policy(max_mde=the_mde)).outcome == SAME
+
+
+def test_runs_without_any_noise_give_a_verdict_from_the_change_alone():
+    same = device([[2.0] * 5, [2.0] * 5], [[2.0] * 5, [2.0] * 5])
+    assert same.outcome == SAME and same.p_value == 1.0 and "no change" in same.reason
+    slower = device([[2.0] * 5, [2.0] * 5], [[2.2] * 5, [2.2] * 5])
+    assert slower.outcome == SLOWER and slower.p_value == 0.0 and slower.mde == 0.0
+
+
+def test_a_run_figure_of_exactly_zero_is_not_gateable():
+    v = decide("b", "saving_ms", "ms", True, [[0.0] * 5, [0.1] * 5], [[0.2] * 5, [0.3] * 5], policy=LOOSE)
+    assert v.outcome == NOT_GATEABLE and (v.unit, v.higher_is_better) == ("ms", True)
+
+
+def test_a_verdict_names_what_it_judged_whatever_the_outcome():
+    v = decide("b", "tflops", "TFLOP/s", True, [], [[1.0] * 5], policy=Policy(min_effect=0.02))
+    assert (v.benchmark, v.metric, v.unit, v.higher_is_better, v.outcome, v.min_effect) == (
+        "b",
+        "tflops",
+        "TFLOP/s",
+        True,
+        UNSURE,
+        0.02,
+    )
+
+
+@pytest.mark.parametrize("p_factor, outcome", [(1.0, UNSURE), (0.999, SLOWER)])
+def test_a_p_value_exactly_at_alpha_is_not_significant(p_factor, outcome):
+    ref, cand = _two_and_two(0.001, 0.02)
+    p = device(ref, cand, policy=Policy(max_mde=10.0, min_effect=0.0)).p_value
+    v = device(ref, cand, policy=Policy(alpha=p / p_factor, max_mde=10.0, min_effect=0.0))
+    assert v.outcome == outcome
+
+
+def test_policy_edges():
+    Policy(alpha=0.999, power=0.5, min_samples=1, min_effect=0.0)
+    for bad in (dict(alpha=1.0), dict(power=0.49), dict(min_samples=0), dict(min_effect=-0.01)):
+        with pytest.raises(ValueError):
+            Policy(**bad)
+
+
+def test_the_noise_profile_of_figures_below_one_and_at_its_bound():
+    from aorta.gate.noise import noise_profile, profile_entry
+
+    small = profile_entry([0.5, 0.501, 0.499, 0.5005], alpha=0.01, planned_runs=3, max_mde=0.05)
+    assert small["gateable"] is True and small["df"] == 3
+    at_bound = profile_entry([0.5, 0.501, 0.499, 0.5005], alpha=0.01, planned_runs=3, max_mde=small["mde"])
+    assert at_bound["gateable"] is True and "reason" not in at_bound
+    k = scipy_stats.t.ppf(0.995, 3) + scipy_stats.t.ppf(0.95, 3)
+    assert small["mde"] == pytest.approx(math.expm1(k * small["sigma_log"] * math.sqrt(1 / 4 + 1 / 3)))
+    profile = noise_profile(
+        [{"b": {"device_ms": [1.0] * 5}}, {"b": {"device_ms": [1.01] * 5}}],
+        alpha=0.01,
+        planned_runs=3,
+        max_mde=0.05,
+    )
+    assert {k: profile[k] for k in ("runs", "alpha", "power", "max_mde", "planned_runs")} == {
+        "runs": 2,
+        "alpha": 0.01,
+        "power": 0.95,
+        "max_mde": 0.05,
+        "planned_runs": 3,
+    }
+    assert profile["gateable"] + profile["not_gateable"] == 1
