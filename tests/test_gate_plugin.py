@@ -350,7 +350,7 @@ def test_test_slowdown_is_real_work_labelled_in_the_results(bench_dir, monkeypat
     r.stdout.fnmatch_lines(["TEST SLOWDOWN ACTIVE in this run*"])
     extra = json.loads((bench_dir.path / "slow.json").read_text())["benchmarks"][0]["extra_info"]
     assert extra["test_slowdown"] == 3.0
-    assert 0.3 < extra["test_slowdown_info"]["calibrated_ratio"] < 3.0
+    assert 1.0 < extra["test_slowdown_info"]["calibrated_ratio"] < 9.0  # about 3x asked
     assert extra["test_slowdown_info"]["spin_unit"] == "ns of host busy loop"
 
 
