@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import torch
 
 from aorta.metric import Metric
+from aorta.stream_work import WorkSpec
 from aorta.workload_specs import DTYPE_NAMES, ISSUE_ORDERS, SIZES, WorkloadSpec
 
 DTYPES = dict(zip(DTYPE_NAMES, (torch.bfloat16, torch.float32, torch.float16)))  # bf16, fp32, fp16
@@ -118,6 +119,13 @@ class Workload:
         workload that the benchmark passed (``hw_queue(..., reference=result)``: the one-stream run, the
         tiny kernels alone), ``mine`` this run's. Returns the figures and the unavailable ones (name -> why)."""
         return [], {}
+
+    def expected_work(self) -> WorkSpec | None:
+        """The least work one iteration of ``step`` puts on each stream index (GEMMs, spins, other ops), from
+        the workload's own configuration, never from running it: after the timed rounds the runner checks
+        it against the kernel timeline (the launch log on CPU) and fails a run whose streams did less
+        (aorta/stream_work.py). ``None``: nothing declared, and the record says so."""
+        return None
 
     def uses_graph(self) -> bool:
         return False

@@ -109,14 +109,24 @@ def test_summary_divides_per_iteration_quantities_by_k_but_not_ratios():
             launch(4, 22),
             kernel(3, 7, 5000, 1000),
             kernel(4, 8, 5000, 1000),
+            rng("aorta.round.2", 40, 10),  # a third round, serial and with a gap: the samples are skewed
+            launch(5, 41),
+            launch(6, 42),
+            kernel(5, 7, 9000, 1000),
+            kernel(6, 8, 11000, 1000),
         ]
     }
     s = kt.summarize(kt.parse_rounds(trace), iterations_per_round=2)
-    assert s["rounds_with_kernels"] == 2 and s["streams_with_work"] == 2
-    assert s["per_stream_busy_ms"] == pytest.approx([1.0 / 2, (0.5 + 1.0) / 2 / 2])
-    assert s["effective_concurrency_samples"] == pytest.approx([1.5, 2.0])
-    assert s["gpu_busy_share_samples"] == pytest.approx([1.0, 1.0])
-    assert s["kernel_span_ms_per_iteration"] == pytest.approx(0.5)
+    assert s["rounds_with_kernels"] == 3 and s["streams_with_work"] == 2
+    # stream 7: 1, 1, 1 ms; stream 8: 0.5, 1, 1 ms (÷ K = 2)
+    assert s["per_stream_busy_ms"] == pytest.approx([1.0 / 2, 1.0 / 2])
+    # Σ busy / span: 1.5 / 1, 2 / 1, 2 / 3: the median 1.5, where the mean would read 1.39
+    assert s["effective_concurrency_samples"] == pytest.approx([1.5, 2.0, 2.0 / 3.0])
+    assert s["effective_concurrency"] == pytest.approx(1.5)
+    assert s["gpu_busy_share_samples"] == pytest.approx([1.0, 1.0, 2.0 / 3.0])
+    assert s["gpu_busy_share"] == pytest.approx(1.0)  # mean 0.89
+    assert s["kernel_span_ms_per_iteration"] == pytest.approx(0.5)  # spans 1, 1, 3 ms: mean 0.83
+    assert s["gpu_busy_ms_per_iteration"] == pytest.approx(0.5)  # 1, 1, 2 ms busy ÷ K: mean 0.67
 
 
 def test_no_kernels_gives_no_figures():
