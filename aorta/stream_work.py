@@ -165,6 +165,7 @@ class Verdict:
     rounds: int
     problems: tuple[str, ...]
     by_stream: bool
+    streams_with_work: int | None = None  # stream indices that ran ops in the judged round (None: no indices)
 
     @property
     def ok(self) -> bool:
@@ -175,6 +176,7 @@ class Verdict:
             "source": self.source,
             "rounds_checked": self.rounds,
             "by_stream": self.by_stream,
+            "streams_with_work": self.streams_with_work,
             "ok": self.ok,
             "problems": list(self.problems[:20]),
         }
@@ -191,14 +193,16 @@ def judge(
     """The best of ``rounds`` (each: per-stream counts, total counts) against ``spec``. ``by_stream`` False: the
     rounds carry no stream index (a graph replay), so only the totals are compared."""
     best: list[str] | None = None
+    with_work = None
     for per_stream, total in rounds:
         problems = stream_shortfalls(spec, per_stream, iterations) if by_stream else []
         problems += total_shortfalls(spec, total, iterations) if not by_stream else []
         if best is None or len(problems) < len(best):
             best = problems
+            with_work = sum(1 for c in per_stream.values() if sum(c.values())) if by_stream else None
     if best is None:
         best = ["no round to check"]
-    return Verdict(source, len(rounds), tuple(best), by_stream)
+    return Verdict(source, len(rounds), tuple(best), by_stream, with_work)
 
 
 def kernel_round_counts(blocks: Iterable, ops: Iterable) -> tuple[dict[int, Counter], Counter]:

@@ -188,6 +188,7 @@ def test_stream_concurrency_runs_its_spins_on_every_stream(cpu, order):
             "source": runner.LAUNCH_LOG_SOURCE,
             "rounds_checked": 1,
             "by_stream": True,
+            "streams_with_work": 3,
             "ok": True,
             "problems": [],
         }

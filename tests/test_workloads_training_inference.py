@@ -79,6 +79,11 @@ def test_smoke_run_records_metrics_and_uses_every_stream(cpu, cls):
         assert extra["streams_with_work"] is None  # CPU: no kernel timestamps to count streams from
         assert len(extra["device_ms_per_iteration"]) == PLAN.rounds
         assert extra["workload_info"]
+        # Every stream asked for ran work: the launch log of one iteration saw ops in each stream's blocks,
+        # as many as the workload declares for it (aorta/stream_work.py).
+        (check,) = extra["stream_work"]["checks"]
+        assert check["ok"] and check["by_stream"] and check["streams_with_work"] == n
+        assert extra["stream_work"]["declared"]["streams_declared"] == n
 
 
 def test_fp32_is_selectable(cpu):
