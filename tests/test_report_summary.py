@@ -273,10 +273,16 @@ def test_an_fsdp_record_brings_its_overlap_breakdown_per_rank_and_the_straggler_
         headline_metric="step_ms",
         details={
             "per_rank_steps": {
-                "0": [step(0, 2.0, 9.0), step(1, 4.0, 7.0), step(2, 3.0, 8.0)],
-                "1": [step(0, 2.0, 0.5), step(1, 4.0, 0.0), step(2, 3.0, 1.0)],
+                "0": [step(0, 2.0, 12.0), step(1, 6.0, 7.0), step(2, 3.0, 8.0)],
+                "1": [step(0, 2.0, 0.5), step(1, 6.0, 0.0), step(2, 3.0, 4.0)],
             },
-            "stragglers": [{"rank": 1, "median_skew_ms": 8.0}, {"rank": 1, "median_skew_ms": 7.0}, None],
+            "stragglers": [
+                {"rank": 1, "median_skew_ms": 8.0},
+                {"rank": 0, "median_skew_ms": 2.0},
+                {"rank": 1, "median_skew_ms": 7.0},
+                {"rank": 1, "median_skew_ms": 3.0},
+                None,
+            ],
         },
     )
     bench = {"name": "test_fsdp_scenario[baseline]", "params": {}, "extra_info": record.to_extra_info()}
@@ -285,13 +291,16 @@ def test_an_fsdp_record_brings_its_overlap_breakdown_per_rank_and_the_straggler_
     path.write_text(json.dumps(doc))
     summary = {"runs": [run_summary(load_run(path, "new"))]}
     found = summary["runs"][0]["configurations"]["test_fsdp_scenario[baseline]"]["rank_breakdown"]
-    # medians over the three profiled steps, per rank: rank 0 waited for rank 1 (8 ms), both moved 3 ms
+    # medians over the three profiled steps, per rank (the means would read 3.67, 9 and 1.5): rank 0 waited for
+    # rank 1 (8 ms), both moved 3 ms
     assert [(r["rank"], r["exposed_transfer_ms"], r["exposed_wait_ms"]) for r in found["ranks"]] == [
         (0, 3.0, 8.0),
         (1, 3.0, 0.5),
     ]
+    # rank 1 was last in 3 of the 4 steps with a straggler; its skew is the median of its own steps' (8, 7, 3),
+    # not of every step's (5.0) nor their mean (6.0)
     assert found["straggler"].startswith(
-        "straggler: rank 1 arrived last most often in 2 of 2 steps, by 7.500 ms"
+        "straggler: rank 1 arrived last most often in 3 of 4 steps, by 7.000 ms"
     )
     html = _rank_breakdown_section(summary)
     assert "exposed wait ms" in html and "rank 1 arrived last" in html
