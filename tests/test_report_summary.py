@@ -240,11 +240,12 @@ def test_report_overlap_ratio_is_the_benchmarks_worst_rank_per_step_not_pooled()
     from aorta.report.fsdp_artifacts import ScenarioRank
     from aorta.report.summary import worst_rank_overlap_ratio
 
-    # Rank 0 hides 0.5 then 0.9 of its communication, rank 1 0.8 then 0.6: worst per step 0.5, 0.6 ->
-    # median 0.55. Pooling both ranks' windows (as the report once did) would read about 0.7.
-    r0 = ScenarioRank("baseline", 0, steps=[{"overlap_ratio": 0.5}, {"overlap_ratio": 0.9}])
-    r1 = ScenarioRank("baseline", 1, steps=[{"overlap_ratio": 0.8}, {"overlap_ratio": 0.6}])
-    assert worst_rank_overlap_ratio([r0, r1]) == pytest.approx(0.55)
+    # Rank 0 hides 0.5, 0.9, 0.2 of its communication, rank 1 0.8, 0.6, 0.3: worst per step 0.5, 0.6, 0.2 ->
+    # median 0.5 (the mean would be 0.43, the best rank's median 0.6), not a figure pooled over both ranks'
+    # windows (as the report once read it).
+    r0 = ScenarioRank("baseline", 0, steps=[{"overlap_ratio": v} for v in (0.5, 0.9, 0.2)])
+    r1 = ScenarioRank("baseline", 1, steps=[{"overlap_ratio": v} for v in (0.8, 0.6, 0.3)])
+    assert worst_rank_overlap_ratio([r0, r1]) == pytest.approx(0.5)
     old = ScenarioRank("baseline", 1, overlap={"overlap_ratio": 0.4})  # recorded before per-step figures
     assert worst_rank_overlap_ratio([r0, old]) == pytest.approx(0.4)
     assert worst_rank_overlap_ratio([r0, ScenarioRank("baseline", 2)]) is None
@@ -304,3 +305,10 @@ def test_an_fsdp_record_brings_its_overlap_breakdown_per_rank_and_the_straggler_
     )
     html = _rank_breakdown_section(summary)
     assert "exposed wait ms" in html and "rank 1 arrived last" in html
+
+
+def test_a_figure_over_steps_is_their_median_leaving_out_the_missing():
+    from aorta.report.summary import _median_or_none
+
+    assert _median_or_none([40.0, None, 41.0, 90.0]) == 41.0  # the mean of the three would be 57
+    assert _median_or_none([None, None]) is None
