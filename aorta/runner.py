@@ -2,7 +2,8 @@
 
 The sequence is fixed: ``setup`` -> one-stream reference -> poisoned outputs -> multi-stream run ->
 compare (a mismatch raises ``WorkloadCheckError`` and nothing is timed) -> optional graph capture and
-its own check -> the one timing loop -> metrics and stream figures for extra_info.
+its own check -> the one timing loop -> metrics and stream figures for extra_info -> each stream's work
+against the workload's declaration (``StreamWorkError``: nothing is recorded).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from aorta import kernel_timeline, run_mode, slowdown, stats, stream_work
 from aorta.launch_log import LaunchLog
 from aorta.record import BenchRecord
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
-from aorta.workload import Metric, Workload, WorkloadCheckError, clone_result, compare_results
+from aorta.workload import Metric, StreamWorkError, Workload, clone_result, compare_results
 from aorta.write_log import WriteLog, written_views
 
 
@@ -271,7 +272,7 @@ def check_stream_work(
 ):
     """After the timed rounds: each stream's declared work (``Workload.expected_work``) against what ran, from
     the kernel timestamps where the kernel pass has them, else from the launch log of one untimed iteration
-    (aorta/stream_work.py). Raises ``WorkloadCheckError`` when a stream's work is missing; returns what was
+    (aorta/stream_work.py). Raises ``StreamWorkError`` when a stream's work is missing; returns what was
     checked, for extra_info."""
     spec = workload.expected_work()
     if spec is None:
@@ -285,7 +286,7 @@ def check_stream_work(
         verdicts.append(_launch_log_verdict(device, workload, streams, spec))
     for verdict in verdicts:
         if not verdict.ok:
-            raise WorkloadCheckError(stream_work.failure_message(workload.spec.name, verdict))
+            raise StreamWorkError(stream_work.failure_message(workload.spec.name, verdict))
     return {"declared": spec.to_info(), "checks": [v.to_info() for v in verdicts]}
 
 

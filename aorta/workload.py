@@ -25,6 +25,11 @@ class WorkloadCheckError(AssertionError):
     """The multi-stream result differs from the one-stream reference: never timed, never saved."""
 
 
+class StreamWorkError(WorkloadCheckError):
+    """After the timed rounds, a stream ran less than the workload declares for it (aorta/stream_work.py):
+    the run is never saved."""
+
+
 class WorkloadUnavailable(RuntimeError):
     """The workload cannot run here (e.g. no GPU for graphs, no compiler for torch.compile).
 

@@ -244,3 +244,40 @@ def test_every_workload_meets_its_declaration_at_its_stream_range(cpu):
                     break
                 info = runner.check_stream_work(cpu, w, cpu.streams(n), None, None)
                 assert info["checks"][0]["ok"], (name, n, order)
+
+
+def test_a_benchmark_whose_stream_did_less_fails_and_records_nothing(pytester):
+    pytester.makepyfile(
+        test_spins="""
+        from aorta.workloads.stream_concurrency import StreamConcurrency
+
+        class LastStreamSkipsSpins(StreamConcurrency):
+            def step(self, rec):
+                for i in [i for _ in range(2) for i in range(self.n_streams - 1)]:
+                    with rec.use(i):
+                        self.device.spin(self.cycles)
+                for i in range(self.n_streams):
+                    with rec.use(i):
+                        self.out[i : i + 1].fill_(float(i + 1))
+
+        def test_spins(hw_queue, streams):
+            hw_queue(LastStreamSkipsSpins, streams, size="smoke")
+    """
+    )
+    out = pytester.path / "run.json"
+    result = pytester.runpytest(
+        "--streams=3",
+        "--rounds=2",
+        "--warmup=0",
+        "--aorta-device=cpu",
+        "-p",
+        "no:cacheprovider",
+        f"--benchmark-json={out}",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*stream_concurrency stream work check failed, nothing recorded*stream 2: 0 spin op(s) per iteration*"
+        ]
+    )
+    assert not out.exists() or json.loads(out.read_text())["benchmarks"] == []
