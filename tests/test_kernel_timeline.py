@@ -292,3 +292,24 @@ def test_terminal_summary_ends_with_where_the_host_time_went():
     assert lines[-1] == (
         "host seconds by phase, 2 benchmarks: setup 1.5, kernel pass 3.5, labelled pass 4.0 (total 9.0)"
     )
+
+
+def test_a_stream_missing_from_a_round_is_idle_in_it_and_a_zero_span_round_has_no_ratio():
+    ops = lambda *spec: [kt.DeviceOp("k", s, a, b) for s, a, b in spec]  # noqa: E731
+    rounds = [
+        kt.KernelRound(0, ops=ops((7, 0, 1000), ("8", 0, 1000))),  # stream ids as the profiler gives them
+        kt.KernelRound(1, ops=ops((7, 0, 1000))),  # stream "8" idle in rounds 1 and 2
+        kt.KernelRound(2, ops=ops((7, 0, 1000))),
+    ]
+    s = kt.summarize(rounds)
+    assert s["device_stream_ids"] == [7, "8"]
+    assert s["per_stream_busy_ms"] == pytest.approx([1.0, 0.0])  # "8": 1, 0, 0 ms -> median 0
+    instant = kt.KernelRound(0, ops=ops((7, 5, 5)))  # a zero-length op: span 0
+    f = kt.round_figures(instant)
+    assert f["span_ms"] == 0 and f["effective_concurrency"] is None and f["gpu_busy_share"] is None
+    s = kt.summarize([instant])
+    assert (
+        s["effective_concurrency"] is None and s["gpu_busy_share"] is None and s["rounds_with_kernels"] == 1
+    )
+    with pytest.raises(ValueError, match="iterations_per_round must be >= 1, got 0"):
+        kt.summarize(rounds, iterations_per_round=0)

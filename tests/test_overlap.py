@@ -77,3 +77,10 @@ def test_the_report_does_not_import_the_fsdp_package():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_touching_intervals_leave_no_zero_length_pieces():
+    assert overlap.intersection([(0, 2)], [(2, 3)]) == []  # they touch at 2: nothing in common
+    assert overlap.difference([(0, 4)], [(0, 1)]) == [(1, 4)]  # A starts where B does
+    assert overlap.difference([(0, 4)], [(2, 4)]) == [(0, 2)]  # A ends where B does
+    assert overlap.difference([(0, 4)], [(0, 4)]) == []

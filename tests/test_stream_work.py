@@ -281,3 +281,31 @@ def test_a_benchmark_whose_stream_did_less_fails_and_records_nothing(pytester):
         ]
     )
     assert not out.exists() or json.loads(out.read_text())["benchmarks"] == []
+
+
+def test_judge_counts_over_the_rounds_iterations_and_reports_the_first_best_round():
+    spec = sw.WorkSpec({0: sw.StreamWork(gemm=1), 1: sw.StreamWork(other=2)})
+    one_iteration = ({0: {"gemm": 1}, 1: {"other": 2}}, {"gemm": 1, "other": 2})
+    assert sw.judge(spec, [one_iteration], 1, "k", by_stream=True).ok
+    # the same counts over a round of two iterations: half the declared work per iteration
+    short = sw.judge(spec, [one_iteration], 2, "k", by_stream=True)
+    assert short.problems == (
+        "stream 0: 0.5 gemm op(s) per iteration, declared at least 1",
+        "stream 1: 1 other op(s) per iteration, declared at least 2",
+    )
+    totals = sw.judge(spec, [one_iteration], 2, "k", by_stream=False)
+    assert totals.problems[0] == "all streams: 0.5 gemm op(s) per iteration, declared at least 1"
+    assert totals.streams_with_work is None and short.streams_with_work == 2
+    a = ({0: {"gemm": 1}}, {})  # stream 1 missing
+    b = ({1: {"other": 2}}, {})  # stream 0 missing
+    assert sw.judge(spec, [a, b], 1, "k", by_stream=True).problems == (
+        "stream 1: 0 other op(s) per iteration, declared at least 2",
+    )
+    nothing = sw.judge(spec, [], 1, "k", by_stream=True)
+    assert not nothing.ok and nothing.problems == ("no round to check",)
+
+
+def test_a_kind_absent_from_the_round_is_short_in_the_totals():
+    assert sw.total_shortfalls(SPEC, {"other": 6}) == [
+        "all streams: 0 gemm op(s) per iteration, declared at least 1"
+    ]
