@@ -54,6 +54,21 @@ def test_one_rank_exposed_transfer_is_its_exposed_communication_and_the_figure_i
     assert m["compute_busy_ms_worst_rank"].value == 12.0  # mean 17.33
     assert m["overlap_ratio_worst_rank"].value == pytest.approx(2.0 / 7.0)  # steps 0.2, 0.286, 0.31
     assert m["all_gather_busbw_gbps_worst_rank"].value == 100.0  # 100, 200, 50: mean 116.7
+    # the rest of the breakdown: compute alone = compute busy - overlapped; no peers, so no wait
+    assert list(m["compute_only_ms_worst_rank"].samples) == [9.0, 10.0, 21.0]
+    assert list(m["idle_ms_worst_rank"].samples) == [1.0, 2.0, 3.0]
+    assert list(m["exposed_wait_ms_worst_rank"].samples) == [0.0, 0.0, 0.0]
+    e = m["exposed_transfer_ms_worst_rank"]
+    assert (e.unit, e.higher_is_better) == ("ms/step", False) and "worst rank per step" in e.source
+    assert m["overlap_ratio_worst_rank"].higher_is_better is True
+    steps = details["per_rank_steps"]["0"]
+    assert [(st["rank"], st["step"], st["window_ms"]) for st in steps] == [
+        (0, 0, 15.0),
+        (0, 1, 19.0),
+        (0, 2, 53.0),
+    ]
+    assert [st["transfer_ms"] for st in steps] == [5.0, 7.0, 29.0]
+    assert set(unavailable) == {"reduce_scatter_busbw_gbps_worst_rank", "all_reduce_busbw_gbps_worst_rank"}
 
 
 def test_two_ranks_each_step_takes_the_worst_rank_not_the_best():
@@ -141,6 +156,38 @@ def test_the_stragglers_skew_is_the_median_over_its_own_steps_collectives():
         ],
     )
     s0, s1 = wt.stragglers(m, steps=2)
-    assert (s0.rank, s0.last_in, s0.collectives) == (1, 2, 3)
+    assert (s0.step, s0.rank, s0.last_in, s0.collectives) == (0, 1, 2, 3)
     assert s0.median_skew_ms == pytest.approx(0.2)  # over all collectives rank 1 was last in: 0.3
-    assert (s1.rank, s1.median_skew_ms) == (1, pytest.approx(1.0))
+    assert (s1.step, s1.rank, s1.median_skew_ms) == (1, 1, pytest.approx(1.0))
+
+
+def test_the_straggler_is_the_rank_last_most_often_and_a_step_without_collectives_has_none():
+    m = Matching(
+        ranks=[0, 1],
+        collectives=[
+            _collective(0, 0, [200.0, 0.0]),  # rank 0 last by 200 µs
+            _collective(0, 1, [400.0, 0.0]),  # rank 0 last by 400 µs
+            _collective(0, 2, [0.0, 900.0]),  # rank 1 last once
+            _collective(2, 3, [0.0, 50.0]),  # step 1 has no matched collective
+        ],
+    )
+    s0, s1, s2 = wt.stragglers(m, steps=3)
+    assert (s0.rank, s0.last_in, s0.median_skew_ms) == (0, 2, pytest.approx(0.3))  # not the higher rank
+    assert s1 is None
+    assert (s2.step, s2.rank, s2.median_skew_ms) == (2, 1, pytest.approx(0.05))
+
+
+def test_worst_per_step_skips_a_step_some_rank_lacks_and_goes_on():
+    per_rank = {
+        0: [
+            wt.RankStep(0, i, 1.0, ov, 1.0, 0.0, 0.0, tr, 0.0, 4.0)
+            for i, (ov, tr) in enumerate([(1, 2), (0, 0), (3, 4)])
+        ],
+        1: [
+            wt.RankStep(1, i, 1.0, ov, 1.0, 0.0, 0.0, tr, 0.0, 4.0)
+            for i, (ov, tr) in enumerate([(1, 4), (1, 2), (1, 4)])
+        ],
+    }
+    # step 1: rank 0 moved nothing (overlap ratio undefined): left out, and step 2 still counts
+    assert wt.worst_per_step(per_rank, "overlap_ratio", higher_is_better=True) == [0.25, 0.25]
+    assert wt.worst_per_step({}, "overlap_ratio", higher_is_better=True) == []
