@@ -191,3 +191,58 @@ def test_worst_per_step_skips_a_step_some_rank_lacks_and_goes_on():
     # step 1: rank 0 moved nothing (overlap ratio undefined): left out, and step 2 still counts
     assert wt.worst_per_step(per_rank, "overlap_ratio", higher_is_better=True) == [0.25, 0.25]
     assert wt.worst_per_step({}, "overlap_ratio", higher_is_better=True) == []
+
+
+# Each figure's unit, direction and whether the gate judges it: a flipped direction turns SLOWER into FASTER,
+# a figure judged by mistake gates a run on launch skew.
+FSDP_FIGURES = {
+    "step_ms": ("ms", False, True),
+    "samples_per_s": ("samples/s", True, True),
+    "tokens_per_s": ("tokens/s", True, True),
+    "peak_memory_bytes": ("bytes", False, True),
+    "overlap_ratio_worst_rank": ("ratio", True, True),
+    "exposed_transfer_ms_worst_rank": ("ms/step", False, True),
+    "exposed_wait_ms_worst_rank": ("ms/step", False, False),
+    "exposed_comm_ms_worst_rank": ("ms/step", False, False),
+    "comm_busy_ms_worst_rank": ("ms/step", False, False),
+    "overlapped_ms_worst_rank": ("ms/step", True, False),
+    "compute_only_ms_worst_rank": ("ms/step", False, False),
+    "idle_ms_worst_rank": ("ms/step", False, False),
+    "compute_busy_ms_worst_rank": ("ms/step", False, True),
+    "all_gather_busbw_gbps_worst_rank": ("GB/s", True, False),
+    "gpu_idle_share_rank0": ("ratio", False, False),
+    "profiled_step_ms_rank0": ("ms", False, False),
+    "compute_slowdown_ratio_worst_rank": ("ratio", False, True),
+}
+
+
+def test_every_fsdp_figure_has_its_unit_direction_and_judgement():
+    ranks = [
+        _rank(0, [29.0, 33.0, 80.0], window=80.0, compute=60.0, comm=20.0, overlapped=15.0, slowdown=1.4),
+        _rank(1, [28.0, 30.0, 85.0], window=90.0, compute=40.0, comm=10.0, overlapped=5.0, slowdown=1.1),
+    ]
+    for r, steps, peak in zip(ranks, (RANK0_STEPS, RANK1_STEPS), (1000, 3000)):
+        r.update(per_step=steps, peak_memory_bytes=peak)
+    _, record = build_result(
+        {"id": "baseline"}, ranks, world_size=2, seq_len=8, backend="cuda", comm_library="nccl", config={}
+    )
+    got = {m.name: (m.unit, m.higher_is_better, m.judged) for m in record.metrics.values()}
+    assert got == FSDP_FIGURES
+    m = record.metrics
+    assert m["peak_memory_bytes"].value == 3000  # the highest rank's
+    for name in ("peak_memory_bytes", "compute_slowdown_ratio_worst_rank"):  # one value per run
+        assert "gated by drift across baseline runs" in m[name].source
+    for name in ("gpu_idle_share_rank0", "profiled_step_ms_rank0"):
+        assert (
+            m[name].source.startswith("rank 0, over its whole profiled window")
+            and "not judged" in m[name].source
+        )
+    assert record.unavailable == {
+        "reduce_scatter_busbw_gbps_worst_rank": "no reduce_scatter kernels with message sizes in the profiled steps",
+        "all_reduce_busbw_gbps_worst_rank": "no all_reduce kernels with message sizes in the profiled steps",
+    }
+    cpu_ranks = [dict(r, peak_memory_bytes=None) for r in ranks]
+    _, cpu = build_result(
+        {"id": "baseline"}, cpu_ranks, world_size=2, seq_len=8, backend="cpu", comm_library="gloo", config={}
+    )
+    assert cpu.unavailable["peak_memory_bytes"] == "CPU backend: no device memory statistics"
