@@ -3,8 +3,10 @@
 A workload is a small class pointing at its frozen ``WorkloadSpec`` in ``aorta.workload_specs`` (name,
 category, priority, stream range, its metric, its typed parameters) and three methods: ``setup``
 allocates seeded inputs, ``step(rec)`` enqueues one iteration on the streams it was given
-(``with rec.on(i):``), ``result`` returns what the last step produced.
-The runner checks the multi-stream result against the same step run on one stream before timing.
+(``with rec.on(i):``), ``result`` returns what the last step produced; ``expected_work`` declares the least
+work one step puts on each stream, from the configuration alone.
+The runner checks the multi-stream result against the same step run on one stream before timing, and after
+the timed rounds each stream's kernels against ``expected_work`` (aorta/stream_work.py).
 """
 
 from __future__ import annotations
