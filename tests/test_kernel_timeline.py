@@ -313,3 +313,42 @@ def test_a_stream_missing_from_a_round_is_idle_in_it_and_a_zero_span_round_has_n
     )
     with pytest.raises(ValueError, match="iterations_per_round must be >= 1, got 0"):
         kt.summarize(rounds, iterations_per_round=0)
+
+
+def test_parse_reads_past_non_complete_events_takes_the_stream_arg_and_the_innermost_of_equal_starts():
+    other_thread_kernel = kernel(3, 20, 300, 10)
+    other_thread_kernel["tid"] = 99  # the profiler's row, not the stream: args.stream is what counts
+    no_stream = kernel(4, 21, 400, 10)
+    del no_stream["args"]["stream"]  # without args.stream the row (tid) stands in
+    trace = {
+        "traceEvents": [
+            {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "GPU 0"}},  # metadata comes first
+            {"ph": "i", "cat": "user_annotation", "name": "marker", "ts": 0, "pid": 1, "tid": 7},
+            rng("aorta.round.0", 0, 100),
+            rng("aorta.s0:outer", 1, 50),
+            rng("aorta.s1:inner", 1, 20),  # starts with its parent: still the innermost
+            launch(1, 5),
+            launch(2, 30),
+            launch(3, 60),
+            launch(4, 70),
+            kernel(1, 7, 100, 10),
+            kernel(2, 8, 200, 10),
+            other_thread_kernel,
+            no_stream,
+        ]
+    }
+    (rnd,) = kt.parse_rounds(trace)
+    assert [(b.stream_index, b.label, [op.start_us for op in b.ops]) for b in rnd.blocks] == [
+        (0, "outer", [200.0]),
+        (1, "inner", [100.0]),
+    ]
+    assert [op.stream for op in rnd.ops] == [7, 8, 20, 21]
+    assert kt.round_figures(rnd)["streams_with_work"] == 4
+
+
+def test_a_range_without_a_duration_holds_nothing_after_its_start():
+    start_only = {k: v for k, v in rng("aorta.round.1", 200, 0).items() if k != "dur"}
+    trace = {"traceEvents": [rng("aorta.round.0", 0, 100), launch(1, 50), start_only, launch(2, 200.5)]}
+    trace["traceEvents"] += [kernel(1, 7, 300, 10), kernel(2, 7, 400, 10)]
+    r0, r1 = kt.parse_rounds(trace)
+    assert [op.start_us for op in r0.ops] == [300.0] and r1.ops == []
