@@ -20,6 +20,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import torch
 
@@ -126,6 +127,9 @@ class Device:
         self._native: dict[int, list] = {}  # priority -> streams created so far (kept for reuse)
         self._cpu_streams: list[CpuStream] = []
         self._captured_events: list | None = None  # events recorded in the graph being captured, if any
+        self.launch_log: Any = (
+            None  # a LaunchLog noting spins while one iteration is logged (aorta/launch_log.py)
+        )
         if self.is_gpu:
             torch.cuda.set_device(index)
 
@@ -332,6 +336,8 @@ class Device:
         On the CPU backend the host busy-waits ``cycles`` nanoseconds instead: the CPU stand-in for
         a long one-block kernel, synchronous like every CPU op.
         """
+        if self.launch_log is not None:
+            self.launch_log.note("spin")
         if self.is_gpu:
             torch.cuda._sleep(int(cycles))
         else:

@@ -34,7 +34,7 @@ from aorta.record import BenchRecord
 from aorta.runner import run_workload
 from aorta.telemetry.throttle import AllRoundsThrottled
 from aorta.timing import TimingPlan
-from aorta.workload import WorkloadCheckError, WorkloadUnavailable
+from aorta.workload import StreamWorkError, WorkloadCheckError, WorkloadUnavailable
 
 # Plugin pieces that live in their own modules (one line each), registered with this one.
 pytest_plugins = [
@@ -361,6 +361,10 @@ def hw_queue(
             )
         except (StreamLimit, WorkloadUnavailable) as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")
+        except StreamWorkError as exc:
+            pytest.fail(
+                f"{workload_cls.spec.name} stream work check failed, nothing recorded: {exc}", pytrace=False
+            )
         except WorkloadCheckError as exc:
             pytest.fail(f"{workload_cls.spec.name} output check failed, nothing timed: {exc}", pytrace=False)
         except AllRoundsThrottled as exc:

@@ -2,7 +2,8 @@
 
 The sequence is fixed: ``setup`` -> one-stream reference -> poisoned outputs -> multi-stream run ->
 compare (a mismatch raises ``WorkloadCheckError`` and nothing is timed) -> optional graph capture and
-its own check -> the one timing loop -> metrics and stream figures for extra_info.
+its own check -> the one timing loop -> metrics and stream figures for extra_info -> each stream's work
+against the workload's declaration (``StreamWorkError``: nothing is recorded).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Any
 
 import torch
 
-from aorta import kernel_timeline, run_mode, slowdown, stats
+from aorta import kernel_timeline, run_mode, slowdown, stats, stream_work
+from aorta.launch_log import LaunchLog
 from aorta.record import BenchRecord
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
-from aorta.workload import Metric, Workload, clone_result, compare_results
+from aorta.workload import Metric, StreamWorkError, Workload, clone_result, compare_results
 from aorta.write_log import WriteLog, written_views
 
 
@@ -242,6 +244,8 @@ def run_workload(
         kernel["labelled_pass"] = _labelled_pass_info(labelled)
     notes = kernel.pop("reading_notes")
     phases.done("figures")
+    details["stream_work"] = check_stream_work(device, workload, streams, traced, labelled)
+    phases.done("stream_work_check")
     details["host_phase_s"] = phases.seconds
     record = BenchRecord(
         workload=workload.spec.name,
@@ -256,6 +260,59 @@ def run_workload(
     )
     record.add(*metrics)
     return BenchResult(run, record, traced)
+
+
+LAUNCH_LOG_SOURCE = (
+    "launch log of one untimed iteration (aten ops dispatched, spins enqueued, per stream block)"
+)
+
+
+def check_stream_work(
+    device, workload: Workload, streams, traced: TimedRun | None, labelled: TimedRun | None
+):
+    """After the timed rounds: each stream's declared work (``Workload.expected_work``) against what ran, from
+    the kernel timestamps where the kernel pass has them, else from the launch log of one untimed iteration
+    (aorta/stream_work.py). Raises ``StreamWorkError`` when a stream's work is missing; returns what was
+    checked, for extra_info."""
+    spec = workload.expected_work()
+    if spec is None:
+        return {"unavailable": "the workload declares no expected work per stream"}
+    verdicts = []
+    if traced is not None and traced.kernel_rounds:
+        verdicts.append(_timeline_verdict(spec, traced, "kernel timestamps of the kernel pass"))
+        if labelled is not None and labelled.kernel_rounds:
+            verdicts.append(_timeline_verdict(spec, labelled, "kernel timestamps of the labelled pass"))
+    else:
+        verdicts.append(_launch_log_verdict(device, workload, streams, spec))
+    for verdict in verdicts:
+        if not verdict.ok:
+            raise StreamWorkError(stream_work.failure_message(workload.spec.name, verdict))
+    return {"declared": spec.to_info(), "checks": [v.to_info() for v in verdicts]}
+
+
+def _timeline_verdict(spec: stream_work.WorkSpec, run: TimedRun, source: str) -> stream_work.Verdict:
+    rounds = run.kernel_rounds
+    by_stream = any(r.blocks for r in rounds)  # a graph replay's rounds carry no blocks: totals only
+    counts = [stream_work.kernel_round_counts(r.blocks, r.ops) for r in rounds]
+    if not by_stream:
+        source += " (graph replay: no stream index, totals over the round)"
+    return stream_work.judge(spec, counts, run.iterations_per_round, source, by_stream=by_stream)
+
+
+def _launch_log_verdict(
+    device, workload: Workload, streams, spec: stream_work.WorkSpec
+) -> stream_work.Verdict:
+    log = LaunchLog()
+    rec = RoundRecorder(device, streams, record_intervals=False, launch_log=log)
+    device.launch_log = log  # Device.spin notes its kernels in the log
+    try:
+        with log:
+            run_forked(device, streams, lambda: workload.step(rec))
+    finally:
+        device.launch_log = None
+    device.synchronize()  # the logged iteration ends before anything else is enqueued
+    counts = [(log.per_stream(), log.total())]
+    return stream_work.judge(spec, counts, 1, LAUNCH_LOG_SOURCE, by_stream=True)
 
 
 def labelled_pass_plan(device, plan: TimingPlan, timed: TimedRun) -> TimingPlan:

@@ -3,8 +3,10 @@
 A workload is a small class pointing at its frozen ``WorkloadSpec`` in ``aorta.workload_specs`` (name,
 category, priority, stream range, its metric, its typed parameters) and three methods: ``setup``
 allocates seeded inputs, ``step(rec)`` enqueues one iteration on the streams it was given
-(``with rec.on(i):``), ``result`` returns what the last step produced.
-The runner checks the multi-stream result against the same step run on one stream before timing.
+(``with rec.on(i):``), ``result`` returns what the last step produced; ``expected_work`` declares the least
+work one step puts on each stream, from the configuration alone.
+The runner checks the multi-stream result against the same step run on one stream before timing, and after
+the timed rounds each stream's kernels against ``expected_work`` (aorta/stream_work.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, ClassVar
 import torch
 
 from aorta.metric import Metric
+from aorta.stream_work import WorkSpec
 from aorta.workload_specs import DTYPE_NAMES, ISSUE_ORDERS, SIZES, WorkloadSpec
 
 DTYPES = dict(zip(DTYPE_NAMES, (torch.bfloat16, torch.float32, torch.float16)))  # bf16, fp32, fp16
@@ -22,6 +25,11 @@ DTYPES = dict(zip(DTYPE_NAMES, (torch.bfloat16, torch.float32, torch.float16))) 
 
 class WorkloadCheckError(AssertionError):
     """The multi-stream result differs from the one-stream reference: never timed, never saved."""
+
+
+class StreamWorkError(WorkloadCheckError):
+    """After the timed rounds, a stream ran less than the workload declares for it (aorta/stream_work.py):
+    the run is never saved."""
 
 
 class WorkloadUnavailable(RuntimeError):
@@ -118,6 +126,13 @@ class Workload:
         workload that the benchmark passed (``hw_queue(..., reference=result)``: the one-stream run, the
         tiny kernels alone), ``mine`` this run's. Returns the figures and the unavailable ones (name -> why)."""
         return [], {}
+
+    def expected_work(self) -> WorkSpec | None:
+        """The least work one iteration of ``step`` puts on each stream index (GEMMs, spins, other ops), from
+        the workload's own configuration, never from running it: after the timed rounds the runner checks
+        it against the kernel timeline (the launch log on CPU) and fails a run whose streams did less
+        (aorta/stream_work.py). ``None``: nothing declared, and the record says so."""
+        return None
 
     def uses_graph(self) -> bool:
         return False

@@ -103,17 +103,19 @@ def _built(*args, **kw):
 def test_build_result_throughput_from_global_batch_and_unavailable_reasons():
     step_ms, extra = _built(
         {"id": "baseline"},
-        [_rank(1, [20.0, 40.0]), _rank(0, [25.0, 30.0])],
+        [_rank(1, [20.0, 40.0, 100.0]), _rank(0, [25.0, 30.0, 90.0])],
         world_size=2,
         seq_len=8,
         backend="cpu",
         comm_library="gloo",
         config={},
     )
-    assert step_ms == [25.0, 40.0]
+    assert step_ms == [25.0, 40.0, 100.0]  # the slowest rank, round by round (not either rank's own)
     m = extra["metrics"]
-    assert m["samples_per_s"]["samples"] == pytest.approx([8 / 0.025, 8 / 0.040])  # 2 ranks x 4 samples
-    assert m["tokens_per_s"]["samples"] == pytest.approx([8 * 8 / 0.025, 8 * 8 / 0.040])
+    assert m["step_ms"]["value"] == 40.0  # the median round; the mean would be 55
+    assert m["samples_per_s"]["samples"] == pytest.approx([8 / 0.025, 8 / 0.040, 8 / 0.1])  # 2 ranks x 4
+    assert m["samples_per_s"]["value"] == pytest.approx(8 / 0.040)
+    assert m["tokens_per_s"]["samples"] == pytest.approx([8 * 8 / 0.025, 8 * 8 / 0.040, 8 * 8 / 0.1])
     assert m["step_ms"]["higher_is_better"] is False and extra["headline_metric"] == "step_ms"
     assert "overlap_ratio_worst_rank" not in m
     assert extra["unavailable"]["overlap_ratio_worst_rank"] == "rank 0: CPU backend (gloo): no kernels"

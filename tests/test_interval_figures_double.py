@@ -247,14 +247,36 @@ def test_copy_compute_overlap_streams_overlap(cpu):
 
 
 def test_continuous_batch_decode_step_percentiles(cpu):
-    # every decode block 1.5 ms, every reset / prefill block 9 ms: only decode blocks are decode steps
+    # decode block of group g, iteration j: (1 + 0.1 g + 2 j) ms, twice that in the second round; every reset /
+    # prefill block 30 ms: only decode blocks are decode steps, pooled over both rounds
     w = stepped(cpu, ContinuousBatch, 3)
-    span = lambda i, label: (0.0, 1.5) if label[0] == "decode" else (0.0, 9.0)  # noqa: E731
-    metrics, _ = w.extra_metrics(traced_run([blocks_from_plan(w.plan, span)] * 2))
+
+    def span(scale):
+        def of(i, label):
+            kind, g, j = label
+            return (0.0, scale * (1.0 + 0.1 * g + 2.0 * j)) if kind == "decode" else (0.0, 30.0)
+
+        return of
+
+    rounds = [blocks_from_plan(w.plan, span(1.0)), blocks_from_plan(w.plan, span(2.0))]
+    metrics, _ = w.extra_metrics(traced_run(rounds))
+    decode = [
+        1.0 + 0.1 * g + 2.0 * j
+        for i in w.plan.stream_indices()
+        for k, g, j in w.plan.labels(i)
+        if k == "decode"
+    ]
+    pooled = decode + [2 * d for d in decode]
+    assert len(set(decode)) > 4 and max(pooled) < 30.0  # varied, and no reset / prefill block among them
     assert figures(metrics) == {
-        "decode_step_p99_ms": pytest.approx(1.5),
-        "decode_step_p50_ms": pytest.approx(1.5),
+        "decode_step_p99_ms": pytest.approx(stats.percentile(pooled, 99)),
+        "decode_step_p50_ms": pytest.approx(stats.percentile(pooled, 50)),
     }
+    by_name = {m.name: m for m in metrics}
+    assert by_name["decode_step_p50_ms"].samples == pytest.approx(
+        (stats.percentile(decode, 50), 2 * stats.percentile(decode, 50))
+    )
+    assert stats.percentile(pooled, 99) != stats.percentile(pooled, 50)
 
 
 def test_speculative_decode_per_token_latency(cpu):

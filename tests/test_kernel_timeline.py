@@ -109,14 +109,24 @@ def test_summary_divides_per_iteration_quantities_by_k_but_not_ratios():
             launch(4, 22),
             kernel(3, 7, 5000, 1000),
             kernel(4, 8, 5000, 1000),
+            rng("aorta.round.2", 40, 10),  # a third round, serial and with a gap: the samples are skewed
+            launch(5, 41),
+            launch(6, 42),
+            kernel(5, 7, 9000, 1000),
+            kernel(6, 8, 11000, 1000),
         ]
     }
     s = kt.summarize(kt.parse_rounds(trace), iterations_per_round=2)
-    assert s["rounds_with_kernels"] == 2 and s["streams_with_work"] == 2
-    assert s["per_stream_busy_ms"] == pytest.approx([1.0 / 2, (0.5 + 1.0) / 2 / 2])
-    assert s["effective_concurrency_samples"] == pytest.approx([1.5, 2.0])
-    assert s["gpu_busy_share_samples"] == pytest.approx([1.0, 1.0])
-    assert s["kernel_span_ms_per_iteration"] == pytest.approx(0.5)
+    assert s["rounds_with_kernels"] == 3 and s["streams_with_work"] == 2
+    # stream 7: 1, 1, 1 ms; stream 8: 0.5, 1, 1 ms (÷ K = 2)
+    assert s["per_stream_busy_ms"] == pytest.approx([1.0 / 2, 1.0 / 2])
+    # Σ busy / span: 1.5 / 1, 2 / 1, 2 / 3: the median 1.5, where the mean would read 1.39
+    assert s["effective_concurrency_samples"] == pytest.approx([1.5, 2.0, 2.0 / 3.0])
+    assert s["effective_concurrency"] == pytest.approx(1.5)
+    assert s["gpu_busy_share_samples"] == pytest.approx([1.0, 1.0, 2.0 / 3.0])
+    assert s["gpu_busy_share"] == pytest.approx(1.0)  # mean 0.89
+    assert s["kernel_span_ms_per_iteration"] == pytest.approx(0.5)  # spans 1, 1, 3 ms: mean 0.83
+    assert s["gpu_busy_ms_per_iteration"] == pytest.approx(0.5)  # 1, 1, 2 ms busy ÷ K: mean 0.67
 
 
 def test_no_kernels_gives_no_figures():
@@ -282,3 +292,63 @@ def test_terminal_summary_ends_with_where_the_host_time_went():
     assert lines[-1] == (
         "host seconds by phase, 2 benchmarks: setup 1.5, kernel pass 3.5, labelled pass 4.0 (total 9.0)"
     )
+
+
+def test_a_stream_missing_from_a_round_is_idle_in_it_and_a_zero_span_round_has_no_ratio():
+    ops = lambda *spec: [kt.DeviceOp("k", s, a, b) for s, a, b in spec]  # noqa: E731
+    rounds = [
+        kt.KernelRound(0, ops=ops((7, 0, 1000), ("8", 0, 1000))),  # stream ids as the profiler gives them
+        kt.KernelRound(1, ops=ops((7, 0, 1000))),  # stream "8" idle in rounds 1 and 2
+        kt.KernelRound(2, ops=ops((7, 0, 1000))),
+    ]
+    s = kt.summarize(rounds)
+    assert s["device_stream_ids"] == [7, "8"]
+    assert s["per_stream_busy_ms"] == pytest.approx([1.0, 0.0])  # "8": 1, 0, 0 ms -> median 0
+    instant = kt.KernelRound(0, ops=ops((7, 5, 5)))  # a zero-length op: span 0
+    f = kt.round_figures(instant)
+    assert f["span_ms"] == 0 and f["effective_concurrency"] is None and f["gpu_busy_share"] is None
+    s = kt.summarize([instant])
+    assert (
+        s["effective_concurrency"] is None and s["gpu_busy_share"] is None and s["rounds_with_kernels"] == 1
+    )
+    with pytest.raises(ValueError, match="iterations_per_round must be >= 1, got 0"):
+        kt.summarize(rounds, iterations_per_round=0)
+
+
+def test_parse_reads_past_non_complete_events_takes_the_stream_arg_and_the_innermost_of_equal_starts():
+    other_thread_kernel = kernel(3, 20, 300, 10)
+    other_thread_kernel["tid"] = 99  # the profiler's row, not the stream: args.stream is what counts
+    no_stream = kernel(4, 21, 400, 10)
+    del no_stream["args"]["stream"]  # without args.stream the row (tid) stands in
+    trace = {
+        "traceEvents": [
+            {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "GPU 0"}},  # metadata comes first
+            {"ph": "i", "cat": "user_annotation", "name": "marker", "ts": 0, "pid": 1, "tid": 7},
+            rng("aorta.round.0", 0, 100),
+            rng("aorta.s0:outer", 1, 50),
+            rng("aorta.s1:inner", 1, 20),  # starts with its parent: still the innermost
+            launch(1, 5),
+            launch(2, 30),
+            launch(3, 60),
+            launch(4, 70),
+            kernel(1, 7, 100, 10),
+            kernel(2, 8, 200, 10),
+            other_thread_kernel,
+            no_stream,
+        ]
+    }
+    (rnd,) = kt.parse_rounds(trace)
+    assert [(b.stream_index, b.label, [op.start_us for op in b.ops]) for b in rnd.blocks] == [
+        (0, "outer", [200.0]),
+        (1, "inner", [100.0]),
+    ]
+    assert [op.stream for op in rnd.ops] == [7, 8, 20, 21]
+    assert kt.round_figures(rnd)["streams_with_work"] == 4
+
+
+def test_a_range_without_a_duration_holds_nothing_after_its_start():
+    start_only = {k: v for k, v in rng("aorta.round.1", 200, 0).items() if k != "dur"}
+    trace = {"traceEvents": [rng("aorta.round.0", 0, 100), launch(1, 50), start_only, launch(2, 200.5)]}
+    trace["traceEvents"] += [kernel(1, 7, 300, 10), kernel(2, 7, 400, 10)]
+    r0, r1 = kt.parse_rounds(trace)
+    assert [op.start_us for op in r0.ops] == [300.0] and r1.ops == []

@@ -77,3 +77,17 @@ def test_the_report_does_not_import_the_fsdp_package():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_touching_intervals_leave_no_zero_length_pieces():
+    assert overlap.intersection([(0, 2)], [(2, 3)]) == []  # they touch at 2: nothing in common
+    assert overlap.difference([(0, 4)], [(0, 1)]) == [(1, 4)]  # A starts where B does
+    assert overlap.difference([(0, 4)], [(2, 4)]) == [(0, 2)]  # A ends where B does
+    assert overlap.difference([(0, 4)], [(0, 4)]) == []
+
+
+def test_active_segments_across_a_gap_and_a_key_that_runs_twice():
+    segs = overlap.active_segments({"a": [(0, 1), (2, 3)], "b": [(0, 3)], "c": [(5, 6)]})
+    assert segs == [(0, 1, ("a", "b")), (1, 2, ("b",)), (2, 3, ("a", "b")), (5, 6, ("c",))]
+    mixed = overlap.active_segments({7: [(0, 2)], "20": [(1, 2)]})  # profiler stream ids: ints or strings
+    assert mixed == [(0, 1, (7,)), (1, 2, ("20", 7))]

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from aorta import stats
+
 pytestmark = pytest.mark.slow  # runs six benchmark files in a pytest subprocess
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,9 +72,20 @@ def test_json_holds_each_workloads_headline_and_figures(bench_run):
         extra = b["extra_info"]
         assert extra["headline_metric"] in extra["metrics"], b["name"]
         assert b["stats"]["rounds"] == 2
+        headline = extra["metrics"][extra["headline_metric"]]
+        assert len(headline["samples"]) == 2 and min(headline["samples"]) > 0, b["name"]
+        assert headline["value"] == pytest.approx(stats.median(headline["samples"])), b["name"]
+        assert b["stats"]["median"] == pytest.approx(stats.median(extra["device_ms_per_iteration"]) / 1e3)
+        # every stream asked for (1 or 4) ran the work its workload declares (the launch log on CPU)
+        (check,) = extra["stream_work"]["checks"]
+        assert check["ok"] and check["streams_with_work"] == extra["streams_requested"] in (1, 4), b["name"]
         by_workload.setdefault(extra["workload"], []).append(extra)
     assert set(by_workload) == set(FILES)
     ccos = by_workload["copy_compute_overlap"]
-    assert all({"serial_ms", "saving_ms", "saving_ratio"} <= set(e["metrics"]) for e in ccos)
-    assert all(e["workload_info"]["copy_mb"] == 0.5 for e in ccos)
-    assert all("compile_s" in e["metrics"] for e in by_workload["torch_compile"])
+    for e in ccos:
+        m = {k: v["value"] for k, v in e["metrics"].items()}
+        assert m["saving_ms"] == pytest.approx(m["serial_ms"] - m["iteration_ms"])
+        assert m["saving_ratio"] == pytest.approx(m["saving_ms"] / m["serial_ms"])
+        assert e["workload_info"]["copy_mb"] == 0.5 and e["workload_info"]["copy_bytes"] == 1 << 19
+    for e in by_workload["torch_compile"]:
+        assert e["metrics"]["compile_s"]["value"] > 0 and e["metrics"]["compile_s"]["unit"] == "s"

@@ -78,11 +78,32 @@ def test_p0_benchmarks_pass_on_cpu(p0_run):
 def test_json_holds_the_aorta_fields(p0_run):
     _, data = p0_run
     for bench in data["benchmarks"]:
-        extra = bench["extra_info"]
-        assert P0_FIELDS <= set(extra), bench["name"]
+        extra, name = bench["extra_info"], bench["name"]
+        assert P0_FIELDS <= set(extra), name
+        # the values are this benchmark's: its parameters, this run's options, CPU timing
+        n = int(name.split("[streams")[1].split("-")[0])
+        assert extra["streams_requested"] == bench["params"]["streams"] == n
+        assert extra["issue_order"] == bench["params"].get(
+            "issue_order", "breadth"
+        )  # breadth where not swept
+        assert extra["sync_mode"] == "per_round" and extra["clock"] == "host_clock"
+        k = extra["iterations_per_round"]
+        assert k >= 1 and extra["timing_method"] == ("events" if k == 1 else "events_k_batched")
+        assert len(extra["device_ms_per_iteration"]) == 3 and min(extra["device_ms_per_iteration"]) > 0
+        assert extra["host_wall"]["enqueue_ms_median"] > 0 and extra["host_wall"]["wall_ms_median"] > 0
         assert extra["distinct_streams"] is None and "distinct_streams" in extra["unavailable"]
+        assert extra["per_stream_busy_ms"] is None and extra["effective_concurrency"] is None
+        assert "CPU" in extra["unavailable"]["effective_concurrency"]
+        # every stream asked for ran the work its workload declares (the launch log on CPU)
+        (check,) = extra["stream_work"]["checks"]
+        assert check["ok"] and check["streams_with_work"] == n, (name, check)
         if extra["headline_metric"] in extra["metrics"]:
-            assert {"value", "unit", "higher_is_better"} <= set(extra["metrics"][extra["headline_metric"]])
+            headline = extra["metrics"][extra["headline_metric"]]
+            assert len(headline["samples"]) == 3 and headline["unit"]
+            assert (
+                headline["value"] == pytest.approx(stats.median(headline["samples"]))
+                and headline["value"] > 0
+            )
         else:  # a headline read from kernel timestamps (hetero_kernels): unavailable on CPU, with the reason
             assert "CPU" in extra["unavailable"][extra["headline_metric"]]
 
@@ -97,9 +118,13 @@ def test_stats_hold_device_time_per_round(p0_run):
 
 def test_machine_info_records_the_stack(p0_run):
     _, data = p0_run
+    import torch
+
     info = data["machine_info"]["aorta"]
     assert info["backend"] == "cpu"
     assert {"torch", "cuda", "hip", "driver", "env", "hardware_queues"} <= set(info)
+    assert info["torch"] == torch.__version__ and info["cuda"] == torch.version.cuda
+    assert info["gpu_count"] == 0 and info["gpu_name"] is None
 
 
 def test_terminal_summary_lists_every_benchmark(p0_run):

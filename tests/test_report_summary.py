@@ -240,11 +240,12 @@ def test_report_overlap_ratio_is_the_benchmarks_worst_rank_per_step_not_pooled()
     from aorta.report.fsdp_artifacts import ScenarioRank
     from aorta.report.summary import worst_rank_overlap_ratio
 
-    # Rank 0 hides 0.5 then 0.9 of its communication, rank 1 0.8 then 0.6: worst per step 0.5, 0.6 ->
-    # median 0.55. Pooling both ranks' windows (as the report once did) would read about 0.7.
-    r0 = ScenarioRank("baseline", 0, steps=[{"overlap_ratio": 0.5}, {"overlap_ratio": 0.9}])
-    r1 = ScenarioRank("baseline", 1, steps=[{"overlap_ratio": 0.8}, {"overlap_ratio": 0.6}])
-    assert worst_rank_overlap_ratio([r0, r1]) == pytest.approx(0.55)
+    # Rank 0 hides 0.5, 0.9, 0.2 of its communication, rank 1 0.8, 0.6, 0.3: worst per step 0.5, 0.6, 0.2 ->
+    # median 0.5 (the mean would be 0.43, the best rank's median 0.6), not a figure pooled over both ranks'
+    # windows (as the report once read it).
+    r0 = ScenarioRank("baseline", 0, steps=[{"overlap_ratio": v} for v in (0.5, 0.9, 0.2)])
+    r1 = ScenarioRank("baseline", 1, steps=[{"overlap_ratio": v} for v in (0.8, 0.6, 0.3)])
+    assert worst_rank_overlap_ratio([r0, r1]) == pytest.approx(0.5)
     old = ScenarioRank("baseline", 1, overlap={"overlap_ratio": 0.4})  # recorded before per-step figures
     assert worst_rank_overlap_ratio([r0, old]) == pytest.approx(0.4)
     assert worst_rank_overlap_ratio([r0, ScenarioRank("baseline", 2)]) is None
@@ -273,10 +274,16 @@ def test_an_fsdp_record_brings_its_overlap_breakdown_per_rank_and_the_straggler_
         headline_metric="step_ms",
         details={
             "per_rank_steps": {
-                "0": [step(0, 2.0, 9.0), step(1, 4.0, 7.0), step(2, 3.0, 8.0)],
-                "1": [step(0, 2.0, 0.5), step(1, 4.0, 0.0), step(2, 3.0, 1.0)],
+                "0": [step(0, 2.0, 12.0), step(1, 6.0, 7.0), step(2, 3.0, 8.0)],
+                "1": [step(0, 2.0, 0.5), step(1, 6.0, 0.0), step(2, 3.0, 4.0)],
             },
-            "stragglers": [{"rank": 1, "median_skew_ms": 8.0}, {"rank": 1, "median_skew_ms": 7.0}, None],
+            "stragglers": [
+                {"rank": 1, "median_skew_ms": 8.0},
+                {"rank": 0, "median_skew_ms": 2.0},
+                {"rank": 1, "median_skew_ms": 7.0},
+                {"rank": 1, "median_skew_ms": 3.0},
+                None,
+            ],
         },
     )
     bench = {"name": "test_fsdp_scenario[baseline]", "params": {}, "extra_info": record.to_extra_info()}
@@ -285,13 +292,23 @@ def test_an_fsdp_record_brings_its_overlap_breakdown_per_rank_and_the_straggler_
     path.write_text(json.dumps(doc))
     summary = {"runs": [run_summary(load_run(path, "new"))]}
     found = summary["runs"][0]["configurations"]["test_fsdp_scenario[baseline]"]["rank_breakdown"]
-    # medians over the three profiled steps, per rank: rank 0 waited for rank 1 (8 ms), both moved 3 ms
+    # medians over the three profiled steps, per rank (the means would read 3.67, 9 and 1.5): rank 0 waited for
+    # rank 1 (8 ms), both moved 3 ms
     assert [(r["rank"], r["exposed_transfer_ms"], r["exposed_wait_ms"]) for r in found["ranks"]] == [
         (0, 3.0, 8.0),
         (1, 3.0, 0.5),
     ]
+    # rank 1 was last in 3 of the 4 steps with a straggler; its skew is the median of its own steps' (8, 7, 3),
+    # not of every step's (5.0) nor their mean (6.0)
     assert found["straggler"].startswith(
-        "straggler: rank 1 arrived last most often in 2 of 2 steps, by 7.500 ms"
+        "straggler: rank 1 arrived last most often in 3 of 4 steps, by 7.000 ms"
     )
     html = _rank_breakdown_section(summary)
     assert "exposed wait ms" in html and "rank 1 arrived last" in html
+
+
+def test_a_figure_over_steps_is_their_median_leaving_out_the_missing():
+    from aorta.report.summary import _median_or_none
+
+    assert _median_or_none([40.0, None, 41.0, 90.0]) == 41.0  # the mean of the three would be 57
+    assert _median_or_none([None, None]) is None

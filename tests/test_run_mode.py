@@ -9,6 +9,7 @@ from kernel_trace_double import PretendGpu
 from aorta import run_mode, runner
 from aorta.device import Device
 from aorta.timing import TimingPlan
+from aorta.workload import WorkloadCheckError
 from aorta.workloads.copy_compute_overlap import CopyComputeOverlap
 from aorta.workloads.hetero import HeteroKernels
 from aorta.workloads.large_gemm import LargeGemmOnly
@@ -175,3 +176,33 @@ def test_a_workload_with_its_own_launch_hold_runs_eager_on_cpu_and_says_so(cpu):
     res = runner.run_workload(cpu, w, cpu.streams(4), PLAN, mode="gpu")
     assert res.extra_info["mode"] == "eager" and "gpu_mode" not in res.extra_info
     assert "CPU backend" in res.extra_info["unavailable"]["mode_gpu"]
+
+
+class _CaptureDouble:
+    """The CPU device with ``capture_graph`` as a GPU's: the replay re-runs what was captured, or (``lost``)
+    a capture that missed the work replays nothing."""
+
+    def __init__(self, device, lost: bool):
+        self._device, self._lost = device, lost
+
+    def capture_graph(self, fn):
+        fn()  # the capture's own run
+        return (lambda: None) if self._lost else fn
+
+    def __getattr__(self, name):
+        return getattr(self._device, name)
+
+
+@pytest.mark.parametrize("lost", [False, True])
+def test_a_graph_replay_is_checked_against_the_one_stream_result_before_it_is_timed(cpu, lost):
+    w = LargeGemmOnly(cpu, 2, size="smoke")
+    w.setup()
+    streams = cpu.streams(2)
+    reference, written = runner.check_against_one_stream(cpu, w, streams)
+    device = _CaptureDouble(cpu, lost)
+    if not lost:
+        step = runner._graph_step(device, w, streams, reference, written)
+        step(None)  # the replay step the timing loop runs
+        return
+    with pytest.raises(WorkloadCheckError, match="graph replay result"):  # the poisoned outputs stay
+        runner._graph_step(device, w, streams, reference, written)

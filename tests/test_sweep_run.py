@@ -15,7 +15,7 @@ from aorta.sweep import manifest as mf
 from aorta.sweep.grid import expand, parse_axes
 from aorta.sweep.runner import run_sweep
 
-# Writes --benchmark-json (with the cell it was given) unless its cell is told to fail or hang.
+# Writes --benchmark-json (with the cell it was given) unless its cell is told to fail, hang, or exit 0 without it.
 FAKE = textwrap.dedent(
     """
     import json, os, sys, time
@@ -25,6 +25,10 @@ FAKE = textwrap.dedent(
         print("cell failed on purpose"); sys.exit(3)
     if threads == os.environ.get("FAKE_HANG"):
         time.sleep(60)
+    if threads == os.environ.get("FAKE_SLOW"):
+        time.sleep(0.3)
+    if threads == os.environ.get("FAKE_NO_JSON"):
+        sys.exit(0)  # exits 0 having written nothing
     with open(os.path.join(os.environ["FAKE_LOG"]), "a") as f:
         f.write(threads + "\\n")
     json.dump({"cell": json.loads(os.environ["AORTA_SWEEP_CELL"]), "argv": sys.argv[1:]}, open(out, "w"))
@@ -68,13 +72,14 @@ def ran(log: Path) -> list[str]:
 
 def test_every_cell_runs_in_its_own_environment_and_is_recorded(tmp_path, fake):
     log = tmp_path / "ran.txt"
-    code, doc, out = sweep(tmp_path / "sw", fake, {"FAKE_LOG": str(log), "PATH": "/usr/bin:/bin"})
+    env = {"FAKE_LOG": str(log), "PATH": "/usr/bin:/bin", "FAKE_SLOW": "128"}
+    code, doc, out = sweep(tmp_path / "sw", fake, env)
     assert code == 0
     assert ran(log) == ["64", "128", "256"]
     assert [c["status"] for c in doc["cells"]] == ["ok", "ok", "ok"]
     cell = doc["cells"][1]
     assert cell["env"] == {"NCCL_NTHREADS": "128"} and cell["exit_code"] == 0
-    assert cell["started_at"] <= cell["ended_at"] and cell["duration_s"] >= 0
+    assert cell["started_at"] <= cell["ended_at"] and 0.3 <= cell["duration_s"] < 15  # the cell sleeps 0.3 s
     written = json.loads((tmp_path / "sw" / cell["benchmark_json"]).read_text())
     assert written["cell"] == {
         "sweep": "stackA",
@@ -108,6 +113,18 @@ def test_a_failing_and_a_timed_out_cell_are_recorded_and_the_sweep_goes_on(tmp_p
     assert code == 0 and ran(log) == ["256", "64", "128"]
     assert doc2["cells"][2] == good
     assert "cell 3 of 3 [NCCL_NTHREADS=256]: kept" in out
+
+
+def test_a_cell_that_exits_0_without_writing_its_json_is_failed_and_run_again(tmp_path, fake):
+    log = tmp_path / "ran.txt"
+    code, doc, out = sweep(tmp_path / "sw", fake, {"FAKE_LOG": str(log), "FAKE_NO_JSON": "128"})
+    assert code == 1
+    silent = doc["cells"][1]
+    assert (silent["status"], silent["exit_code"]) == ("failed", 0)
+    assert silent["note"] == "exit code 0 but no benchmark JSON written (no benchmark ran?)"
+    assert silent["benchmark_json"] is None
+    code, doc, out = sweep(tmp_path / "sw", fake, {"FAKE_LOG": str(log)})  # not done: it runs again
+    assert code == 0 and ran(log) == ["64", "256", "128"] and doc["cells"][1]["status"] == "ok"
 
 
 def test_force_reruns_done_cells_and_a_failed_rerun_keeps_the_earlier_result(tmp_path, fake):

@@ -69,6 +69,12 @@ def test_every_stream_given_gets_work(cpu, cls):
     assert extra["workload"] == cls.spec.name and extra["headline_metric"] in extra["metrics"]
     assert extra["dtype"] == "bf16"
     assert len(extra["device_ms_per_iteration"]) == 2
+    # Each of the four streams ran work: the launch log of one iteration saw ops in every stream's blocks, at
+    # least what the workload declares for each (aorta/stream_work.py).
+    (check,) = extra["stream_work"]["checks"]
+    assert check["ok"] and check["by_stream"] and check["streams_with_work"] == 4
+    assert extra["stream_work"]["declared"]["streams_declared"] == 4
+    assert all(ms > 0 for ms in extra["device_ms_per_iteration"])
 
 
 def test_rag_pipeline_reports_queries_and_stage_busy(cpu):

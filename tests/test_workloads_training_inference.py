@@ -79,6 +79,11 @@ def test_smoke_run_records_metrics_and_uses_every_stream(cpu, cls):
         assert extra["streams_with_work"] is None  # CPU: no kernel timestamps to count streams from
         assert len(extra["device_ms_per_iteration"]) == PLAN.rounds
         assert extra["workload_info"]
+        # Every stream asked for ran work: the launch log of one iteration saw ops in each stream's blocks,
+        # as many as the workload declares for it (aorta/stream_work.py).
+        (check,) = extra["stream_work"]["checks"]
+        assert check["ok"] and check["by_stream"] and check["streams_with_work"] == n
+        assert extra["stream_work"]["declared"]["streams_declared"] == n
 
 
 def test_fp32_is_selectable(cpu):
@@ -235,13 +240,22 @@ def _fsdp_tp_rank(rank: int, world: int, init_file: str, out_dir: str) -> None:
     import torch.distributed as dist
 
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    store = dist.FileStore(init_file, world)
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=world)
     try:
         dev = Device.open("cpu")
         workload = FsdpTp(dev, 3, size="smoke")
         res = run_workload(dev, workload, dev.streams(3), PLAN)
         Path(out_dir, f"rank{rank}.json").write_text(json.dumps(res.extra_info["workload_info"]))
-        dist.barrier()  # no rank tears the group down while its peer is still in a collective
+        dist.barrier()
+        # A gloo barrier alone does not keep a rank from closing its connections while its peer's last barrier
+        # message is still being written: the peer's transport thread then fails its write (connection reset),
+        # throws outside any caller, and the process aborts (SIGABRT, about one run in ten; gloo issue #155,
+        # "Barrier followed by context destruction causes some participants to fail"). So every rank also
+        # checks in through the store, which is not the gloo transport, and the group is torn down only once
+        # every rank is past the barrier.
+        store.set(f"left_barrier/{rank}", "1")
+        store.wait([f"left_barrier/{r}" for r in range(world)])
     finally:
         dist.destroy_process_group()
 

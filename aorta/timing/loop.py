@@ -96,11 +96,12 @@ class RoundRecorder:
     (measured on an H100: 38.9 "concurrency" from event spans where the kernels gave 14.2).
     """
 
-    def __init__(self, device, streams: Sequence, record_intervals: bool = True):
+    def __init__(self, device, streams: Sequence, record_intervals: bool = True, launch_log=None):
         self.device = device
         self.streams = list(streams)
         self.origin = device.current_stream()
         self._record = record_intervals
+        self._log = launch_log  # a LaunchLog told which stream's block is open (aorta/launch_log.py)
 
     @property
     def n_streams(self) -> int:
@@ -111,7 +112,7 @@ class RoundRecorder:
 
     def use(self, i: int):
         """Make stream ``i`` current for the block."""
-        if not self._record:
+        if not self._record and self._log is None:
             return self.device.use(self.streams[i])
         return self._marked(i, None)
 
@@ -124,6 +125,8 @@ class RoundRecorder:
         with contextlib.ExitStack() as stack:
             if self._record:
                 stack.enter_context(self.device.mark(kernel_timeline.block_label(i, label)))
+            if self._log is not None:
+                stack.enter_context(self._log.block(i))
             stack.enter_context(self.device.use(self.streams[i]))
             yield self.streams[i]
 

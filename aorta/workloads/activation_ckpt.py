@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec, every_stream
 from aorta.workload import Metric, Workload
 from aorta.workload_specs import SPECS
 
@@ -91,6 +92,10 @@ class ActivationCkpt(Workload):
                 out.copy_(self.stream_grads[0][i])
                 for s in range(1, n):
                     out.add_(self.stream_grads[s][i])
+
+    def expected_work(self) -> WorkSpec:
+        # 16 chunks, chunk c forward and backward (GEMMs) on stream c % n: every stream trains a chunk.
+        return every_stream(self.n_streams, StreamWork(gemm=1))
 
     def result(self):
         # stream_grads cross from each stream to stream 0's combine; included so that a combine that

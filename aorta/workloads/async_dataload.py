@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec, every_stream
 from aorta.workload import Metric, Workload
 from aorta.workload_parts.stage_intervals import (
     CPU_SERIAL_REASON,
@@ -114,6 +115,10 @@ class AsyncDataload(Workload):
             with self.log.on(rec, m_i, "compute"):
                 self.logits[b].copy_(self._cnn(self.norm[slot]))
             self.norm_free[slot] = dev.record_event(rec.stream(m_i))
+
+    def expected_work(self) -> WorkSpec:
+        # Copy, preprocess and compute roles round-robin over the streams: every stream has a role.
+        return every_stream(self.n_streams, StreamWork(ops=1))
 
     def result(self):
         return self.logits

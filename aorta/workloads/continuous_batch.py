@@ -23,6 +23,7 @@ import torch
 
 from aorta import stats
 from aorta.metric import percentile_metrics
+from aorta.stream_work import StreamWork, WorkSpec
 from aorta.workload import Metric, Workload
 from aorta.workload_parts import decoder
 from aorta.workload_parts.segments import SegmentPlan
@@ -218,6 +219,11 @@ class ContinuousBatch(Workload):
                     self._decode(grp, j)
                 plan.add(s, ("decode", g, j))
         self.plan = plan
+
+    def expected_work(self) -> WorkSpec:
+        # Prefill on stream 0 (GEMMs), 16 decode groups over the streams: every stream decodes (any op: a decode
+        # step's small matmuls may run as GEMV kernels).
+        return WorkSpec({0: StreamWork(gemm=1), **dict.fromkeys(range(1, self.n_streams), StreamWork(ops=1))})
 
     def result(self):
         B, J = self.cfg["batch"], self.cfg["iterations"]

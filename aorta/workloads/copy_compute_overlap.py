@@ -21,6 +21,7 @@ from dataclasses import replace
 import torch
 
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec, every_stream
 from aorta.workload import Metric, Workload
 from aorta.workload_parts.stage_intervals import (
     CPU_SERIAL_REASON,
@@ -153,6 +154,10 @@ class CopyComputeOverlap(Workload):
         else:
             self._copies(rec)  # copies first: the high-priority streams start at the round's start
             self._gemms(rec)
+
+    def expected_work(self) -> WorkSpec:
+        # GEMMs and copies over highest-priority streams: every stream runs one or the other.
+        return every_stream(self.n_streams, StreamWork(ops=1))
 
     def result(self):
         return {"gemm": self.c, "h2d": self.h2d_dst, "d2h": self.d2h_dst, "d2d": self.d2d_dst}

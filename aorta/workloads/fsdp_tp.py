@@ -26,6 +26,7 @@ import torch
 
 from aorta.results import group_overlap
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec
 from aorta.workload import Metric, Workload
 from aorta.workload_parts import relu_mlp
 from aorta.workload_specs import SPECS
@@ -160,6 +161,10 @@ class FsdpTp(Workload):
             self._comm(rec, "all_reduce", layer)
         for s in range(1, self.n_streams):
             rec.wait(0, s)  # the next step's backward overwrites dW/db that these comm ops read
+
+    def expected_work(self) -> WorkSpec:
+        # Layer compute (GEMMs) on stream 0; the collectives (or their copies) on every comm stream.
+        return WorkSpec({0: StreamWork(gemm=1), **dict.fromkeys(range(1, self.n_streams), StreamWork(ops=1))})
 
     def result(self):
         # w_full (comm -> compute) and dw/db (compute -> comm) cross streams: poisoned by the one-stream

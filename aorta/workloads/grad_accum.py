@@ -20,6 +20,7 @@ import torch
 
 from aorta.results import group_overlap
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec
 from aorta.workload import Metric, Workload
 from aorta.workload_parts import relu_mlp
 from aorta.workload_specs import SPECS
@@ -97,6 +98,10 @@ class GradAccum(Workload):
                 reduced[(p, layer)] = self.device.record_event(rec.stream(s))
         for s in range(1, self.n_streams):
             rec.wait(0, s)  # the optimizer step (and the next step's backward) needs every bucket reduced
+
+    def expected_work(self) -> WorkSpec:
+        # Micro-batch forward/backward (GEMMs) on stream 0; gradient buckets summed on every side stream.
+        return WorkSpec({0: StreamWork(gemm=1), **dict.fromkeys(range(1, self.n_streams), StreamWork(ops=1))})
 
     def result(self):
         # dw/db (compute -> reduce streams, both parities written every step) are included so that a

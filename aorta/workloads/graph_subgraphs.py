@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import torch.nn.functional as F
 
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec, every_stream
 from aorta.workload import Metric, Workload, WorkloadUnavailable
 from aorta.workload_specs import SPECS
 
@@ -71,6 +72,10 @@ class GraphSubgraphs(Workload):
         for g in order:
             with rec.on(g % n):
                 self._subgraph(g)
+
+    def expected_work(self) -> WorkSpec:
+        # At least one subgraph per stream (G >= n), each L layers of two GEMMs.
+        return every_stream(self.n_streams, StreamWork(gemm=2 * self.cfg["L"]))
 
     def result(self):
         return self.out

@@ -15,6 +15,7 @@ import torch
 
 from aorta import overlap
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec
 from aorta.timing import RoundRecorder, run_forked
 from aorta.workload import Metric, Workload
 from aorta.workload_parts.spin import cycles_for_ms
@@ -73,6 +74,19 @@ class HeteroKernels(Workload):
                 with rec.use(i):
                     for j in range(self.tiny_per_stream):
                         self._tiny(t, j)
+
+    def expected_work(self) -> WorkSpec:
+        # One GEMM on each GEMM stream (none in the alone variant), tiny_per_stream tiny ops on each tiny stream;
+        # GEMMs run on the GEMM streams only.
+        n_gemm, n_tiny = self.n_streams // 2, self.n_streams - self.n_streams // 2
+        per_tiny = max(8, TINY_TOTAL[self.size] // n_tiny)
+        streams = (
+            {i: StreamWork(gemm=1) for i in range(n_gemm)}
+            if self.params.get("with_gemms") is not False
+            else {}
+        )
+        streams.update(dict.fromkeys(range(n_gemm, self.n_streams), StreamWork(other=per_tiny)))
+        return WorkSpec(streams, placed=("gemm",))
 
     def _tiny(self, t: int, j: int) -> None:
         if j == 0:

@@ -8,6 +8,7 @@ from dataclasses import replace
 import torch
 
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec, every_stream
 from aorta.timing import time_rounds
 from aorta.workload import Metric, Workload
 from aorta.workload_specs import SPECS
@@ -42,6 +43,9 @@ class LargeGemmOnly(Workload):
         for i in range(self.n_streams):
             with rec.use(i):
                 torch.matmul(self.a[i], self.b[i], out=self.c[i])  # (M, K) @ (K, N) -> (M, N)
+
+    def expected_work(self) -> WorkSpec:
+        return every_stream(self.n_streams, StreamWork(gemm=1))  # one GEMM per stream
 
     def result(self):
         return self.c

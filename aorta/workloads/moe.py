@@ -24,6 +24,7 @@ import torch.nn.functional as F
 
 from aorta import overlap
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec, every_stream
 from aorta.workload import Metric, Workload
 from aorta.workload_parts.segments import SegmentPlan
 from aorta.workload_specs import SPECS
@@ -116,6 +117,11 @@ class Moe(Workload):
         with rec.on(0, "combine"):
             torch.index_select(self.y_sorted, 0, self.inverse, out=self.gathered)
             torch.sum(self.gathered.view(self.tokens, TOP_K, self.d_model), dim=1, out=self.out)  # (T, D)
+
+    def expected_work(self) -> WorkSpec:
+        # Gate and combine on stream 0, 64 experts round-robin (every expert has tokens: setup checks it),
+        # two GEMMs each: every stream up to 64 runs at least one expert.
+        return every_stream(self.n_streams, StreamWork(gemm=2))
 
     def result(self):
         # w_sorted (gate -> experts) and y_sorted (experts -> combine) cross streams: poisoned by the

@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec, every_stream
 from aorta.workload import Metric, Workload
 from aorta.workload_parts.stage_intervals import (
     CPU_SERIAL_REASON,
@@ -128,6 +129,10 @@ class RagPipeline(Workload):
             prev[q] = self.device.record_event(stream)
             if s == len(STAGES) - 1:
                 self.done[q] = prev[q]
+
+    def expected_work(self) -> WorkSpec:
+        # Stage s of batch q on stream (q + s) % n: every stream runs stages.
+        return every_stream(self.n_streams, StreamWork(ops=1))
 
     def result(self):
         return {"tokens": self.out_tokens, "hidden": self.out_hidden, "candidates": self.cand}

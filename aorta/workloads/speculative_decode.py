@@ -23,6 +23,7 @@ import torch
 
 from aorta import stats
 from aorta.metric import percentile_metrics
+from aorta.stream_work import StreamWork, WorkSpec, every_stream
 from aorta.workload import Metric, Workload
 from aorta.workload_parts import decoder
 from aorta.workload_parts.segments import SegmentPlan
@@ -153,6 +154,11 @@ class SpeculativeDecode(Workload):
                         self._draft_window(g, w)
                     plan.add(d, ("draft", g, w))
         self.plan = plan
+
+    def expected_work(self) -> WorkSpec:
+        # Group g drafts on stream 2g % n and verifies on (2g + 1) % n: every stream decodes (any op: a decode
+        # step's small matmuls may run as GEMV kernels).
+        return every_stream(self.n_streams, StreamWork(ops=1))
 
     def result(self):
         P = self.cfg["prompt"]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import torch
 
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec
 from aorta.workload import Metric, Workload
 from aorta.workload_parts.spin import cycles_for_ms, spin_alone_ms
 from aorta.workload_specs import SPECS
@@ -42,6 +43,11 @@ class StreamConcurrency(Workload):
         for i in range(n):  # after every spin, so the check adds no dependency between the spins
             with rec.use(i):
                 self.out[i : i + 1].fill_(float(i + 1))  # proves stream i ran its work
+
+    def expected_work(self) -> WorkSpec:
+        # Per stream: its spin kernels and the one fill that proves it ran; spins run on every stream, none elsewhere.
+        per_stream = StreamWork(spin=KERNELS_PER_STREAM, other=1)
+        return WorkSpec(dict.fromkeys(range(self.n_streams), per_stream), placed=("spin",))
 
     def graph_unavailable_reason(self) -> str | None:
         return (

@@ -12,6 +12,7 @@ from dataclasses import replace
 import torch
 
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec, every_stream
 from aorta.workload import Metric, Workload
 from aorta.workload_specs import SPECS
 
@@ -59,6 +60,11 @@ class TinyKernelStress(Workload):
                 with rec.use(i):
                     for j in range(self.per_stream):
                         self._kernel(i, j)
+
+    def expected_work(self) -> WorkSpec:
+        # The same tiny op per_stream times on every stream (the first a copy, the rest adds).
+        total = self.params.get("total_kernels") or TOTAL_KERNELS[self.size]
+        return every_stream(self.n_streams, StreamWork(other=max(2, total // self.n_streams)))
 
     def result(self):
         return self.x

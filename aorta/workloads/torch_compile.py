@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec, every_stream
 from aorta.workload import Metric, Workload, WorkloadCheckError, WorkloadUnavailable
 from aorta.workload_specs import SPECS
 
@@ -93,6 +94,10 @@ class TorchCompile(Workload):
         for r in order:
             with rec.on(r % n):
                 self.out[r].copy_(self.compiled(self.x[r], self.ln_w, self.w1, self.w2))
+
+    def expected_work(self) -> WorkSpec:
+        # Regions r on stream r % n (at least one per stream), each the compiled block: fused kernels, so any op.
+        return every_stream(self.n_streams, StreamWork(ops=1))
 
     def result(self):
         return self.out

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import torch
 
 from aorta.stats import median
+from aorta.stream_work import StreamWork, WorkSpec
 from aorta.workload import Metric, Workload
 from aorta.workload_parts.stage_intervals import (
     CPU_SERIAL_REASON,
@@ -136,6 +137,10 @@ class ZeroOffload(Workload):
                     grad = grad @ self.w[layer].T  # dx: (T, D)
             self.w_free[layer] = self.device.record_event(compute)
             self._offload(rec, layer, self.w_free[layer])
+
+    def expected_work(self) -> WorkSpec:
+        # Compute on stream 0 (GEMMs), prefetch on odd streams, offload on even ones: every stream copies or computes.
+        return WorkSpec({0: StreamWork(gemm=1), **dict.fromkeys(range(1, self.n_streams), StreamWork(ops=1))})
 
     def result(self):
         return self.host_g

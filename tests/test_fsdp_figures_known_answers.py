@@ -1,0 +1,248 @@
+"""FSDP figures on asymmetric known-answer data: every rank and step different, so the right answer differs
+from each plausible wrong one (best rank for worst, mean for median, the last rank for rank 0, overlapped for
+exposed, all collectives for one step's)."""
+
+from __future__ import annotations
+
+import pytest
+
+from aorta.fsdp import trace_analysis as ta
+from aorta.fsdp import wait_transfer as wt
+from aorta.fsdp.collective_match import Collective, Matching
+from aorta.fsdp.figures import build_result
+from aorta.fsdp.rank_figures import _worst, kernel_figures
+
+
+def _step(compute, overlapped, exposed, idle, busbw=None):
+    comm = overlapped + exposed
+    return {
+        "compute_busy_ms": compute,
+        "overlapped_ms": overlapped,
+        "exposed_comm_ms": exposed,
+        "comm_busy_ms": comm,
+        "idle_ms": idle,
+        "window_ms": compute + exposed + idle,
+        "busbw_gbps": {"all_gather": busbw} if busbw is not None else {},
+    }
+
+
+# rank 0: three steps, skewed (median != mean); exposed != overlapped in every step
+RANK0_STEPS = [
+    _step(10.0, 1.0, 4.0, 1.0, 100.0),
+    _step(12.0, 2.0, 5.0, 2.0, 200.0),
+    _step(30.0, 9.0, 20.0, 3.0, 50.0),
+]
+RANK1_STEPS = [
+    _step(15.0, 3.0, 2.0, 1.0, 150.0),
+    _step(5.0, 1.0, 8.0, 1.0, 100.0),
+    _step(40.0, 2.0, 1.0, 1.0, 80.0),
+]
+
+
+def _by_name(metrics):
+    return {m.name: m for m in metrics}
+
+
+def test_one_rank_exposed_transfer_is_its_exposed_communication_and_the_figure_is_the_median_step():
+    metrics, unavailable, details = kernel_figures([{"rank": 0, "per_step": RANK0_STEPS}])
+    m = _by_name(metrics)
+    # one rank alone: all its exposed communication is exposed transfer (not its overlapped time)
+    assert list(m["exposed_transfer_ms_worst_rank"].samples) == [4.0, 5.0, 20.0]
+    assert m["exposed_transfer_ms_worst_rank"].value == 5.0  # the median step; the mean would be 9.67
+    assert list(m["overlapped_ms_worst_rank"].samples) == [1.0, 2.0, 9.0]
+    assert m["overlapped_ms_worst_rank"].value == 2.0  # mean 4
+    assert m["compute_busy_ms_worst_rank"].value == 12.0  # mean 17.33
+    assert m["overlap_ratio_worst_rank"].value == pytest.approx(2.0 / 7.0)  # steps 0.2, 0.286, 0.31
+    assert m["all_gather_busbw_gbps_worst_rank"].value == 100.0  # 100, 200, 50: mean 116.7
+    # the rest of the breakdown: compute alone = compute busy - overlapped; no peers, so no wait
+    assert list(m["compute_only_ms_worst_rank"].samples) == [9.0, 10.0, 21.0]
+    assert list(m["idle_ms_worst_rank"].samples) == [1.0, 2.0, 3.0]
+    assert list(m["exposed_wait_ms_worst_rank"].samples) == [0.0, 0.0, 0.0]
+    e = m["exposed_transfer_ms_worst_rank"]
+    assert (e.unit, e.higher_is_better) == ("ms/step", False) and "worst rank per step" in e.source
+    assert m["overlap_ratio_worst_rank"].higher_is_better is True
+    steps = details["per_rank_steps"]["0"]
+    assert [(st["rank"], st["step"], st["window_ms"]) for st in steps] == [
+        (0, 0, 15.0),
+        (0, 1, 19.0),
+        (0, 2, 53.0),
+    ]
+    assert [st["transfer_ms"] for st in steps] == [5.0, 7.0, 29.0]
+    assert set(unavailable) == {"reduce_scatter_busbw_gbps_worst_rank", "all_reduce_busbw_gbps_worst_rank"}
+
+
+def test_two_ranks_each_step_takes_the_worst_rank_not_the_best():
+    ranks = [{"rank": 0, "per_step": RANK0_STEPS}, {"rank": 1, "per_step": RANK1_STEPS}]
+    metrics, _, details = kernel_figures(ranks)  # no timelines: each rank's steps alone, not split
+    m = _by_name(metrics)
+    assert list(m["compute_busy_ms_worst_rank"].samples) == [15.0, 12.0, 40.0]  # highest; best: 10, 5, 30
+    assert list(m["all_gather_busbw_gbps_worst_rank"].samples) == [
+        100.0,
+        100.0,
+        50.0,
+    ]  # lowest; best 150 200 80
+    assert list(m["exposed_transfer_ms_worst_rank"].samples) == [4.0, 8.0, 20.0]  # highest; best 2, 5, 1
+    assert m["overlap_ratio_worst_rank"].samples == pytest.approx([1 / 5, 1 / 9, 9 / 29])  # lowest
+    assert "not split" in details["wait_vs_transfer"]
+
+
+def test_worst_of_ranks_step_by_step():
+    per_rank = [[1.0, 5.0, 3.0, None], [2.0, 4.0, 6.0, 1.0]]
+    assert _worst(per_rank, higher_is_better=True) == [1.0, 4.0, 3.0]  # a step some rank lacks is left out
+    assert _worst(per_rank, higher_is_better=False) == [2.0, 5.0, 6.0]
+
+
+def _rank(rank, step_ms, *, window, compute, comm, overlapped, slowdown):
+    return {
+        "rank": rank,
+        "step_ms": step_ms,
+        "samples_per_step": 4,
+        "peak_memory_bytes": None,
+        "overlap": {
+            "window_ms": window,
+            "compute_busy_ms": compute,
+            "comm_busy_ms": comm,
+            "overlapped_ms": overlapped,
+            "steps": 2,
+        },
+        "overlap_reason": None,
+        "compute_slowdown_ratio": slowdown,
+        "slowdown_reason": None,
+    }
+
+
+def test_rank_0_leads_the_notes_the_worst_slowdown_is_the_highest_and_step_time_is_the_median_round():
+    ranks = [
+        _rank(2, [30.0, 31.0, 90.0], window=100.0, compute=50.0, comm=30.0, overlapped=10.0, slowdown=1.05),
+        _rank(0, [29.0, 33.0, 80.0], window=80.0, compute=60.0, comm=20.0, overlapped=15.0, slowdown=1.4),
+        _rank(1, [28.0, 30.0, 85.0], window=90.0, compute=40.0, comm=10.0, overlapped=5.0, slowdown=1.1),
+    ]
+    step_ms, record = build_result(
+        {"id": "baseline"}, ranks, world_size=3, seq_len=8, backend="cuda", comm_library="nccl", config={}
+    )
+    assert step_ms == [30.0, 33.0, 90.0]  # slowest rank per round
+    m = record.metrics
+    assert m["step_ms"].value == 33.0  # the median round; the mean would be 51
+    # rank 0's own window: busy 60 + 20 - 15 = 65 of 80 ms, idle 15; 40 ms per profiled step
+    assert m["gpu_idle_share_rank0"].value == pytest.approx(15.0 / 80.0)
+    assert m["profiled_step_ms_rank0"].value == pytest.approx(40.0)
+    assert m["compute_slowdown_ratio_worst_rank"].value == pytest.approx(1.4)  # highest of 1.05, 1.4, 1.1
+
+
+def test_compute_slowdown_is_weighted_over_the_matched_kernels_only():
+    K = ta.KernelEvent
+    ref = [K("gemm", 0, 10), K("gemm", 20, 10), K("add", 40, 5), K("ref_only", 50, 5)]
+    run = [K("gemm", 0, 12), K("gemm", 30, 14), K("add", 50, 5)]
+    value, reason = ta.compute_slowdown(run, ref)
+    # matched: gemm (ref 20 µs, mean 13 / 10) and add (5 µs, 5 / 5) = 25 of the reference's 30 µs
+    assert reason is None
+    assert value == pytest.approx((20 * 13 / 10 + 5 * 5 / 5) / 25)  # / 30 would read 1.033
+
+
+def _collective(step, index, starts):
+    return Collective(
+        "g", index, "all_gather", step, dict(enumerate(starts)), dict.fromkeys(range(len(starts)), 1.0)
+    )
+
+
+def test_the_stragglers_skew_is_the_median_over_its_own_steps_collectives():
+    m = Matching(
+        ranks=[0, 1],
+        collectives=[
+            _collective(0, 0, [0.0, 100.0]),  # rank 1 last by 100 µs
+            _collective(0, 1, [0.0, 300.0]),  # rank 1 last by 300 µs
+            _collective(0, 2, [50.0, 0.0]),  # rank 0 last
+            _collective(1, 3, [0.0, 1000.0]),  # step 1: rank 1 last by 1 ms
+        ],
+    )
+    s0, s1 = wt.stragglers(m, steps=2)
+    assert (s0.step, s0.rank, s0.last_in, s0.collectives) == (0, 1, 2, 3)
+    assert s0.median_skew_ms == pytest.approx(0.2)  # over all collectives rank 1 was last in: 0.3
+    assert (s1.step, s1.rank, s1.median_skew_ms) == (1, 1, pytest.approx(1.0))
+
+
+def test_the_straggler_is_the_rank_last_most_often_and_a_step_without_collectives_has_none():
+    m = Matching(
+        ranks=[0, 1],
+        collectives=[
+            _collective(0, 0, [200.0, 0.0]),  # rank 0 last by 200 µs
+            _collective(0, 1, [400.0, 0.0]),  # rank 0 last by 400 µs
+            _collective(0, 2, [0.0, 900.0]),  # rank 1 last once
+            _collective(2, 3, [0.0, 50.0]),  # step 1 has no matched collective
+        ],
+    )
+    s0, s1, s2 = wt.stragglers(m, steps=3)
+    assert (s0.rank, s0.last_in, s0.median_skew_ms) == (0, 2, pytest.approx(0.3))  # not the higher rank
+    assert s1 is None
+    assert (s2.step, s2.rank, s2.median_skew_ms) == (2, 1, pytest.approx(0.05))
+
+
+def test_worst_per_step_skips_a_step_some_rank_lacks_and_goes_on():
+    per_rank = {
+        0: [
+            wt.RankStep(0, i, 1.0, ov, 1.0, 0.0, 0.0, tr, 0.0, 4.0)
+            for i, (ov, tr) in enumerate([(1, 2), (0, 0), (3, 4)])
+        ],
+        1: [
+            wt.RankStep(1, i, 1.0, ov, 1.0, 0.0, 0.0, tr, 0.0, 4.0)
+            for i, (ov, tr) in enumerate([(1, 4), (1, 2), (1, 4)])
+        ],
+    }
+    # step 1: rank 0 moved nothing (overlap ratio undefined): left out, and step 2 still counts
+    assert wt.worst_per_step(per_rank, "overlap_ratio", higher_is_better=True) == [0.25, 0.25]
+    assert wt.worst_per_step({}, "overlap_ratio", higher_is_better=True) == []
+
+
+# Each figure's unit, direction and whether the gate judges it: a flipped direction turns SLOWER into FASTER,
+# a figure judged by mistake gates a run on launch skew.
+FSDP_FIGURES = {
+    "step_ms": ("ms", False, True),
+    "samples_per_s": ("samples/s", True, True),
+    "tokens_per_s": ("tokens/s", True, True),
+    "peak_memory_bytes": ("bytes", False, True),
+    "overlap_ratio_worst_rank": ("ratio", True, True),
+    "exposed_transfer_ms_worst_rank": ("ms/step", False, True),
+    "exposed_wait_ms_worst_rank": ("ms/step", False, False),
+    "exposed_comm_ms_worst_rank": ("ms/step", False, False),
+    "comm_busy_ms_worst_rank": ("ms/step", False, False),
+    "overlapped_ms_worst_rank": ("ms/step", True, False),
+    "compute_only_ms_worst_rank": ("ms/step", False, False),
+    "idle_ms_worst_rank": ("ms/step", False, False),
+    "compute_busy_ms_worst_rank": ("ms/step", False, True),
+    "all_gather_busbw_gbps_worst_rank": ("GB/s", True, False),
+    "gpu_idle_share_rank0": ("ratio", False, False),
+    "profiled_step_ms_rank0": ("ms", False, False),
+    "compute_slowdown_ratio_worst_rank": ("ratio", False, True),
+}
+
+
+def test_every_fsdp_figure_has_its_unit_direction_and_judgement():
+    ranks = [
+        _rank(0, [29.0, 33.0, 80.0], window=80.0, compute=60.0, comm=20.0, overlapped=15.0, slowdown=1.4),
+        _rank(1, [28.0, 30.0, 85.0], window=90.0, compute=40.0, comm=10.0, overlapped=5.0, slowdown=1.1),
+    ]
+    for r, steps, peak in zip(ranks, (RANK0_STEPS, RANK1_STEPS), (1000, 3000)):
+        r.update(per_step=steps, peak_memory_bytes=peak)
+    _, record = build_result(
+        {"id": "baseline"}, ranks, world_size=2, seq_len=8, backend="cuda", comm_library="nccl", config={}
+    )
+    got = {m.name: (m.unit, m.higher_is_better, m.judged) for m in record.metrics.values()}
+    assert got == FSDP_FIGURES
+    m = record.metrics
+    assert m["peak_memory_bytes"].value == 3000  # the highest rank's
+    for name in ("peak_memory_bytes", "compute_slowdown_ratio_worst_rank"):  # one value per run
+        assert "gated by drift across baseline runs" in m[name].source
+    for name in ("gpu_idle_share_rank0", "profiled_step_ms_rank0"):
+        assert (
+            m[name].source.startswith("rank 0, over its whole profiled window")
+            and "not judged" in m[name].source
+        )
+    assert record.unavailable == {
+        "reduce_scatter_busbw_gbps_worst_rank": "no reduce_scatter kernels with message sizes in the profiled steps",
+        "all_reduce_busbw_gbps_worst_rank": "no all_reduce kernels with message sizes in the profiled steps",
+    }
+    cpu_ranks = [dict(r, peak_memory_bytes=None) for r in ranks]
+    _, cpu = build_result(
+        {"id": "baseline"}, cpu_ranks, world_size=2, seq_len=8, backend="cpu", comm_library="gloo", config={}
+    )
+    assert cpu.unavailable["peak_memory_bytes"] == "CPU backend: no device memory statistics"
