@@ -98,7 +98,9 @@ def mixed_machines(doc: Mapping, where: str | os.PathLike) -> str | None:
     own = machine_of(doc)
     for i, entry in enumerate((doc.get("aorta_baseline") or {}).get(RUNS_KEY) or []):
         theirs = entry.get("machine") if isinstance(entry, Mapping) else None
-        if isinstance(theirs, Mapping) and {k: theirs.get(k) for k in MACHINE_KEYS} != own:
+        if not isinstance(theirs, Mapping) or "backend" not in theirs:
+            continue  # no machine recorded with the run: the document's own
+        if {k: theirs.get(k) for k in MACHINE_KEYS} != own:
             return (
                 f"{where} mixes machines: aorta_baseline.runs[{i}] was saved on {_machine_text(theirs)}, "
                 f"the baseline's latest run on {_machine_text(own)}; a baseline is one machine: save it "
