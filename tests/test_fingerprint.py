@@ -159,7 +159,15 @@ def test_pytest_compare_refuses_a_settings_difference_before_any_benchmark(pytes
     pytester.makepyfile(test_tiny=SPIN_TEST)
     root = str(Path(__file__).resolve().parents[1])  # this checkout's aorta, whatever else is installed
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-    args = ("-p", "no:cacheprovider", "--aorta-streams=1", "--aorta-rounds=3")
+    # in-process runs (fresh-process runs are tested in test_gate_plugin.py)
+    args = (
+        "-p",
+        "no:cacheprovider",
+        "--aorta-streams=1",
+        "--aorta-rounds=3",
+        "--aorta-runs=1",
+        "--aorta-confirm=0",
+    )
     monkeypatch.setenv("NCCL_NTHREADS", "256")
     assert pytester.runpytest_subprocess(*args, "--aorta-save-baseline", "base").ret == 0
     monkeypatch.setenv("NCCL_NTHREADS", "512")
@@ -175,10 +183,13 @@ def test_pytest_compare_refuses_a_settings_difference_before_any_benchmark(pytes
     # Allowed: the benchmark runs and is compared, and the exit code is the verdicts' (10 only for a SLOWER one).
     out = r.stdout.str()
     assert "1 passed" in out and "env differs: NCCL_NTHREADS 256 -> 512" in out, out
-    verdict = re.search(r"verdict: (\d+) SLOWER, (\d+) FASTER, (\d+) SAME, (\d+) UNSURE -> exit (\d+)", out)
+    verdict = re.search(
+        r"verdict: (\d+) SLOWER, (\d+) FASTER, (\d+) SAME, (\d+) UNSURE, (\d+) NOT_GATEABLE -> exit (\d+)",
+        out,
+    )
     assert verdict is not None, out
-    slower, faster, same, unsure, code = (int(g) for g in verdict.groups())
-    assert slower + faster + same + unsure == 3  # every figure of the run is judged
+    slower, faster, same, unsure, not_gateable, code = (int(g) for g in verdict.groups())
+    assert slower + faster + same + unsure + not_gateable == 3  # every figure of the run is judged
     assert code == r.ret == (10 if slower else 0)
 
 
