@@ -358,3 +358,22 @@ def test_the_noise_profile_of_figures_below_one_and_at_its_bound():
         "planned_runs": 3,
     }
     assert profile["gateable"] + profile["not_gateable"] == 1
+
+
+def test_a_change_exactly_at_the_minimum_effect_counts():
+    ref, cand = _two_and_two(1e-5, math.log1p(0.03))
+    change = device(ref, cand).change_ratio
+    assert device(ref, cand, policy=Policy(max_mde=10.0, min_effect=change)).outcome == SLOWER
+    assert device(ref, cand, policy=Policy(max_mde=10.0, min_effect=change * 1.0001)).outcome == SAME
+
+
+@pytest.mark.parametrize("short_side", ["baseline", "this"])
+def test_one_short_run_on_either_side_alone_is_too_few_samples(short_side):
+    ref = [
+        run_of(10.0, seed=1),
+        run_of(10.02, seed=2),
+        run_of(9.98, rounds=4 if short_side == "baseline" else 20, seed=3),
+    ]
+    cand = [run_of(12.0, seed=4), run_of(12.02, rounds=4 if short_side == "this" else 20, seed=5)]
+    v = device(ref, cand)
+    assert v.outcome == UNSURE and f"4 round(s) in {short_side} run" in v.reason
