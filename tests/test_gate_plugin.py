@@ -309,7 +309,11 @@ def test_confirmation_runs_drop_a_slowdown_that_does_not_reproduce(bench_dir, mo
     r = run(bench_dir, "--aorta-compare", "base", "--aorta-confirm", "2")
     assert r.ret == 0, r.stdout.str()
     r.stdout.fnmatch_lines(
-        ["*1 suspected regression(s): 2 confirmation run(s) of them*", "*confirm 2/2: ok*"]
+        [
+            "*1 suspected regression(s): 2 confirmation run(s) of them*",
+            "*confirm 2/2: ok*",
+            "aorta gate: time: 2 confirm process(es) * s (*, *)",
+        ]
     )
     verdicts = json.loads((bench_dir.path / "reports" / "aorta-verdict.json").read_text())
     device = next(v for v in verdicts["comparisons"][0]["verdicts"] if v["metric"] == "device_ms")

@@ -658,12 +658,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             except OSError as exc:
                 state.lines.append(f"aorta gate: could not write the verdict files: {exc}")
                 code = code or int(pytest.ExitCode.USAGE_ERROR)
+    if state.children:
+        state.lines.append(_time_line(state.children))
     if opts.save_name:
         line, saved = _save(run, opts.save_name, opts, config, int(exitstatus), code)
         state.lines.append(line)
         code = code or (EXIT_CLEAN if saved else EXIT_NOT_SAVED)
     if int(exitstatus) == 0 and code:
         session.exitstatus = code  # pytest's own codes (failed tests, usage) take precedence
+
+
+def _time_line(children: list[fresh_runs.ChildRun]) -> str:
+    """Where the gate's wall time went, phase by phase: its fresh runs, then its confirmation runs."""
+    parts = []
+    for kind in ("run", "confirm"):
+        mine = [c for c in children if c.label.startswith(kind + " ")]
+        if mine:
+            each = ", ".join(f"{c.wall_s:.0f}" for c in mine)
+            parts.append(f"{len(mine)} {kind} process(es) {sum(c.wall_s for c in mine):.0f} s ({each})")
+    return "aorta gate: time: " + "; ".join(parts)
 
 
 def _write_combined(config: pytest.Config, run: dict, state: GateState) -> None:
