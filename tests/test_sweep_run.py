@@ -1,8 +1,8 @@
 """Running a sweep: the manifest, a failing and a timed-out cell, resume, --force, refusals before the first
 cell. The cells run a small scripted command (milliseconds each); one slow test runs a real benchmark."""
 
-import re
 import json
+import re
 import shutil
 import subprocess
 import sys
