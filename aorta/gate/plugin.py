@@ -266,7 +266,6 @@ class GateOptions:
 class GateState:
     baseline: dict | None = None
     baseline_path: Path | None = None
-    baseline_runs: list | None = None  # the baseline's runs' samples (aorta.gate.samples.baseline_runs)
     runs_dir: Path | None = None  # where the fresh-process runs write their JSON and logs
     children: list[fresh_runs.ChildRun] = field(default_factory=list)
     json_target: object = None  # --benchmark-json of a run in fresh processes (a path, or an open file)
@@ -409,10 +408,10 @@ def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, stat
         key = "" if current is None else bl.machine_key(current)
         path = bl.resolve(ref_name, opts.baseline_dir, key)
         baseline = bl.load_run(path)
-        runs = bl.baseline_runs(baseline, source=str(path))
+        bl.baseline_runs(baseline, source=str(path))  # every stored run is checked before any benchmark runs
     except bl.BaselineError as exc:
         raise pytest.UsageError(f"--aorta-compare: {exc}") from None
-    state.baseline_path, state.baseline, state.baseline_runs = path, baseline, runs
+    state.baseline_path, state.baseline = path, baseline
     if allow or current is None:  # current is None only where mismatches are allowed
         return
     reason = mismatch_reason(baseline, current)

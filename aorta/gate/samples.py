@@ -141,8 +141,3 @@ def _check(figs: FigureSamples, at: str) -> None:
                 raise RecordError(f"{at}.{name}: {v!r} is not a finite number")
             if name == DEVICE_TIME and v < 0:
                 raise RecordError(f"{at}.{name}: {v!r}: a device time cannot be negative")
-
-
-def runs_of_figure(runs: list[dict[str, FigureSamples]], fullname: str, figure: str) -> list[list[float]]:
-    """The samples of one figure of one benchmark, run by run (runs without it left out)."""
-    return [r[fullname][figure] for r in runs if fullname in r and r[fullname].get(figure)]
