@@ -476,3 +476,11 @@ def test_one_slower_figure_alone_is_a_regression():
     comp = compare_runs(ref, cand)
     assert names(comp.verdicts) == [("a", "device_ms", SLOWER)]
     assert comp.exit_code == EXIT_REGRESSION
+
+
+@pytest.mark.parametrize("value", ["0", "0%", "lots"])
+def test_cli_max_mde_must_be_a_ratio_above_zero(tmp_path, capsys, value):
+    ref = write(tmp_path, "ref.json", run([bench("a", 10.0)]))
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", ref, ref, "--max-mde", value])
+    assert exc.value.code == 2 and f"--max-mde={value!r}" in capsys.readouterr().err

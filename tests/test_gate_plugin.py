@@ -411,3 +411,18 @@ def test_a_run_without_the_baselines_benchmarks_lists_them_as_missing(bench_dir,
         ]
     )
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--aorta-runs", "0"], "--aorta-runs='0': out of range; allowed 1 to 20"),
+        (["--aorta-runs", "two"], "--aorta-runs='two': give a whole number of fresh-process runs, 1 to 20"),
+        (["--aorta-order-seed", "-1"], "--aorta-order-seed='-1': out of range; allowed 0 and up"),
+        (["--aorta-max-mde", "0"], "--aorta-max-mde='0': must be above 0 (e.g. 5%)"),
+    ],
+)
+def test_bad_run_and_noise_options_are_usage_errors(bench_dir, args, message):
+    r = run(bench_dir, *args)
+    assert r.ret == pytest.ExitCode.USAGE_ERROR
+    r.stderr.fnmatch_lines([f"*{message}*"])

@@ -27,6 +27,7 @@ from aorta.gate.compare import (
     aorta_machine,
     compare_runs,
     parse_alpha,
+    parse_positive_ratio,
     parse_ratio,
     parse_threshold,
 )
@@ -65,7 +66,7 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-mde",
-        type=_argtype(lambda t: parse_ratio("--max-mde", t)),
+        type=_argtype(lambda t: parse_positive_ratio("--max-mde", t, "e.g. 5%")),
         default=None,
         metavar="RATIO",
         help="a figure whose minimum detectable effect exceeds RATIO is not gateable (default 0.05 = 5%%)",

@@ -121,6 +121,26 @@ def parse_ratio(option: str, text: str) -> float:
     return value
 
 
+def parse_positive_ratio(option: str, text: str, example: str) -> float:
+    """A relative effect above 0 (``parse_ratio``'s range otherwise), e.g. ``--aorta-max-mde``."""
+    value = parse_ratio(option, text)
+    if value <= 0:
+        raise ValueError(f"{option}={text!r}: must be above 0 ({example})")
+    return value
+
+
+def parse_whole(option: str, text: str, low: int, high: int | None, what: str) -> int:
+    """A whole number from ``low`` to ``high`` (None: no upper end); ``what`` says what it counts."""
+    allowed = f"{low} to {high}" if high is not None else f"{low} and up"
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(f"{option}={text!r}: give a whole number of {what}, {allowed}") from None
+    if n < low or (high is not None and n > high):
+        raise ValueError(f"{option}={text!r}: out of range; allowed {allowed}")
+    return n
+
+
 def parse_alpha(text: str) -> float:
     try:
         a = float(text)

@@ -39,8 +39,10 @@ from aorta.gate.compare import (
     machine_label,
     mismatch_reason,
     parse_alpha,
+    parse_positive_ratio,
     parse_ratio,
     parse_threshold,
+    parse_whole,
 )
 from aorta.gate.outputs import (
     DEFAULT_VERDICT_JSON,
@@ -70,53 +72,23 @@ def _argtype(fn, option: str):
 
 
 def parse_confirm(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise ValueError(
-            f"--aorta-confirm={text!r}: give a whole number of re-runs, 0 to {MAX_CONFIRM}"
-        ) from None
-    if not 0 <= n <= MAX_CONFIRM:
-        raise ValueError(f"--aorta-confirm={text!r}: out of range; allowed 0 to {MAX_CONFIRM}")
-    return n
+    return parse_whole("--aorta-confirm", text, 0, MAX_CONFIRM, "re-runs")
 
 
 def parse_runs(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise ValueError(
-            f"--aorta-runs={text!r}: give a whole number of fresh-process runs, 1 to {MAX_RUNS}"
-        ) from None
-    if not 1 <= n <= MAX_RUNS:
-        raise ValueError(f"--aorta-runs={text!r}: out of range; allowed 1 to {MAX_RUNS}")
-    return n
+    return parse_whole("--aorta-runs", text, 1, MAX_RUNS, "fresh-process runs")
 
 
 def parse_order_seed(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise ValueError(
-            f"--aorta-order-seed={text!r}: give a whole number >= 0 (0: the collected order)"
-        ) from None
-    if n < 0:
-        raise ValueError(f"--aorta-order-seed={text!r}: out of range; allowed 0 and up")
-    return n
+    return parse_whole("--aorta-order-seed", text, 0, None, "shuffles (0: the collected order)")
 
 
 def parse_max_mde(text: str) -> float:
-    value = parse_ratio("--aorta-max-mde", text)
-    if value <= 0:
-        raise ValueError(f"--aorta-max-mde={text!r}: must be above 0, e.g. 5%")
-    return value
+    return parse_positive_ratio("--aorta-max-mde", text, "e.g. 5%")
 
 
 def parse_test_slowdown(text: str) -> float:
-    value = parse_ratio("--aorta-test-slowdown", text)
-    if value <= 0:
-        raise ValueError(f"--aorta-test-slowdown={text!r}: must be above 0 (leave it out for a normal run)")
-    return value
+    return parse_positive_ratio("--aorta-test-slowdown", text, "leave it out for a normal run")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
