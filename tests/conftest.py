@@ -53,3 +53,15 @@ def run_pytest(pytester, monkeypatch):
         return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=timeout)
 
     return run
+
+
+@pytest.fixture
+def bench_dir(pytester, monkeypatch):
+    """A pytester folder holding the gate tests' spin benchmark (test_gate_plugin.SPIN_TEST), a clean env."""
+    from test_gate_plugin import SPIN_TEST
+
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.setenv("SPIN_US", "1000")
+    pytester.makepyfile(test_spin=SPIN_TEST)
+    return pytester

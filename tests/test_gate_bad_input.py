@@ -7,18 +7,9 @@ import os
 import re
 
 import pytest
-from test_gate_plugin import SPIN_TEST, baseline_file, run, saved
+from test_gate_plugin import baseline_file, run, saved
 
 USAGE = pytest.ExitCode.USAGE_ERROR
-
-
-@pytest.fixture
-def bench_dir(pytester, monkeypatch):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    monkeypatch.delenv("RANK", raising=False)
-    monkeypatch.setenv("SPIN_US", "1000")
-    pytester.makepyfile(test_spin=SPIN_TEST)
-    return pytester
 
 
 def nothing_ran(r) -> bool:

@@ -69,15 +69,6 @@ BASE_ARGS = (
 )
 
 
-@pytest.fixture
-def bench_dir(pytester, monkeypatch):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    monkeypatch.delenv("RANK", raising=False)
-    monkeypatch.setenv("SPIN_US", "1000")
-    pytester.makepyfile(test_spin=SPIN_TEST)
-    return pytester
-
-
 def run(pytester, *args):
     return pytester.runpytest(*BASE_ARGS, *args)
 

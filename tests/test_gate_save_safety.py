@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from test_gate_bad_input import a_file, nothing_ran
 from test_gate_offline import H100, bench, run
-from test_gate_plugin import SPIN_TEST, saved
 from test_gate_plugin import run as run_pytest
+from test_gate_plugin import saved
 
 from aorta.cli import main
 from aorta.gate import baseline as bl
@@ -24,15 +24,6 @@ from aorta.gate.samples import RUNS_KEY
 
 REPO = Path(__file__).resolve().parents[1]
 USAGE = pytest.ExitCode.USAGE_ERROR
-
-
-@pytest.fixture
-def bench_dir(pytester, monkeypatch):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    monkeypatch.delenv("RANK", raising=False)
-    monkeypatch.setenv("SPIN_US", "1000")
-    pytester.makepyfile(test_spin=SPIN_TEST)
-    return pytester
 
 
 # ------------------------------------------------------------------------------ 2. two savers at once
