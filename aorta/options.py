@@ -107,7 +107,7 @@ class AortaOptions:
     """The options every aorta plugin shares, resolved once at configure time (``aorta.plugin.resolved_options``)."""
 
     streams: tuple[int, ...]
-    rounds: int  # resolved: the user's, else 20 on a GPU and 5 on CPU
+    rounds: int  # resolved: the user's, else 10 on a GPU and 5 on CPU (plugin.GPU_ROUNDS)
     warmup: int  # resolved: the user's, else 3 on a GPU and 1 on CPU
     sync_mode: str
     device: str  # as requested: auto / cuda / rocm / cpu

@@ -119,7 +119,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=parse_rounds,
         default=None,
         metavar="N",
-        help="timed rounds per benchmark (default 20 on a GPU, 5 on CPU); in the FSDP suite, given "
+        help="timed rounds per benchmark (default 10 on a GPU, 5 on CPU); in the FSDP suite, given "
         "explicitly, the timed steps per scenario (training.steps; --aorta-override still wins)",
     )
     g.addoption(
@@ -182,6 +182,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# Timed rounds when none are asked for. The gate's sample is the run (aorta/gate/noise.py): rounds only
+# estimate their own run's median, and ten do that to well under the between-run noise (on an H100 the
+# process-to-process shift of a figure's median exceeded its within-run CV on most benchmarks, docs/
+# measurements.md), while twenty cost a gate-grade compare's several runs twice the timed-round time.
+GPU_ROUNDS, CPU_ROUNDS = 10, 5
+
+
 def resolved_options(config: pytest.Config) -> AortaOptions:
     """The run's shared options, resolved once (device to backend, default rounds and warm-up) by the first
     plugin that asks at configure time, then read from ``config.stash`` by every other."""
@@ -200,7 +207,7 @@ def _resolve_options(config: pytest.Config) -> AortaOptions:
     rounds, warmup = config.getoption("aorta_rounds"), config.getoption("aorta_warmup")
     return AortaOptions(
         streams=config.getoption("aorta_streams"),
-        rounds=rounds if rounds is not None else (20 if gpu else 5),
+        rounds=rounds if rounds is not None else (GPU_ROUNDS if gpu else CPU_ROUNDS),
         warmup=warmup if warmup is not None else (3 if gpu else 1),
         sync_mode=config.getoption("aorta_sync_mode"),
         device=config.getoption("aorta_device"),

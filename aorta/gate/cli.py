@@ -84,7 +84,7 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         type=_argtype(parse_alpha),
         default=None,
         metavar="P",
-        help="significance level of the Mann-Whitney U test (default 0.01)",
+        help="two-sided significance of the t test on run figures (default 0.01)",
     )
     parser.add_argument(
         "--allow-mismatch", action="store_true", help="compare even across GPU models or backends"

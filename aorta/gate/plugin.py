@@ -186,7 +186,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="P",
         type=_argtype(parse_alpha, "--aorta-alpha"),
         default=None,
-        help="significance level of the Mann-Whitney U test (default 0.01)",
+        help="two-sided significance of the t test on run figures (default 0.01)",
     )
     g.addoption(
         "--aorta-verdict-json",

@@ -1,0 +1,241 @@
+"""The run-level gate's proof, judged offline from pools of fresh-process runs (scripts/gpu/gate_pool.sh).
+
+    python3 scripts/gpu/gate_pairs.py phases POOL_DIR          # one pool: runs, wall time, time per phase
+    python3 scripts/gpu/gate_pairs.py judge OUT_DIR POOL_DIR... [--base-runs 4] [--cand-runs 3] [--pairs 10]
+
+``judge`` forms the compares from the pools (each pool is one device call on one machine, named by its GPU
+line) and runs each through ``aorta compare`` (the gate's own command, the same verdicts as
+``pytest --aorta-compare``, without the confirmation re-runs, which need the benchmarks):
+
+* A/A pairs, baseline from one pool and candidate from another: the baseline is ``--base-runs`` runs, the
+  candidate ``--cand-runs`` runs, windows that do not overlap within a pool where the pool allows; a pool
+  with base + cand runs also gives a pair within itself. Pairs formed from the same pools share runs, so
+  they are not independent trials: the table says which runs each used.
+* each slowdown pool (runs with ``--aorta-test-slowdown``) against a baseline of the A/A pool on the same
+  machine when there is one, else the first A/A pool.
+
+It prints: each compare's exit code and verdict counts; per benchmark, device time's change and verdict in
+each compare with the MDE the gate found; the summary (A/A SLOWER, benchmarks with a gateable device-time
+figure at MDE <= 5%, catch rate per slowdown).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+
+from aorta.gate import baseline as bl
+from aorta.gate.compare import deliberate_slowdowns
+from aorta.table import format_table
+
+OUTCOMES = ("SLOWER", "FASTER", "SAME", "UNSURE", "NOT_GATEABLE")
+
+
+def _runs(pool: Path) -> list[Path]:
+    def k(p: Path) -> int:
+        m = re.search(r"-(\d+)\.json$", p.name)
+        return int(m.group(1)) if m else 0
+
+    return sorted((p for p in pool.glob("*.json") if not p.name.endswith(".verdict.json")), key=k)
+
+
+def _machine(pool: Path) -> str:
+    gpu = pool / "gpu.txt"
+    if gpu.is_file() and gpu.read_text().strip():
+        fields = [f.strip() for f in gpu.read_text().splitlines()[0].split(",")]
+        return fields[1][:12] if len(fields) > 1 else fields[0]
+    return pool.name
+
+
+def phases(pool: Path) -> int:
+    rows, totals = [], Counter()
+    for p in _runs(pool):
+        doc = json.loads(p.read_text())
+        benches = doc.get("benchmarks", [])
+        ph = Counter()
+        for b in benches:
+            ph.update((b.get("extra_info") or {}).get("host_phase_s") or {})
+        totals.update(ph)
+        rows.append(
+            [p.stem, str(len(benches)), f"{sum(ph.values()):.0f}", *(f"{ph[k]:.0f}" for k in sorted(ph))]
+        )
+    keys = sorted(totals)
+    log = pool / "runs.txt"
+    if log.is_file():
+        print(log.read_text().rstrip())
+    print("\n".join(format_table(["run", "benchmarks", "phases s", *keys], rows)))
+    return 0
+
+
+def _combine(files: list[Path], dest: Path) -> Path:
+    docs = [json.loads(f.read_text()) for f in files]
+    dest.write_text(json.dumps(bl.combine_runs(docs, [f.stem for f in files])))
+    return dest
+
+
+def _windows(files: list[Path], size: int) -> list[list[Path]]:
+    """Non-overlapping windows of ``size`` runs, then (when fewer than two) every combination."""
+    wins = [files[i : i + size] for i in range(0, len(files) - size + 1, size)]
+    if len(wins) < 2:
+        wins = [list(c) for c in combinations(files, size)]
+    return wins
+
+
+def _compare(out: Path, label: str, base: list[Path], cand: list[Path]) -> dict:
+    ref = _combine(base, out / f"{label}.ref.json")
+    vj = out / f"{label}.verdict.json"
+    cmd = [sys.executable, "-m", "aorta", "compare", str(ref), *map(str, cand), f"--verdict-json={vj}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    (out / f"{label}.log").write_text(proc.stdout + proc.stderr)
+    ref.unlink()
+    if not vj.is_file():
+        raise SystemExit(
+            f"{label}: aorta compare wrote no verdicts (exit {proc.returncode}): {proc.stderr[-800:]}"
+        )
+    doc = json.loads(vj.read_text())
+    doc["_label"], doc["_base"], doc["_cand"] = label, [p.stem for p in base], [p.stem for p in cand]
+    return doc
+
+
+def judge(out: Path, pools: list[Path], base_n: int, cand_n: int, max_pairs: int) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    aa, slow = {}, {}
+    for pool in pools:
+        files = _runs(pool)
+        if not files:
+            continue
+        first = json.loads(files[0].read_text())
+        (slow if deliberate_slowdowns(first) else aa)[pool] = files
+    compares = []
+    pairs = []
+    for x, y in [(x, y) for x in aa for y in aa]:
+        if x == y:
+            if len(aa[x]) >= base_n + cand_n:
+                pairs.append((x, aa[x][:base_n], y, aa[x][base_n : base_n + cand_n]))
+            continue
+        if len(aa[x]) < base_n or len(aa[y]) < cand_n:
+            continue
+        for w in _windows(aa[y], cand_n):
+            pairs.append((x, aa[x][:base_n], y, w))
+    # Spread the pairs over the machine pairs (round robin) before taking max_pairs.
+    by_key: dict[tuple, list] = {}
+    for p in pairs:
+        by_key.setdefault((p[0], p[2]), []).append(p)
+    spread = []
+    while any(by_key.values()):
+        for key in list(by_key):
+            if by_key[key]:
+                spread.append(by_key[key].pop(0))
+    for i, (x, base, y, cand) in enumerate(spread[:max_pairs], 1):
+        doc = _compare(out, f"aa{i}", base, cand)
+        doc["_machines"] = (_machine(x), _machine(y))
+        compares.append(("A/A", doc))
+    for s, files in slow.items():
+        same = [p for p in aa if _machine(p) == _machine(s)]
+        src = same[0] if same else next(iter(aa))
+        level = deliberate_slowdowns(json.loads(files[0].read_text()))
+        pct = max(level.values()) if level else 0
+        doc = _compare(out, f"slow{pct * 100:g}_{s.name}", aa[src][:base_n], files[:cand_n])
+        doc["_machines"] = (_machine(src), _machine(s))
+        compares.append((f"{pct * 100:g}% slowdown", doc))
+    _tables(compares)
+    return 0
+
+
+def _verdicts(doc: dict) -> list[dict]:
+    return doc["comparisons"][0]["verdicts"]
+
+
+def _tables(compares: list[tuple[str, dict]]) -> None:
+    t1 = []
+    for kind, doc in compares:
+        c = Counter(v["outcome"] for v in _verdicts(doc))
+        t1.append(
+            [
+                doc["_label"],
+                kind,
+                "->".join(doc["_machines"]),
+                ",".join(doc["_base"]),
+                ",".join(doc["_cand"]),
+                str(doc["exit_code"]),
+                *(str(c[o]) for o in OUTCOMES),
+            ]
+        )
+    print(
+        "\n".join(
+            format_table(
+                ["compare", "kind", "machines", "baseline runs", "candidate runs", "exit", *OUTCOMES], t1
+            )
+        )
+    )
+    print()
+    benches = sorted(
+        {v["benchmark"] for _, d in compares for v in _verdicts(d) if v["metric"] == "device_ms"}
+    )
+    t2 = []
+    for b in benches:
+        cells, mdes = [], []
+        for _, d in compares:
+            v = next((v for v in _verdicts(d) if v["benchmark"] == b and v["metric"] == "device_ms"), None)
+            if v is None:
+                cells.append("-")
+                continue
+            if v.get("mde") is not None:
+                mdes.append(v["mde"])
+            ch = v.get("change_ratio")
+            cells.append(("-" if ch is None else f"{ch * 100:+.1f}%") + " " + v["outcome"][:4])
+        mde = f"{statistics.median(mdes) * 100:.1f}%" if mdes else "-"
+        t2.append([b.split("::")[-1], mde, *cells])
+    print(
+        "\n".join(
+            format_table(["benchmark (device_ms)", "MDE (median)", *[d["_label"] for _, d in compares]], t2)
+        )
+    )
+    print()
+    aa = [d for k, d in compares if k == "A/A"]
+    clean = sum(d["exit_code"] == 0 and not any(v["outcome"] == "SLOWER" for v in _verdicts(d)) for d in aa)
+    false_slower = sum(v["outcome"] == "SLOWER" for d in aa for v in _verdicts(d))
+    false_faster = sum(v["outcome"] == "FASTER" for d in aa for v in _verdicts(d))
+    print(
+        f"A/A: {clean} of {len(aa)} pairs exit 0 with 0 SLOWER; SLOWER verdicts in all: {false_slower}, FASTER: {false_faster}"
+    )
+    for kind, d in compares:
+        if kind == "A/A":
+            continue
+        dev = [v for v in _verdicts(d) if v["metric"] == "device_ms"]
+        gate = [v for v in dev if v["outcome"] != "NOT_GATEABLE"]
+        mde5 = [v for v in gate if v.get("mde") is not None and v["mde"] <= 0.05]
+        caught = sum(v["outcome"] == "SLOWER" for v in gate)
+        print(
+            f"{kind} ({d['_label']}): exit {d['exit_code']}; {len(dev)} benchmarks; gateable device time "
+            f"{len(gate)} ({len(mde5)} with MDE <= 5%, {len(mde5) / max(len(dev), 1) * 100:.0f}%); "
+            f"SLOWER on {caught} of {len(gate)} gateable ({caught / max(len(gate), 1) * 100:.0f}%)"
+        )
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("phases")
+    p.add_argument("pool", type=Path)
+    j = sub.add_parser("judge")
+    j.add_argument("out", type=Path)
+    j.add_argument("pools", type=Path, nargs="+")
+    j.add_argument("--base-runs", type=int, default=4)
+    j.add_argument("--cand-runs", type=int, default=3)
+    j.add_argument("--pairs", type=int, default=10)
+    a = ap.parse_args(argv)
+    if a.cmd == "phases":
+        return phases(a.pool)
+    return judge(a.out, a.pools, a.base_runs, a.cand_runs, a.pairs)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
