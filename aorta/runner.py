@@ -347,7 +347,7 @@ def _stage_figures(workload: Workload, run: TimedRun, from_labelled_pass: bool) 
 
 LABELLED_SOURCE = (
     "kernel timestamps of the labelled pass beside the graph replay: one round, one value per run "
-    "(judged by drift across the baseline's runs)"
+    "(judged as the run's figure against the between-run noise)"
 )
 
 
@@ -379,7 +379,7 @@ class _Phases:
 
 
 # The labelled pass beside a graph replay (stage figures only): one round, so each stage figure is one value
-# per run, judged by drift across a baseline's runs. Two or three rounds would give samples too few for any
+# per run, judged as the run's figure (aorta.gate.samples.per_round_figures). Two or three rounds would give samples too few for any
 # test to judge (the gate needs five a side) at the cost of the slowest part of a run (an eager round under
 # the profiler, its trace exported and read: 40 of 224 s of the default suite on an H100 with two rounds).
 LABELLED_PASS_ROUNDS = 1

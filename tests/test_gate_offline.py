@@ -484,3 +484,30 @@ def test_cli_max_mde_must_be_a_ratio_above_zero(tmp_path, capsys, value):
     with pytest.raises(SystemExit) as exc:
         main(["compare", ref, ref, "--max-mde", value])
     assert exc.value.code == 2 and f"--max-mde={value!r}" in capsys.readouterr().err
+
+
+def test_a_figure_measured_once_per_run_is_the_runs_figure_not_too_few_samples():
+    """A stage figure of the one labelled round (one sample per run) is judged against the between-run
+    noise: a +8% move over runs that differ by about 0.3% is SLOWER, an unmoved one SAME; never refused
+    as "too few samples" as a per-round figure with one round would be."""
+
+    def once(value: float, seed: int) -> dict:
+        b = bench("a", 10.0, seed=seed, metrics=False)
+        b["extra_info"]["metrics"] = {
+            "stage_ms": {"value": value, "unit": "ms", "higher_is_better": False, "samples": [value]}
+        }
+        return run([b])
+
+    ref = bl.combine_runs([once(v, i) for i, v in enumerate((2.0, 2.006, 1.994, 2.003))], list("abcd"))
+    same = bl.combine_runs([once(v, 10 + i) for i, v in enumerate((2.004, 1.997, 2.001))], list("xyz"))
+    slower = bl.combine_runs(
+        [once(v * 1.08, 20 + i) for i, v in enumerate((2.004, 1.997, 2.001))], list("xyz")
+    )
+
+    def stage(comp):
+        return next(v for v in comp.verdicts if v.metric == "stage_ms")
+
+    assert stage(compare_runs(ref, same)).outcome == SAME
+    v = stage(compare_runs(ref, slower))
+    assert v.outcome == SLOWER and (v.ref_runs, v.cand_runs) == (4, 3)
+    assert 0.075 < (v.change_ratio or 0) < 0.085

@@ -67,7 +67,7 @@ def build_result(
                 float(max(peaks)),
                 "bytes",
                 False,
-                source="highest rank, one value per run: gated by drift across baseline runs",
+                source="highest rank, one value per run: judged as the run's figure against the between-run noise",
             )
         )
     else:
@@ -101,7 +101,7 @@ def build_result(
                 max(float(v) for v in slowdowns if v is not None),
                 "ratio",
                 False,
-                source="one value per run (a compute-only reference): gated by drift across baseline runs",
+                source="one value per run (a compute-only reference): judged as the run's figure against the between-run noise",
             )
         )
     else:

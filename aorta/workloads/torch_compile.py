@@ -113,8 +113,8 @@ class TorchCompile(Workload):
                 self.compile_s,
                 "s",
                 False,
-                source="host clock: torch.compile's first call, once per run (one value: judged by drift "
-                "across the baseline's runs)",
+                source="host clock: torch.compile's first call, once per run (one value per run: judged as the "
+                "run's figure against the between-run noise)",
             ),
         ]
 
