@@ -33,6 +33,9 @@ from pathlib import Path
 
 from aorta.gate import baseline as bl
 from aorta.gate.compare import deliberate_slowdowns
+from aorta.gate.noise import mde, pooled_noise, run_value
+from aorta.gate.samples import DEVICE_TIME, baseline_runs
+from aorta.gate.verdict import DEFAULT_ALPHA
 from aorta.table import format_table
 
 OUTCOMES = ("SLOWER", "FASTER", "SAME", "UNSURE", "NOT_GATEABLE")
@@ -146,7 +149,48 @@ def judge(out: Path, pools: list[Path], base_n: int, cand_n: int, max_pairs: int
         doc["_machines"] = (_machine(src), _machine(s))
         compares.append((f"{pct * 100:g}% slowdown", doc))
     _tables(compares)
+    _projection(list(aa.values()) + list(slow.values()))
     return 0
+
+
+def _projection(pools: list[list[Path]], base_n: int = 6, cand_n: int = 3) -> None:
+    """Device time's between-run noise pooled within each pool (runs of one machine and one stack: a
+    slowdown pool's runs differ only by noise too), and the MDE it gives a compare of ``base_n`` baseline
+    runs and ``cand_n`` candidate runs: a projection from the measured noise, not a compare."""
+    per_bench: dict[str, list[list[float]]] = {}
+    for files in pools:
+        groups: dict[str, list[float]] = {}
+        for f in files:
+            for run in baseline_runs(json.loads(f.read_text()), str(f)):
+                for name, figs in run.items():
+                    if figs.get(DEVICE_TIME):
+                        groups.setdefault(name, []).append(run_value(figs[DEVICE_TIME]))
+        for name, values in groups.items():
+            per_bench.setdefault(name, []).append(values)
+    rows, within = [], 0
+    for name in sorted(per_bench):
+        noise = pooled_noise(*per_bench[name])
+        if noise is None:
+            continue
+        # the compare's own degrees of freedom (base_n + cand_n - 2), the noise as measured here
+        projected = mde(type(noise)(noise.sigma, base_n + cand_n - 2, 0), base_n, cand_n, alpha=DEFAULT_ALPHA)
+        within += projected <= 0.05
+        rows.append(
+            [name.split("::")[-1], f"{noise.sigma * 100:.2f}%", str(noise.df), f"{projected * 100:.1f}%"]
+        )
+    print()
+    print(
+        "\n".join(
+            format_table(
+                ["benchmark (device_ms)", "between-run noise", "df", f"MDE at {base_n}v{cand_n} (projected)"],
+                rows,
+            )
+        )
+    )
+    print(
+        f"projection: {within} of {len(rows)} benchmarks would have device time gateable at MDE <= 5% with a "
+        f"{base_n}-run baseline and {cand_n} candidate runs (noise pooled within {len(pools)} pools)"
+    )
 
 
 def _verdicts(doc: dict) -> list[dict]:
