@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from aorta.gate.cli import add_compare_arguments, run_compare
+from aorta.gate.noise_cli import add_noise_arguments, run_noise
 from aorta.launch.torchrun import add_torchrun_arguments, run_torchrun
 from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
 from aorta.stack_label import add_stack_arguments, run_stack
@@ -18,6 +19,7 @@ Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Na
 COMMANDS: dict[str, Command] = {
     "list": (add_list_arguments, run_list),
     "compare": (add_compare_arguments, run_compare),
+    "noise": (add_noise_arguments, run_noise),
     "report": (add_report_arguments, run_report),
     "trace": (add_trace_arguments, run_trace),
     "stack": (add_stack_arguments, run_stack),
@@ -28,6 +30,7 @@ COMMANDS: dict[str, Command] = {
 HELP = {
     "list": "every hardware-queue workload with category, priority, stream range and a one-line description",
     "compare": "verdicts (FASTER / SLOWER / SAME / UNSURE) of saved runs against a baseline, with exit codes",
+    "noise": "this machine's noise profile from saved runs: each figure's between-run noise, MDE and whether it is gateable",
     "report": "compare saved runs: summary.json, figures and one self-contained report.html",
     "trace": "trace tools: 'aorta trace merge' merges per-rank profiler traces with a rank-asymmetry check",
     "sweep": "run a benchmark command once per cell of a grid of settings, each in a fresh process",

@@ -1,0 +1,151 @@
+"""``aorta noise RUNS.json [RUNS.json ...]``: this machine's noise profile, offline (pure: no torch).
+
+What the gate can judge here, before a compare depends on it: the runs (a baseline's, the JSON of
+``pytest --aorta-runs N``, or plain run files, every file together as runs of one stack on one machine) give
+each figure's between-run noise and the minimum detectable effect (MDE) of a compare with ``--baseline-runs``
+and ``--candidate-runs`` runs (``aorta.gate.noise``). A figure whose MDE exceeds ``--max-mde`` is not
+gateable on this machine; the table says so with the figure, and the summary counts them. Runs from
+several machines give the noise that a compare across those machines meets (machine offsets included).
+
+Exit codes: 0 the profile was printed, 2 bad input (a file missing or not aorta's, a bad sample, fewer than
+two runs in all: one run tells nothing about the noise between runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from aorta.gate import baseline as bl
+from aorta.gate.compare import EXIT_USAGE, parse_alpha, parse_positive_ratio, parse_whole
+from aorta.gate.noise import DEFAULT_MAX_MDE, Noise, mde, pooled_noise, run_value
+from aorta.gate.samples import DEVICE_TIME, baseline_runs
+from aorta.gate.verdict import DEFAULT_ALPHA
+from aorta.output_paths import OutputPathError, check_output_file
+from aorta.table import format_table
+
+
+def _argtype(fn):
+    def parse(text: str):
+        try:
+            return fn(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def add_noise_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("runs", metavar="RUNS.json", nargs="+", help="runs of one stack on one machine")
+    parser.add_argument(
+        "--baseline-runs",
+        type=_argtype(lambda t: parse_whole("--baseline-runs", t, 2, None, "runs")),
+        default=None,
+        metavar="M",
+        help="baseline runs of the compare to plan for (default: as many as given)",
+    )
+    parser.add_argument(
+        "--candidate-runs",
+        type=_argtype(lambda t: parse_whole("--candidate-runs", t, 1, None, "runs")),
+        default=3,
+        metavar="N",
+        help="candidate runs of the compare to plan for (default 3, the gate-grade default)",
+    )
+    parser.add_argument(
+        "--max-mde",
+        type=_argtype(lambda t: parse_positive_ratio("--max-mde", t, "e.g. 5%")),
+        default=DEFAULT_MAX_MDE,
+        metavar="RATIO",
+        help="a figure whose MDE exceeds RATIO is not gateable (default 0.05 = 5%%)",
+    )
+    parser.add_argument(
+        "--alpha", type=_argtype(parse_alpha), default=DEFAULT_ALPHA, metavar="P", help="default 0.01"
+    )
+    parser.add_argument("--all-figures", action="store_true", help="every figure, not only device time")
+    parser.add_argument("--json", default=None, metavar="PATH", help="the profile as JSON too")
+
+
+def profile_rows(
+    runs: list[dict], *, baseline_n: int, candidate_n: int, alpha: float, max_mde: float, all_figures: bool
+) -> list[dict]:
+    """One row per benchmark and figure: the runs that hold it, the between-run noise of its log run
+    figures, the MDE of a ``baseline_n`` vs ``candidate_n`` compare, gateable or why not."""
+    rows = []
+    names = dict.fromkeys(n for r in runs for n in r)
+    for name in names:
+        figs = dict.fromkeys(f for r in runs if name in r for f in r[name])
+        for fig in figs:
+            if fig != DEVICE_TIME and not all_figures:
+                continue
+            values = [run_value(r[name][fig]) for r in runs if r.get(name, {}).get(fig)]
+            row: dict = {"benchmark": name, "figure": fig, "runs": len(values)}
+            noise = pooled_noise(values)
+            if noise is None:
+                why = "values at or below zero" if any(v <= 0 for v in values) else "fewer than two runs"
+                rows.append({**row, "gateable": False, "reason": why})
+                continue
+            # the compare's degrees of freedom, with the noise as measured here
+            planned = Noise(noise.sigma, baseline_n + candidate_n - 2, noise.runs)
+            m = mde(planned, baseline_n, candidate_n, alpha=alpha)
+            row.update(sigma_log=noise.sigma, mde=m, gateable=m <= max_mde)
+            if m > max_mde:
+                row["reason"] = f"MDE {m * 100:.3g}% exceeds {max_mde * 100:.3g}%"
+            rows.append(row)
+    return rows
+
+
+def run_noise(args: argparse.Namespace) -> int:
+    try:
+        if args.json:
+            check_output_file("--json", args.json)
+        runs = []
+        for path in args.runs:
+            runs += baseline_runs(bl.load_run(path), path)
+    except (bl.BaselineError, OutputPathError) as exc:
+        print(f"aorta noise: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if len(runs) < 2:
+        print(
+            f"aorta noise: {len(runs)} run in {', '.join(args.runs)}: the noise between runs needs two or more "
+            "(save with --aorta-runs N, or give several run files)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    base_n = args.baseline_runs or len(runs)
+    rows = profile_rows(
+        runs,
+        baseline_n=base_n,
+        candidate_n=args.candidate_runs,
+        alpha=args.alpha,
+        max_mde=args.max_mde,
+        all_figures=args.all_figures,
+    )
+    table = [
+        [
+            r["benchmark"].split("::")[-1],
+            r["figure"],
+            str(r["runs"]),
+            "-" if "sigma_log" not in r else f"{r['sigma_log'] * 100:.2f}%",
+            "-" if "mde" not in r else f"{r['mde'] * 100:.1f}%",
+            "yes" if r["gateable"] else f"no: {r['reason']}",
+        ]
+        for r in rows
+    ]
+    heads = ["benchmark", "figure", "runs", "noise", f"MDE {base_n}v{args.candidate_runs}", "gateable"]
+    print("\n".join(format_table(heads, table)))
+    gateable = sum(r["gateable"] for r in rows)
+    print(
+        f"\n{len(runs)} runs; {gateable} of {len(rows)} figures gateable at MDE <= {args.max_mde * 100:g}% with "
+        f"{base_n} baseline and {args.candidate_runs} candidate runs (alpha {args.alpha:g}, power 0.95)"
+    )
+    if args.json:
+        doc = {
+            "runs": len(runs),
+            "baseline_runs": base_n,
+            "candidate_runs": args.candidate_runs,
+            "rows": rows,
+        }
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=1)
+    return 0
