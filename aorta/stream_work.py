@@ -22,6 +22,7 @@ than it claims does so in every round, while a profiler that loses records under
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,6 +38,7 @@ SPIN_KERNEL = re.compile(r"spin_kernel")
 GEMM_KERNEL = re.compile(r"gemm|gemv|nvjet|xmma|^Cijk_", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=8192)  # a round repeats a few names many times (9 s per H100 suite run uncached)
 def kernel_kind(name: str) -> str:
     """``spin``, ``gemm`` or ``other`` for a device op's name."""
     if SPIN_KERNEL.search(name):
