@@ -231,7 +231,7 @@ def test_every_fsdp_figure_has_its_unit_direction_and_judgement():
     m = record.metrics
     assert m["peak_memory_bytes"].value == 3000  # the highest rank's
     for name in ("peak_memory_bytes", "compute_slowdown_ratio_worst_rank"):  # one value per run
-        assert "gated by drift across baseline runs" in m[name].source
+        assert "one value per run" in m[name].source and "judged as the run's figure" in m[name].source
     for name in ("gpu_idle_share_rank0", "profiled_step_ms_rank0"):
         assert (
             m[name].source.startswith("rank 0, over its whole profiled window")

@@ -131,7 +131,7 @@ def test_fsdp_tp_exposed_comm_is_per_iteration_with_one_sample_per_round(cpu):
 
 def test_stage_figures_from_the_labelled_pass_are_one_value_per_run_and_say_so(cpu):
     # Beside a graph replay, stage figures come from one labelled round: one value per run, which the gate
-    # judges by drift across a baseline's runs, and the figure's source says so.
+    # judges as the run's figure against the between-run noise, and the figure's source says so.
     assert runner.LABELLED_PASS_ROUNDS == 1
     w = set_up(cpu, FsdpTp, 3)
     busy = traced_run([[(0, None, 0, 4), (1, None, 2, 6), (2, None, 5, 7)]])  # GPU busy 7 of 7 ms
