@@ -11,8 +11,8 @@ line) and runs each through ``aorta compare`` (the gate's own command, the same 
   candidate ``--cand-runs`` runs, windows that do not overlap within a pool where the pool allows; a pool
   with base + cand runs also gives a pair within itself. Pairs formed from the same pools share runs, so
   they are not independent trials: the table says which runs each used.
-* each slowdown pool (runs with ``--aorta-test-slowdown``) against a baseline of the A/A pool on the same
-  machine when there is one, else the first A/A pool.
+* each slowdown pool (runs with ``--aorta-test-slowdown``) against a baseline of each A/A pool (the one on
+  the slowdown's machine first, where there is one).
 
 It prints: each compare's exit code and verdict counts; per benchmark, device time's change and verdict in
 each compare with the MDE the gate found; the summary (A/A SLOWER, benchmarks with a gateable device-time
@@ -140,14 +140,15 @@ def judge(out: Path, pools: list[Path], base_n: int, cand_n: int, max_pairs: int
         doc = _compare(out, f"aa{i}", base, cand)
         doc["_machines"] = (_machine(x), _machine(y))
         compares.append(("A/A", doc))
-    for s, files in slow.items():
-        same = [p for p in aa if _machine(p) == _machine(s)]
-        src = same[0] if same else next(iter(aa))
+    for s, files in slow.items():  # against each A/A pool, the one on the slowdown's machine first
         level = deliberate_slowdowns(json.loads(files[0].read_text()))
         pct = max(level.values()) if level else 0
-        doc = _compare(out, f"slow{pct * 100:g}_{s.name}", aa[src][:base_n], files[:cand_n])
-        doc["_machines"] = (_machine(src), _machine(s))
-        compares.append((f"{pct * 100:g}% slowdown", doc))
+        for src in sorted(aa, key=lambda p: _machine(p) != _machine(s)):
+            if len(aa[src]) < base_n:
+                continue
+            doc = _compare(out, f"slow{pct * 100:g}_{src.name}_{s.name}", aa[src][:base_n], files[:cand_n])
+            doc["_machines"] = (_machine(src), _machine(s))
+            compares.append((f"{pct * 100:g}% slowdown", doc))
     _tables(compares)
     _projection(list(aa.values()) + list(slow.values()))
     return 0
