@@ -242,14 +242,11 @@ def collective_config(diff: Mapping | None) -> list[dict]:
                 },
             )
         )
-    kept_rows = [*diff["top"], *diff["launch_changes"]]
-    seen = set()
-    for row in kept_rows:
+    for row in diff["shape_changes"]:
         grids = row.get("grid")
-        if row["name"] in seen or not is_collective(row["family"] or "") or not grids:
+        if not is_collective(row["family"] or "") or not grids:
             continue
-        seen.add(row["name"])
-        if grids[0] is not None and grids[1] is not None and grids[0] != grids[1]:
+        if grids[0] != grids[1]:
             out.append(
                 _cause(
                     COLLECTIVE_CONFIG,

@@ -9,7 +9,9 @@ kernel did not run counts 0). The diff names:
   kernel, a setting added or dropped work). A summary names its ``TOP_N`` kernels and buckets the rest, so a
   kernel missing from one side's list is called gone only where that side's bucket is too small to hide it;
   the others are counted in ``unsure``;
-- ``launches``: kernels on both sides whose launches per iteration changed by more than ``LAUNCH_CHANGE``;
+- ``launch_changes``: kernels on both sides whose launches per iteration changed by more than ``LAUNCH_CHANGE``;
+- ``shape_changes``: kernels on both sides that ran another grid or block (an NCCL kernel's grid is its
+  channel count);
 - ``streams``: effective concurrency, GPU busy share, streams with work and the per-stream busy time
   (sum and busiest), each ``[baseline, candidate]``.
 """
@@ -133,6 +135,12 @@ def kernel_diff(
         for n in both
         if abs(kb[n]["launches"] - ka[n]["launches"]) > LAUNCH_CHANGE * max(ka[n]["launches"], 1e-12)
     ]
+    shapes = [
+        rows[n]
+        for n in both
+        if any((ka[n].get(key), kb[n].get(key)) for key in ("grid", "block"))
+        and (ka[n].get("grid"), ka[n].get("block")) != (kb[n].get("grid"), kb[n].get("block"))
+    ]
     return {
         "runs": [a["runs"], b["runs"]],
         "device_ms": [_num(a["total_ms"]), _num(b["total_ms"])],
@@ -141,5 +149,6 @@ def kernel_diff(
         "appeared": [rows[n] for n in appeared],
         "disappeared": [rows[n] for n in disappeared],
         "launch_changes": launches,
+        "shape_changes": shapes,
         "unsure": len(unsure),
     }

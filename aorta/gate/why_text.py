@@ -37,13 +37,17 @@ def why_lines(why: Mapping, indent: str = "    ") -> list[str]:
             f"{indent}kernels: device {_pair(diff['device_ms'], 'ms/iter')}, launches "
             f"{_pair(diff['launches'])} per iteration (runs {diff['runs'][0]}/{diff['runs'][1]})"
         )
-        for row in diff["top"]:
-            lines.append(f"{indent}  moved   {_kernel(row)}")
-        for row in diff["appeared"]:
-            lines.append(f"{indent}  new     {_kernel(row)}")
-        for row in diff["disappeared"]:
-            lines.append(f"{indent}  gone    {_kernel(row)}")
-        shown = {r["name"] for r in [*diff["top"], *diff["appeared"], *diff["disappeared"]]}
+        new = {r["name"] for r in diff["appeared"]}
+        gone = {r["name"] for r in diff["disappeared"]}
+        shown: set[str] = set()
+        # the kernels that moved most first, then every other kernel that came or went, then launch counts
+        for tag, rows in (("moved", diff["top"]), ("new", diff["appeared"]), ("gone", diff["disappeared"])):
+            for row in rows:
+                if row["name"] in shown:
+                    continue
+                shown.add(row["name"])
+                tag = "new" if row["name"] in new else "gone" if row["name"] in gone else tag
+                lines.append(f"{indent}  {tag:<8}{_kernel(row)}")
         for row in diff["launch_changes"]:
             if row["name"] not in shown:
                 lines.append(f"{indent}  launches {_kernel(row)}")
