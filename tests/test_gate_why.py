@@ -303,3 +303,18 @@ def test_a_summary_stays_small_however_many_kernels_ran(n_kernels):
     assert s["other"]["kernels"] == max(0, n_kernels - kernel_summary.TOP_N)
     assert s["total"]["device_ms"] == pytest.approx(sum(10.0 + i for i in range(n_kernels)) / 1e3)
     assert kernel_summary.summary_bytes(s) < 2000
+
+
+def test_report_html_shows_the_why_of_each_moved_benchmark_from_the_verdict_file(tmp_path):
+    from aorta.report.html_page import _verdicts_section
+    from aorta.report.verdicts import load_verdict_file
+
+    swapped = [(GEMM_NVJET, 1, 4800.0, None), (ADD, 2, 200.0, None)]
+    comp = compare_runs(side(BASE, KERNELS, **HOST), side(SLOW, swapped, seed=10, **HOST))
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps(verdict_document([comp], comp.exit_code)))
+    verdicts = load_verdict_file(path)
+    assert verdicts[0]["verdict"] == SLOWER and verdicts[0]["why"]["causes"][0]["cause"] == KERNEL_SELECTION
+    page = _verdicts_section({"verdicts": verdicts}, "")
+    assert f"why {NAME} is SLOWER: kernel_selection</summary>" in page
+    assert f"new     {GEMM_NVJET}: 0 -&gt; 4.8 ms/iter" in page  # escaped, in a <pre>
