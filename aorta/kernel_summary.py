@@ -1,6 +1,7 @@
 """One benchmark's kernels, compact enough to keep with every stored run (pure: no torch).
 
-Read from the kernel pass's rounds (aorta/kernel_timeline.py): per normalised kernel name
+Read from the kernel pass's rounds (aorta/kernel_timeline.py), or from an FSDP scenario's profiled steps
+(``summarize_launches``, one iteration per step): per normalised kernel name
 (aorta/kernel_names.py) its launches and device time per iteration, the streams it ran on, and its most
 common launch grid and block where the trace records them. Per iteration, not per round: a run's timing plan
 picks its iterations per round (K) and two runs may pick different ones. Only the ``TOP_N`` kernels by device
@@ -22,8 +23,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from aorta.kernel_names import family, normalise
 from aorta.kernel_timeline import KernelRound
@@ -47,26 +48,56 @@ def summarize(
     with_ops = [r for r in rounds if r.ops]
     if not with_ops:
         return None
-    iterations = len(with_ops) * iterations_per_round
+    ops = [
+        Launch(op.name, op.end_us - op.start_us, op.stream, op.category, op.grid, op.block)
+        for r in with_ops
+        for op in r.ops
+    ]
+    return summarize_launches(ops, len(with_ops) * iterations_per_round, top_n, rounds=len(with_ops))
+
+
+class Launch(NamedTuple):
+    """One device op as the summary reads it (from the kernel timeline or an FSDP trace's kernels)."""
+
+    name: str
+    dur_us: float
+    stream: int | str
+    category: str = "kernel"
+    grid: tuple[int, ...] | None = None
+    block: tuple[int, ...] | None = None
+    collective: str | None = None  # the profiler's collective arg (an RCCL generic kernel's op)
+
+
+def summarize_launches(
+    launches: Iterable[Launch], iterations: int, top_n: int = TOP_N, *, rounds: int | None = None
+) -> dict[str, Any] | None:
+    """The summary of ``launches`` over ``iterations`` iterations (steps), or None when there are none."""
+    if iterations < 1:
+        raise ValueError(f"iterations must be >= 1, got {iterations}")
+    if top_n < 1:
+        raise ValueError(f"top_n must be >= 1, got {top_n}")
     acc: dict[str, dict[str, Any]] = {}
-    for rnd in with_ops:
-        for op in rnd.ops:
-            name = normalise(op.name)
-            k = acc.setdefault(
-                name,
-                {
-                    "family": family(op.name, op.category),
-                    "launches": 0,
-                    "us": 0.0,
-                    "streams": set(),
-                    "dims": Counter(),
-                },
-            )
-            k["launches"] += 1
-            k["us"] += op.end_us - op.start_us
-            k["streams"].add(op.stream)
-            if op.grid is not None or op.block is not None:
-                k["dims"][(op.grid, op.block)] += 1
+    for op in launches:
+        name, fam = normalise(op.name), family(op.name, op.category, op.collective)
+        if op.collective and family(op.name, op.category) != fam:
+            name = f"{name}[{op.collective}]"  # RCCL's generic kernel: one name for every collective
+        k = acc.setdefault(
+            name,
+            {
+                "family": fam,
+                "launches": 0,
+                "us": 0.0,
+                "streams": set(),
+                "dims": Counter(),
+            },
+        )
+        k["launches"] += 1
+        k["us"] += op.dur_us
+        k["streams"].add(op.stream)
+        if op.grid is not None or op.block is not None:
+            k["dims"][(op.grid, op.block)] += 1
+    if not acc:
+        return None
     ordered = sorted(acc.items(), key=lambda kv: (-kv[1]["us"], kv[0]))
     kernels = []
     for name, k in ordered[:top_n]:
@@ -85,22 +116,24 @@ def summarize(
                 entry["launch_shapes"] = len(k["dims"])
         kernels.append(entry)
     rest = [k for _, k in ordered[top_n:]]
-    return {
-        "schema": SCHEMA,
-        "rounds": len(with_ops),
-        "iterations": iterations,
-        "kernels": kernels,
-        "other": {
+    out: dict[str, Any] = {"schema": SCHEMA}
+    if rounds is not None:
+        out["rounds"] = rounds
+    out.update(
+        iterations=iterations,
+        kernels=kernels,
+        other={
             "kernels": len(rest),
             "launches": _round6(sum(k["launches"] for k in rest) / iterations),
             "device_ms": _round6(sum(k["us"] for k in rest) / 1e3 / iterations),
         },
-        "total": {
+        total={
             "kernels": len(acc),
             "launches": _round6(sum(k["launches"] for k in acc.values()) / iterations),
             "device_ms": _round6(sum(k["us"] for k in acc.values()) / 1e3 / iterations),
         },
-    }
+    )
+    return out
 
 
 def summary_bytes(summary: Mapping | None) -> int:

@@ -252,8 +252,8 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
                 start,
                 start + float(ev.get("dur", 0.0)),
                 cat,
-                _dims(args.get("grid")),
-                _dims(args.get("block")),
+                launch_dims(args.get("grid")),
+                launch_dims(args.get("block")),
             )
             corr = args.get("correlation")
             device.append((int(corr) if corr is not None else None, op))
@@ -300,7 +300,7 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
     return [rounds[n] for n in sorted(rounds)]
 
 
-def _dims(value) -> tuple[int, ...] | None:
+def launch_dims(value) -> tuple[int, ...] | None:
     """A launch's ``grid`` / ``block`` arg (``[x, y, z]``) as a tuple, or None where absent or malformed."""
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, int) for v in value):
         return tuple(value)

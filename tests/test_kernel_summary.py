@@ -1,6 +1,8 @@
 """The compact per-benchmark kernel summary, read from a Chrome trace the way the runner reads the kernel
 pass: launches and device time per iteration, streams, grid and block, top N plus an "other" bucket."""
 
+from pathlib import Path
+
 import pytest
 
 from aorta import kernel_summary
@@ -89,3 +91,35 @@ def test_no_ops_no_summary_and_bad_arguments_are_refused():
         kernel_summary.summarize([], 0)
     with pytest.raises(ValueError, match="top_n must be >= 1, got 0"):
         kernel_summary.summarize([], 1, top_n=0)
+
+
+def fsdp_summary(path: str, steps: int):
+    from aorta.fsdp import trace_analysis as ta
+
+    kernels = ta.parse_chrome_trace(Path(__file__).parent / "data" / path)
+    launches = [
+        kernel_summary.Launch(k.name, k.dur_us, k.stream, "kernel", k.grid, k.block, k.collective)
+        for k in kernels
+    ]
+    return kernel_summary.summarize_launches(launches, steps)
+
+
+def test_an_fsdp_window_is_summarised_per_step_with_nccl_kernels_by_collective():
+    s = fsdp_summary("collectives/nccl_2ranks_rank0.json", steps=2)
+    assert [(k["name"], k["family"], k["launches"]) for k in s["kernels"]] == [
+        (
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_"
+            "kernel__5x_cublas",
+            "gemm",
+            4.0,
+        ),
+        ("ncclDevKernel_AllGather_RING_LL", "collective:all_gather", 2.0),
+        ("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL", "collective:reduce_scatter", 1.0),
+    ]
+
+
+def test_rccls_generic_kernel_is_kept_apart_per_collective_from_the_profilers_arg():
+    s = fsdp_summary("collectives/rccl_4ranks_rank0.json", steps=1)
+    generic = sorted((k["name"], k["family"]) for k in s["kernels"] if k["name"].startswith("ncclDevKernel"))
+    assert [f for _, f in generic] == ["collective:all_gather", "collective:reduce_scatter"]
+    assert all(n.startswith("ncclDevKernel_Generic_1[") for n, _ in generic)
