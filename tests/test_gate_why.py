@@ -318,3 +318,22 @@ def test_report_html_shows_the_why_of_each_moved_benchmark_from_the_verdict_file
     page = _verdicts_section({"verdicts": verdicts}, "")
     assert f"why {NAME} is SLOWER: kernel_selection</summary>" in page
     assert f"new     {GEMM_NVJET}: 0 -&gt; 4.8 ms/iter" in page  # escaped, in a <pre>
+
+
+def test_a_library_that_moves_some_calls_to_another_kernel_is_kernel_selection_too():
+    # three GEMMs per iteration: the baseline runs all on cuBLAS's kernel, the candidate moves two to nvjet
+    base = [(GEMM_CUBLAS, 3, 1500.0, None), (ADD, 2, 200.0, None)]
+    moved = [(GEMM_CUBLAS, 1, 1500.0, None), (GEMM_NVJET, 2, 1650.0, None), (ADD, 2, 200.0, None)]
+    _, w = why(side(BASE, base, **HOST), side(SLOW, moved, seed=10, **HOST))
+    assert causes(w) == [KERNEL_SELECTION]
+    ev = w["causes"][0]["evidence"]
+    assert ev["baseline_kernels"] == [GEMM_CUBLAS] and ev["candidate_kernels"] == [GEMM_NVJET]
+    assert ev["kernels"][0] == {"name": GEMM_CUBLAS, "launches": [3.0, 1.0], "device_ms": [4.5, 1.5]}
+
+
+def test_more_launches_of_a_kernel_alone_swap_nothing():
+    base = [(SPIN, 1, 1000.0, None), (ADD, 2, 200.0, None)]
+    more = [(SPIN, 2, 1000.0, None), (ADD, 2, 200.0, None)]  # a slowdown's spin on a spin workload
+    _, w = why(side(BASE, base, **HOST), side(SLOW, more, seed=10, **HOST))
+    assert KERNEL_SELECTION not in causes(w)
+    assert [r["name"] for r in w["kernels"]["launch_changes"]] == ["at::cuda::spin_kernel"]

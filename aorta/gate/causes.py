@@ -7,8 +7,8 @@ rule holds the answer is ``unexplained``, with what was checked and what was mis
 =====================  ======================================================================================
 ``throttle``           throttled rounds (clock or power-cap flags, aorta/telemetry) on the slower side only,
                        or on a larger share of its rounds
-``kernel_selection``   for one op (a kernel family, aorta/kernel_names.py) a kernel disappeared and another
-                       appeared in its place
+``kernel_selection``   for one op (a kernel family, aorta/kernel_names.py) kernels lost launches (or
+                       disappeared) and others gained them (or appeared) in their place
 ``launch_path``        the host's enqueue time per iteration grew by ``HOST_GROWTH`` or more while the
                        kernels' device time per iteration moved less than ``DEVICE_STILL``
 ``queue_concurrency``  the same kernels (none appeared or disappeared, device time within ``DEVICE_STILL``)
@@ -122,20 +122,26 @@ def throttle(ref: Sequence[Mapping], cand: Sequence[Mapping], slower: bool) -> d
 
 
 def kernel_selection(diff: Mapping | None) -> list[dict]:
+    """Per op (not a collective): kernels that lost launches (or disappeared) and others that gained them (or
+    appeared), each side carrying ``SELECTION_SHARE`` of its kernel time or more. A kernel that only gained
+    launches (a slowdown's extra spin kernels) swaps nothing."""
     if not diff:
         return []
     total_a, total_b = diff["device_ms"]
-    gone: dict[str, list] = {}
-    new: dict[str, list] = {}
-    for row in diff["disappeared"]:
-        if row["device_ms"][0] >= SELECTION_SHARE * (total_a or 0) and not is_collective(row["family"] or ""):
-            gone.setdefault(row["family"], []).append(row)
-    for row in diff["appeared"]:
-        if row["device_ms"][1] >= SELECTION_SHARE * (total_b or 0) and not is_collective(row["family"] or ""):
-            new.setdefault(row["family"], []).append(row)
+    lost: dict[str, list] = {}
+    gained: dict[str, list] = {}
+    for row in [*diff["disappeared"], *diff["appeared"], *diff["launch_changes"]]:
+        if is_collective(row["family"] or ""):
+            continue
+        side = lost if row["launches"][1] < row["launches"][0] else gained
+        side.setdefault(row["family"], []).append(row)
     out = []
-    for fam in sorted(set(gone) & set(new)):
-        old_rows, new_rows = gone[fam], new[fam]
+    for fam in sorted(set(lost) & set(gained)):
+        old_rows, new_rows = lost[fam], gained[fam]
+        moved_a = sum(r["device_ms"][0] - r["device_ms"][1] for r in old_rows)  # time the old kernels gave up
+        moved_b = sum(r["device_ms"][1] - r["device_ms"][0] for r in new_rows)  # and the new ones took
+        if moved_a < SELECTION_SHARE * (total_a or 0) or moved_b < SELECTION_SHARE * (total_b or 0):
+            continue
         out.append(
             _cause(
                 KERNEL_SELECTION,
@@ -151,6 +157,10 @@ def kernel_selection(diff: Mapping | None) -> list[dict]:
                     "launches": [
                         _r(sum(r["launches"][0] for r in old_rows)),
                         _r(sum(r["launches"][1] for r in new_rows)),
+                    ],
+                    "kernels": [
+                        {"name": r["name"], "launches": r["launches"], "device_ms": r["device_ms"]}
+                        for r in [*old_rows, *new_rows]
                     ],
                 },
             )
