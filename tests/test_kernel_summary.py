@@ -123,3 +123,24 @@ def test_rccls_generic_kernel_is_kept_apart_per_collective_from_the_profilers_ar
     generic = sorted((k["name"], k["family"]) for k in s["kernels"] if k["name"].startswith("ncclDevKernel"))
     assert [f for _, f in generic] == ["collective:all_gather", "collective:reduce_scatter"]
     assert all(n.startswith("ncclDevKernel_Generic_1[") for n, _ in generic)
+
+
+def test_a_recorded_h100_kernel_pass_keeps_its_top_ten_and_buckets_the_rest():
+    import json
+
+    from aorta.kernel_timeline import parse_rounds
+
+    doc = json.loads((Path(__file__).parent / "data" / "kernels_async_dataload_cuda.json").read_text())
+    s = kernel_summary.summarize(parse_rounds(doc), iterations_per_round=1)
+    assert (s["rounds"], s["total"]["kernels"], len(s["kernels"]), s["other"]["kernels"]) == (2, 13, 10, 3)
+    assert s["total"]["launches"] == 48.0  # per iteration: 96 launches over 2 rounds of one iteration
+    first = s["kernels"][0]
+    assert (
+        first["name"]
+        == "implicit_convolve_sgemm<__nv_bfloat16,__nv_bfloat16,128,5,5,3,3,3,1,false,false,true>"
+    )
+    assert (first["family"], first["launches"]) == ("gemm", 6.0)
+    assert "cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_32x2_nn_align2>" in {
+        k["name"] for k in s["kernels"]
+    }
+    assert kernel_summary.summary_bytes(s) < 2600

@@ -54,11 +54,12 @@ def bench_evidence(bench: Mapping) -> dict[str, Any]:
             },
         }
     comm = {}
-    for name in COMM_FIGURES:
-        for metric_name, m in record.metrics.items():
-            if metric_name.startswith(name) and m.value is not None:
-                comm[name] = m.value
-                break
+    for name in COMM_FIGURES:  # the worst rank's figure (FSDP's judged aggregate), else the first recorded
+        found = [m for n, m in record.metrics.items() if n.startswith(name) and m.value is not None]
+        worst = record.metrics.get(f"{name}_worst_rank")
+        pick = worst if worst is not None and worst.value is not None else (found[0] if found else None)
+        if pick is not None:
+            comm[name] = pick.value
     if comm:
         out["comm"] = comm
     return out
