@@ -337,3 +337,26 @@ def test_more_launches_of_a_kernel_alone_swap_nothing():
     _, w = why(side(BASE, base, **HOST), side(SLOW, more, seed=10, **HOST))
     assert KERNEL_SELECTION not in causes(w)
     assert [r["name"] for r in w["kernels"]["launch_changes"]] == ["at::cuda::spin_kernel"]
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "aorta.kernel_names",
+        "aorta.kernel_summary",
+        "aorta.gate.run_evidence",
+        "aorta.gate.kernel_diff",
+        "aorta.gate.causes",
+        "aorta.gate.why",
+        "aorta.gate.why_text",
+        "aorta.sweep.knob_evidence",
+    ],
+)
+def test_each_module_imports_on_its_own_and_without_torch(module):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = f"import sys; import {module}; assert 'torch' not in sys.modules, 'torch imported'"
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-c", code], cwd=root, check=True, env={"PYTHONPATH": str(root)})

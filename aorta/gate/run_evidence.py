@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aorta.gate import samples  # module, not name: samples.run_entry imports this module
 from aorta.record import record_of
 
 EVIDENCE_KEY = "evidence"
@@ -73,23 +72,3 @@ def run_evidence(run: Mapping) -> dict[str, dict]:
         if ev:
             out[bench["fullname"]] = ev
     return out
-
-
-def side_evidence(doc: Mapping, fullname: str) -> list[dict]:
-    """One side's evidence for a benchmark, a dict per run that kept some: from the stored runs of a baseline
-    or multi-run candidate, else (a plain run file, or runs saved before evidence was kept) from the
-    document's own benchmark entry."""
-    held = [
-        e[EVIDENCE_KEY][fullname]
-        for e in samples.stored_runs(doc)
-        if isinstance(e, Mapping)
-        and isinstance(e.get(EVIDENCE_KEY), Mapping)
-        and isinstance(e[EVIDENCE_KEY].get(fullname), Mapping)
-    ]
-    if held:
-        return held
-    for bench in doc.get("benchmarks", ()):
-        if bench.get("fullname") == fullname:
-            ev = bench_evidence(bench)
-            return [ev] if ev else []
-    return []

@@ -14,11 +14,31 @@ from typing import Any
 from aorta.gate.causes import find_causes
 from aorta.gate.kernel_diff import kernel_diff, stream_change
 from aorta.gate.machines import aorta_machine
-from aorta.gate.run_evidence import side_evidence
-from aorta.gate.samples import DEVICE_TIME
+from aorta.gate.run_evidence import EVIDENCE_KEY, bench_evidence
+from aorta.gate.samples import DEVICE_TIME, stored_runs
 from aorta.gate.verdict import FASTER, SLOWER, Verdict
 
 MOVED = (SLOWER, FASTER)
+
+
+def side_evidence(doc: Mapping, fullname: str) -> list[dict]:
+    """One side's evidence for a benchmark, a dict per run that kept some: from the stored runs of a baseline
+    or multi-run candidate, else (a plain run file, or runs saved before evidence was kept) from the
+    document's own benchmark entry."""
+    held = [
+        e[EVIDENCE_KEY][fullname]
+        for e in stored_runs(doc)
+        if isinstance(e, Mapping)
+        and isinstance(e.get(EVIDENCE_KEY), Mapping)
+        and isinstance(e[EVIDENCE_KEY].get(fullname), Mapping)
+    ]
+    if held:
+        return held
+    for bench in doc.get("benchmarks", ()):
+        if bench.get("fullname") == fullname:
+            ev = bench_evidence(bench)
+            return [ev] if ev else []
+    return []
 
 
 def _direction(verdicts: Sequence[Verdict]) -> str:
