@@ -64,5 +64,5 @@ def why_lines(why: Mapping, indent: str = "    ") -> list[str]:
 def why_markdown(name: str, why: Mapping) -> str:
     """One ``<details>`` block per moved benchmark."""
     causes = ", ".join(f"`{c['cause']}`" for c in why.get("causes") or ()) or "none"
-    body = "\n".join(line.strip() for line in why_lines(why, indent=""))
+    body = "\n".join(why_lines(why, indent=""))
     return f"<details><summary>why {name} is {why.get('outcome')}: {causes}</summary>\n\n```\n{body}\n```\n\n</details>\n"
