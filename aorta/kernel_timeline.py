@@ -60,6 +60,8 @@ class DeviceOp:
     start_us: float
     end_us: float
     category: str = "kernel"
+    grid: tuple[int, ...] | None = None  # launch grid and block, where the profiler records them (args)
+    block: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -250,6 +252,8 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
                 start,
                 start + float(ev.get("dur", 0.0)),
                 cat,
+                launch_dims(args.get("grid")),
+                launch_dims(args.get("block")),
             )
             corr = args.get("correlation")
             device.append((int(corr) if corr is not None else None, op))
@@ -296,6 +300,13 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
     return [rounds[n] for n in sorted(rounds)]
 
 
+def launch_dims(value) -> tuple[int, ...] | None:
+    """A launch's ``grid`` / ``block`` arg (``[x, y, z]``) as a tuple, or None where absent or malformed."""
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, int) for v in value):
+        return tuple(value)
+    return None
+
+
 def trim_trace(trace: Mapping | Sequence) -> dict:
     """Only the events and fields ``parse_rounds`` reads (to store small recorded traces for tests)."""
     keep = []
@@ -311,7 +322,7 @@ def trim_trace(trace: Mapping | Sequence) -> dict:
         elif cat in LAUNCH_CATEGORIES and "correlation" in args:
             small_args = {"correlation": args["correlation"]}
         elif cat in DEVICE_CATEGORIES:
-            small_args = {k: args[k] for k in ("stream", "correlation") if k in args}
+            small_args = {k: args[k] for k in ("stream", "correlation", "grid", "block") if k in args}
         else:
             continue
         keep.append(

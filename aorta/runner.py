@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from aorta import kernel_timeline, run_mode, slowdown, stats, stream_work
+from aorta import kernel_summary, kernel_timeline, run_mode, slowdown, stats, stream_work
 from aorta.launch_log import LaunchLog
 from aorta.record import BenchRecord
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
@@ -240,6 +240,8 @@ def run_workload(
         details["test_slowdown"] = test_slowdown
         details["test_slowdown_info"] = slowdown_info
     kernel = _kernel_figures(traced, per_iter, no_intervals, unavailable)
+    if traced is not None and no_intervals is None:  # which kernels ran: the gate's kernel diff reads it
+        kernel["kernel_summary"] = kernel_summary.summarize(traced.kernel_rounds, traced.iterations_per_round)
     if labelled is not None:
         kernel["labelled_pass"] = _labelled_pass_info(labelled)
     notes = kernel.pop("reading_notes")

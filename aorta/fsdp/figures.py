@@ -138,7 +138,12 @@ def build_result(
                 "stream_busy_ms"
             ),  # rank 0, per device stream, over the profiled window
             "streams_with_work": len(lead["stream_busy_ms"]) if lead.get("stream_busy_ms") else None,
-            "per_rank": [{k: v for k, v in r.items() if k != "timeline"} for r in ranks],
+            "kernel_summary": lead.get(
+                "kernel_summary"
+            ),  # rank 0's kernels per step (aorta/kernel_summary.py)
+            "per_rank": [
+                {k: v for k, v in r.items() if k not in ("timeline", "kernel_summary")} for r in ranks
+            ],
             "config": dict(config),
         },
     ).add(*metrics)

@@ -7,6 +7,7 @@ import gc
 from dataclasses import asdict
 from pathlib import Path
 
+from aorta import kernel_summary
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.config import FsdpSuiteConfig
 from aorta.fsdp.distributed import DistEnv
@@ -55,6 +56,7 @@ def _run(
     timeline: dict | None = None
     slowdown, slowdown_reason = None, None
     segments: dict = {}
+    kernels: dict | None = None
     if not cfg.profiling.enabled:
         overlap_reason = "profiling.enabled is false"
     else:
@@ -71,6 +73,13 @@ def _run(
             )
             segments = ta.timeline_segments(window.kernels)
             segments["stream_busy_ms"] = ta.stream_busy_ms(window.kernels)
+            kernels = kernel_summary.summarize_launches(  # which kernels ran: the gate's kernel diff reads it
+                [
+                    kernel_summary.Launch(k.name, k.dur_us, k.stream, "kernel", k.grid, k.block, k.collective)
+                    for k in window.kernels
+                ],
+                max(window.steps, 1),
+            )
         else:
             overlap_reason = window.reason
         ref_path = trace_path.with_name(f"{scenario.id}_compute_reference.pt.trace.json") if on else None
@@ -108,6 +117,7 @@ def _run(
         "compute_slowdown_ratio": slowdown,
         "slowdown_reason": slowdown_reason,
         "stream_busy_ms": segments.get("stream_busy_ms"),  # per device stream over the profiled window
+        "kernel_summary": kernels,  # per normalised kernel name, per step (aorta/kernel_summary.py)
         "trace_file": window.trace_file if window else None,
         "trace_note": window.trace_note if window else None,
         "host_enqueue_ms": [r.host_enqueue_ms for r in run.rounds],

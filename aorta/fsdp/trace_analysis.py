@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aorta import overlap
+from aorta.kernel_timeline import launch_dims
 from aorta.trace_events import (
     COMM_KINDS,
     COMPUTE,
@@ -106,6 +107,8 @@ class KernelEvent:
     correlation: int | None = (
         None  # the profiler's correlation id (kernel <-> launch), rising in launch order
     )
+    grid: tuple[int, ...] | None = None  # launch grid and block, where the profiler records them (args)
+    block: tuple[int, ...] | None = None
 
     @property
     def kind(self) -> str:
@@ -151,6 +154,8 @@ def kernel_from_args(
         process_group=str(pg) if pg not in (None, "") else None,
         launch_us=launch_us,
         correlation=correlation,
+        grid=launch_dims(args.get("grid")),
+        block=launch_dims(args.get("block")),
     )
 
 

@@ -36,6 +36,7 @@ from aorta.gate.verdict import (
     control_false_alarms,
     decide,
 )
+from aorta.gate.why import explain
 from aorta.record import record_of
 
 __all__ = ["DEVICE_TIME", "aorta_machine", "device_samples_ms", "figures", "machine_label", "metric_samples"]
@@ -215,6 +216,8 @@ class Comparison:
     ref_runs: int = 1  # fresh-process runs the baseline holds
     cand_runs: int = 1  # fresh-process runs of the candidate (confirmation runs not counted)
     settings: GateSettings = field(default_factory=lambda: GateSettings())
+    # per moved benchmark: its kernel diff and causes (aorta/gate/why.py)
+    why: dict[str, dict] = field(default_factory=dict)
 
     @property
     def refused(self) -> bool:
@@ -318,6 +321,7 @@ def compare_runs(
             benchmark_verdicts(name, ref_by_name[name], cand_by_name[name], settings, ref_runs, cand_runs)
         )
     comp.verdicts = control_false_alarms(comp.verdicts, settings.alpha)
+    comp.why = explain(comp.verdicts, ref, cand, extra_runs)
     return comp
 
 

@@ -14,6 +14,7 @@ from aorta.gate.compare import (
     Comparison,
 )
 from aorta.gate.verdict import NOT_GATEABLE, SAME
+from aorta.gate.why_text import why_lines, why_markdown
 from aorta.table import format_table
 
 VERDICT_SCHEMA = 2  # 2: run-level verdicts (interval, MDE, runs used, not gateable)
@@ -146,6 +147,8 @@ def terminal_lines(comp: Comparison, *, verbose: bool = False) -> list[str]:
         lines.append(f"({hidden} SAME verdict(s) not shown; -v shows all)")
     for v in shown(comp, all_rows=verbose):
         lines.append(f"  {short_name(v.benchmark)} [{v.metric}]: {v.outcome}: {v.reason}")
+    for name, why in comp.why.items():
+        lines += [f"  why {short_name(name)} is {why['outcome']}:", *why_lines(why)]
     ng = not_gateable_lines(comp)
     if ng:
         lines.append(f"not gateable on this machine ({len(ng)}): reported, never SLOWER or FASTER")
@@ -182,6 +185,7 @@ def markdown(comps: Sequence[Comparison]) -> str:
             for row, why in zip(rows, reasons):
                 out.append("| " + " | ".join(c.replace("|", "\\|") for c in [*row, why]) + " |")
             out.append("")
+            out += [why_markdown(f"`{short_name(n)}`", why) for n, why in comp.why.items()]
         elif comp.nothing_compared:
             out.append(f"**{NOTHING_COMPARED}**: no benchmark of this run is in the baseline.\n")
         else:
@@ -249,6 +253,7 @@ def verdict_document(comps: Sequence[Comparison], exit_code: int) -> dict:
                     for v in c.not_gateable()
                 ],
                 "verdicts": [v.as_dict() for v in c.verdicts],
+                "why": c.why,
             }
             for c in comps
         ],

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aorta.gate.machines import aorta_machine
+from aorta.gate.run_evidence import EVIDENCE_KEY, run_evidence
 from aorta.metric import Metric
 from aorta.record import RecordError, record_of
 
@@ -83,6 +84,8 @@ def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> 
             b["fullname"]: {name: samples for name, (_, _, samples) in figures(b).items()}
             for b in run.get("benchmarks", ())
         },
+        # what explains a verdict: kernels, host enqueue, throttling (aorta/gate/run_evidence.py)
+        EVIDENCE_KEY: run_evidence(run),
     }
 
 

@@ -11,6 +11,7 @@ import html
 import math
 from pathlib import Path
 
+from aorta.gate.why_text import why_lines
 from aorta.rank_breakdown import BREAKDOWN, LABELS
 from aorta.report.verdicts import by_benchmark_metric
 
@@ -110,6 +111,7 @@ def _verdicts_section(summary: dict, note: str) -> str:
 
     head = ["benchmark", "metric", "verdict", "change", "p", "reason"]
     out = "<h2>Verdicts</h2>" + lead + _table(head, [row(v) for v in shown])
+    out += _why_blocks(shown)
     same = [v for v in ordered if str(v["verdict"]).upper() == "SAME"]
     if same:
         out += (
@@ -118,6 +120,22 @@ def _verdicts_section(summary: dict, note: str) -> str:
             + "</details>"
         )
     return out
+
+
+def _why_blocks(verdicts: list) -> str:
+    """Per moved benchmark, the gate's kernel diff and causes (aorta/gate/why.py), once per benchmark."""
+    seen, out = set(), []
+    for v in verdicts:
+        why = v.get("why")
+        if not isinstance(why, dict) or v["benchmark"] in seen:
+            continue
+        seen.add(v["benchmark"])
+        causes = ", ".join(str(c.get("cause")) for c in why.get("causes") or ()) or "none"
+        out.append(
+            f"<details><summary>why {_e(v['benchmark'])} is {_e(why.get('outcome'))}: {_e(causes)}</summary>"
+            f"<pre>{_e(chr(10).join(why_lines(why, indent='')))}</pre></details>"
+        )
+    return "".join(out)
 
 
 def _changes_section(summary: dict, top: int = 20) -> str:

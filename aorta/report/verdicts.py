@@ -12,7 +12,19 @@ from pathlib import Path
 
 from aorta.report.errors import ReportInputError
 
-KEYS = ("benchmark", "metric", "verdict", "change_ratio", "p_value", "reason")
+KEYS = ("benchmark", "metric", "verdict", "change_ratio", "p_value", "reason", "why")
+MOVED = ("SLOWER", "FASTER")  # the verdicts the gate explains (kernel diff and causes, aorta/gate/why.py)
+
+
+def _with_why(verdicts: list, why) -> list:
+    """Each moved verdict with its benchmark's "why" from the gate, where the gate gave one."""
+    why = why if isinstance(why, dict) else {}
+    return [
+        {**v, "why": why.get(v.get("benchmark"))}
+        if isinstance(v, dict) and str(v.get("outcome", v.get("verdict"))).upper() in MOVED
+        else v
+        for v in verdicts
+    ]
 
 
 def normalise(items, source: str) -> list[dict]:
@@ -39,7 +51,12 @@ def load_verdict_file(path: str | Path) -> list[dict]:
     except json.JSONDecodeError as exc:
         raise ReportInputError(f"--verdicts {p}: not JSON (line {exc.lineno}: {exc.msg})") from None
     if isinstance(doc, dict) and isinstance(doc.get("comparisons"), list):
-        doc = [v for c in doc["comparisons"] if isinstance(c, dict) for v in (c.get("verdicts") or [])]
+        doc = [
+            v
+            for c in doc["comparisons"]
+            if isinstance(c, dict)
+            for v in _with_why(c.get("verdicts") or [], c.get("why"))
+        ]
     elif isinstance(doc, dict):
         doc = doc.get("verdicts")
     return normalise(doc, f"--verdicts {p}")
@@ -62,7 +79,8 @@ def gate_verdicts(
         raise ReportInputError(str(exc)) from None
     if comp.refused:
         return None, f"the gate refused to compare these runs: {comp.mismatch}"
-    return normalise([v.as_dict() for v in comp.verdicts], "aorta.gate"), f"gate: {comp.summary()}"
+    verdicts = _with_why([v.as_dict() for v in comp.verdicts], comp.why)
+    return normalise(verdicts, "aorta.gate"), f"gate: {comp.summary()}"
 
 
 def by_benchmark_metric(verdicts: list[dict] | None) -> dict[tuple[str, str], str]:

@@ -110,6 +110,7 @@ def prepare(args: argparse.Namespace, environ) -> tuple[Path, dict, list[Cell], 
 def run_sweep_command(args: argparse.Namespace) -> int:
     import os
 
+    from aorta.sweep.knob_check import check_knobs
     from aorta.sweep.runner import run_sweep
 
     try:
@@ -123,7 +124,9 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         mf.write_manifest(folder, doc)
-        return run_sweep(folder, doc, cells, cmd, force=args.force, timeout_s=args.cell_timeout)
+        code = run_sweep(folder, doc, cells, cmd, force=args.force, timeout_s=args.cell_timeout)
+        check_knobs(folder, doc)  # per cell: evidence from its run that each setting took effect
+        return code
     except KeyboardInterrupt:
         print(
             f"aorta sweep: interrupted; the manifest records every cell so far: {folder / mf.MANIFEST}",

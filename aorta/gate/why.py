@@ -1,0 +1,83 @@
+"""Why each moved benchmark moved: its kernel diff, stream figures and causes (pure: no torch).
+
+For every benchmark with a SLOWER or FASTER verdict, from both sides' run evidence
+(aorta/gate/run_evidence.py): the kernel diff (aorta/gate/kernel_diff.py), the concurrency and per-stream
+busy change, and the named causes with their evidence (aorta/gate/causes.py). The direction is device
+time's verdict where it moved, else the first figure's that did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from aorta.gate.causes import find_causes
+from aorta.gate.kernel_diff import kernel_diff, stream_change
+from aorta.gate.machines import aorta_machine
+from aorta.gate.run_evidence import EVIDENCE_KEY, bench_evidence
+from aorta.gate.samples import DEVICE_TIME, stored_runs
+from aorta.gate.verdict import FASTER, SLOWER, Verdict
+
+MOVED = (SLOWER, FASTER)
+
+
+def side_evidence(doc: Mapping, fullname: str) -> list[dict]:
+    """One side's evidence for a benchmark, a dict per run that kept some: from the stored runs of a baseline
+    or multi-run candidate, else (a plain run file, or runs saved before evidence was kept) from the
+    document's own benchmark entry."""
+    held = [
+        e[EVIDENCE_KEY][fullname]
+        for e in stored_runs(doc)
+        if isinstance(e, Mapping)
+        and isinstance(e.get(EVIDENCE_KEY), Mapping)
+        and isinstance(e[EVIDENCE_KEY].get(fullname), Mapping)
+    ]
+    if held:
+        return held
+    for bench in doc.get("benchmarks", ()):
+        if bench.get("fullname") == fullname:
+            ev = bench_evidence(bench)
+            return [ev] if ev else []
+    return []
+
+
+def _direction(verdicts: Sequence[Verdict]) -> str:
+    for v in verdicts:
+        if v.metric == DEVICE_TIME:
+            return v.outcome
+    return verdicts[0].outcome
+
+
+def explain(
+    verdicts: Sequence[Verdict], ref: Mapping, cand: Mapping, extra_runs: Sequence[Mapping] = ()
+) -> dict[str, dict[str, Any]]:
+    """``{benchmark: {"outcome", "figures", "kernels", "streams", "causes"}}`` for each moved benchmark."""
+    moved: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        if v.outcome in MOVED:
+            moved.setdefault(v.benchmark, []).append(v)
+    out = {}
+    for name, vs in moved.items():
+        outcome = _direction(vs)
+        ref_ev = side_evidence(ref, name)
+        cand_ev = side_evidence(cand, name) + [e for doc in extra_runs for e in side_evidence(doc, name)]
+        diff = kernel_diff(
+            [e["kernels"] for e in ref_ev if "kernels" in e],
+            [e["kernels"] for e in cand_ev if "kernels" in e],
+            slower=outcome == SLOWER,
+        )
+        out[name] = {
+            "outcome": outcome,
+            "figures": [v.metric for v in vs],
+            "kernels": diff,
+            "streams": stream_change(ref_ev, cand_ev),
+            "causes": find_causes(
+                ref_ev,
+                cand_ev,
+                diff,
+                slower=outcome == SLOWER,
+                ref_machine=aorta_machine(ref),
+                cand_machine=aorta_machine(cand),
+            ),
+        }
+    return out
