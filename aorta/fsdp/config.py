@@ -34,6 +34,9 @@ CHOICES = {  # (section, key) -> the values allowed, named when a value of the w
 }
 
 
+MAX_COMM_BALLAST = 8.0  # --aorta-test-comm-ballast: at most 8x each block's all-gather bytes
+
+
 class ConfigError(ValueError):
     """A bad configuration key or value; the message names the key, the value and what is allowed."""
 
@@ -142,12 +145,21 @@ class FsdpConfig:
     ddp_bucket_cap_mb: int = 25  # ddp scenario: DistributedDataParallel(bucket_cap_mb=...)
     stress_all_reduce_numel: int = 1 << 20  # comm_stress: one extra all-reduce of this many fp32 per block
     stress_copy_numel: int = 1 << 22  # comm_stress: device->host copy of this many fp32 per step
+    # For proving the gate only (--aorta-test-comm-ballast): each FSDP block carries a frozen parameter of
+    # this many times its own parameter count, which every all-gather of the block moves and nothing reads
+    # (aorta/fsdp/ballast.py). 0: none.
+    test_comm_ballast: float = 0.0
 
     def __post_init__(self) -> None:
         _choice(self, "param_dtype", DTYPE_NAMES)
         _choice(self, "reduce_dtype", DTYPE_NAMES)
         for name in ("prefetch_blocks", "ddp_bucket_cap_mb", "stress_all_reduce_numel", "stress_copy_numel"):
             _at_least(self, name, 1)
+        if not 0.0 <= self.test_comm_ballast <= MAX_COMM_BALLAST:
+            raise ConfigError(
+                f"{self.SECTION}.test_comm_ballast={self.test_comm_ballast!r}: allowed 0 (none) to "
+                f"{MAX_COMM_BALLAST:g} times each block's parameters"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -109,6 +109,7 @@ def build_result(
             lead.get("slowdown_reason") or "no compute-only reference on every rank"
         )
 
+    details_extra = _ballast_details(lead.get("comm_ballast"), unavailable)
     record = BenchRecord(
         workload=f"fsdp_{scenario['id']}",
         backend=backend,
@@ -133,6 +134,7 @@ def build_result(
             "step_ms_is": "slowest rank per round",
             "samples_per_step": samples_per_step,
             "tokens_per_step": samples_per_step * seq_len,
+            **details_extra,
             **kernel_details,
             "stream_busy_ms": lead.get(
                 "stream_busy_ms"
@@ -180,3 +182,15 @@ def reading_notes(values: Mapping[str, float | None], host_enqueue_ms: Sequence[
             "kernel-timestamp figures describe the slower steps"
         )
     return notes
+
+
+def _ballast_details(info: Mapping | None, unavailable: dict) -> dict:
+    """A run with communication ballast (``--aorta-test-comm-ballast``) is marked as a deliberate slowdown,
+    as ``--aorta-test-slowdown`` marks its own, so the gate says so and no baseline takes it; where the
+    scenario cannot carry it (DDP), the record says why and nothing is marked."""
+    if not info:
+        return {}
+    if "unavailable" in info:
+        unavailable["test_comm_ballast"] = info["unavailable"]
+        return {}
+    return {"test_slowdown": info["ratio"], "test_slowdown_info": dict(info)}

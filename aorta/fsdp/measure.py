@@ -121,6 +121,7 @@ def _run(
         "trace_file": window.trace_file if window else None,
         "trace_note": window.trace_note if window else None,
         "host_enqueue_ms": [r.host_enqueue_ms for r in run.rounds],
+        "comm_ballast": trainer.ballast_info,  # --aorta-test-comm-ballast: what was added, or why not
         "warnings": list(env.warnings),
     }
     records.append(

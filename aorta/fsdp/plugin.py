@@ -89,11 +89,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"process-group and rank-agreement timeout (default {DEFAULT_TIMEOUT_S:g})",
     )
     g.addoption(
+        "--aorta-test-comm-ballast",
+        type=_parse_ballast,
+        default=None,
+        metavar="RATIO",
+        help="for proving the gate only: each FSDP block carries a frozen parameter of RATIO times its own, "
+        "so every all-gather moves 1+RATIO times its bytes (communication slower, compute unchanged); "
+        "recorded as a deliberate slowdown, never saved as a baseline; the configuration key "
+        "fsdp.test_comm_ballast",
+    )
+    g.addoption(
         "--aorta-artifacts",
         default="artifacts",
         metavar="DIR",
         help="where per-rank JSONL metrics and profiler traces go (default ./artifacts)",
     )
+
+
+def _parse_ballast(text: str) -> float:
+    from aorta.fsdp.config import MAX_COMM_BALLAST
+    from aorta.gate.compare import parse_positive_ratio
+
+    try:
+        value = parse_positive_ratio("--aorta-test-comm-ballast", text, "e.g. 0.5")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value > MAX_COMM_BALLAST:
+        raise argparse.ArgumentTypeError(
+            f"--aorta-test-comm-ballast={text!r}: out of range; allowed more than 0 and at most "
+            f"{MAX_COMM_BALLAST:g} (times each block's parameters)"
+        )
+    return value
 
 
 def _launch():
@@ -116,7 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         cfg = load_config(
             config.getoption("aorta_config"),
-            _step_overrides(opts) + config.getoption("aorta_override"),
+            _step_overrides(opts) + _ballast_override(config) + config.getoption("aorta_override"),
             smoke=opts.resolved_size == "smoke",
         )
     except ConfigError as exc:
@@ -136,6 +162,11 @@ def _step_overrides(opts) -> list[str]:
     if opts.warmup_given:
         out.append(f"training.warmup_steps={opts.warmup}")
     return out
+
+
+def _ballast_override(config: pytest.Config) -> list[str]:
+    ratio = config.getoption("aorta_test_comm_ballast")
+    return [] if ratio is None else [f"fsdp.test_comm_ballast={ratio!r}"]
 
 
 def _results_on_rank_0_only(config: pytest.Config) -> None:
@@ -370,6 +401,11 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
 
     def run(scenario):
         env = dist_env
+        if request.config.getoption("aorta_test_slowdown", None):
+            pytest.skip(
+                "--aorta-test-slowdown adds device work to the hardware-queue benchmarks only; an FSDP "
+                "scenario proves the gate with --aorta-test-comm-ballast RATIO"
+            )
         try:
             result, records = run_rank(scenario, fsdp_config, env, state.artifacts)
         except ScenarioUnavailable as exc:

@@ -18,6 +18,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+from aorta.fsdp import ballast
 from aorta.fsdp.config import FsdpSuiteConfig
 from aorta.fsdp.distributed import DistEnv
 from aorta.fsdp.model import RankingTransformer, build_model, loss_fn, make_batches
@@ -78,6 +79,9 @@ class Trainer:
         self.compute_dtype = torch.float32 if scenario.fp32 else TORCH_DTYPES[cfg.fsdp.param_dtype]
         self.micro_batches = cfg.training.grad_accum_steps if scenario.grad_accum else 1
         self.log: list[StepLog] = []
+        self.ballast_info: dict | None = (
+            None  # --aorta-test-comm-ballast: what was added (aorta/fsdp/ballast.py)
+        )
         self._step = 0
         self._micro = 0
 
@@ -111,7 +115,10 @@ class Trainer:
 
     def _wrap(self, model: RankingTransformer) -> nn.Module:
         s = self.scenario
+        ratio = self.cfg.fsdp.test_comm_ballast
         if s.wrapper == "ddp":
+            if ratio > 0:
+                self.ballast_info = {"unavailable": ballast.DDP_REASON}
             ids = [self.env.device.index] if self.env.device.is_gpu else None
             return DDP(model, device_ids=ids, bucket_cap_mb=self.cfg.fsdp.ddp_bucket_cap_mb)
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
@@ -123,9 +130,14 @@ class Trainer:
                 param_dtype=TORCH_DTYPES[self.cfg.fsdp.param_dtype],
                 reduce_dtype=TORCH_DTYPES[self.cfg.fsdp.reduce_dtype],
             )
+        added = None
+        if ratio > 0:  # before sharding: FSDP then shards and all-gathers it with each block's parameters
+            added = ballast.add_ballast(model.blocks, ratio)
         for block in model.blocks:
             fully_shard(block, mp_policy=mp, reshard_after_forward=s.reshard_after_forward)
         fully_shard(model, mp_policy=mp, reshard_after_forward=s.reshard_after_forward)
+        if added is not None:
+            self.ballast_info = {**added, "all_gathered": ballast.ballast_is_sharded(model.blocks)}
         if s.explicit_prefetch:
             blocks = [cast("FSDPModule", b) for b in model.blocks]  # sharded in place above
             k = self.cfg.fsdp.prefetch_blocks

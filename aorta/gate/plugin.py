@@ -442,6 +442,11 @@ def pytest_configure(config: pytest.Config) -> None:
             "--aorta-save-baseline with --aorta-test-slowdown: a run slowed on purpose "
             "can never be saved as a baseline"
         )
+    if opts.save_name and config.getoption("aorta_test_comm_ballast", None):
+        raise pytest.UsageError(
+            "--aorta-save-baseline with --aorta-test-comm-ballast: a run slowed on purpose "
+            "can never be saved as a baseline"
+        )
     if opts.replace_baseline and not opts.save_name:
         raise pytest.UsageError("--aorta-replace-baseline needs --aorta-save-baseline NAME")
     if opts.confirm and not opts.compare_ref:

@@ -67,7 +67,7 @@ def header_lines(comp: Comparison) -> list[str]:
         )
     if comp.test_slowdown:
         lines.append(
-            f"TEST SLOWDOWN ACTIVE in this run (deliberate extra device work, not a real result): "
+            f"TEST SLOWDOWN ACTIVE in this run (deliberate extra device or communication work, not a real result): "
             f"{len(comp.test_slowdown)} benchmark(s) at {sorted(set(comp.test_slowdown.values()))}"
         )
     return lines
@@ -172,7 +172,9 @@ def markdown(comps: Sequence[Comparison]) -> str:
         if comp.env:
             out.append("- env differs: " + ", ".join(f"`{k}` {_v(a)} → {_v(b)}" for k, a, b in comp.env))
         if comp.test_slowdown:
-            out.append("- **test slowdown active**: deliberate extra device work, not a real result")
+            out.append(
+                "- **test slowdown active**: deliberate extra device or communication work, not a real result"
+            )
         out.append(f"- verdict: **{comp.summary()}** (exit {comp.exit_code})\n")
         if comp.refused:
             out.append(f"Refused: {comp.mismatch}.\n")
