@@ -11,8 +11,9 @@ line) and runs each through ``aorta compare`` (the gate's own command, the same 
   candidate ``--cand-runs`` runs, windows that do not overlap within a pool where the pool allows; a pool
   with base + cand runs also gives a pair within itself. Pairs formed from the same pools share runs, so
   they are not independent trials: the table says which runs each used.
-* each slowdown pool (runs with ``--aorta-test-slowdown``) against a baseline of each A/A pool (the one on
-  the slowdown's machine first, where there is one).
+* each slowdown pool (runs with ``--aorta-test-slowdown`` or ``--aorta-test-comm-ballast``) and each change
+  pool (runs with a setting changed on purpose, ``AORTA_POOL_ENV``; compared with ``--allow-env-diff '*'``)
+  against a baseline of each A/A pool (the one on the pool's machine first, where there is one).
 
 It prints: each compare's exit code and verdict counts; per benchmark, device time's change and verdict in
 each compare with the MDE the gate found; the summary (A/A SLOWER, benchmarks with a gateable device-time
@@ -91,10 +92,42 @@ def _windows(files: list[Path], size: int) -> list[list[Path]]:
     return wins
 
 
-def _compare(out: Path, label: str, base: list[Path], cand: list[Path]) -> dict:
+def _kind(pool: Path, files: list[Path]) -> str:
+    """``aa``, ``slowdown`` or ``change``: the pool's kind.txt (gate_pool.sh), else from the runs' records."""
+    kind = pool / "kind.txt"
+    if kind.is_file() and kind.read_text().split():
+        return kind.read_text().split()[0]
+    return "slowdown" if deliberate_slowdowns(json.loads(files[0].read_text())) else "aa"
+
+
+def _what(pool: Path, files: list[Path]) -> tuple[str, str]:
+    """(kind, the row's label): the slowdown's size or ballast, or the change's settings."""
+    kind = _kind(pool, files)
+    if kind == "change":
+        return kind, "change: " + " ".join((pool / "kind.txt").read_text().split()[1:])
+    first = json.loads(files[0].read_text())
+    level = deliberate_slowdowns(first)
+    ballast = any(
+        (b.get("extra_info") or {}).get("test_slowdown_info", {}).get("kind") == "comm_ballast"
+        for b in first.get("benchmarks", ())
+    )
+    size = max(level.values()) if level else 0
+    return kind, (f"comm ballast {size:g}" if ballast else f"{size * 100:g}% slowdown")
+
+
+def _compare(out: Path, label: str, base: list[Path], cand: list[Path], extra: list[str] = ()) -> dict:
     ref = _combine(base, out / f"{label}.ref.json")
     vj = out / f"{label}.verdict.json"
-    cmd = [sys.executable, "-m", "aorta", "compare", str(ref), *map(str, cand), f"--verdict-json={vj}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "aorta",
+        "compare",
+        str(ref),
+        *map(str, cand),
+        f"--verdict-json={vj}",
+        *extra,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     (out / f"{label}.log").write_text(proc.stdout + proc.stderr)
     ref.unlink()
@@ -112,10 +145,8 @@ def judge(out: Path, pools: list[Path], base_n: int, cand_n: int, max_pairs: int
     aa, slow = {}, {}
     for pool in pools:
         files = _runs(pool)
-        if not files:
-            continue
-        first = json.loads(files[0].read_text())
-        (slow if deliberate_slowdowns(first) else aa)[pool] = files
+        if files:
+            (aa if _kind(pool, files) == "aa" else slow)[pool] = files
     compares = []
     pairs = []
     for x, y in [(x, y) for x in aa for y in aa]:
@@ -141,15 +172,16 @@ def judge(out: Path, pools: list[Path], base_n: int, cand_n: int, max_pairs: int
         doc["_machines"] = (_machine(x), _machine(y))
         compares.append(("A/A", doc))
     for s, files in slow.items():  # against each A/A pool, the one on the slowdown's machine first
-        level = deliberate_slowdowns(json.loads(files[0].read_text()))
-        pct = max(level.values()) if level else 0
+        kind, what = _what(s, files)
         for src in sorted(aa, key=lambda p: _machine(p) != _machine(s)):
             if len(aa[src]) < base_n:
                 continue
-            doc = _compare(out, f"slow{pct * 100:g}_{src.name}_{s.name}", aa[src][:base_n], files[:cand_n])
+            allow = ["--allow-env-diff=*"] if kind == "change" else []
+            doc = _compare(out, f"{kind}_{src.name}_{s.name}", aa[src][:base_n], files[:cand_n], allow)
             doc["_machines"] = (_machine(src), _machine(s))
-            compares.append((f"{pct * 100:g}% slowdown", doc))
+            compares.append((what, doc))
     _tables(compares)
+    _few_benchmark_lines(compares)
     _projection(list(aa.values()) + list(slow.values()))
     return 0
 
@@ -196,6 +228,19 @@ def _projection(pools: list[list[Path]], base_n: int = 6, cand_n: int = 3) -> No
 
 def _verdicts(doc: dict) -> list[dict]:
     return doc["comparisons"][0]["verdicts"]
+
+
+def _few_benchmark_lines(compares: list[tuple[str, dict]]) -> None:
+    """Where a compare judges few benchmarks (the FSDP baseline scenario), every figure's verdict."""
+    for kind, d in compares:
+        vs = _verdicts(d)
+        if len({v["benchmark"] for v in vs}) > 3:
+            continue
+        print(f"{d['_label']} ({kind}, exit {d['exit_code']}):")
+        for v in vs:
+            mde = "-" if v.get("mde") is None else f"{v['mde'] * 100:.1f}%"
+            ch = "-" if v.get("change_ratio") is None else f"{v['change_ratio'] * 100:+.1f}%"
+            print(f"  {v['benchmark'].split('::')[-1]} {v['metric']}: {v['outcome']} {ch} (MDE {mde})")
 
 
 def _tables(compares: list[tuple[str, dict]]) -> None:
