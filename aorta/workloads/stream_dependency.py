@@ -151,8 +151,11 @@ class StreamDependency(Workload):
 
     def result(self):
         """Every kernel's output, once the waits the pattern requires were all issued (else the check fails)."""
-        if self._stepped:
-            failure = deps.dependency_failure(self.plan, self._issued)
+        if self._stepped:  # against the pattern built anew: a plan edited after set-up cannot excuse itself
+            required = deps.plan_for(
+                self.pattern, self.n_streams, self.kernels, self.cfg["levels"], self.dependencies
+            )
+            failure = deps.dependency_failure(required, self._issued)
             if failure is not None:
                 raise WorkloadCheckError(f"{self.spec.name}: {failure}")
         return self.out
