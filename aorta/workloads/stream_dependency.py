@@ -68,7 +68,9 @@ class StreamDependency(Workload):
         if not 0 <= self.extra_hops <= MAX_EXTRA_HOPS:
             raise ValueError(f"{name}: extra_hops must be 0 to {MAX_EXTRA_HOPS}, got {self.extra_hops}")
         if self.extra_hops and self.dependencies == "none":
-            raise ValueError(f"{name}: extra_hops={self.extra_hops} needs dependencies='events' (none to relay)")
+            raise ValueError(
+                f"{name}: extra_hops={self.extra_hops} needs dependencies='events' (none to relay)"
+            )
         cfg = self.sized(SIZES)
         for param in ("kernels", "levels"):
             if cfg[param] < 1:
@@ -77,7 +79,9 @@ class StreamDependency(Workload):
         # Issue order is the dependency order: a kernel can only wait on an event already recorded, so breadth
         # and depth issue the same launches (the record keeps the order asked for).
         self.kernels = deps.chain_kernels(self.n_streams, cfg["kernels"])
-        self.plan = deps.plan_for(self.pattern, self.n_streams, self.kernels, cfg["levels"], self.dependencies)
+        self.plan = deps.plan_for(
+            self.pattern, self.n_streams, self.kernels, cfg["levels"], self.dependencies
+        )
         self.dependent = deps.dependent_kernels(self.pattern, self.kernels, cfg["levels"])
 
     # ------------------------------------------------------------------------------ set-up
@@ -141,7 +145,8 @@ class StreamDependency(Workload):
         event = self.device.record_event(stream)
         for hop in range(self.extra_hops):
             relay = rec.stream(self.n_streams + hop)
-            self.device.wait_event(relay, event)  # the relay stream waits for the producer (or the relay before)
+            # the relay stream waits for the producer (or the relay before it), then stands in for it
+            self.device.wait_event(relay, event)
             event = self.device.record_event(relay)
         return event
 

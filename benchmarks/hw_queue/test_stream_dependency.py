@@ -12,5 +12,7 @@ def test_stream_dependency(hw_queue, streams, pattern, mode, extra_deps):
     # its reference is the chain on one stream (stream order); a fan's is stream 0's root, fan and join, so its
     # reference keeps the streams (the fan kernels of the other streams off the critical path).
     ref_streams = 1 if pattern == "chain" else streams
-    ref = hw_queue(StreamDependency, ref_streams, pattern=pattern, mode=mode, dependencies="none", record=False)
+    ref = hw_queue(
+        StreamDependency, ref_streams, pattern=pattern, mode=mode, dependencies="none", record=False
+    )
     hw_queue(StreamDependency, streams, pattern=pattern, mode=mode, extra_hops=extra_deps, reference=ref)

@@ -1,0 +1,322 @@
+"""stream_dependency: its patterns and figures (pure, known answers), its dependency check, and runs on the CPU."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aorta import stream_dependencies as deps
+from aorta.metric import Metric
+from aorta.options import parse_extra_deps
+from aorta.runner import check_against_one_stream, run_workload
+from aorta.timing import TimingPlan
+from aorta.workload import WorkloadCheckError
+from aorta.workloads.stream_dependency import StreamDependency
+
+REPO = Path(__file__).resolve().parents[1]
+PLAN = TimingPlan(warmup_rounds=0, rounds=3, iterations_per_round=1)  # the `cpu` fixture: tests/conftest.py
+
+
+# ------------------------------------------------------------------------------------ the patterns (pure)
+def test_chain_puts_kernel_j_on_stream_j_mod_n_waiting_on_the_one_before():
+    plan = deps.chain_plan(3, 7)
+    assert [k.stream for k in plan] == [0, 1, 2, 0, 1, 2, 0]
+    assert [k.waits for k in plan] == [(), (0,), (1,), (2,), (3,), (4,), (5,)]
+    assert {k.role for k in plan} == {"chain"}
+    assert all(k.waits == () for k in deps.chain_plan(3, 7, "none"))
+
+
+def test_fan_levels_root_fans_join():
+    plan = deps.fan_plan(3, 2)
+    # level 0: root 0 (stream 0), fans 1-3 (streams 0-2) wait on 0, join 4 (stream 0) waits on 1-3; level 1 from 5
+    assert [(k.index, k.stream, k.role, k.level, k.waits) for k in plan] == [
+        (0, 0, "root", 0, ()),
+        (1, 0, "fan", 0, (0,)),
+        (2, 1, "fan", 0, (0,)),
+        (3, 2, "fan", 0, (0,)),
+        (4, 0, "join", 0, (1, 2, 3)),
+        (5, 0, "root", 1, ()),
+        (6, 0, "fan", 1, (5,)),
+        (7, 1, "fan", 1, (5,)),
+        (8, 2, "fan", 1, (5,)),
+        (9, 0, "join", 1, (6, 7, 8)),
+    ]
+    assert deps.required_edges(deps.fan_plan(3, 2, "none")) == set()
+
+
+def test_chain_length_is_a_multiple_of_the_streams_with_two_per_stream_at_least():
+    assert deps.chain_kernels(1, 128) == 128
+    assert deps.chain_kernels(3, 16) == 15
+    assert deps.chain_kernels(32, 16) == 64  # two per stream, more than asked
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (("chain", 0, 4, 1, "events"), "need at least one stream, got 0"),
+        (("chain", 2, 0, 1, "events"), "kernels must be >= 1, got 0"),
+        (("fan", 2, 4, 0, "events"), "levels must be >= 1, got 0"),
+        (("fan", 2, 4, 1, "maybe"), "dependencies must be one of ('events', 'none'), got 'maybe'"),
+        (("ring", 2, 4, 1, "events"), "pattern must be one of ('chain', 'fan'), got 'ring'"),
+    ],
+)
+def test_a_bad_pattern_names_what_is_wrong(args, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        deps.plan_for(*args)
+
+
+def test_missing_edges_name_the_kernels_that_did_not_wait():
+    plan = deps.fan_plan(2, 1)  # root 0, fans 1 (s0) and 2 (s1), join 3 waits on 1 and 2
+    issued = [(0, 1), (0, 2), (1, 3)]
+    assert deps.missing_edges(plan, issued) == [(2, 3)]
+    assert deps.dependency_failure(plan, issued) == (
+        "dependency order not honoured: 1 of 4 waits missing: kernel 3 (join, stream 0) did not wait on "
+        "kernel 2 (stream 1)"
+    )
+    assert deps.dependency_failure(plan, [*issued, (2, 3)]) is None
+    # extra waits (a relay, a repeat) are no failure; five missing show three and the count of the rest
+    assert deps.dependency_failure(plan, [*issued, (2, 3), (0, 3)]) is None
+    many = deps.dependency_failure(deps.chain_plan(2, 6), [])
+    assert many is not None and many.endswith("did not wait on kernel 2 (stream 0) and 2 more")
+
+
+def test_expected_values_by_hand():
+    # chain: 0.5 + 1, + 1 ...
+    assert deps.expected_values(deps.chain_plan(2, 4), 2) == [1.5, 2.5, 3.5, 4.5]
+    # fan over 3 streams: weights 1/6, 2/6, 3/6; root 1.5, fans 0.25 0.5 0.75, join 1.5, next root 2.5 ...
+    assert deps.fan_weights(3) == pytest.approx([1 / 6, 2 / 6, 3 / 6])
+    values = deps.expected_values(deps.fan_plan(3, 2), 3)
+    assert values == pytest.approx([1.5, 0.25, 0.5, 0.75, 1.5, 2.5, 2.5 / 6, 5.0 / 6, 1.25, 2.5])
+
+
+def test_dependent_kernels_on_the_critical_path():
+    assert deps.dependent_kernels("chain", 128, 16) == 127
+    assert deps.dependent_kernels("fan", 128, 16) == 32
+    with pytest.raises(ValueError, match="pattern must be one of"):
+        deps.dependent_kernels("ring", 1, 1)
+
+
+def test_added_microseconds_per_dependent_kernel_known_answer():
+    # 100 dependent kernels; rounds of 412, 436 and 404 us against a reference of 212 us
+    value, samples = deps.added_us_per_dependent_kernel([412.0, 436.0, 404.0], 212.0, 100)
+    assert value == pytest.approx(2.0)
+    assert samples == pytest.approx((2.0, 2.24, 1.92))
+    # faster than the reference reads negative, never clamped
+    value, samples = deps.added_us_per_dependent_kernel([190.0, 200.0], 212.0, 4)
+    assert value == pytest.approx(-4.25) and samples == pytest.approx((-5.5, -3.0))
+    with pytest.raises(ValueError, match="dependent kernels must be >= 1, got 0"):
+        deps.added_us_per_dependent_kernel([1.0], 0.5, 0)
+    with pytest.raises(ValueError, match="no timed rounds"):
+        deps.added_us_per_dependent_kernel([], 0.5, 3)
+
+
+def test_the_pure_module_does_not_import_torch():
+    code = "import sys; import aorta.stream_dependencies; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, env={"PYTHONPATH": str(REPO)})
+
+
+# ------------------------------------------------------------------------------------ the workload's checks
+@pytest.mark.parametrize("pattern", ["chain", "fan"])
+@pytest.mark.parametrize("dependencies", ["events", "none"])
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_every_kernel_writes_its_known_value(cpu, pattern, dependencies, n):
+    w = StreamDependency(cpu, n, size="smoke", pattern=pattern, dependencies=dependencies)
+    w.setup()
+    check_against_one_stream(cpu, w, w.make_streams())
+    expected = deps.expected_values(w.plan, n)
+    assert w.result().tolist() == pytest.approx(expected, rel=1e-6)
+    if pattern == "chain":
+        assert expected[:3] == [1.5, 2.5, 3.5]
+
+
+class DropsOneWait(StreamDependency):
+    """A mutant: one kernel launches without waiting for its producer's event."""
+
+    dropped: tuple[int, int] = (3, 4)
+
+    def _wait(self, stream, event, producer, consumer):
+        if (producer, consumer) != self.dropped:
+            super()._wait(stream, event, producer, consumer)
+
+
+def test_a_workload_that_drops_a_wait_fails_the_check(cpu):
+    w = DropsOneWait(cpu, 3, size="smoke", pattern="chain")
+    w.setup()
+    with pytest.raises(WorkloadCheckError, match="kernel 4 \\(chain, stream 1\\) did not wait on kernel 3"):
+        check_against_one_stream(cpu, w, w.make_streams())
+
+
+def test_a_fan_whose_join_skips_one_fan_fails_the_check(cpu):
+    class JoinSkipsLastFan(DropsOneWait):
+        dropped = (3, 4)  # fan_plan(3, .): fan on stream 2 is kernel 3, the join kernel 4
+
+    w = JoinSkipsLastFan(cpu, 3, size="smoke", pattern="fan")
+    w.setup()
+    with pytest.raises(WorkloadCheckError, match="kernel 4 \\(join, stream 0\\) did not wait on kernel 3"):
+        check_against_one_stream(cpu, w, w.make_streams())
+
+
+def test_a_plan_edited_after_setup_cannot_excuse_a_missing_wait(cpu):
+    w = StreamDependency(cpu, 2, size="smoke", pattern="chain")
+    w.setup()
+    w.plan = [deps.Kernel(k.index, k.stream, k.role, k.level, ()) for k in w.plan]  # every wait gone
+    with pytest.raises(WorkloadCheckError, match="15 of 15 waits missing"):  # smoke: 16 kernels on 2 streams
+        check_against_one_stream(cpu, w, w.make_streams())
+
+
+def test_a_kernel_run_before_its_producer_gives_a_wrong_result(cpu):
+    """Out of order on a device: in the multi-stream run kernel 5 runs before kernel 4, every wait issued. It
+    reads the poison the check left in kernel 4's output, and the values check fails (not the waits check)."""
+
+    class OutOfOrder(StreamDependency):
+        def step(self, rec):
+            if rec.stream(0) is rec.stream(rec.n_streams - 1):  # the one-stream reference runs in order
+                return super().step(rec)
+            ops = self._ops
+            self._ops = [*ops[:4], ops[5], ops[4], *ops[6:]]
+            try:
+                super().step(rec)
+            finally:
+                self._ops = ops
+
+    w = OutOfOrder(cpu, 2, size="smoke", pattern="chain")
+    w.setup()
+    with pytest.raises(WorkloadCheckError, match="non-finite"):
+        check_against_one_stream(cpu, w, w.make_streams())
+
+
+def test_relay_streams_carry_the_extra_dependency_and_the_check_still_holds(cpu):
+    w = StreamDependency(cpu, 2, size="smoke", pattern="fan", extra_hops=3)
+    streams = w.make_streams()
+    assert len(streams) == 5 and len({id(s) for s in streams}) == 5  # two work streams, three relays
+    w.setup()
+    check_against_one_stream(cpu, w, streams)
+    assert w.info()["extra_hops"] == 3 and w.info()["relay_streams"] == 3
+    # the relays hold no kernel: the declared work is on the two work streams only
+    assert sorted(w.expected_work().streams) == [0, 1]
+
+
+def test_declared_work_per_stream(cpu):
+    chain = StreamDependency(cpu, 4, size="smoke", pattern="chain").expected_work()
+    assert {i: w.other for i, w in chain.streams.items()} == {0: 4, 1: 4, 2: 4, 3: 4}
+    fan = StreamDependency(cpu, 3, size="smoke", pattern="fan").expected_work()
+    assert {i: w.other for i, w in fan.streams.items()} == {0: 9, 1: 3, 2: 3}  # root, fan, join a level on 0
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"pattern": "ring"}, "stream_dependency: pattern must be one of ('chain', 'fan'), got 'ring'"),
+        ({"mode": "replay"}, "stream_dependency: mode must be one of ('eager', 'graph'), got 'replay'"),
+        ({"dependencies": "some"}, "dependencies must be one of ('events', 'none'), got 'some'"),
+        ({"extra_hops": 9}, "stream_dependency: extra_hops must be 0 to 8, got 9"),
+        ({"extra_hops": -1}, "extra_hops must be 0 to 8, got -1"),
+        ({"extra_hops": 1, "dependencies": "none"}, "extra_hops=1 needs dependencies='events'"),
+        ({"kernels": 0}, "stream_dependency: kernels must be >= 1, got 0"),
+        ({"levels": -2}, "stream_dependency: levels must be >= 1, got -2"),
+    ],
+)
+def test_bad_parameters_are_refused_before_any_work(cpu, kwargs, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        StreamDependency(cpu, 2, size="smoke", **kwargs)
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("9", "--aorta-extra-deps='9': 9 is out of range; allowed 0 to 8"),
+        ("-1", "out of range"),
+        ("one", "'one' is not an integer"),
+        ("1,2", "give one integer from 0 to 8"),
+    ],
+)
+def test_extra_deps_option_rejects_bad_values(text, message):
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        parse_extra_deps(text)
+
+
+def test_extra_deps_option_accepts_its_range():
+    assert [parse_extra_deps(t) for t in ("0", "1", "8")] == [0, 1, 8]
+
+
+# ------------------------------------------------------------------------------------ figures through the runner
+def test_headline_against_the_reference_run(cpu):
+    ref_w = StreamDependency(cpu, 1, size="smoke", pattern="chain", dependencies="none")
+    ref = run_workload(cpu, ref_w, ref_w.make_streams(), PLAN)
+    assert "added_us_per_dependent_kernel" in ref.record.unavailable  # the reference has no headline itself
+    w = StreamDependency(cpu, 3, size="smoke", pattern="chain")
+    res = run_workload(cpu, w, w.make_streams(), PLAN, reference_run=ref)
+    m = res.record.metrics
+    head = m["added_us_per_dependent_kernel"]
+    assert res.record.headline() is head and "added_us_per_dependent_kernel" not in res.record.unavailable
+    ref_us = ref.record.metrics["iteration_us"].value
+    assert head.samples == pytest.approx(tuple((us - ref_us) / 14 for us in m["iteration_us"].samples))
+    assert len(head.samples) == 3 and head.higher_is_better is False and "reference run" in head.source
+    assert m["reference_iteration_us"].value == ref_us
+    assert res.extra_info["workload_info"]["dependent_kernels_per_iteration"] == 14  # 15 kernels, 3 streams
+    assert res.extra_info["stream_work"]["checks"][0]["ok"]
+
+
+def test_without_a_reference_the_headline_is_unavailable_with_the_reason(cpu):
+    w = StreamDependency(cpu, 2, size="smoke", pattern="fan")
+    res = run_workload(cpu, w, w.make_streams(), PLAN)
+    assert "added_us_per_dependent_kernel" not in res.record.metrics
+    assert "no reference run given" in res.record.unavailable["added_us_per_dependent_kernel"]
+
+
+def test_reference_metrics_known_answer(cpu):
+    w = StreamDependency(cpu, 2, size="smoke", pattern="fan")  # 3 levels: 6 dependent kernels
+    mine = {"iteration_us": Metric("iteration_us", 50.0, "us", False, (50.0, 62.0, 44.0))}
+    ref = {"iteration_us": Metric("iteration_us", 38.0, "us", False, (38.0, 37.0))}
+    (head, reference), why_not = w.reference_metrics(mine, ref)
+    assert why_not == {}
+    assert head.value == pytest.approx(2.0) and head.samples == pytest.approx((2.0, 4.0, 1.0))
+    assert reference.name == "reference_iteration_us" and reference.samples == (38.0, 37.0)
+
+
+@pytest.mark.slow  # a pytest subprocess over the benchmark file
+def test_the_benchmark_runs_on_cpu_with_the_extra_dependency_recorded(tmp_path):
+    out = tmp_path / "run.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(REPO / "benchmarks" / "hw_queue" / "test_stream_dependency.py"),
+            "--aorta-streams=1,2",
+            "--aorta-rounds=3",
+            "--aorta-warmup=0",
+            "--aorta-extra-deps=1",
+            f"--benchmark-json={out}",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+        ],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "4 passed, 4 skipped" in proc.stdout  # graph variants skip on CPU
+    benches = json.loads(out.read_text())["benchmarks"]
+    assert sorted(b["name"] for b in benches) == [
+        "test_stream_dependency[streams1-chain-eager]",
+        "test_stream_dependency[streams1-fan-eager]",
+        "test_stream_dependency[streams2-chain-eager]",
+        "test_stream_dependency[streams2-fan-eager]",
+    ]
+    for b in benches:
+        extra = b["extra_info"]
+        head = extra["metrics"][extra["headline_metric"]]
+        assert extra["headline_metric"] == "added_us_per_dependent_kernel" and len(head["samples"]) == 3
+        assert extra["workload_info"]["extra_hops"] == 1
+        assert extra["stream_handles"] is None  # CPU: no hardware streams
+        assert extra["stream_work"]["checks"][0]["ok"]
