@@ -40,11 +40,12 @@ from aorta.workload_specs import SPECS
 
 MODES = ("eager", "graph")
 MAX_EXTRA_HOPS = 8
-# Chain: kernels per iteration (the same total at every stream count); fan: levels per iteration. Full: about
-# 2 us a tiny kernel with the queue full (H100, docs/reference_floors.md), so a chain of 128 is ~0.25 ms a
-# round, well above the event floor, and one stream's commands (kernel, event, wait) stay within the queue a
-# hold can fill (~512 launches on one stream, H100).
-SIZES = {"full": {"kernels": 128, "levels": 16}, "smoke": {"kernels": 16, "levels": 3}}
+# Chain: kernels per iteration (the same total at every stream count); fan: levels per iteration. About 2 us a
+# tiny kernel with the queue full (H100, docs/reference_floors.md): a chain of 128 is ~0.25 ms a round, well above
+# the event floor. Each stream's commands (kernel, event record, waits) must fit the queue a hold fills (one
+# stream blocked the host before 512 launches, H100): the chain on one stream is ~380, a fan level puts
+# n + 6 on stream 0 (its join waits on every fan kernel), so 8 levels at 32 streams ~300.
+SIZES = {"full": {"kernels": 128, "levels": 8}, "smoke": {"kernels": 16, "levels": 3}}
 REFERENCE_SOURCE = "reference run: the same kernels without event dependencies (dependencies=none)"
 
 
