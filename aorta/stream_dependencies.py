@@ -16,7 +16,8 @@ each waiting on the events of the kernels it reads (``Kernel.waits``):
 producer would have written, and no event waits. Its critical path has no hop: the chain's reference is the
 same kernels on one stream (stream order), the fan's the same kernels on the same streams (stream 0 carries
 root, fan and join, three kernels a level either way). The added time per dependent kernel is then
-``(iteration time with events - the reference's) / dependent kernels`` (``added_us_per_dependent_kernel``).
+``(iteration time with events - the reference's for as many kernels) / dependent kernels``
+(``added_us_per_dependent_kernel``).
 
 Where the producer and the consumer share a stream (one stream, or the fan's kernel on stream 0) the wait is
 still issued: one stream measures what an event wait costs when no queue changes.
@@ -164,16 +165,18 @@ def dependent_kernels(pattern: str, kernels: int, levels: int) -> int:
 
 
 def added_us_per_dependent_kernel(
-    iteration_us: Sequence[float], reference_us: float, dependent: int
+    iteration_us: Sequence[float], reference_us_per_kernel: float, kernels: int, dependent: int
 ) -> tuple[float, tuple[float, ...]]:
-    """(value, per-round samples) of ``(iteration time - the reference's) / dependent kernels``.
+    """(value, per-round samples) of ``(iteration time - the reference's for as many kernels) / dependent``.
 
-    One sample per timed round of the run with events, each against the reference run's median; the value
-    is the samples' median (the map is monotonic). Negative where the run with events was faster than the
-    reference (noise, or none added)."""
-    if dependent < 1:
-        raise ValueError(f"dependent kernels must be >= 1, got {dependent}")
+    The reference's time is its µs per kernel times this iteration's ``kernels`` (a chain of 126 kernels on 3
+    streams against its one-stream reference of 128: the kernels are serial in both). One sample per timed
+    round of the run with events, each against the reference run's median; the value is the samples' median
+    (the map is monotonic). Negative where the run with events was faster than the reference (noise)."""
+    if dependent < 1 or kernels < 1:
+        raise ValueError(f"kernels and dependent kernels must be >= 1, got {kernels} and {dependent}")
     if not iteration_us:
         raise ValueError("no timed rounds to read")
+    reference_us = reference_us_per_kernel * kernels
     samples = tuple((us - reference_us) / dependent for us in iteration_us)
     return (median(iteration_us) - reference_us) / dependent, samples

@@ -103,17 +103,20 @@ def test_dependent_kernels_on_the_critical_path():
 
 
 def test_added_microseconds_per_dependent_kernel_known_answer():
-    # 100 dependent kernels; rounds of 412, 436 and 404 us against a reference of 212 us
-    value, samples = deps.added_us_per_dependent_kernel([412.0, 436.0, 404.0], 212.0, 100)
-    assert value == pytest.approx(2.0)
-    assert samples == pytest.approx((2.0, 2.24, 1.92))
+    # 100 kernels, 99 dependent; rounds of 412, 436 and 404 us against a reference of 2.12 us a kernel (212 us)
+    value, samples = deps.added_us_per_dependent_kernel([412.0, 436.0, 404.0], 2.12, 100, 99)
+    assert value == pytest.approx(200.0 / 99)
+    assert samples == pytest.approx((200.0 / 99, 224.0 / 99, 192.0 / 99))
+    # a chain of 126 kernels (3 streams) against a one-stream reference of 128 at 1.5 us a kernel: 189 us
+    value, _ = deps.added_us_per_dependent_kernel([314.0], 1.5, 126, 125)
+    assert value == pytest.approx(1.0)
     # faster than the reference reads negative, never clamped
-    value, samples = deps.added_us_per_dependent_kernel([190.0, 200.0], 212.0, 4)
+    value, samples = deps.added_us_per_dependent_kernel([190.0, 200.0], 21.2, 10, 4)
     assert value == pytest.approx(-4.25) and samples == pytest.approx((-5.5, -3.0))
-    with pytest.raises(ValueError, match="dependent kernels must be >= 1, got 0"):
-        deps.added_us_per_dependent_kernel([1.0], 0.5, 0)
+    with pytest.raises(ValueError, match="must be >= 1, got 10 and 0"):
+        deps.added_us_per_dependent_kernel([1.0], 0.5, 10, 0)
     with pytest.raises(ValueError, match="no timed rounds"):
-        deps.added_us_per_dependent_kernel([], 0.5, 3)
+        deps.added_us_per_dependent_kernel([], 0.5, 3, 3)
 
 
 def test_the_pure_module_does_not_import_torch():
@@ -255,10 +258,13 @@ def test_headline_against_the_reference_run(cpu):
     m = res.record.metrics
     head = m["added_us_per_dependent_kernel"]
     assert res.record.headline() is head and "added_us_per_dependent_kernel" not in res.record.unavailable
-    ref_us = ref.record.metrics["iteration_us"].value
-    assert head.samples == pytest.approx(tuple((us - ref_us) / 14 for us in m["iteration_us"].samples))
+    # the reference is a chain of 16 on one stream; this one 15 kernels on 3 streams, 14 of them dependent
+    ref_per_kernel = ref.record.metrics["us_per_kernel"].value
+    assert ref_per_kernel == pytest.approx(ref.record.metrics["iteration_us"].value / 16)
+    expected = tuple((us - 15 * ref_per_kernel) / 14 for us in m["iteration_us"].samples)
+    assert head.samples == pytest.approx(expected)
     assert len(head.samples) == 3 and head.higher_is_better is False and "reference run" in head.source
-    assert m["reference_iteration_us"].value == ref_us
+    assert m["reference_us_per_kernel"].value == ref_per_kernel
     assert res.extra_info["workload_info"]["dependent_kernels_per_iteration"] == 14  # 15 kernels, 3 streams
     assert res.extra_info["stream_work"]["checks"][0]["ok"]
 
@@ -271,13 +277,13 @@ def test_without_a_reference_the_headline_is_unavailable_with_the_reason(cpu):
 
 
 def test_reference_metrics_known_answer(cpu):
-    w = StreamDependency(cpu, 2, size="smoke", pattern="fan")  # 3 levels: 6 dependent kernels
+    w = StreamDependency(cpu, 2, size="smoke", pattern="fan")  # 3 levels of 4 kernels: 12, 6 dependent
     mine = {"iteration_us": Metric("iteration_us", 50.0, "us", False, (50.0, 62.0, 44.0))}
-    ref = {"iteration_us": Metric("iteration_us", 38.0, "us", False, (38.0, 37.0))}
+    ref = {"us_per_kernel": Metric("us_per_kernel", 3.0, "us", False, (3.0, 3.25))}  # 36 us for 12 kernels
     (head, reference), why_not = w.reference_metrics(mine, ref)
     assert why_not == {}
-    assert head.value == pytest.approx(2.0) and head.samples == pytest.approx((2.0, 4.0, 1.0))
-    assert reference.name == "reference_iteration_us" and reference.samples == (38.0, 37.0)
+    assert head.value == pytest.approx(14.0 / 6) and head.samples == pytest.approx((14 / 6, 26 / 6, 8 / 6))
+    assert reference.name == "reference_us_per_kernel" and reference.samples == (3.0, 3.25)
 
 
 @pytest.mark.slow  # a pytest subprocess over the benchmark file

@@ -199,14 +199,16 @@ class StreamDependency(Workload):
         name = "added_us_per_dependent_kernel"
         if self.dependencies == "none":
             return [], {name: "this is the no-dependency reference run itself"}
-        here, ref = mine.get("iteration_us"), (reference or {}).get("iteration_us")
+        here, ref = mine.get("iteration_us"), (reference or {}).get("us_per_kernel")
         if here is None or ref is None or ref.value is None:
             reason = "no reference run given (the benchmark passes the dependencies=none run as reference=)"
-            return [], {name: reason, "reference_iteration_us": reason}
-        value, samples = deps.added_us_per_dependent_kernel(here.samples, ref.value, self.dependent)
+            return [], {name: reason, "reference_us_per_kernel": reason}
+        value, samples = deps.added_us_per_dependent_kernel(
+            here.samples, ref.value, len(self.plan), self.dependent
+        )
         return [
             Metric(name, value, "us", False, samples, source=REFERENCE_SOURCE),
-            replace(ref, name="reference_iteration_us", source=REFERENCE_SOURCE),
+            replace(ref, name="reference_us_per_kernel", source=REFERENCE_SOURCE),
         ], {}
 
     def info(self) -> dict:
