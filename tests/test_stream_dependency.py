@@ -16,6 +16,7 @@ from aorta import stream_dependencies as deps
 from aorta.metric import Metric
 from aorta.options import parse_extra_deps
 from aorta.runner import check_against_one_stream, run_workload
+from aorta.stats import median
 from aorta.timing import TimingPlan
 from aorta.workload import WorkloadCheckError
 from aorta.workloads.stream_dependency import StreamDependency
@@ -160,8 +161,8 @@ def test_headline_against_the_reference_run(cpu):
     assert res.record.headline() is head and "added_us_per_dependent_kernel" not in res.record.unavailable
     # the reference is a chain of 16 on one stream; this one 15 kernels on 3 streams, 14 of them dependent
     ref_per_kernel = ref.record.metrics["us_per_kernel"].value
-    assert ref_per_kernel == pytest.approx(ref.record.metrics["iteration_us"].value / 16)
-    expected = tuple((us - 15 * ref_per_kernel) / 14 for us in m["iteration_us"].samples)
+    assert ref_per_kernel == pytest.approx(median(ref.record.device_ms_per_iteration) * 1e3 / 16)
+    expected = tuple((us * 15 - 15 * ref_per_kernel) / 14 for us in m["us_per_kernel"].samples)
     assert head.samples == pytest.approx(expected)
     assert len(head.samples) == 3 and head.higher_is_better is False and "reference run" in head.source
     assert m["reference_us_per_kernel"].value == ref_per_kernel
@@ -178,7 +179,7 @@ def test_without_a_reference_the_headline_is_unavailable_with_the_reason(cpu):
 
 def test_reference_metrics_known_answer(cpu):
     w = StreamDependency(cpu, 2, size="smoke", pattern="fan")  # 3 levels of 4 kernels: 12, 6 dependent
-    mine = {"iteration_us": Metric("iteration_us", 50.0, "us", False, (50.0, 62.0, 44.0))}
+    mine = {"us_per_kernel": Metric("us_per_kernel", 50 / 12, "us", False, (50 / 12, 62 / 12, 44 / 12))}
     ref = {"us_per_kernel": Metric("us_per_kernel", 3.0, "us", False, (3.0, 3.25))}  # 36 us for 12 kernels
     (head, reference), why_not = w.reference_metrics(mine, ref)
     assert why_not == {}

@@ -186,12 +186,8 @@ class StreamDependency(Workload):
 
     # ------------------------------------------------------------------------------ figures
     def metrics(self, per_iteration_ms: Sequence[float]) -> list[Metric]:
-        us = [ms * 1e3 for ms in per_iteration_ms]
-        per_kernel = [u / len(self.plan) for u in us]
-        return [
-            Metric("iteration_us", median(us), "us", False, tuple(us)),
-            Metric("us_per_kernel", median(per_kernel), "us", False, tuple(per_kernel)),
-        ]
+        per_kernel = [ms * 1e3 / len(self.plan) for ms in per_iteration_ms]
+        return [Metric("us_per_kernel", median(per_kernel), "us", False, tuple(per_kernel))]
 
     def reference_metrics(self, mine, reference):
         """The headline, against the same kernels without dependencies: added µs per dependent kernel (one
@@ -199,13 +195,13 @@ class StreamDependency(Workload):
         name = "added_us_per_dependent_kernel"
         if self.dependencies == "none":
             return [], {name: "this is the no-dependency reference run itself"}
-        here, ref = mine.get("iteration_us"), (reference or {}).get("us_per_kernel")
+        here, ref = mine.get("us_per_kernel"), (reference or {}).get("us_per_kernel")
         if here is None or ref is None or ref.value is None:
             reason = "no reference run given (the benchmark passes the dependencies=none run as reference=)"
             return [], {name: reason, "reference_us_per_kernel": reason}
-        value, samples = deps.added_us_per_dependent_kernel(
-            here.samples, ref.value, len(self.plan), self.dependent
-        )
+        kernels = len(self.plan)
+        iteration_us = [us * kernels for us in here.samples]
+        value, samples = deps.added_us_per_dependent_kernel(iteration_us, ref.value, kernels, self.dependent)
         return [
             Metric(name, value, "us", False, samples, source=REFERENCE_SOURCE),
             replace(ref, name="reference_us_per_kernel", source=REFERENCE_SOURCE),
