@@ -366,8 +366,8 @@ SPECS: dict[str, WorkloadSpec] = {
             name="stream_dependency",
             category="latency",
             priority="p1",
-            description="tiny kernels that wait on each other's events across streams (a chain, or fan-out/fan-in), "
-            "eager or graph, against the same kernels without dependencies; added µs per dependent kernel",
+            description="tiny kernels waiting on other streams' events (a chain, fan-out/fan-in), eager or graph, "
+            "against the same kernels without; added µs per dependent kernel",
             metric="added_us_per_dependent_kernel",
             unit="us",
             higher_is_better=False,
