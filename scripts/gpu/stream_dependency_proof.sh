@@ -2,7 +2,8 @@
 # Proof of stream_dependency on one GPU (issue 27, part 3), in about 150-200 s on an H100:
 #   1. the sweep: both patterns, eager and graph, at AORTA_DEP_STREAMS (1,2,4,8,16,32), one run; summarize.py's
 #      table (headline added_us_per_dependent_kernel per benchmark) and the JSON in $OUT;
-#   2. the gate on the eager variant at AORTA_DEP_GATE_STREAMS (1,32): a baseline of 3 fresh-process runs,
+#   2. the gate on the benchmarks -k AORTA_DEP_GATE_K selects (eager: the variant the extra dependency acts on)
+#      at AORTA_DEP_GATE_STREAMS (1,32): a baseline of 3 fresh-process runs,
 #      an A/A compare (3 fresh runs; no SLOWER allowed: exit 0), and a compare with --aorta-extra-deps=1
 #      (every dependency relayed through one more stream: SLOWER expected, exit 10).
 # Each step's log, exit code and wall seconds land in $OUT (default artifacts/stream_dependency_proof).
@@ -12,8 +13,9 @@ OUT=${OUT:-$PWD/artifacts/stream_dependency_proof}
 mkdir -p "$OUT"
 STREAMS=${AORTA_DEP_STREAMS:-1,2,4,8,16,32}
 GATE_STREAMS=${AORTA_DEP_GATE_STREAMS:-1,32}
+GATE_K=${AORTA_DEP_GATE_K:-eager}
 BENCH=benchmarks/hw_queue/test_stream_dependency.py
-GATE=(python3 -m pytest "$BENCH" -k eager "--aorta-streams=$GATE_STREAMS" -p no:cacheprovider -q
+GATE=(python3 -m pytest "$BENCH" -k "$GATE_K" "--aorta-streams=$GATE_STREAMS" -p no:cacheprovider -q
       "--aorta-baseline-dir=$OUT/baselines")
 
 step() {  # step LABEL COMMAND...: its log in $OUT/LABEL.log, exit code and wall seconds in $OUT/LABEL.rc
