@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proof of stream_dependency on one GPU (issue 27, part 3), in about 150-200 s on an H100:
+# Proof of stream_dependency on one GPU (issue 27, part 3); estimated 150-200 s on an H100 (not yet measured):
 #   1. the sweep: both patterns, eager and graph, at AORTA_DEP_STREAMS (1,2,4,8,16,32), one run; summarize.py's
 #      table (headline added_us_per_dependent_kernel per benchmark) and the JSON in $OUT;
 #   2. the gate on the benchmarks -k AORTA_DEP_GATE_K selects (eager: the variant the extra dependency acts on)
