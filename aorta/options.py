@@ -76,6 +76,14 @@ def parse_copy_mb(text: str) -> float:
     return value
 
 
+MAX_EXTRA_DEPS = 8  # relay hops per dependency in stream_dependency (one relay stream each)
+
+
+def parse_extra_deps(text: str) -> int:
+    """``--aorta-extra-deps``: deliberate extra dependency hops per dependent kernel in stream_dependency, 0 to 8."""
+    return _one_int("--aorta-extra-deps", text, 0, MAX_EXTRA_DEPS)
+
+
 def _choice(option: str, allowed: tuple[str, ...]):
     def parse(text: str) -> str:
         if text not in allowed:
@@ -116,6 +124,7 @@ class AortaOptions:
     issue_order: tuple[str, ...]
     iterations: int | None  # fixed K per round; None = probe
     copy_mb: float | None = None  # MiB per copy for copy_compute_overlap; None = the size's default
+    extra_deps: int = 0  # stream_dependency: deliberate extra dependency hops per dependent kernel (0: none)
     mode: str = "gpu"  # gpu: the round queued on the GPU before it starts (eager on CPU); or eager
     rounds_given: bool = False  # --aorta-rounds was on the command line (the FSDP suite uses it only then)
     warmup_given: bool = False

@@ -20,6 +20,7 @@ from aorta.options import (
     AortaOptions,
     parse_copy_mb,
     parse_device,
+    parse_extra_deps,
     parse_issue_order,
     parse_iterations,
     parse_mode,
@@ -180,6 +181,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="MIB",
         help="MiB per copy in copy_compute_overlap (default 64 at full size, 1 at smoke size)",
     )
+    g.addoption(
+        "--aorta-extra-deps",
+        type=parse_extra_deps,
+        default=0,
+        metavar="N",
+        help="stream_dependency only: relay every event a kernel waits on through N more streams, a deliberate "
+        "extra dependency per kernel for proving the gate sees one (0 to 8; default 0)",
+    )
 
 
 # Timed rounds when none are asked for. The gate's sample is the run (aorta/gate/noise.py): rounds only
@@ -216,6 +225,7 @@ def _resolve_options(config: pytest.Config) -> AortaOptions:
         issue_order=config.getoption("aorta_issue_order"),
         iterations=config.getoption("aorta_iterations"),
         copy_mb=config.getoption("aorta_copy_mb"),
+        extra_deps=config.getoption("aorta_extra_deps"),
         mode=config.getoption("aorta_mode"),
         rounds_given=rounds is not None,
         warmup_given=warmup is not None,
@@ -319,6 +329,12 @@ def aorta_size(aorta_options: AortaOptions) -> str:
 def copy_mb(aorta_options: AortaOptions) -> float | None:
     """``--aorta-copy-mb``: MiB per copy, or None for the workload's size default."""
     return aorta_options.copy_mb
+
+
+@pytest.fixture(scope="session")
+def extra_deps(aorta_options: AortaOptions) -> int:
+    """``--aorta-extra-deps``: stream_dependency's deliberate extra dependency hops per kernel (0: none)."""
+    return aorta_options.extra_deps
 
 
 @pytest.fixture

@@ -362,6 +362,26 @@ SPECS: dict[str, WorkloadSpec] = {
             recommended_streams=(1, 2, 4, 16),
             params={"mode": str, "work_streams": int, "copy_mb": float, "gemm_side": int},
         ),
+        WorkloadSpec(
+            name="stream_dependency",
+            category="latency",
+            priority="p1",
+            description="tiny kernels waiting on other streams' events (a chain, fan-out/fan-in), eager or graph, "
+            "against the same kernels without; added µs per dependent kernel",
+            metric="added_us_per_dependent_kernel",
+            unit="us",
+            higher_is_better=False,
+            max_streams=64,
+            recommended_streams=(1, 2, 4, 8, 16, 32),
+            dtypes=("fp32",),
+            params={
+                "pattern": str,
+                "mode": str,
+                "dependencies": str,
+                "extra_hops": int,
+                **ints("kernels", "levels"),
+            },
+        ),
     )
 }
 

@@ -65,3 +65,13 @@ def bench_dir(pytester, monkeypatch):
     monkeypatch.setenv("SPIN_US", "1000")
     pytester.makepyfile(test_spin=SPIN_TEST)
     return pytester
+
+
+@pytest.fixture(scope="module")
+def cpu():
+    """The CPU device, one intra-op thread (smoke sizes are many tiny ops: threads would only hand them around).
+    Several test modules still define their own; a module's own fixture of this name wins."""
+    from aorta.device import Device
+
+    torch.set_num_threads(1)
+    return Device.open("cpu")

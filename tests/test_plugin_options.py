@@ -75,6 +75,7 @@ def test_the_option_set_is_frozen(pytester):
             "--aorta-iterations",
             "--aorta-copy-mb",
             "--copy-mb",
+            "--aorta-extra-deps",
             "--aorta-mode",
             # aorta.telemetry.plugin
             "--aorta-telemetry-interval-ms",

@@ -16,6 +16,7 @@ from aorta.workloads.moe import Moe
 from aorta.workloads.rag_pipeline import RagPipeline
 from aorta.workloads.speculative_decode import SpeculativeDecode
 from aorta.workloads.stream_concurrency import StreamConcurrency
+from aorta.workloads.stream_dependency import StreamDependency
 from aorta.workloads.tiny_kernel import TinyKernelStress
 from aorta.workloads.torch_compile import TorchCompile
 from aorta.workloads.zero_offload import ZeroOffload
@@ -39,6 +40,7 @@ REGISTRY: dict[str, type[Workload]] = {
         ZeroOffload,
         TorchCompile,
         CopyComputeOverlap,
+        StreamDependency,
     )
 }
 
