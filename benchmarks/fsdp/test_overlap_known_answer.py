@@ -36,6 +36,8 @@ def shard_numel(world_size: int) -> int:
     if world_size < 2:
         raise ValueError(f"the known-answer test needs at least two ranks, got {world_size}")
     return GATHERED_NUMEL // world_size
+
+
 OVERLAPPED_MIN_RATIO = 0.8
 SERIALIZED_MAX_RATIO = 0.2
 

@@ -28,7 +28,7 @@ def lines(data: dict) -> list[str]:
     for b in data.get("benchmarks", []):
         e = b["extra_info"]
         m, info = e.get("metrics", {}), e.get("workload_info", {})
-        value = lambda k: m.get(k, {}).get("value")  # noqa: E731
+        value = lambda k, m=m: m.get(k, {}).get("value")  # noqa: E731
         out.append(
             f"{b['name']}: comm={info.get('comm')} world={info.get('world_size')} "
             f"samples/s={value('samples_per_s')} overlap={value('comm_overlap_ratio')} "
