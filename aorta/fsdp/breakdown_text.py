@@ -4,6 +4,7 @@ compute only / overlapped / exposed transfer / exposed wait / idle, the straggle
 
 from __future__ import annotations
 
+from aorta.fsdp.split_resolution import resolution_sentence
 from aorta.rank_breakdown import BREAKDOWN, LABELS, per_rank_breakdown, straggler_line
 from aorta.record import BenchRecord
 
@@ -22,6 +23,8 @@ def breakdown_lines(record: BenchRecord) -> list[str]:
             f"clocks aligned by {align['matched_collectives']} matched collectives: offsets (µs) "
             f"{align['offset_us']}, alignment error {align['alignment_error_us']:.1f} µs"
         )
+    if record.get("split_resolution"):
+        lines.append(resolution_sentence(record.get("split_resolution")))
     if record.get("wait_vs_transfer"):
         lines.append(f"wait vs transfer {record.get('wait_vs_transfer')}")
     return lines
