@@ -25,6 +25,19 @@ def breakdown_lines(record: BenchRecord) -> list[str]:
         )
     if record.get("split_resolution"):
         lines.append(resolution_sentence(record.get("split_resolution")))
+    vs = record.get("busbw_vs_ceiling") or {}
+    shares = [
+        f"{kind} {row['busbw_gbps']:.3g} GB/s = {row['share_of_ceiling']:.0%} of {row['ceiling_gbps']:.3g}"
+        f" at {row['message_bytes'] / 2**20:.3g} MiB"
+        if "share_of_ceiling" in row
+        else f"{kind} {row['busbw_gbps']:.3g} GB/s ({row['reason']})"
+        for kind, row in vs.items()
+        if isinstance(row, dict)
+    ]
+    if shares:
+        lines.append(f"busbw from transfer time vs the sweep's ceiling: {'; '.join(shares)}")
+    elif vs.get("reason"):
+        lines.append(f"busbw vs ceiling: {vs['reason']}")
     if record.get("wait_vs_transfer"):
         lines.append(f"wait vs transfer {record.get('wait_vs_transfer')}")
     return lines
