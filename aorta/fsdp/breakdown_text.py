@@ -4,7 +4,10 @@ compute only / overlapped / exposed transfer / exposed wait / idle, the straggle
 
 from __future__ import annotations
 
+from collections import Counter
+
 from aorta.fsdp.split_resolution import resolution_sentence
+from aorta.fsdp.straggler_evidence import evidence_lines
 from aorta.rank_breakdown import BREAKDOWN, LABELS, per_rank_breakdown, straggler_line
 from aorta.record import BenchRecord
 
@@ -17,6 +20,9 @@ def breakdown_lines(record: BenchRecord) -> list[str]:
     straggler = straggler_line(record)
     if straggler:
         lines.append(straggler)
+    found = [s["rank"] for s in record.get("stragglers") or [] if s]
+    late = Counter(found).most_common(1)[0][0] if found else None
+    lines += evidence_lines(record.get("rank_evidence") or [], late)
     align = record.get("clock_alignment")
     if align and align.get("alignment_error_us") is not None:
         lines.append(

@@ -12,6 +12,7 @@ from aorta.fsdp.config import FsdpSuiteConfig
 from aorta.fsdp.distributed import DistEnv
 from aorta.fsdp.profiled_steps import step_figures
 from aorta.fsdp.profiling import NO_KERNELS_ON_CPU, profile_steps, trace_enabled
+from aorta.fsdp.rank_host import rank_host
 from aorta.fsdp.scenarios import Scenario
 from aorta.fsdp.training import Trainer
 from aorta.timing import TimingPlan, time_rounds
@@ -111,6 +112,7 @@ def _run(
         "trace_file": window.trace_file if window else None,
         "trace_note": window.trace_note if window else None,
         "host_enqueue_ms": [r.host_enqueue_ms for r in run.rounds],
+        "host": rank_host(device.pci_bus_id()),  # where this rank runs: the evidence beside a straggler
         "warnings": list(env.warnings),
     }
     records.append(
