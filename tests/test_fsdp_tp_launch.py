@@ -49,12 +49,18 @@ def test_wrapper_lines_name_comm_and_world():
                     "metrics": {"samples_per_s": {"value": 1.5e5}},
                     "workload_info": {"comm": "collectives", "world_size": 4},
                     "per_rank_median_ms": [1.0, 1.2, 1.1, 1.0],
+                    "streams_requested": 4,
+                    "mode": "gpu",
+                    "gpu_mode": "launch_hold",
                 },
             }
         ]
     }
     (line,) = mod.lines(json.loads(json.dumps(data)))
-    assert "comm=collectives world=4 samples/s=150000.0" in line and "[1.0, 1.2, 1.1, 1.0]" in line
+    assert (
+        line.startswith("streams=4 mode=launch_hold comm=collectives world=4 samples/s=150000.0")
+        and "[1.0, 1.2, 1.1, 1.0]" in line
+    )
 
 
 def test_known_answer_gathers_the_same_bytes_at_every_world_size():

@@ -86,12 +86,18 @@ def world_size_view(runs: Sequence[Run]) -> dict | None:
     sizes = sorted({r["ranks"] for r in rows})
     if len(sizes) < 2:
         return None
-    rows.sort(key=lambda r: (r["scenario"], r["ranks"], r["run"]))
+    return {"world_sizes": sizes, "rows": ordered(rows)}
+
+
+def ordered(rows: list[dict]) -> list[dict]:
+    """``rows`` by scenario, fewest ranks first, each with its step over the scenario's first measured step
+    (``step_vs_fewest_ranks``)."""
+    rows = sorted(rows, key=lambda r: (r["scenario"], r["ranks"], r["run"]))
     fewest: dict[str, float] = {}
     for r in rows:
         base = fewest.setdefault(r["scenario"], r["step_ms"]) if r["step_ms"] else None
         r["step_vs_fewest_ranks"] = r["step_ms"] / base if base and r["step_ms"] else None
-    return {"world_sizes": sizes, "rows": rows}
+    return rows
 
 
 def table_rows(view: Mapping) -> list[list]:

@@ -30,7 +30,8 @@ def lines(data: dict) -> list[str]:
         m, info = e.get("metrics", {}), e.get("workload_info", {})
         value = lambda k, m=m: m.get(k, {}).get("value")  # noqa: E731
         out.append(
-            f"{b['name']}: comm={info.get('comm')} world={info.get('world_size')} "
+            f"streams={e.get('streams_requested')} mode={e.get('gpu_mode') or e.get('mode')} "
+            f"comm={info.get('comm')} world={info.get('world_size')} "
             f"samples/s={value('samples_per_s')} overlap={value('comm_overlap_ratio')} "
             f"exposed_ms={value('exposed_comm_ms')} per_rank_median_ms={e.get('per_rank_median_ms')}"
         )
