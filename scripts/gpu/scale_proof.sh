@@ -26,7 +26,8 @@ BUDGET=${BUDGET:-570}
 FSDP_SELECT=${FSDP_SELECT:-not compile}
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-4}
-export PYTHONPATH="$(pwd)${PYTHONPATH:+:$PYTHONPATH}"  # this checkout's aorta, installed or not
+PYTHONPATH="$(pwd)${PYTHONPATH:+:$PYTHONPATH}"  # this checkout's aorta, installed or not
+export PYTHONPATH
 start=$(date +%s)
 : > "$OUT/steps.tsv"
 
