@@ -4,6 +4,7 @@
 #   2. fsdp2    the sweep and the baseline scenario at 2 ranks (the 2-rank side of the scaling view)
 #   3. tp2, tp4 the fsdp_tp benchmark (real collectives) at 2 and 4 ranks, bf16, 2/4/16 streams
 #   4. two      two torchrun launchers of 2 ranks each, c10d rendezvous on localhost (sweep + baseline)
+#   4b. bind4   explicit_prefetch at 4 ranks, each bound to its GPU's NUMA node (torchrun --numa-binding node)
 #   5. aorta report of fsdp2 vs fsdp4 (the world-size scaling view), then a short table, printed last.
 # Each step is cut at its own limit and at what is left of BUDGET (default 570 s). Writes under $OUT: the
 # rank-0 JSONs, steps.tsv (step, exit code, seconds), summary.txt, and scale_proof_logs.tar.gz (logs,
@@ -61,13 +62,23 @@ done
 step two 120 env OUT="$WORK/two" NPROC="$HALF" DEVICE="$DEVICE" SELECT="sweep or baseline" LIMIT=110 \
   bash scripts/gpu/fsdp_two_launchers.sh
 [ "${DRY:-0}" = 1 ] || cp "$WORK/two/two_launchers.json" "$OUT/two_launchers.json" 2>/dev/null
+# explicit_prefetch again with each rank bound to the CPUs of its GPU's NUMA node (torchrun --numa-binding,
+# torch >= 2.9): if the straggler of issue 26 goes away, the harness's unbound ranks were the cause.
+if [ "$DEVICE" = cpu ]; then
+  echo "bind4: not run on CPU (--numa-binding binds to the GPUs' nodes)" | tee -a "$OUT/steps.tsv"
+elif [ "${DRY:-0}" = 1 ] || "$PY" -m torch.distributed.run --help 2>/dev/null | grep -q -- --numa-binding; then
+  step bind4 90 "${TR[@]}" "$NPROC" --numa-binding node "${PT[@]}" benchmarks/fsdp -k explicit_prefetch \
+    --benchmark-json="$OUT/fsdp4_numa.json" --aorta-artifacts="$WORK/art_bind4"
+else
+  echo "bind4: not run, this torchrun has no --numa-binding" | tee -a "$OUT/steps.tsv"
+fi
 step report 40 "$PY" -m aorta report --run "$OUT/fsdp2.json" --label "${HALF}ranks" \
   --run "$OUT/fsdp4.json" --label "${NPROC}ranks" --output "$WORK/report"
 
 [ "${DRY:-0}" = 1 ] && { rm -rf "$WORK"; exit 0; }
 tar czf "$OUT/scale_proof_logs.tar.gz" --exclude=torch_profiler -C "$WORK" .
 "$PY" scripts/gpu/scale_summary.py "${HALF}ranks=$OUT/fsdp2.json" "${NPROC}ranks=$OUT/fsdp4.json" \
-  "two_launchers=$OUT/two_launchers.json" "tp${HALF}=$OUT/fsdp_tp$HALF.json" "tp${NPROC}=$OUT/fsdp_tp$NPROC.json" \
+  "two_launchers=$OUT/two_launchers.json" "${NPROC}ranks_numa_bound=$OUT/fsdp4_numa.json" "tp${HALF}=$OUT/fsdp_tp$HALF.json" "tp${NPROC}=$OUT/fsdp_tp$NPROC.json" \
   > "$OUT/summary.txt" 2>&1
 echo "scale proof: $(( $(date +%s) - start )) s; steps (name, exit code, seconds):"
 cat "$OUT/steps.tsv"
