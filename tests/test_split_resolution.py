@@ -41,6 +41,8 @@ def test_share_of_exposed_time_in_unresolvable_collectives():
     assert r.unresolved_exposed_ms == pytest.approx(0.230)
     assert r.unresolved_share == pytest.approx(230 / 730)
     assert "2 of 3 collectives" in r.sentence() and "32% of exposed" in r.sentence()
+    assert r.unresolved_by_kind == {"all_reduce": 1, "reduce_scatter": 1}
+    assert "{'all_reduce': 1, 'reduce_scatter': 1}" in r.sentence()
 
 
 def test_rank_clocks_are_shifted_before_compute_is_removed():

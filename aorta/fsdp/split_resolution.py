@@ -19,7 +19,7 @@ so ``share`` is the part of the exposed communication whose wait/transfer split 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aorta import overlap
 from aorta.fsdp.collective_match import Collective, Matching
@@ -38,6 +38,7 @@ class SplitResolution:
     unresolved_collectives: int
     exposed_ms: float  # Σ over ranks and steps of exposed matched communication
     unresolved_exposed_ms: float  # the part of it in not-resolvable collectives
+    unresolved_by_kind: dict[str, int] = field(default_factory=dict)  # not-resolvable collectives per kind
 
     @property
     def unresolved_share(self) -> float | None:
@@ -59,7 +60,7 @@ def resolution_sentence(d: Mapping) -> str:
         f"{d['unresolved_collectives']} of {d['collectives']} collectives transfer for no longer than the "
         f"clock alignment error ({d['alignment_error_us']:.1f} µs): their wait/transfer split is not "
         f"resolvable ({covered}, {d['unresolved_exposed_ms']:.3f} of {d['exposed_ms']:.3f} ms over all "
-        "ranks and steps)"
+        f"ranks and steps{'; ' + str(d['unresolved_by_kind']) if d.get('unresolved_by_kind') else ''})"
     )
 
 
@@ -89,4 +90,14 @@ def split_resolution(
 
             exposed += overlap.exposed_ms(compute, spans(matching.collectives))
             unresolved_exposed += overlap.exposed_ms(compute, spans(unresolved))
-    return SplitResolution(err, len(matching.collectives), len(unresolved), exposed, unresolved_exposed)
+    by_kind: dict[str, int] = {}
+    for c in unresolved:
+        by_kind[c.kind] = by_kind.get(c.kind, 0) + 1
+    return SplitResolution(
+        err,
+        len(matching.collectives),
+        len(unresolved),
+        exposed,
+        unresolved_exposed,
+        dict(sorted(by_kind.items())),
+    )
