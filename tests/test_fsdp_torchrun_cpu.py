@@ -204,3 +204,16 @@ def test_ranks_started_with_different_settings_stop_at_once_naming_the_differenc
     ), text[-3000:]
     assert "passed" not in proc.stdout and "dead or stalled" not in text
     assert elapsed < 50  # stopped at start-up, not by the 60 s agreement timeout
+
+
+def test_collective_sweep_runs_first_and_is_labelled_host_gloo(torchrun_result):
+    _, out = torchrun_result
+    benches = json.loads((out / "fsdp.json").read_text())["benchmarks"]
+    sweep = next(b for b in benches if b["name"] == "test_collective_sweep")
+    e = sweep["extra_info"]
+    assert e["figures_are"].startswith("host/gloo figures")
+    assert set(e["ceiling"]) == {"all_gather", "reduce_scatter", "all_reduce"}
+    assert all(len(points) == 2 and all(g > 0 for _, g in points) for points in e["ceiling"].values())
+    assert benches.index(sweep) < min(
+        i for i, b in enumerate(benches) if b["name"].startswith("test_fsdp_scenario")
+    )

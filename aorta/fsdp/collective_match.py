@@ -50,6 +50,7 @@ class CommKernel:
     end_us: float
     step: int
     stream: str | None = None  # the stream it ran on (the sequence it belongs to); None: ``group`` is the key
+    message_bytes: int | None = None  # the profiler's message size (full buffer), where recorded
 
     @property
     def dur_us(self) -> float:
@@ -66,6 +67,7 @@ class Collective:
     step: int
     start_us: dict[int, float]  # rank -> aligned start
     dur_us: dict[int, float]  # rank -> its kernel time
+    message_bytes: int | None = None  # the full buffer, from the first rank that recorded it
 
     @property
     def last_rank(self) -> int:
@@ -114,7 +116,9 @@ def comm_kernels(kernels_by_step: Sequence[Sequence], *, step_base: int = 0) -> 
     for i, k in comm:
         named = sorted(names[str(k.stream)])
         group = f"pg:{'+'.join(named)}" if named else f"stream:{k.stream}"
-        out.append(CommKernel(k.kind, group, k.ts_us, k.end_us, step_base + i, str(k.stream)))
+        out.append(
+            CommKernel(k.kind, group, k.ts_us, k.end_us, step_base + i, str(k.stream), k.message_bytes)
+        )
     return sorted(out, key=lambda c: (c.start_us, c.end_us))
 
 
@@ -181,6 +185,7 @@ def match(per_rank: Mapping[int, Sequence[CommKernel]]) -> Matching:
                 step=at[first].step,
                 start_us={r: at[r].start_us - offsets[r] for r in ranks},
                 dur_us={r: at[r].dur_us for r in ranks},
+                message_bytes=next((at[r].message_bytes for r in ranks if at[r].message_bytes), None),
             )
         )
     result.collectives.sort(key=lambda c: min(c.start_us.values()))

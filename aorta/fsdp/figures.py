@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from aorta import stats
 from aorta.fsdp.rank_figures import kernel_figures
+from aorta.fsdp.straggler_evidence import rank_evidence
 from aorta.metric import Metric
 from aorta.overlap import idle_ms
 from aorta.record import BenchRecord
@@ -136,6 +137,7 @@ def build_result(
             "tokens_per_step": samples_per_step * seq_len,
             **details_extra,
             **kernel_details,
+            "rank_evidence": rank_evidence(kernel_details.get("per_rank_steps") or {}, ranks),
             "stream_busy_ms": lead.get(
                 "stream_busy_ms"
             ),  # rank 0, per device stream, over the profiled window

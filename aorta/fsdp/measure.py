@@ -13,6 +13,7 @@ from aorta.fsdp.config import FsdpSuiteConfig
 from aorta.fsdp.distributed import DistEnv
 from aorta.fsdp.profiled_steps import step_figures
 from aorta.fsdp.profiling import NO_KERNELS_ON_CPU, profile_steps, trace_enabled
+from aorta.fsdp.rank_host import rank_host
 from aorta.fsdp.scenarios import Scenario
 from aorta.fsdp.training import Trainer
 from aorta.timing import TimingPlan, time_rounds
@@ -122,6 +123,7 @@ def _run(
         "trace_note": window.trace_note if window else None,
         "host_enqueue_ms": [r.host_enqueue_ms for r in run.rounds],
         "comm_ballast": trainer.ballast_info,  # --aorta-test-comm-ballast: what was added, or why not
+        "host": rank_host(device.pci_bus_id()),  # where this rank runs: the evidence beside a straggler
         "warnings": list(env.warnings),
     }
     records.append(

@@ -56,6 +56,8 @@ class FsdpState:
     rows: list[dict] = field(default_factory=list)
     jsonl_written: str | None = None
     stalled: str | None = None  # a rank did not reach an agreement in time: no further waits for it
+    link_ceiling: dict | None = None  # the collective sweep's busbw ceiling, once it ran in this session
+    link_ceiling_source: str | None = None
 
 
 STATE = pytest.StashKey[FsdpState]()
@@ -390,6 +392,17 @@ def fsdp_record(request, benchmark):
 
 
 @pytest.fixture
+def fsdp_link_ceiling(request):
+    """``fsdp_link_ceiling(ceiling, source)``: keep the collective sweep's ceiling for the scenarios after it."""
+    state = request.config.stash[STATE]
+
+    def keep(ceiling: dict, source: str) -> None:
+        state.link_ceiling, state.link_ceiling_source = ceiling, source
+
+    return keep
+
+
+@pytest.fixture
 def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
     """``fsdp_bench(scenario)``: check, time and profile one scenario on every rank; rank 0 records all."""
     from aorta.fsdp.distributed import PeerFailed
@@ -442,11 +455,30 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
             comm_library=env.comm_library,
             config=fsdp_config.as_dict(),
         )
+        _busbw_vs_ceiling(record, state)
         if fsdp_record(step_ms, record):
             state.rows.append(_row(request.node.name, record))
         return record
 
     return run
+
+
+def _busbw_vs_ceiling(record, state: FsdpState) -> None:
+    """The scenario's transfer-time busbw as a share of the sweep's ceiling at its message size."""
+    from aorta.fsdp.link_ceiling import shares_of_ceiling
+
+    transfer = record.get("transfer_busbw")
+    if not transfer:
+        return
+    if state.link_ceiling is None:
+        record.details["busbw_vs_ceiling"] = {
+            "reason": "no collective sweep in this session (benchmarks/fsdp/test_collective_sweep.py)"
+        }
+        return
+    record.details["busbw_vs_ceiling"] = {
+        "ceiling_is": state.link_ceiling_source,
+        **shares_of_ceiling(transfer, state.link_ceiling),
+    }
 
 
 def _row(name: str, record) -> dict:

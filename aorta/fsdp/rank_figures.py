@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from aorta import stats
 from aorta.fsdp import collective_match as cm
 from aorta.fsdp import wait_transfer as wt
+from aorta.fsdp.link_ceiling import transfer_busbw
+from aorta.fsdp.split_resolution import split_resolution
 from aorta.metric import Metric
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
@@ -116,6 +118,15 @@ def kernel_figures(ranks: Sequence[Mapping]) -> tuple[list[Metric], dict[str, st
             "matched_collectives": len(matching.collectives),
             "problems": list(matching.problems),
         }
+        resolution = (
+            split_resolution(matching, {r: t["compute_us"] for r, t in timelines.items() if t})
+            if matched_ok
+            else None
+        )
+        if resolution is not None:
+            details["split_resolution"] = resolution.as_dict()
+        if matched_ok:  # busbw from transfer time (not kernel time, which includes waiting for peers)
+            details["transfer_busbw"] = transfer_busbw(matching.collectives, len(by_rank))
         steps = min(len(v) for v in per_rank.values())
         details["stragglers"] = [s.as_dict() if s else None for s in wt.stragglers(matching, steps)]
     details["per_rank_steps"] = {str(rank): [s.as_dict() for s in v] for rank, v in per_rank.items()}

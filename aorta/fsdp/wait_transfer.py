@@ -39,6 +39,9 @@ class RankStep:
     transfer_ms: float
     wait_ms: float
     window_ms: float
+    # The part of ``overlapped_ms`` where compute ran beside waiting for peers (not beside a transfer): a rank
+    # that waits for a straggler while computing shows this as overlap the straggler itself cannot have.
+    overlapped_wait_ms: float = 0.0
 
     @property
     def comm_busy_ms(self) -> float:
@@ -114,6 +117,7 @@ def rank_steps(
                 transfer_ms=overlap.length_ms(transfer),
                 wait_ms=overlap.length_ms(wait_only),
                 window_ms=w1 - w0,
+                overlapped_wait_ms=overlap.overlapped_ms(compute, wait_only),
             )
         )
     return out

@@ -21,6 +21,7 @@ from aorta.report import summary as summ
 from aorta.report.errors import ReportInputError
 from aorta.report.runs import Run, load_runs
 from aorta.report.verdicts import gate_verdicts, load_verdict_file
+from aorta.report.world_scaling import world_size_view
 
 REPORT_FILES = ("report.html", "summary.json")
 
@@ -115,6 +116,7 @@ def write_report(
     summary = summ.build_summary(runs, reference, candidate)  # validates labels before any gate work
     verdicts, note = _verdicts(runs, reference, candidate, verdicts_path)
     summary["verdicts"] = verdicts
+    summary["world_size_scaling"] = world_size_view(runs)  # None unless FSDP runs at two or more world sizes
     scaling = summ.scaling_series(summary["runs"])
     with report_folder(output) as tmp:
         names = draw_figures(runs, scaling, tmp)

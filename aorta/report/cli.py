@@ -90,6 +90,11 @@ def _build_run_report(args: argparse.Namespace) -> dict:
 
 def _print_run_report(summary: dict, page: Path) -> None:
     print(f"aorta report: {len(summary['runs'])} runs, {len(summary['figure_files'])} figures -> {page}")
+    if summary.get("world_size_scaling"):
+        from aorta.report.world_scaling import view_lines
+
+        for line in view_lines(summary["world_size_scaling"]):
+            print(line)
     if summary["comparison"]:
         print(f"biggest changes ({summary['candidate']} / {summary['reference']}):")
         for row in summary["comparison"][:5]:

@@ -360,6 +360,19 @@ def _benchmarks_section(summary: dict) -> str:
     return out
 
 
+def _world_scaling_section(summary: dict) -> str:
+    """FSDP scenarios at two or more world sizes side by side (aorta/report/world_scaling.py)."""
+    from aorta.report.world_scaling import HEADERS, table_rows
+    from aorta.report.world_scaling import __doc__ as how
+
+    view = summary.get("world_size_scaling")
+    if not view:
+        return ""
+    rows = [[_td(v, num=v is None or isinstance(v, (int, float))) for v in row] for row in table_rows(view)]
+    note = (how or "").split("\n\n", 1)[-1].replace("\n", " ")
+    return f'<h2>FSDP world-size scaling</h2><p class="note">{_e(note)}</p>' + _table(HEADERS, rows)
+
+
 def render(summary: dict, scaling: dict, figures: dict[str, Path], verdict_note: str = "") -> str:
     """The whole page. ``figures`` maps figure keys (scaling key, ``timeline:<label>``,
     ``overlap:<label>:<scenario>``) to PNG files, which are embedded."""
@@ -374,6 +387,7 @@ def render(summary: dict, scaling: dict, figures: dict[str, Path], verdict_note:
             _scaling_section(summary, scaling, figures),
             _fsdp_section(summary, figures),
             _rank_breakdown_section(summary),
+            _world_scaling_section(summary),
             _benchmarks_section(summary),
         ]
     )

@@ -19,7 +19,8 @@ What the communication is, said in the result (``workload_info["comm"]``):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 
 import torch
@@ -44,12 +45,24 @@ MAX_STREAMS = SPECS[
 ].max_streams  # 32: 1 compute + 31 comm streams; a step issues 4L - 1 = 63 comm ops at L = 16
 
 
-def _world() -> tuple[int, int, ModuleType | None]:
-    """(world size, rank, torch.distributed module or None when running as one process)."""
+def _world(environ: Mapping[str, str] | None = None) -> tuple[int, int, ModuleType | None]:
+    """(world size, rank, torch.distributed module or None when running as one process).
+
+    A process launched with ``WORLD_SIZE`` > 1 (torchrun) but no process group would time device-to-device
+    copies while its launcher asked for collectives: that is refused, naming what to do."""
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
         return dist.get_world_size(), dist.get_rank(), dist
+    env = os.environ if environ is None else environ
+    launched = env.get("WORLD_SIZE", "1")
+    if launched.isdigit() and int(launched) > 1:
+        raise ValueError(
+            f"fsdp_tp: WORLD_SIZE={launched} (torchrun) but no process group is initialized, so the "
+            "collectives would be replaced by copies; run it through pytest (aorta's plugin starts the group: "
+            "torchrun ... -m pytest benchmarks/hw_queue -k fsdp_tp) or call "
+            "torch.distributed.init_process_group first"
+        )
     return 1, 0, None
 
 
@@ -161,6 +174,14 @@ class FsdpTp(Workload):
             self._comm(rec, "all_reduce", layer)
         for s in range(1, self.n_streams):
             rec.wait(0, s)  # the next step's backward overwrites dW/db that these comm ops read
+
+    def graph_unavailable_reason(self) -> str | None:
+        if self._dist is None:
+            return None
+        # Each rank picks its round mode on its own: a capture that failed on one rank and not another would
+        # put them on different paths (one replaying a graph, one launching eagerly) with collectives
+        # between them. Held launches are the same path on every rank.
+        return "real collectives across ranks: held launches keep every rank on the same path"
 
     def expected_work(self) -> WorkSpec:
         # Layer compute (GEMMs) on stream 0; the collectives (or their copies) on every comm stream.

@@ -51,13 +51,16 @@ for path in sys.argv[1:]:
 def val(m, key, fmt="{:.3g}"):
     return fmt.format(m[key]["value"]) if key in m else "n/a"
 
-rows, known = [], None
+rows, known, sweep = [], None, None
 for b in benchmarks:
     e, m = b["extra_info"], b["extra_info"]["metrics"]
     if e.get("workload") == "fsdp_known_answer":
         known = m
         continue
-    rows.append([e["scenario"]["id"], val(m, "step_ms", "{:.2f}"), val(m, "exposed_transfer_ms_worst_rank", "{:.2f}"),
+    if e.get("workload") == "fsdp_collective_sweep":  # the machine's ceiling, not a scenario
+        sweep = e
+        continue
+    rows.append([(e.get("scenario") or {}).get("id", b["name"]), val(m, "step_ms", "{:.2f}"), val(m, "exposed_transfer_ms_worst_rank", "{:.2f}"),
                  val(m, "overlap_ratio_worst_rank", "{:.3f}"), val(m, "all_gather_busbw_gbps_worst_rank", "{:.1f}"),
                  val(m, "reduce_scatter_busbw_gbps_worst_rank", "{:.1f}"), val(m, "compute_slowdown_ratio_worst_rank", "{:.3f}"),
                  val(m, "tokens_per_s", "{:.4g}")])
@@ -76,6 +79,9 @@ if known:
           f"GEMM time beside all-gathers / alone = {val(known, 'compute_contention_slowdown_ratio', '{:.2f}')}")
 else:
     print("\nknown answer: not recorded (skipped or failed: see the log)")
+if sweep:
+    for kind, points in sorted((sweep.get("ceiling") or {}).items()):
+        print(f"collective sweep {kind} busbw GB/s: " + ", ".join(f"{b / 2**20:g} MiB {g:.3g}" for b, g in points))
 PYEOF
 
 traces=()

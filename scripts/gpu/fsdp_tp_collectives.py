@@ -1,56 +1,68 @@
-"""fsdp_tp with real collectives: run under torchrun with >= 2 GPUs (NCCL_NVLS_ENABLE=0 on NVIDIA).
+"""fsdp_tp with real collectives: a thin wrapper over the pytest benchmark, runnable from the repo root
+without installing aorta.
 
-Each rank runs the workload through the runner (one-stream check, then timing) on its own GPU;
-rank 0 writes $OUT/fsdp_tp_collectives.json and prints the comm label and figures.
+    NCCL_NVLS_ENABLE=0 torchrun --standalone --nproc_per_node 4 scripts/gpu/fsdp_tp_collectives.py [pytest args]
+
+Each rank runs ``pytest benchmarks/hw_queue/test_fsdp_tp.py -k bf16 --aorta-streams 2,4,16 --aorta-size full``
+(the benchmark records comm=collectives when the world size is above 1); extra arguments go to pytest.
+Rank 0 writes ``$OUT/fsdp_tp_collectives.json`` (pytest-benchmark JSON; ``./fsdp_tp_collectives.json``
+without ``$OUT``) and prints one line per stream count. Without torchrun it runs one process and says so
+(comm=d2d_copies_single_process).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
-import torch.distributed as dist
-
-from aorta.device import Device
-from aorta.runner import run_workload
-from aorta.timing import TimingPlan
-from aorta.workloads.fsdp_tp import FsdpTp
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # torchrun runs this file with scripts/gpu first on sys.path, not the repo
+    sys.path.insert(0, str(REPO))
 
 
-def main() -> None:
-    local = int(os.environ.get("LOCAL_RANK", "0"))
-    dev = Device.open("auto", index=local)
-    dist.init_process_group("nccl", device_id=dev.torch_device)
-    try:
-        out = {}
-        for n in (2, 4, 16):
-            w = FsdpTp(dev, n, size="full")
-            res = run_workload(
-                dev, w, dev.streams(n), TimingPlan(warmup_rounds=3, rounds=10, iterations_per_round=1)
-            )  # same K on every rank
-            e = res.extra_info
-            out[n] = {
-                "comm": e["workload_info"]["comm"],
-                "world_size": e["workload_info"]["world_size"],
-                "metrics": e["metrics"],
-                "device_ms": e["device_ms_per_iteration"],
-                "effective_concurrency": e["effective_concurrency"],
-            }
-            if dist.get_rank() == 0:
-                m = e["metrics"]
-                print(
-                    f"streams={n:<3d} comm={out[n]['comm']} world={out[n]['world_size']} "
-                    f"samples/s={m['samples_per_s']['value']:.4g} "
-                    f"overlap={m.get('comm_overlap_ratio', {}).get('value')} "
-                    f"exposed_ms={m.get('exposed_comm_ms', {}).get('value')}",
-                    flush=True,
-                )
-        if dist.get_rank() == 0 and os.environ.get("OUT"):
-            Path(os.environ["OUT"], "fsdp_tp_collectives.json").write_text(json.dumps(out, indent=1))
-    finally:
-        dist.destroy_process_group()
+def lines(data: dict) -> list[str]:
+    """One line per benchmark of a pytest-benchmark JSON: comm label, world size, samples/s, overlap."""
+    out = []
+    for b in data.get("benchmarks", []):
+        e = b["extra_info"]
+        m, info = e.get("metrics", {}), e.get("workload_info", {})
+        value = lambda k, m=m: m.get(k, {}).get("value")  # noqa: E731
+        out.append(
+            f"streams={e.get('streams_requested')} mode={e.get('gpu_mode') or e.get('mode')} "
+            f"comm={info.get('comm')} world={info.get('world_size')} "
+            f"samples/s={value('samples_per_s')} overlap={value('comm_overlap_ratio')} "
+            f"exposed_ms={value('exposed_comm_ms')} per_rank_median_ms={e.get('per_rank_median_ms')}"
+        )
+    return out
+
+
+def main(argv: list[str]) -> int:
+    import pytest
+
+    os.chdir(REPO)
+    json_path = Path(os.environ.get("OUT") or ".", "fsdp_tp_collectives.json").resolve()
+    args = [
+        "benchmarks/hw_queue/test_fsdp_tp.py",
+        "-k",
+        "bf16",
+        "--aorta-streams=2,4,16",
+        f"--benchmark-json={json_path}",
+        "-p",
+        "no:randomly",
+        *argv,
+    ]
+    if not any(a.startswith("--aorta-size") for a in argv):
+        args.append("--aorta-size=full")
+    rc = int(pytest.main(args))
+    if os.environ.get("RANK", "0") == "0" and json_path.exists():
+        if "WORLD_SIZE" not in os.environ:
+            print("one process (no torchrun): comm ops are device-to-device copies, not collectives")
+        for line in lines(json.loads(json_path.read_text())):
+            print(line, flush=True)
+    return rc
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))
