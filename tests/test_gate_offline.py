@@ -155,6 +155,22 @@ def test_without_raw_samples_falls_back_to_saved_data_then_a_single_value():
     assert v.outcome == UNSURE and "too few samples: 1 round(s)" in v.reason
 
 
+def test_another_world_size_is_refused_unless_allowed():
+    def ranks(n):
+        b = bench("fsdp_baseline", 10.0)
+        b["extra_info"]["world_size"] = n
+        return run([b, bench("other", 5.0)])
+
+    comp = compare_runs(ranks(2), ranks(4))
+    assert comp.exit_code == EXIT_MISMATCH and comp.verdicts == []
+    assert comp.mismatch == (
+        "world size differs: fsdp_baseline ran on 2 rank(s) in the baseline, 4 in this run "
+        "(save one baseline per world size)"
+    )
+    assert compare_runs(ranks(2), ranks(2)).mismatch is None
+    assert compare_runs(ranks(2), ranks(4), GateSettings(allow_mismatch=True)).verdicts
+
+
 def test_other_gpu_model_is_refused_unless_allowed():
     ref, cand = run([bench("a", 10.0)], gpu_name="NVIDIA H200"), run([bench("a", 10.0)])
     comp = compare_runs(ref, cand)

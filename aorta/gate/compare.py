@@ -156,12 +156,30 @@ def parse_alpha(text: str) -> float:
 
 # ------------------------------------------------------------------------------------------ stacks
 def mismatch_reason(ref: Mapping, cand: Mapping) -> str | None:
-    """Why the two runs are on different hardware (backend or GPU model), or None."""
+    """Why the two runs are on different hardware (backend or GPU model) or ran a benchmark on a different
+    number of ranks (an FSDP step on 2 ranks is not the same work as on 4), or None."""
     a, b = aorta_machine(ref), aorta_machine(cand)
     for key, what in (("backend", "backend"), ("gpu_name", "GPU model")):
         if a.get(key) != b.get(key):
             return f"{what} differs: baseline {a.get(key)!r}, this run {b.get(key)!r}"
+    ws_ref, ws_cand = _world_sizes(ref), _world_sizes(cand)
+    for name in sorted(set(ws_ref) & set(ws_cand)):
+        if ws_ref[name] != ws_cand[name]:
+            return (
+                f"world size differs: {name.split('::')[-1]} ran on {ws_ref[name]} rank(s) in the baseline, "
+                f"{ws_cand[name]} in this run (save one baseline per world size)"
+            )
     return None
+
+
+def _world_sizes(doc: Mapping) -> dict[str, object]:
+    """fullname -> the ranks a benchmark ran on, where its record says (the FSDP suite, fsdp_tp)."""
+    out = {}
+    for b in doc.get("benchmarks", ()):
+        ws = (b.get("extra_info") or {}).get("world_size")
+        if ws is not None:
+            out[b["fullname"]] = ws
+    return out
 
 
 def stack_diff(ref: Mapping, cand: Mapping) -> list[tuple[str, object, object]]:
