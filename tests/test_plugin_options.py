@@ -106,6 +106,7 @@ def test_the_option_set_is_frozen(pytester):
             "--aorta-override",
             "--override",
             "--aorta-dist-timeout",
+            "--aorta-test-comm-ballast",
             "--aorta-artifacts",
         ]
     )
