@@ -140,8 +140,9 @@ def test_host_bound_note_below_seventy_percent_busy():
     )
     assert kt.host_bound_note(0.70) is None and kt.host_bound_note(None) is None
     # a replayed graph has no host launch inside its round: its idle gaps are not blamed on the host
-    assert kt.host_bound_note(0.43, graph_replay=True).startswith(
-        "GPU idle: busy 43% of a replayed graph's round"
+    assert kt.host_bound_note(0.43, graph_replay=True) == (
+        "GPU idle: busy 43% of a replayed graph's round; no host launch is inside it, so the gaps are the GPU's "
+        "own (dependencies, dispatch between short kernels)"
     )
 
 
@@ -172,6 +173,70 @@ def test_trim_keeps_what_the_parser_reads():
     trimmed = kt.trim_trace(trace)
     assert len(trimmed["traceEvents"]) == len(two_stream_trace()["traceEvents"])
     assert kt.round_figures(kt.parse_rounds(trimmed)[0]) == kt.round_figures(kt.parse_rounds(trace)[0])
+
+
+def test_trim_keeps_exactly_the_fields_the_parser_reads_of_each_kind_of_event():
+    other = {"pid": 3, "tid": 9}
+    events = [
+        {"ph": "B", "cat": "kernel", "name": "k0", "ts": 0, **other},  # not a complete event: dropped
+        {"ph": "X", "name": "no_cat", "ts": 1, "dur": 1, **other},  # no category: dropped
+        rng("aorta.round.0", 2, 50, **other),
+        rng("not_aorta", 3, 1, **other),  # a user range of another name: dropped
+        rng("aorta.s1:gemm", 4, 5, **other),
+        {**launch(5, 6, **other), "args": {"correlation": 5, "cbid": 211}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaMalloc", "ts": 7, "dur": 1, "args": {}, **other},
+        {**kernel(5, 13, 20, 4), "args": {"stream": 13, "correlation": 5, "grid": [1, 1, 1]}, **other},
+        {"ph": "X", "cat": "gpu_memset", "name": "m", "ts": 30, "args": {"stream": 13}, **other},  # no dur
+    ]
+    assert kt.trim_trace({"traceEvents": events}) == {
+        "traceEvents": [
+            {
+                "ph": "X",
+                "cat": "user_annotation",
+                "name": "aorta.round.0",
+                "ts": 2,
+                "dur": 50,
+                "args": {},
+                **other,
+            },
+            {
+                "ph": "X",
+                "cat": "user_annotation",
+                "name": "aorta.s1:gemm",
+                "ts": 4,
+                "dur": 5,
+                "args": {},
+                **other,
+            },
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "ts": 6,
+                "dur": 1,
+                "args": {"correlation": 5},
+                **other,
+            },
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "k",
+                "ts": 20,
+                "dur": 4,
+                "args": {"stream": 13, "correlation": 5},
+                **other,
+            },
+            {
+                "ph": "X",
+                "cat": "gpu_memset",
+                "name": "m",
+                "ts": 30,
+                "dur": 0,
+                "args": {"stream": 13},
+                **other,
+            },
+        ]
+    }
 
 
 # -- recorded traces (H100, torch 2.11+cu130, scripts/gpu/kernel_timeline_probe.py) and a hand-written ROCm one

@@ -83,3 +83,25 @@ def test_load_run_reads_schemas_1_to_3_and_refuses_a_newer_one_naming_the_file(t
         RecordError, match=rf"{newer}: benchmark 't' has aorta_schema 4; this aorta reads 1, 2, 3"
     ):
         load_run(newer)
+
+
+def test_the_raw_readers_of_a_pytest_benchmark_entry():
+    from aorta.record.bench import BenchRecord, is_aorta_bench, raw_device_ms, raw_metrics, schema_of
+
+    ours = {"extra_info": {"aorta_schema": 3, "metrics": {"m": 1}, "device_ms_per_iteration": [2.0, 1.0]}}
+    assert (is_aorta_bench(ours), schema_of(ours), raw_metrics(ours), raw_device_ms(ours)) == (
+        True,
+        3,
+        {"m": 1},
+        [2.0, 1.0],
+    )
+    for other in ({"extra_info": None}, {}, {"extra_info": {"metrics": 1}}):
+        assert not is_aorta_bench(other) and schema_of(other) is None and raw_device_ms(other) is None
+    assert raw_metrics({"extra_info": None}) is None and schema_of(["not", "a", "mapping"]) is None  # type: ignore[arg-type]
+    assert not is_aorta_bench({"extra_info": ["aorta_schema"]})  # a list holding the key is not a record
+    rec = (
+        BenchRecord("w", "cuda", "events", "device_events", [1.0], "m")
+        .mark_unavailable({"a": "why a"})
+        .mark_unavailable({"b": "why b"})
+    )
+    assert rec.unavailable == {"a": "why a", "b": "why b"}

@@ -70,6 +70,19 @@ def test_a_placed_kind_on_a_stream_declared_without_it_fails():
     ]
 
 
+def test_a_placed_kind_names_every_stream_that_runs_it_or_none():
+    two = sw.WorkSpec(
+        {0: sw.StreamWork(gemm=1), 1: sw.StreamWork(other=1), 2: sw.StreamWork(gemm=1)}, placed=("gemm",)
+    )
+    assert sw.stream_shortfalls(two, {0: {"gemm": 1}, 1: {"other": 1, "gemm": 2}, 2: {"gemm": 1}}) == [
+        "stream 1: 2 gemm op(s) per iteration, declared none (only streams 0, 2 run gemm ops)"
+    ]
+    nobody = sw.WorkSpec({0: sw.StreamWork(other=1)}, placed=("spin",))
+    assert sw.stream_shortfalls(nobody, {0: {"other": 1}, 3: {"spin": 1}}) == [
+        "stream 3: 1 spin op(s) per iteration, declared none (only streams none run spin ops)"
+    ]
+
+
 def test_without_stream_indices_the_totals_are_compared():
     assert SPEC.totals == {"gemm": 1, "spin": 0, "other": 3, "ops": 6}
     assert sw.total_shortfalls(SPEC, {"gemm": 1, "other": 5}) == []
