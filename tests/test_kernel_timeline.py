@@ -417,3 +417,45 @@ def test_a_range_without_a_duration_holds_nothing_after_its_start():
     trace["traceEvents"] += [kernel(1, 7, 300, 10), kernel(2, 7, 400, 10)]
     r0, r1 = kt.parse_rounds(trace)
     assert [op.start_us for op in r0.ops] == [300.0] and r1.ops == []
+
+
+def test_parse_rounds_of_two_threads_with_bare_events_and_launches_at_a_rounds_end():
+    a, b, c = {"pid": 1, "tid": 7}, {"pid": 1, "tid": 8}, {"pid": 2, "tid": 9}
+    events = [
+        rng("aorta.round.0", 0, 100, **a),
+        rng("aorta.s0", 10, 20, **a),
+        rng("aorta.round.0", 0, 100, **b),
+        rng("aorta.s1:early", 5, 3, **b),  # starts before thread a's block: first in issue order
+        rng("aorta.s2:empty", 40, 5, **a),  # launches nothing
+        launch(1, 100, **a),  # at the round's very end: still inside it
+        launch(2, 6, **b),
+        launch(3, 50, **c),  # a thread without rounds
+        {"ph": "X", "cat": "kernel", "ts": 300, "args": {"correlation": 9}},  # no launch: left out
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "k1",
+            "ts": 110,
+            "dur": 5,
+            "args": {"stream": 7, "correlation": 1},
+        },
+        {"ph": "X", "cat": "kernel", "ts": 120, "args": {"correlation": 2}},  # no name, stream, tid or dur
+        {"ph": "X", "cat": "kernel", "name": "k3", "ts": 130, "dur": 1, "args": {"correlation": 3}},
+        {"ph": "X", "cat": "kernel", "name": "k4", "ts": 140, "dur": 1},  # no correlation at all
+    ]
+    (rnd,) = kt.parse_rounds(events)  # a bare event list reads like a document
+    assert [(o.name, o.stream, o.start_us, o.end_us) for o in rnd.ops] == [
+        ("k1", 7, 110.0, 115.0),
+        ("", 0, 120.0, 120.0),
+    ]
+    assert [(blk.stream_index, blk.label, [o.name for o in blk.ops]) for blk in rnd.blocks] == [
+        (1, "early", [""]),
+        (0, None, []),
+        (2, "empty", []),
+    ]
+    assert rnd.block_spans_ms() == {1: [(0.01, 0.01)], 0: [None], 2: [None]}  # from the first op, 110 µs
+    assert (
+        kt.parse_rounds({}) == []
+        and kt.block_label(2) == "aorta.s2"
+        and kt.block_label(2, "x") == "aorta.s2:x"
+    )
