@@ -105,3 +105,48 @@ def test_the_raw_readers_of_a_pytest_benchmark_entry():
         .mark_unavailable({"b": "why b"})
     )
     assert rec.unavailable == {"a": "why a", "b": "why b"}
+
+
+class _Session:
+    """pytest-benchmark's session as install_atomic_writer reads it: ``json``, ``save_json`` and ``logger``."""
+
+    def __init__(self, json_path):
+        self.json = json_path
+        self.logged: list[tuple[str, dict]] = []
+        self.logger = self
+        self.save_json = lambda doc: None
+
+    def info(self, text, **kw):
+        self.logged.append((text, kw))
+
+
+def test_the_benchmark_json_is_written_whole_or_not_at_all_with_the_reason(tmp_path):
+    from aorta.record.benchmark_json import install_atomic_writer
+
+    errors: list[str] = []
+    ok = _Session(tmp_path / "run.json")
+    assert install_atomic_writer(ok, errors.append) is True
+    ok.save_json({"benchmarks": [{"é": 1}]})
+    assert (
+        tmp_path / "run.json"
+    ).read_text() == '{\n    "benchmarks": [\n        {\n            "\\u00e9": 1\n        }\n    ]\n}'
+    assert (
+        ok.logged == [(f"Wrote benchmark data in: {tmp_path / 'run.json'}", {"purple": True})]
+        and errors == []
+    )
+
+    (tmp_path / "a_file").write_text("")
+    bad = _Session(str(tmp_path / "a_file" / "run.json"))  # a folder that is a file
+    assert install_atomic_writer(bad, errors.append) is True
+    bad.save_json({})
+    assert errors == [
+        f"--benchmark-json {tmp_path / 'a_file' / 'run.json'}: NOT written: File exists; "
+        "no partial file was left (an earlier file there is unchanged)"
+    ]
+    assert bad.logged == []
+
+    opened = _Session(None)  # an older pytest-benchmark opened the file while parsing the options
+    assert install_atomic_writer(opened, errors.append) is False
+    no_writer = _Session(str(tmp_path / "x.json"))
+    no_writer.save_json = None  # type: ignore[assignment]
+    assert install_atomic_writer(no_writer, errors.append) is False and no_writer.save_json is None
