@@ -193,3 +193,38 @@ def test_a_policy_with_no_samples_is_refused_with_the_value():
     with pytest.raises(ValueError) as e:
         Policy(min_samples=0)
     assert str(e.value) == "min_samples must be >= 1, got 0"
+
+
+def test_the_stack_rows_name_each_part_either_side_records_and_a_changed_gpu_count():
+    from aorta.gate.compare import stack_diff
+
+    ref = {
+        "machine_info": {
+            "python_version": "3.12.3",
+            "aorta": {"torch": "2.11", "cuda": "13.0", "gpu_count": 8},
+        }
+    }
+    cand = {"machine_info": {"aorta": {"torch": "2.12", "nccl": "2.27", "gpu_count": 4}}}
+    assert stack_diff(ref, cand) == [
+        ("cuda", "13.0", None),
+        ("torch", "2.11", "2.12"),
+        ("nccl", None, "2.27"),
+        ("python", "3.12.3", None),
+        ("gpu_count", 8, 4),
+    ]
+    same = {"machine_info": {"aorta": {"gpu_count": 2}}}
+    assert stack_diff(same, same) == []
+
+
+def test_deliberate_slowdowns_are_read_from_every_benchmark_that_records_one():
+    from aorta.gate.compare import deliberate_slowdowns
+
+    def b(name, **extra):
+        return {
+            "fullname": name,
+            "extra_info": {"aorta_schema": 1, "device_ms_per_iteration": [1.0], **extra},
+        }
+
+    run = {"benchmarks": [b("a", test_slowdown=0.2), b("b"), b("c", test_slowdown=0.05)]}
+    assert deliberate_slowdowns(run) == {"a": 0.2, "c": 0.05}
+    assert deliberate_slowdowns({}) == {}
