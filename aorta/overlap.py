@@ -135,8 +135,9 @@ def active_segments(
 ) -> list[tuple[float, float, tuple[K, ...]]]:
     """Cut the timeline at every boundary; for each piece, which streams (or kinds) were running.
 
-    Returns ``(start_ms, end_ms, (keys...))`` for every piece in which at least one ran, adjacent pieces
-    with the same set merged; keys sorted by ``str`` so the output is stable. One sweep over sorted
+    Returns ``(start_ms, end_ms, (keys...))`` for every piece in which at least one ran (adjacent pieces
+    hold different sets: a piece ends only where a key starts or stops); keys sorted by ``str`` so the
+    output is stable. One sweep over sorted
     boundaries: a profiled window holds thousands of kernels.
     """
     edges: list[tuple[float, int, K]] = []
@@ -158,11 +159,7 @@ def active_segments(
             break
         active = tuple(sorted((k for k, n in running.items() if n > 0), key=str))
         nxt = edges[i][0]
-        if not active:
-            continue
-        if out and out[-1][1] == t and out[-1][2] == active:
-            out[-1] = (out[-1][0], nxt, active)
-        else:
+        if active:  # every boundary changes the set: each key's intervals are disjoint and never touch
             out.append((t, nxt, active))
     return out
 

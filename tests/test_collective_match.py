@@ -18,6 +18,7 @@ every rank; all-gather starts 100 / 120 / 180 / 110 and ends at 500; reduce-scat
 """
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -170,3 +171,69 @@ def test_ranks_that_ran_different_collectives_are_reported_not_matched():
     kinds = cm.match({0: a, 1: [cm.CommKernel("reduce_scatter", "pg:0", 0.0, 10.0, 0)]})
     assert "collective #0 is ['all_gather', 'reduce_scatter'] on different ranks" in kinds.problems[0]
     assert cm.match({0: a}).problems == ["one rank: nothing to match across ranks"]
+
+
+# ---------------------------------------------------------------------- each step worked by hand, on built kernels
+def _ev(kind, stream, ts, end, pg=None):
+    return SimpleNamespace(kind=kind, stream=stream, ts_us=ts, end_us=end, process_group=pg)
+
+
+def test_comm_kernels_name_a_streams_group_by_every_process_group_any_of_its_kernels_names():
+    by_step = [
+        [_ev("all_gather", 7, 30, 40, "b"), _ev("compute", 7, 0, 5), _ev("all_gather", 7, 10, 20)],
+        [_ev("reduce_scatter", 9, 50, 60), _ev("all_reduce", 7, 45, 48, "a")],
+    ]
+    assert cm.comm_kernels(by_step, step_base=3) == [
+        cm.CommKernel("all_gather", "pg:a+b", 10, 20, 3, "7"),
+        cm.CommKernel("all_gather", "pg:a+b", 30, 40, 3, "7"),
+        cm.CommKernel("all_reduce", "pg:a+b", 45, 48, 4, "7"),
+        cm.CommKernel("reduce_scatter", "stream:9", 50, 60, 4, "9"),
+    ]
+
+
+def test_sequences_are_streams_by_order_of_first_use_and_groups_where_no_stream_is_known():
+    k = [
+        cm.CommKernel("all_gather", "pg:b", 30, 40, 0, "7"),
+        cm.CommKernel("all_gather", "pg:x", 5, 6, 0, None),
+        cm.CommKernel("all_gather", "stream:9", 10, 20, 0, "9"),
+        cm.CommKernel("all_gather", "pg:a", 50, 60, 0, "7"),
+        cm.CommKernel("all_gather", "stream:3", 70, 80, 0, "3"),
+    ]
+    seqs = cm._sequences(k)
+    assert {key: [c.start_us for c in ks] for key, ks in seqs.items()} == {
+        "pg:x": [5],
+        "stream#0": [10],
+        "stream#1": [30, 50],
+        "stream#2": [70],
+    }
+    assert cm._label("stream#1", seqs["stream#1"]) == "stream#1 (pg:a, pg:b)"
+    assert cm._label("stream#0", seqs["stream#0"]) == "stream#0"
+    assert cm._label("pg:x", [*seqs["pg:x"], *seqs["stream#1"]]) == "pg:x"
+
+
+def test_match_of_three_ranks_keeps_the_groups_that_agree_and_aligns_to_the_first_rank():
+    # group "pg:a" has one collective on ranks 0 and 1 but none on rank 2: reported, and "pg:b" still matched.
+    # pg:b: two collectives; #0 named by no rank (all other_comm), #1 an all-gather named by rank 1 only.
+    # Rank clocks: rank 1 ends 100 µs after rank 0, rank 2 ends 250 µs before (offsets +100, -250).
+    def ks(offset, starts, kind1):
+        return [
+            cm.CommKernel(cm.UNNAMED, "pg:b", starts[0] + offset, 50 + offset, 0),
+            cm.CommKernel(kind1, "pg:b", starts[1] + offset, 90 + offset, 1),
+        ]
+
+    per_rank = {
+        0: [*ks(0, (10, 60), cm.UNNAMED), cm.CommKernel("all_reduce", "pg:a", 1, 2, 0)],
+        1: [*ks(100, (30, 70), "all_gather"), cm.CommKernel("all_reduce", "pg:a", 101, 102, 0)],
+        2: ks(-250, (20, 80), cm.UNNAMED),
+    }
+    m = cm.match(per_rank)
+    assert m.ranks == [0, 1, 2]
+    assert m.problems == ["pg:a: ranks ran different numbers of collectives {0: 1, 1: 1, 2: 0}"]
+    assert m.offset_us == {0: 0, 1: 100, 2: -250}
+    assert m.alignment_error_us == 0
+    assert [(c.group, c.index, c.kind, c.step) for c in m.collectives] == [
+        ("pg:b", 0, cm.UNNAMED, 0),
+        ("pg:b", 1, "all_gather", 1),
+    ]
+    assert m.collectives[0].start_us == {0: 10, 1: 30, 2: 20}
+    assert m.collectives[1].dur_us == {0: 30, 1: 20, 2: 10}

@@ -246,3 +246,211 @@ def test_every_fsdp_figure_has_its_unit_direction_and_judgement():
         {"id": "baseline"}, cpu_ranks, world_size=2, seq_len=8, backend="cpu", comm_library="gloo", config={}
     )
     assert cpu.unavailable["peak_memory_bytes"] == "CPU backend: no device memory statistics"
+
+
+_IDLE_NOTE = ": communication there had the GPU to itself, so the overlap ratio says little about how well it is hidden"
+
+
+def test_reading_notes_at_each_threshold_word_for_word():
+    from aorta.fsdp.figures import reading_notes
+
+    # idle share 0.3 and enqueue 0.9 x step (median of 9.0, 8.0, 9.5) and profiled +25%: each exactly at its bound
+    assert reading_notes(
+        {"step_ms": 10.0, "gpu_idle_share": 0.3, "profiled_step_ms": 12.5}, [9.0, 8.0, 9.5]
+    ) == [
+        "host-bound: rank 0 took 9.0 ms to enqueue a 10.0 ms step and the GPU ran no kernel for 30% of the "
+        "profiled window; a larger batch or model (--aorta-override) moves the bound to the GPU" + _IDLE_NOTE,
+        "profiled steps took 12.5 ms against 10.0 ms timed (+25%): the profiler's host cost slowed them, and the "
+        "kernel-timestamp figures describe the slower steps",
+    ]
+    assert reading_notes({"step_ms": 10.0, "gpu_idle_share": 0.3}, [8.9]) == [
+        "the GPU ran no kernel for 30% of the profiled window" + _IDLE_NOTE
+    ]
+    assert reading_notes({"step_ms": 10.0, "gpu_idle_share": 0.29, "profiled_step_ms": 12.4}, [10.0]) == []
+
+
+def test_the_record_of_a_gpu_run_and_of_a_cpu_run_field_by_field():
+    ranks = [
+        _rank(1, [28.0, 30.0, 85.0], window=90.0, compute=40.0, comm=10.0, overlapped=5.0, slowdown=None),
+        _rank(0, [29.0, 33.0, 80.0], window=80.0, compute=20.0, comm=10.0, overlapped=6.0, slowdown=1.4),
+    ]
+    ranks[1].update(stream_busy_ms={"7": 20.0, "13": 10.0}, host_enqueue_ms=[31.0, 33.0, 32.0], timeline=[1])
+    ranks[1]["slowdown_reason"] = "rank 1: no compute-only reference"  # rank 0 (ranks come in any order)
+    scenario, config = {"id": "baseline", "layers": 2}, {"batch": 4}
+    kw = dict(world_size=2, seq_len=8, comm_library="nccl", config=config)
+    _, rec = build_result(scenario, ranks, backend="cuda", **kw)
+    assert (rec.workload, rec.backend, rec.timing_method, rec.clock) == (
+        "fsdp_baseline",
+        "cuda",
+        "events",
+        "device_events",
+    )
+    assert rec.headline_metric == "step_ms"
+    # rank 0's window: busy 20 + 10 - 6 = 24 of 80 ms, idle share 0.7; enqueue 32 ms of a 33 ms step: host-bound
+    assert rec.reading_notes == [
+        "host-bound: rank 0 took 32.0 ms to enqueue a 33.0 ms step and the GPU ran no kernel for 70% of the "
+        "profiled window; a larger batch or model (--aorta-override) moves the bound to the GPU" + _IDLE_NOTE,
+    ]
+    assert rec.unavailable["compute_slowdown_ratio_worst_rank"] == "rank 1: no compute-only reference"
+    d = rec.details
+    assert {k: d[k] for k in ("category", "scenario", "comm_library", "world_size", "step_ms_is")} == {
+        "category": "training",
+        "scenario": scenario,
+        "comm_library": "nccl",
+        "world_size": 2,
+        "step_ms_is": "slowest rank per round",
+    }
+    assert (d["samples_per_step"], d["tokens_per_step"], d["config"]) == (8, 64, config)
+    assert (d["stream_busy_ms"], d["streams_with_work"]) == ({"7": 20.0, "13": 10.0}, 2)
+    assert [r["rank"] for r in d["per_rank"]] == [0, 1] and "timeline" not in d["per_rank"][0]
+    assert d["per_rank"][0]["host_enqueue_ms"] == [31.0, 33.0, 32.0]
+
+    ranks[1]["slowdown_reason"] = None
+    ranks[1].pop("stream_busy_ms")
+    _, cpu = build_result(scenario, ranks, backend="cpu", **kw)
+    assert (cpu.clock, cpu.reading_notes) == ("host_clock", [])  # on the CPU every op runs as it is issued
+    assert cpu.unavailable["compute_slowdown_ratio_worst_rank"] == "no compute-only reference on every rank"
+    assert (cpu.details["stream_busy_ms"], cpu.details["streams_with_work"]) == (None, None)
+
+
+@pytest.mark.parametrize(("window_ms", "has_window_figures"), [(0.0, False), (0.5, True)])
+def test_window_figures_need_a_window_longer_than_zero(window_ms, has_window_figures):
+    r = _rank(0, [1.0], window=window_ms, compute=0.25, comm=0.0, overlapped=0.0, slowdown=1.0)
+    _, rec = build_result(
+        {"id": "x"}, [r], world_size=1, seq_len=1, backend="cuda", comm_library="nccl", config={}
+    )
+    assert ("gpu_idle_share_rank0" in rec.metrics) is has_window_figures
+    if has_window_figures:
+        assert rec.metrics["gpu_idle_share_rank0"].value == pytest.approx(0.5)
+
+
+def test_a_rank_without_collectives_or_offset_keeps_its_clock_and_counts_unmatched_kernels_as_transfer():
+    from aorta.fsdp.collective_match import CommKernel
+
+    # step 0: compute [1000, 3000) µs, an unmatched kernel [2500, 3500); step 1: compute only. No offset for rank 5.
+    unmatched = [
+        CommKernel("all_gather", "pg:0", 2500.0, 3500.0, 0),
+        CommKernel("all_gather", "pg:0", 9e3, 9.5e3, 7),
+    ]
+    steps = wt.rank_steps(
+        5,
+        Matching([0, 5]),
+        [[(1000.0, 3000.0)], [(5000.0, 5500.0)]],
+        [(0.0, 4000.0), (4000.0, 6000.0)],
+        unmatched,
+    )
+    assert [s.as_dict() for s in steps] == [
+        {
+            "rank": 5,
+            "step": 0,
+            "compute_only_ms": 1.5,
+            "overlapped_ms": 0.5,
+            "exposed_transfer_ms": 0.5,
+            "exposed_wait_ms": 0.0,
+            "idle_ms": 1.5,
+            "transfer_ms": 1.0,
+            "wait_ms": 0.0,
+            "window_ms": 4.0,
+            "exposed_comm_ms": 0.5,
+            "overlap_ratio": 0.5,
+        },
+        {
+            "rank": 5,
+            "step": 1,
+            "compute_only_ms": 0.5,
+            "overlapped_ms": 0.0,
+            "exposed_transfer_ms": 0.0,
+            "exposed_wait_ms": 0.0,
+            "idle_ms": 1.5,
+            "transfer_ms": 0.0,
+            "wait_ms": 0.0,
+            "window_ms": 2.0,
+            "exposed_comm_ms": 0.0,
+            "overlap_ratio": None,
+        },
+    ]
+
+
+def test_kernel_figures_name_the_first_rank_without_profiled_steps_and_its_reason():
+    ranks = [
+        {"rank": 0, "per_step": RANK0_STEPS},
+        {"rank": 3, "per_step": [], "per_step_reason": "profiler off"},
+        {"rank": 5, "per_step": None, "overlap_reason": "no trace"},
+    ]
+    metrics, unavailable, details = kernel_figures(ranks)
+    assert (metrics, details) == ([], {}) and set(unavailable.values()) == {"rank 3: profiler off"}
+    _, unavailable, _ = kernel_figures(
+        [{"rank": 2, "per_step": []}, {"rank": 4, "per_step": [], "per_step_reason": "x"}]
+    )
+    assert set(unavailable.values()) == {"rank 2: no profiled steps"}
+
+
+def _timeline(comm):
+    return {"comm": comm, "compute_us": [[(0.0, 50.0)]] * 3, "window_us": [(0.0, 400.0)] * 3}
+
+
+def test_kernel_figures_without_timelines_say_why_wait_is_not_split_and_name_each_source():
+    from aorta.fsdp.rank_figures import WAIT_NOTE
+
+    ranks = [{"rank": 0, "per_step": RANK0_STEPS}, {"rank": 1, "per_step": RANK1_STEPS}]
+    metrics, _, details = kernel_figures(ranks)
+    assert details["aggregate"] == "worst rank at each profiled step; every rank's steps in per_rank_steps"
+    assert details["wait_vs_transfer"] == (
+        "not split: no per-step kernel timelines from every rank (all communication counted as transfer)"
+    )
+    assert "clock_alignment" not in details
+    m = _by_name(metrics)
+    assert m["compute_busy_ms_worst_rank"].source == "worst rank per step"
+    assert m["all_gather_busbw_gbps_worst_rank"].source == f"bytes / kernel time, {WAIT_NOTE}"
+    # one rank with a timeline: nothing to match across ranks, and nothing to say about it
+    from aorta.fsdp.collective_match import CommKernel
+
+    _, _, alone = kernel_figures(
+        [{**ranks[0], "timeline": _timeline([CommKernel("all_gather", "pg:a", 1, 2, 0)])}]
+    )
+    assert "clock_alignment" not in alone and "wait_vs_transfer" not in alone
+
+
+def test_kernel_figures_with_no_communication_at_all():
+    ranks = [{"rank": r, "per_step": [_step(10.0 + r, 0.0, 0.0, 1.0)] * 2} for r in (0, 1)]
+    _, unavailable, _ = kernel_figures(ranks)
+    assert unavailable["overlap_ratio_worst_rank"] == "no communication kernels in the profiled steps"
+
+
+def test_kernel_figures_when_only_some_groups_match_leave_every_rank_unsplit_and_list_each_problem():
+    from aorta.fsdp.collective_match import CommKernel as K
+
+    comm0 = [
+        K("all_gather", "pg:a", 100, 200, 0),
+        K("all_gather", "pg:b", 10, 20, 0),
+        K("all_gather", "pg:b", 30, 40, 0),
+    ]
+    comm0.append(K("all_reduce", "pg:c", 300, 310, 0))
+    comm1 = [K("all_gather", "pg:a", 1120, 1200, 0), K("all_gather", "pg:b", 1010, 1020, 0)]
+    ranks = [
+        {"rank": 0, "per_step": RANK0_STEPS, "timeline": _timeline(comm0)},
+        {"rank": 1, "per_step": RANK1_STEPS, "timeline": _timeline(comm1)},
+    ]
+    _, _, details = kernel_figures(ranks)
+    problems = [
+        "pg:b: ranks ran different numbers of collectives {0: 2, 1: 1}",
+        "pg:c: ranks ran different numbers of collectives {0: 1, 1: 0}",
+    ]
+    assert (
+        details["wait_vs_transfer"]
+        == f"not split: {'; '.join(problems)} (all communication counted as transfer)"
+    )
+    assert details["clock_alignment"] == {
+        "offset_us": {"0": 0.0, "1": 1000.0},
+        "alignment_error_us": 0.0,
+        "matched_collectives": 1,
+        "problems": problems,
+    }
+    assert details["stragglers"][1:] == [None, None]  # no collective in steps 1 and 2
+    steps0 = details["per_rank_steps"]["0"]
+    assert [(s["transfer_ms"], s["wait_ms"]) for s in steps0] == [(5.0, 0.0), (7.0, 0.0), (29.0, 0.0)]
+
+
+def test_worst_skips_only_the_steps_some_rank_lacks():
+    assert _worst([[None, 2.0, 5.0], [1.0, 3.0, None], [4.0, 1.0, 6.0]], True) == [1.0]
+    assert _worst([[1.0, 2.0], [None, 3.0]], False) == [3.0]

@@ -140,8 +140,9 @@ def test_host_bound_note_below_seventy_percent_busy():
     )
     assert kt.host_bound_note(0.70) is None and kt.host_bound_note(None) is None
     # a replayed graph has no host launch inside its round: its idle gaps are not blamed on the host
-    assert kt.host_bound_note(0.43, graph_replay=True).startswith(
-        "GPU idle: busy 43% of a replayed graph's round"
+    assert kt.host_bound_note(0.43, graph_replay=True) == (
+        "GPU idle: busy 43% of a replayed graph's round; no host launch is inside it, so the gaps are the GPU's "
+        "own (dependencies, dispatch between short kernels)"
     )
 
 
@@ -172,6 +173,70 @@ def test_trim_keeps_what_the_parser_reads():
     trimmed = kt.trim_trace(trace)
     assert len(trimmed["traceEvents"]) == len(two_stream_trace()["traceEvents"])
     assert kt.round_figures(kt.parse_rounds(trimmed)[0]) == kt.round_figures(kt.parse_rounds(trace)[0])
+
+
+def test_trim_keeps_exactly_the_fields_the_parser_reads_of_each_kind_of_event():
+    other = {"pid": 3, "tid": 9}
+    events = [
+        {"ph": "B", "cat": "kernel", "name": "k0", "ts": 0, **other},  # not a complete event: dropped
+        {"ph": "X", "name": "no_cat", "ts": 1, "dur": 1, **other},  # no category: dropped
+        rng("aorta.round.0", 2, 50, **other),
+        rng("not_aorta", 3, 1, **other),  # a user range of another name: dropped
+        rng("aorta.s1:gemm", 4, 5, **other),
+        {**launch(5, 6, **other), "args": {"correlation": 5, "cbid": 211}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaMalloc", "ts": 7, "dur": 1, "args": {}, **other},
+        {**kernel(5, 13, 20, 4), "args": {"stream": 13, "correlation": 5, "grid": [1, 1, 1]}, **other},
+        {"ph": "X", "cat": "gpu_memset", "name": "m", "ts": 30, "args": {"stream": 13}, **other},  # no dur
+    ]
+    assert kt.trim_trace({"traceEvents": events}) == {
+        "traceEvents": [
+            {
+                "ph": "X",
+                "cat": "user_annotation",
+                "name": "aorta.round.0",
+                "ts": 2,
+                "dur": 50,
+                "args": {},
+                **other,
+            },
+            {
+                "ph": "X",
+                "cat": "user_annotation",
+                "name": "aorta.s1:gemm",
+                "ts": 4,
+                "dur": 5,
+                "args": {},
+                **other,
+            },
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "ts": 6,
+                "dur": 1,
+                "args": {"correlation": 5},
+                **other,
+            },
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "k",
+                "ts": 20,
+                "dur": 4,
+                "args": {"stream": 13, "correlation": 5},
+                **other,
+            },
+            {
+                "ph": "X",
+                "cat": "gpu_memset",
+                "name": "m",
+                "ts": 30,
+                "dur": 0,
+                "args": {"stream": 13},
+                **other,
+            },
+        ]
+    }
 
 
 # -- recorded traces (H100, torch 2.11+cu130, scripts/gpu/kernel_timeline_probe.py) and a hand-written ROCm one
@@ -352,3 +417,45 @@ def test_a_range_without_a_duration_holds_nothing_after_its_start():
     trace["traceEvents"] += [kernel(1, 7, 300, 10), kernel(2, 7, 400, 10)]
     r0, r1 = kt.parse_rounds(trace)
     assert [op.start_us for op in r0.ops] == [300.0] and r1.ops == []
+
+
+def test_parse_rounds_of_two_threads_with_bare_events_and_launches_at_a_rounds_end():
+    a, b, c = {"pid": 1, "tid": 7}, {"pid": 1, "tid": 8}, {"pid": 2, "tid": 9}
+    events = [
+        rng("aorta.round.0", 0, 100, **a),
+        rng("aorta.s0", 10, 20, **a),
+        rng("aorta.round.0", 0, 100, **b),
+        rng("aorta.s1:early", 5, 3, **b),  # starts before thread a's block: first in issue order
+        rng("aorta.s2:empty", 40, 5, **a),  # launches nothing
+        launch(1, 100, **a),  # at the round's very end: still inside it
+        launch(2, 6, **b),
+        launch(3, 50, **c),  # a thread without rounds
+        {"ph": "X", "cat": "kernel", "ts": 300, "args": {"correlation": 9}},  # no launch: left out
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "k1",
+            "ts": 110,
+            "dur": 5,
+            "args": {"stream": 7, "correlation": 1},
+        },
+        {"ph": "X", "cat": "kernel", "ts": 120, "args": {"correlation": 2}},  # no name, stream, tid or dur
+        {"ph": "X", "cat": "kernel", "name": "k3", "ts": 130, "dur": 1, "args": {"correlation": 3}},
+        {"ph": "X", "cat": "kernel", "name": "k4", "ts": 140, "dur": 1},  # no correlation at all
+    ]
+    (rnd,) = kt.parse_rounds(events)  # a bare event list reads like a document
+    assert [(o.name, o.stream, o.start_us, o.end_us) for o in rnd.ops] == [
+        ("k1", 7, 110.0, 115.0),
+        ("", 0, 120.0, 120.0),
+    ]
+    assert [(blk.stream_index, blk.label, [o.name for o in blk.ops]) for blk in rnd.blocks] == [
+        (1, "early", [""]),
+        (0, None, []),
+        (2, "empty", []),
+    ]
+    assert rnd.block_spans_ms() == {1: [(0.01, 0.01)], 0: [None], 2: [None]}  # from the first op, 110 µs
+    assert (
+        kt.parse_rounds({}) == []
+        and kt.block_label(2) == "aorta.s2"
+        and kt.block_label(2, "x") == "aorta.s2:x"
+    )

@@ -1,6 +1,8 @@
 """Interval math on hand-drawn timelines; expected values written as arithmetic."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aorta import overlap
 
@@ -91,3 +93,30 @@ def test_active_segments_across_a_gap_and_a_key_that_runs_twice():
     assert segs == [(0, 1, ("a", "b")), (1, 2, ("b",)), (2, 3, ("a", "b")), (5, 6, ("c",))]
     mixed = overlap.active_segments({7: [(0, 2)], "20": [(1, 2)]})  # profiler stream ids: ints or strings
     assert mixed == [(0, 1, (7,)), (1, 2, ("20", 7))]
+
+
+def test_active_segments_of_nothing_and_of_zero_length_intervals():
+    assert overlap.active_segments({}) == []
+    # b's zero-length interval inside a's run neither splits a's piece nor appears on its own
+    assert overlap.active_segments({"a": [(0, 10)], "b": [(5, 5)]}) == [(0.0, 10.0, ("a",))]
+
+
+def test_effective_concurrency_of_a_round_shorter_than_a_millisecond():
+    assert overlap.effective_concurrency({"a": [(0, 0.5)], "b": [(0, 0.25)]}) == pytest.approx(1.5)
+
+
+_ivs = st.lists(
+    st.tuples(st.integers(0, 40), st.integers(0, 10)).map(lambda t: (t[0], t[0] + t[1])), max_size=5
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from("abc"), _ivs, max_size=3))
+def test_active_segments_cover_each_keys_union_exactly_and_neighbours_differ(streams):
+    segs = overlap.active_segments(streams)
+    for key, ivs in streams.items():
+        mine = [(s, e) for s, e, keys in segs if key in keys]
+        assert overlap.union(mine) == [iv for iv in overlap.union(ivs) if iv[1] > iv[0]]
+    for (_, e0, k0), (s1, _, k1) in zip(segs, segs[1:]):
+        assert e0 <= s1 and (e0 < s1 or k0 != k1)  # in order; touching pieces hold different sets
+    assert all(s < e and keys == tuple(sorted(keys)) for s, e, keys in segs)

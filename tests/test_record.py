@@ -83,3 +83,70 @@ def test_load_run_reads_schemas_1_to_3_and_refuses_a_newer_one_naming_the_file(t
         RecordError, match=rf"{newer}: benchmark 't' has aorta_schema 4; this aorta reads 1, 2, 3"
     ):
         load_run(newer)
+
+
+def test_the_raw_readers_of_a_pytest_benchmark_entry():
+    from aorta.record.bench import BenchRecord, is_aorta_bench, raw_device_ms, raw_metrics, schema_of
+
+    ours = {"extra_info": {"aorta_schema": 3, "metrics": {"m": 1}, "device_ms_per_iteration": [2.0, 1.0]}}
+    assert (is_aorta_bench(ours), schema_of(ours), raw_metrics(ours), raw_device_ms(ours)) == (
+        True,
+        3,
+        {"m": 1},
+        [2.0, 1.0],
+    )
+    for other in ({"extra_info": None}, {}, {"extra_info": {"metrics": 1}}):
+        assert not is_aorta_bench(other) and schema_of(other) is None and raw_device_ms(other) is None
+    assert raw_metrics({"extra_info": None}) is None and schema_of(["not", "a", "mapping"]) is None  # type: ignore[arg-type]
+    assert not is_aorta_bench({"extra_info": ["aorta_schema"]})  # a list holding the key is not a record
+    rec = (
+        BenchRecord("w", "cuda", "events", "device_events", [1.0], "m")
+        .mark_unavailable({"a": "why a"})
+        .mark_unavailable({"b": "why b"})
+    )
+    assert rec.unavailable == {"a": "why a", "b": "why b"}
+
+
+class _Session:
+    """pytest-benchmark's session as install_atomic_writer reads it: ``json``, ``save_json`` and ``logger``."""
+
+    def __init__(self, json_path):
+        self.json = json_path
+        self.logged: list[tuple[str, dict]] = []
+        self.logger = self
+        self.save_json = lambda doc: None
+
+    def info(self, text, **kw):
+        self.logged.append((text, kw))
+
+
+def test_the_benchmark_json_is_written_whole_or_not_at_all_with_the_reason(tmp_path):
+    from aorta.record.benchmark_json import install_atomic_writer
+
+    errors: list[str] = []
+    ok = _Session(tmp_path / "run.json")
+    assert install_atomic_writer(ok, errors.append) is True
+    ok.save_json({"benchmarks": [{"é": 1}]})
+    assert (
+        tmp_path / "run.json"
+    ).read_text() == '{\n    "benchmarks": [\n        {\n            "\\u00e9": 1\n        }\n    ]\n}'
+    assert (
+        ok.logged == [(f"Wrote benchmark data in: {tmp_path / 'run.json'}", {"purple": True})]
+        and errors == []
+    )
+
+    (tmp_path / "a_file").write_text("")
+    bad = _Session(str(tmp_path / "a_file" / "run.json"))  # a folder that is a file
+    assert install_atomic_writer(bad, errors.append) is True
+    bad.save_json({})
+    assert errors == [
+        f"--benchmark-json {tmp_path / 'a_file' / 'run.json'}: NOT written: File exists; "
+        "no partial file was left (an earlier file there is unchanged)"
+    ]
+    assert bad.logged == []
+
+    opened = _Session(None)  # an older pytest-benchmark opened the file while parsing the options
+    assert install_atomic_writer(opened, errors.append) is False
+    no_writer = _Session(str(tmp_path / "x.json"))
+    no_writer.save_json = None  # type: ignore[assignment]
+    assert install_atomic_writer(no_writer, errors.append) is False and no_writer.save_json is None

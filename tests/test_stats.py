@@ -14,3 +14,13 @@ def test_percentiles_interpolate_like_numpy():
 def test_empty_samples_are_an_error():
     with pytest.raises(ValueError):
         stats.median([])
+
+
+def test_percentile_refusals_say_why():
+    with pytest.raises(ValueError) as e:
+        stats.percentile([], 50)
+    assert str(e.value) == "percentile of no samples"
+    for q in (-0.5, 100.5):
+        with pytest.raises(ValueError) as e:
+            stats.percentile([1.0], q)
+        assert str(e.value) == f"percentile q must be in [0, 100], got {q}"

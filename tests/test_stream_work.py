@@ -70,6 +70,19 @@ def test_a_placed_kind_on_a_stream_declared_without_it_fails():
     ]
 
 
+def test_a_placed_kind_names_every_stream_that_runs_it_or_none():
+    two = sw.WorkSpec(
+        {0: sw.StreamWork(gemm=1), 1: sw.StreamWork(other=1), 2: sw.StreamWork(gemm=1)}, placed=("gemm",)
+    )
+    assert sw.stream_shortfalls(two, {0: {"gemm": 1}, 1: {"other": 1, "gemm": 2}, 2: {"gemm": 1}}) == [
+        "stream 1: 2 gemm op(s) per iteration, declared none (only streams 0, 2 run gemm ops)"
+    ]
+    nobody = sw.WorkSpec({0: sw.StreamWork(other=1)}, placed=("spin",))
+    assert sw.stream_shortfalls(nobody, {0: {"other": 1}, 3: {"spin": 1}}) == [
+        "stream 3: 1 spin op(s) per iteration, declared none (only streams none run spin ops)"
+    ]
+
+
 def test_without_stream_indices_the_totals_are_compared():
     assert SPEC.totals == {"gemm": 1, "spin": 0, "other": 3, "ops": 6}
     assert sw.total_shortfalls(SPEC, {"gemm": 1, "other": 5}) == []
@@ -309,3 +322,40 @@ def test_a_kind_absent_from_the_round_is_short_in_the_totals():
     assert sw.total_shortfalls(SPEC, {"other": 6}) == [
         "all streams: 0 gemm op(s) per iteration, declared at least 1"
     ]
+
+
+def test_a_failure_message_shows_eight_problems_and_counts_the_rest():
+    many = sw.Verdict("kernel timestamps", 3, tuple(f"p{i}" for i in range(10)), True)
+    assert sw.failure_message("w", many) == (
+        "w: the work that ran is less than the workload declares (kernel timestamps, best of 3 round(s)): "
+        "p0; p1; p2; p3; p4; p5; p6; p7; and 2 more"
+    )
+    eight = sw.Verdict("s", 1, tuple(f"p{i}" for i in range(8)), True)
+    assert sw.failure_message("w", eight).endswith("round(s)): p0; p1; p2; p3; p4; p5; p6; p7")
+    assert sw.Verdict("s", 1, tuple(str(i) for i in range(25)), True).to_info()["problems"] == [
+        str(i) for i in range(20)
+    ]
+
+
+def test_a_workspec_refuses_bad_streams_and_kinds_naming_them():
+    with pytest.raises(ValueError) as e:
+        sw.WorkSpec({}, placed=())
+    assert str(e.value) == "WorkSpec.streams: stream indices must be ints >= 0, got []"
+    with pytest.raises(ValueError, match=r"got \[-1, 0\]$"):
+        sw.WorkSpec({0: sw.StreamWork(ops=1), -1: sw.StreamWork(ops=1)})
+    with pytest.raises(ValueError) as e:
+        sw.WorkSpec({0: sw.StreamWork(ops=1)}, placed=("warp",))
+    assert str(e.value) == f"WorkSpec.placed: unknown kind 'warp' (allowed: {', '.join(sw.KINDS)})"
+    spec = sw.every_stream(3, sw.StreamWork(gemm=1), note="why")
+    assert spec.note == "why" and sw.every_stream(1, sw.StreamWork(gemm=1)).note == ""
+    assert spec.to_info() == {
+        "streams_declared": 3,
+        "totals_per_iteration": {"gemm": 3, "spin": 0, "other": 0, "ops": 3},
+        "placed": [],
+    }
+
+
+def test_placed_kinds_on_profiler_streams_named_by_strings_and_ints():
+    spec = sw.WorkSpec({0: sw.StreamWork(gemm=1)}, placed=("gemm",))
+    got = sw.stream_shortfalls(spec, {0: {"gemm": 1}, "7": {"gemm": 2}, 3: {"other": 1}})
+    assert got == ["stream 7: 2 gemm op(s) per iteration, declared none (only streams 0 run gemm ops)"]
