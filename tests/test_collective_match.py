@@ -175,7 +175,9 @@ def test_ranks_that_ran_different_collectives_are_reported_not_matched():
 
 # ---------------------------------------------------------------------- each step worked by hand, on built kernels
 def _ev(kind, stream, ts, end, pg=None):
-    return SimpleNamespace(kind=kind, stream=stream, ts_us=ts, end_us=end, process_group=pg)
+    return SimpleNamespace(
+        kind=kind, stream=stream, ts_us=ts, end_us=end, process_group=pg, message_bytes=None
+    )
 
 
 def test_comm_kernels_name_a_streams_group_by_every_process_group_any_of_its_kernels_names():

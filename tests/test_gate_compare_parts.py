@@ -126,13 +126,17 @@ def test_a_run_entry_keeps_the_machine_the_host_and_each_benchmarks_samples():
     machine = {"backend": "cuda", "gpu_name": "H100", "gpu_count": 2, "torch": "2.11"}
     run = {"machine_info": {"node": "box7", "aorta": machine}, "benchmarks": [_bench("t", {})]}
     entry = run_entry(run, "2026-01-02T03:04:05", {"torch": "2.11"}, run_id="r9")
-    assert entry == {
-        "id": "r9",
-        "saved_at": "2026-01-02T03:04:05",
-        "stack": {"torch": "2.11"},
-        "machine": {"backend": "cuda", "gpu_name": "H100", "gpu_count": 2, "host": "box7"},
-        "benchmarks": {"t": {"device_ms": [2.0, 1.0]}},
-    }
+    assert (
+        entry
+        == {
+            "id": "r9",
+            "saved_at": "2026-01-02T03:04:05",
+            "stack": {"torch": "2.11"},
+            "machine": {"backend": "cuda", "gpu_name": "H100", "gpu_count": 2, "host": "box7"},
+            "benchmarks": {"t": {"device_ms": [2.0, 1.0]}},
+            "evidence": {},  # no kernel summary, host or stream figures in this record (aorta/gate/run_evidence.py)
+        }
+    )
     bare = run_entry({}, "2026-01-02", {})
     assert (bare["id"], bare["machine"]["host"], bare["benchmarks"]) == ("2026-01-02", None, {})
 

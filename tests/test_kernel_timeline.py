@@ -223,7 +223,7 @@ def test_trim_keeps_exactly_the_fields_the_parser_reads_of_each_kind_of_event():
                 "name": "k",
                 "ts": 20,
                 "dur": 4,
-                "args": {"stream": 13, "correlation": 5},
+                "args": {"stream": 13, "correlation": 5, "grid": [1, 1, 1]},  # grid: the kernel summary's
                 **other,
             },
             {
