@@ -244,26 +244,7 @@ def test_the_wait_transfer_split_survives_a_rank_whose_profiler_named_no_collect
         comm = [span(e) for e in ks if is_rccl(e)]
         compute = [span(e) for e in ks if not is_rccl(e)]
         expected_ms.append((length_us(comm) - overlap_us(compute, comm)) / 1e3)
-    ahead = 2500.0
-    rank1 = [
-        dataclasses.replace(
-            k,
-            ts_us=k.ts_us + ahead,
-            launch_us=None if k.launch_us is None else k.launch_us + ahead,
-            stream=9,
-            collective=None,
-            process_group=None,
-            message_bytes=None,
-            group_size=None,
-        )
-        for k in mi300x.kernels
-    ]
-    ranks = []
-    for rank, kernels, shift in ((0, mi300x.kernels, 0.0), (1, rank1, ahead)):
-        ranges = [(s + shift, e + shift) for s, e in mi300x.ranges]
-        per_step, timeline, reason, _ = step_figures(kernels, ranges, 3, 2)
-        assert reason is None
-        ranks.append({"rank": rank, "per_step": per_step, "timeline": timeline})
+    ranks = two_ranks(mi300x)
     metrics, _, details = kernel_figures(ranks)
     assert "wait_vs_transfer" not in details  # split, not "all communication counted as transfer"
     align = details["clock_alignment"]
@@ -317,3 +298,28 @@ def test_rocm7_memsets_recorded_as_kernels_are_not_compute():
     for (start, end), step in zip(ranges, per_step):
         mine = [e for e in compute if start <= launches[e["args"]["correlation"]][0]["ts"] < end]
         assert step["compute_busy_ms"] == pytest.approx(length_us(span(e) for e in mine) / 1e3, abs=TOL_MS)
+
+
+def two_ranks(trace, ahead: float = 2500.0) -> list[dict]:
+    """The trace as rank 0 and, 2.5 ms ahead on another clock with no collective args, as rank 1 (same
+    kernels): each rank's per-step figures and timeline, as the FSDP record reads them."""
+    rank1 = [
+        dataclasses.replace(
+            k,
+            ts_us=k.ts_us + ahead,
+            launch_us=None if k.launch_us is None else k.launch_us + ahead,
+            stream=9,
+            collective=None,
+            process_group=None,
+            message_bytes=None,
+            group_size=None,
+        )
+        for k in trace.kernels
+    ]
+    ranks = []
+    for rank, kernels, shift in ((0, trace.kernels, 0.0), (1, rank1, ahead)):
+        ranges = [(s + shift, e + shift) for s, e in trace.ranges]
+        per_step, timeline, reason, _ = step_figures(kernels, ranges, 3, 2)
+        assert reason is None
+        ranks.append({"rank": rank, "per_step": per_step, "timeline": timeline})
+    return ranks

@@ -4,13 +4,11 @@ tests/test_amd_traces.py). Identical ranks wait for nobody, so transfer = kernel
 must equal Σ bytes / Σ kernel time of the in-step all-reduces (factor 2(n-1)/n = 1 at n = 2), the clock
 alignment error is 0, no split is unresolvable, and the exposed time summed over both ranks is twice rank 0's."""
 
-import dataclasses
 from importlib import util
 from pathlib import Path
 
 import pytest
 
-from aorta.fsdp.profiled_steps import step_figures
 from aorta.fsdp.rank_figures import kernel_figures
 
 _spec = util.spec_from_file_location("amd", Path(__file__).with_name("test_amd_traces.py"))
@@ -32,26 +30,7 @@ def test_transfer_busbw_and_split_resolution_on_a_real_rccl_trace():
         compute = [amd.span(e) for e in ks if not amd.is_rccl(e)]
         exposed_rank0_ms += (amd.length_us(comm) - amd.overlap_us(compute, comm)) / 1e3
 
-    ahead = 2500.0
-    rank1 = [
-        dataclasses.replace(
-            k,
-            ts_us=k.ts_us + ahead,
-            launch_us=None if k.launch_us is None else k.launch_us + ahead,
-            stream=9,
-            collective=None,
-            process_group=None,
-            message_bytes=None,
-            group_size=None,
-        )
-        for k in t.kernels
-    ]
-    ranks = []
-    for rank, kernels, shift in ((0, t.kernels, 0.0), (1, rank1, ahead)):
-        ranges = [(s + shift, e + shift) for s, e in t.ranges]
-        per_step, timeline, reason, _ = step_figures(kernels, ranges, 3, 2)
-        assert reason is None
-        ranks.append({"rank": rank, "per_step": per_step, "timeline": timeline})
+    ranks = amd.two_ranks(t)
     _, _, details = kernel_figures(ranks)
 
     ar = details["transfer_busbw"]["all_reduce"]

@@ -37,7 +37,9 @@ from aorta.gate.settings_check import EXIT_SETTINGS_DIFFER, settings_refusal
 from aorta.output_paths import OutputPathError, check_appendable, check_output_file
 
 
-def _argtype(fn):
+def argtype(fn):
+    """An option parser (raising ValueError with the sentence) as an argparse type."""
+
     def parse(text: str):
         try:
             return fn(text)
@@ -45,6 +47,16 @@ def _argtype(fn):
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     return parse
+
+
+def add_max_mde_argument(parser: argparse.ArgumentParser, default: float | None) -> None:
+    parser.add_argument(
+        "--max-mde",
+        type=argtype(lambda t: parse_positive_ratio("--max-mde", t, "e.g. 5%")),
+        default=default,
+        metavar="RATIO",
+        help="a figure whose minimum detectable effect exceeds RATIO is not gateable (default 0.05 = 5%%)",
+    )
 
 
 def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,21 +71,15 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--min-effect",
-        type=_argtype(lambda t: parse_ratio("--min-effect", t)),
+        type=argtype(lambda t: parse_ratio("--min-effect", t)),
         default=None,
         metavar="RATIO",
         help="smallest relative change worth a SLOWER verdict (default 0.01 = 1%%)",
     )
-    parser.add_argument(
-        "--max-mde",
-        type=_argtype(lambda t: parse_positive_ratio("--max-mde", t, "e.g. 5%")),
-        default=None,
-        metavar="RATIO",
-        help="a figure whose minimum detectable effect exceeds RATIO is not gateable (default 0.05 = 5%%)",
-    )
+    add_max_mde_argument(parser, None)
     parser.add_argument(
         "--threshold",
-        type=_argtype(parse_threshold),
+        type=argtype(parse_threshold),
         action="append",
         default=[],
         metavar="[BENCH:]METRIC=RATIO",
@@ -81,7 +87,7 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--alpha",
-        type=_argtype(parse_alpha),
+        type=argtype(parse_alpha),
         default=None,
         metavar="P",
         help="two-sided significance of the t test on run figures (default 0.01)",

@@ -18,7 +18,8 @@ import json
 import sys
 
 from aorta.gate import baseline as bl
-from aorta.gate.compare import EXIT_USAGE, parse_alpha, parse_positive_ratio, parse_whole
+from aorta.gate.cli import add_max_mde_argument, argtype
+from aorta.gate.compare import EXIT_USAGE, parse_alpha, parse_whole
 from aorta.gate.noise import DEFAULT_MAX_MDE, Noise, mde, pooled_noise, run_value
 from aorta.gate.samples import DEVICE_TIME, baseline_runs
 from aorta.gate.verdict import DEFAULT_ALPHA
@@ -26,41 +27,25 @@ from aorta.output_paths import OutputPathError, check_output_file
 from aorta.table import format_table
 
 
-def _argtype(fn):
-    def parse(text: str):
-        try:
-            return fn(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return parse
-
-
 def add_noise_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", metavar="RUNS.json", nargs="+", help="runs of one stack on one machine")
     parser.add_argument(
         "--baseline-runs",
-        type=_argtype(lambda t: parse_whole("--baseline-runs", t, 2, None, "runs")),
+        type=argtype(lambda t: parse_whole("--baseline-runs", t, 2, None, "runs")),
         default=None,
         metavar="M",
         help="baseline runs of the compare to plan for (default: as many as given)",
     )
     parser.add_argument(
         "--candidate-runs",
-        type=_argtype(lambda t: parse_whole("--candidate-runs", t, 1, None, "runs")),
+        type=argtype(lambda t: parse_whole("--candidate-runs", t, 1, None, "runs")),
         default=3,
         metavar="N",
         help="candidate runs of the compare to plan for (default 3, the gate-grade default)",
     )
+    add_max_mde_argument(parser, DEFAULT_MAX_MDE)
     parser.add_argument(
-        "--max-mde",
-        type=_argtype(lambda t: parse_positive_ratio("--max-mde", t, "e.g. 5%")),
-        default=DEFAULT_MAX_MDE,
-        metavar="RATIO",
-        help="a figure whose MDE exceeds RATIO is not gateable (default 0.05 = 5%%)",
-    )
-    parser.add_argument(
-        "--alpha", type=_argtype(parse_alpha), default=DEFAULT_ALPHA, metavar="P", help="default 0.01"
+        "--alpha", type=argtype(parse_alpha), default=DEFAULT_ALPHA, metavar="P", help="default 0.01"
     )
     parser.add_argument("--all-figures", action="store_true", help="every figure, not only device time")
     parser.add_argument("--json", default=None, metavar="PATH", help="the profile as JSON too")
