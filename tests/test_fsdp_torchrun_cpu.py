@@ -33,6 +33,18 @@ GPU_ONLY = (
 
 pytestmark = pytest.mark.slow
 TORCHRUN_2 = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+# A sweep cell's command: the FSDP baseline scenario on two gloo ranks.
+FSDP_BASELINE_2 = [
+    *TORCHRUN_2,
+    "-m",
+    "pytest",
+    "benchmarks/fsdp",
+    "-k",
+    "baseline",
+    "-p",
+    "no:cacheprovider",
+    "-q",
+]
 
 
 @pytest.fixture(scope="module")

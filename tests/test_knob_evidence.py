@@ -134,7 +134,7 @@ def test_a_cell_without_a_run_gets_no_row():
 
 @pytest.mark.slow  # four torchrun launches of the FSDP baseline scenario on CPU (about 12 s each)
 def test_a_real_sweep_flags_the_no_op_variable_and_not_the_real_setting(tmp_path):
-    from test_fsdp_torchrun_cpu import TORCHRUN_2
+    from test_fsdp_torchrun_cpu import FSDP_BASELINE_2
 
     root = Path(__file__).resolve().parents[1]
     env = {k: v for k, v in os.environ.items() if k != "TORCH_NCCL_HIGH_PRIORITY"}
@@ -154,15 +154,7 @@ def test_a_real_sweep_flags_the_no_op_variable_and_not_the_real_setting(tmp_path
         "--cell-timeout",
         "240",
         "--",
-        *TORCHRUN_2,
-        "-m",
-        "pytest",
-        "benchmarks/fsdp",
-        "-k",
-        "baseline",
-        "-p",
-        "no:cacheprovider",
-        "-q",
+        *FSDP_BASELINE_2,
     ]
     done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -174,7 +174,7 @@ def test_fsdp_sweeps_under_torchrun_on_cpu_are_reported_cell_by_cell(tmp_path):
     import subprocess
     import sys
 
-    from test_fsdp_torchrun_cpu import TORCHRUN_2
+    from test_fsdp_torchrun_cpu import FSDP_BASELINE_2
 
     root = Path(__file__).resolve().parents[1]
     env = {k: v for k, v in os.environ.items() if k != "TORCH_NCCL_HIGH_PRIORITY"}
@@ -194,15 +194,7 @@ def test_fsdp_sweeps_under_torchrun_on_cpu_are_reported_cell_by_cell(tmp_path):
             "--cell-timeout",
             "240",
             "--",
-            *TORCHRUN_2,
-            "-m",
-            "pytest",
-            "benchmarks/fsdp",
-            "-k",
-            "baseline",
-            "-p",
-            "no:cacheprovider",
-            "-q",
+            *FSDP_BASELINE_2,
         ]
         done = subprocess.run(
             cmd, cwd=root, env={**env, **extra}, capture_output=True, text=True, timeout=300

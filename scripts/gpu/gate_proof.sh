@@ -28,15 +28,8 @@ fi
 CMD=(python3 -m pytest benchmarks/hw_queue "${SELECT[@]}" --ignore=benchmarks/hw_queue/test_kernel_timeline_known_answer.py "--aorta-streams=$STREAMS"
      -p no:cacheprovider -q "--aorta-baseline-dir=$BDIR")
 
-step() {  # step LABEL ARGS...: one gate command, its log in $OUT/LABEL.log, exit code and wall time in .rc
-  local label=$1; shift
-  echo "+ ${CMD[*]} $*" > "$OUT/$label.log"
-  local t0; t0=$(date +%s)
-  "${CMD[@]}" "$@" >> "$OUT/$label.log" 2>&1
-  local rc=$?
-  echo "$rc $(( $(date +%s) - t0 ))" > "$OUT/$label.rc"
-  echo "  $label: exit $rc in $(( $(date +%s) - t0 )) s"
-}
+# shellcheck source=scripts/gpu/gate_step.sh
+. scripts/gpu/gate_step.sh  # the repository root is the working directory here
 
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,temperature.gpu --format=csv,noheader 2>/dev/null \
   | tee "$OUT/gpu_$TAG.txt"

@@ -18,15 +18,8 @@ BENCH=benchmarks/hw_queue/test_stream_dependency.py
 GATE=(python3 -m pytest "$BENCH" -k "$GATE_K" "--aorta-streams=$GATE_STREAMS" -p no:cacheprovider -q
       "--aorta-baseline-dir=$OUT/baselines")
 
-step() {  # step LABEL COMMAND...: its log in $OUT/LABEL.log, exit code and wall seconds in $OUT/LABEL.rc
-  local label=$1; shift
-  echo "+ $*" > "$OUT/$label.log"
-  local t0; t0=$(date +%s)
-  "$@" >> "$OUT/$label.log" 2>&1
-  local rc=$?
-  echo "$rc $(( $(date +%s) - t0 ))" > "$OUT/$label.rc"
-  echo "  $label: exit $rc in $(( $(date +%s) - t0 )) s"
-}
+# shellcheck source=scripts/gpu/gate_step.sh
+. scripts/gpu/gate_step.sh  # the repository root is the working directory here
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader 2>/dev/null | tee "$OUT/gpu.txt"
 step sweep python3 -m pytest "$BENCH" "--aorta-streams=$STREAMS" -p no:cacheprovider -q \
