@@ -28,7 +28,7 @@ fi
 CMD=(python3 -m pytest benchmarks/hw_queue "${SELECT[@]}" --ignore=benchmarks/hw_queue/test_kernel_timeline_known_answer.py "--aorta-streams=$STREAMS"
      -p no:cacheprovider -q "--aorta-baseline-dir=$BDIR")
 
-# shellcheck source=scripts/gpu/gate_step.sh
+# shellcheck source=SCRIPTDIR/gate_step.sh
 . scripts/gpu/gate_step.sh  # the repository root is the working directory here
 
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,temperature.gpu --format=csv,noheader 2>/dev/null \

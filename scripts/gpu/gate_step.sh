@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the gate's proof scripts (gate_proof.sh, why_proof.sh, ...): `step LABEL ARGS...` runs one gate
 # command, "${CMD[@]}" ARGS, its log in $OUT/LABEL.log, its exit code and wall seconds in $OUT/LABEL.rc.
 step() {

@@ -18,7 +18,7 @@ BENCH=benchmarks/hw_queue/test_stream_dependency.py
 GATE=(python3 -m pytest "$BENCH" -k "$GATE_K" "--aorta-streams=$GATE_STREAMS" -p no:cacheprovider -q
       "--aorta-baseline-dir=$OUT/baselines")
 
-# shellcheck source=scripts/gpu/gate_step.sh
+# shellcheck source=SCRIPTDIR/gate_step.sh
 . scripts/gpu/gate_step.sh  # the repository root is the working directory here
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader 2>/dev/null | tee "$OUT/gpu.txt"

@@ -25,7 +25,7 @@ BDIR="$OUT/baselines"
 CMD=(python3 -m pytest benchmarks/hw_queue "${SELECT[@]}" "--aorta-streams=$STREAMS" -p no:cacheprovider -q
      "--aorta-baseline-dir=$BDIR")
 
-# shellcheck source=scripts/gpu/gate_step.sh
+# shellcheck source=SCRIPTDIR/gate_step.sh
 . scripts/gpu/gate_step.sh  # the repository root is the working directory here
 
 unset TORCH_ALLOW_TF32_CUBLAS_OVERRIDE TORCH_BLAS_PREFER_CUBLASLT
