@@ -100,6 +100,26 @@ def test_saving_onto_a_baseline_of_another_gpu_model_is_refused_naming_both(tmp_
     assert mine.read_bytes() == other.read_bytes()
 
 
+def _on_ranks(world_size: int, device_ms: float, seed: int) -> dict:
+    b = bench("fsdp_baseline", device_ms, seed=seed)
+    b["extra_info"]["world_size"] = world_size
+    return run([b])
+
+
+def test_saving_a_run_of_another_world_size_is_refused_and_the_baseline_kept(tmp_path):
+    path, _ = bl.save_baseline(_on_ranks(2, 80.0, seed=1), tmp_path, "fsdp", {})
+    before = path.read_bytes()
+    with pytest.raises(bl.MachineChanged) as exc:
+        bl.save_baseline(_on_ranks(4, 90.0, seed=2), tmp_path, "fsdp", {})
+    assert str(exc.value) == (
+        f"{path}: world size differs: fsdp_baseline ran on 2 rank(s) in the baseline, 4 in this run (save one "
+        "baseline per world size); save under another name, or pass --aorta-replace-baseline to start it afresh"
+    )
+    assert path.read_bytes() == before
+    _, runs = bl.save_baseline(_on_ranks(2, 80.1, seed=3), tmp_path, "fsdp", {})  # the same world size adds
+    assert runs == 2
+
+
 def _mixed_baseline(tmp_path) -> Path:
     path, _ = bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "base", {})
     path, _ = bl.save_baseline(run([bench("a", 10.2, seed=2)]), tmp_path, "base", {})

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from aorta.fingerprint import without_launcher_defaults
-from aorta.gate.compare import STACK_KEYS, GateSettings, aorta_machine, machine_label
+from aorta.gate.compare import STACK_KEYS, GateSettings, aorta_machine, machine_label, world_size_change
 from aorta.gate.lock import locked, remove_stale_temps
 from aorta.gate.noise import noise_profile
 from aorta.gate.samples import (
@@ -111,7 +111,8 @@ def mixed_machines(doc: Mapping, where: str | os.PathLike) -> str | None:
 
 def check_can_add(old: Mapping, path: Path, run: Mapping) -> None:
     """Refuse to add ``run`` to the saved baseline ``old`` (at ``path``) when it holds runs of another
-    machine or software stack (``MachineChanged`` / ``StackChanged``, naming both and the way out)."""
+    machine, world size or software stack (``MachineChanged`` / ``StackChanged``, naming both and the way
+    out)."""
     mixed = mixed_machines(old, path)
     if mixed:
         raise MachineChanged(mixed)
@@ -120,6 +121,11 @@ def check_can_add(old: Mapping, path: Path, run: Mapping) -> None:
             f"{path} holds runs saved on {_machine_text(machine_of(old))}, this run is on "
             f"{_machine_text(machine_of(run))}: a baseline is one machine; save under another name, or "
             "pass --aorta-replace-baseline to start it afresh"
+        )
+    ranks = world_size_change(old, run)
+    if ranks:
+        raise MachineChanged(
+            f"{path}: {ranks}; save under another name, or pass --aorta-replace-baseline to start it afresh"
         )
     meta = old.get("aorta_baseline") or {}
     old_stack = meta.get("stack") or stack_of(old)

@@ -162,6 +162,12 @@ def mismatch_reason(ref: Mapping, cand: Mapping) -> str | None:
     for key, what in (("backend", "backend"), ("gpu_name", "GPU model")):
         if a.get(key) != b.get(key):
             return f"{what} differs: baseline {a.get(key)!r}, this run {b.get(key)!r}"
+    return world_size_change(ref, cand)
+
+
+def world_size_change(ref: Mapping, cand: Mapping) -> str | None:
+    """Why a benchmark of ``cand`` is not the same work as in ``ref`` (it ran on another number of ranks), or
+    None: runs on different world sizes are never compared, nor saved into one baseline."""
     ws_ref, ws_cand = _world_sizes(ref), _world_sizes(cand)
     for name in sorted(set(ws_ref) & set(ws_cand)):
         if ws_ref[name] != ws_cand[name]:
