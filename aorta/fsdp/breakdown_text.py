@@ -1,6 +1,6 @@
 """The overlap breakdown of a scenario's record as text lines: per rank, the median profiled step split into
 compute only / overlapped / exposed transfer / exposed wait / idle, the straggler and the clock alignment
-(pure: no torch). Shown under the FSDP terminal table and by ``scripts/gpu/gate_overlap_proof.sh``."""
+(pure: no torch). Shown under the FSDP terminal table."""
 
 from __future__ import annotations
 
