@@ -124,13 +124,14 @@ def run_workload(
     streams,
     plan: TimingPlan,
     *,
-    review: Callable[[TimedRun], tuple[TimedRun, dict]] | None = None,
+    review: Callable[[TimedRun, Callable[[int], TimedRun]], tuple[TimedRun, dict]] | None = None,
     test_slowdown: float = 0.0,
     mode: str = "eager",
     reference_run: BenchResult | None = None,
 ) -> BenchResult:
-    """``review`` (optional) sees the timed rounds before any figure is derived: it may drop rounds
-    (e.g. those taken while the GPU was throttled) and returns extra_info entries to add.
+    """``review`` (optional) sees the timed rounds before any figure is derived: it may drop rounds (those
+    taken while the GPU was throttled, by cause: aorta/telemetry/round_policy.py), replace them through its
+    second argument (``more(n)`` times ``n`` more rounds), and returns extra_info entries to add.
     ``test_slowdown`` > 0 adds real, calibrated device work to every iteration (aorta/slowdown.py):
     for testing the regression gate only, and recorded as such in extra_info.
     ``mode``: ``eager`` (launches issued as the round runs) or ``gpu`` (the whole round on the GPU before it
@@ -170,9 +171,12 @@ def run_workload(
     phases.done("timed_rounds")
     reviewed: dict[str, Any] = {}
     if review is not None:
-        run, reviewed = review(run)
+        run, reviewed = review(run, _more_rounds(device, timed_streams, step, plan, run))
+        phases.done("review")
     per_iter = run.per_iteration_ms
     metrics = workload.metrics(per_iter)
+    if "throttle_handling" in reviewed:  # the figures the policy covers: those of the timed rounds
+        reviewed["throttle_handling"]["figures_timed_rounds"] = ["device_ms", *(m.name for m in metrics)]
     traced = labelled = None
     if no_intervals is None:
         if device.is_gpu:
@@ -389,6 +393,22 @@ class _Phases:
 # the profiler, its trace exported and read: 40 of 224 s of the default suite on an H100 with two rounds).
 LABELLED_PASS_ROUNDS = 1
 KERNEL_PASS_ROUNDS = 5  # profiled rounds: each holds every launch's host and device events (exported, parsed)
+
+
+def _more_rounds(device, streams, step, plan: TimingPlan, timed: TimedRun) -> Callable[[int], TimedRun]:
+    """``more(n)``: ``n`` more timed rounds like ``timed``'s (its K; one warm-up round, which also sizes a
+    GPU-mode hold from the host's enqueue time), to replace rounds the review dropped."""
+
+    def more(n: int) -> TimedRun:
+        again = replace(
+            plan,
+            rounds=n,
+            warmup_rounds=min(plan.warmup_rounds, 1),
+            iterations_per_round=timed.iterations_per_round,
+        )
+        return time_rounds(device, streams, step, again, record_intervals=False)
+
+    return more
 
 
 def kernel_pass_plan(plan: TimingPlan, timed: TimedRun) -> TimingPlan:

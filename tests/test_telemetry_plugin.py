@@ -75,17 +75,30 @@ def test_samples_are_summarized_per_benchmark_and_an_unthrottled_gpu_keeps_every
     assert len(extra["device_ms_per_iteration"]) == 3
 
 
-def test_throttled_rounds_are_flagged_and_reported(pytester):
+def test_throttled_rounds_are_flagged_replaced_where_transient_and_reported(pytester):
     result, data = _run(pytester, "--aorta-telemetry-interval-ms=1000", reasons=("hw_slowdown",))
     result.assert_outcomes(passed=1)
-    tel = data["benchmarks"][0]["extra_info"]["telemetry"]
+    extra = data["benchmarks"][0]["extra_info"]
+    tel = extra["telemetry"]
     assert tel["throttled"] is True and tel["throttled_rounds"] == 3
+    # the GPU stayed slowed through the replacements too: the first rounds are kept, and said so
+    assert extra["throttle_handling"]["policy"] == "kept_throttled"
+    assert extra["throttle_handling"]["rounds_added"] == 3 and len(extra["device_ms_per_iteration"]) == 3
     result.stdout.fnmatch_lines(
         [
             "*GPU throttled during benchmarks*",
-            "test_gemm[[]streams1[]]: 3/3 rounds throttled: hw_slowdown (3)",
+            "test_gemm[[]streams1[]]: 3/3 rounds throttled: hw_slowdown (3); kept_throttled (3 rounds kept, 3 added)",
         ]
     )
+
+
+def test_rounds_at_the_power_limit_are_kept_and_labelled(pytester):
+    result, data = _run(pytester, "--aorta-telemetry-interval-ms=1000", reasons=("sw_power_cap",))
+    result.assert_outcomes(passed=1)
+    extra = data["benchmarks"][0]["extra_info"]
+    assert extra["throttle_handling"]["policy"] == "kept_power_limited"
+    assert extra["throttle_handling"]["rounds_added"] == 0 and len(extra["device_ms_per_iteration"]) == 3
+    assert extra["throttle_handling"]["figures_timed_rounds"] == ["device_ms", "tflops"]
 
 
 def test_drop_throttled_fails_when_every_round_was_throttled(pytester):

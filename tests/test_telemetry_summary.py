@@ -2,6 +2,7 @@
 
 import threading
 import time
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -13,6 +14,7 @@ from aorta.telemetry.plugin import (
     TelemetryOptions,
     TelemetryState,
 )
+from aorta.telemetry.round_policy import KERNEL_PASS
 from aorta.telemetry.sample import Limits, Sample
 from aorta.telemetry.sampler import MAX_CONSECUTIVE_ERRORS, Sampler
 from aorta.telemetry.sources import NvidiaSmiSource, RocmSmiSource, open_source
@@ -68,14 +70,14 @@ def test_summary_figures_over_the_timed_rounds_only():
         s(1.2, power_w=695.0, temperature_c=64.0),
     ]
     spans = [(1.0, 1.05), (1.08, 1.12), (1.15, 1.2)]
-    summary, throttled = summarize(
+    summary, causes = summarize(
         [setup_idle, *timed],
         source="nvml",
         interval_ms=100,
         limits=Limits(sm_clock_max_mhz=MAX_MHZ, power_limit_w=700.0),
         spans_s=spans,
     )
-    assert throttled == [False, True, False]
+    assert causes == [None, "sw_power_cap", None]
     assert summary["samples"] == 3 and summary["samples_total"] == 4
     assert summary["figures"]["sm_clock_mhz"] == {"min": 1700.0, "median": 1900.0, "max": 1900.0}
     assert summary["figures"]["power_w"] == {"min": 690.0, "median": 695.0, "max": 700.0}
@@ -167,27 +169,90 @@ def _monitor(samples, drop):
     return m, request.config.stash[TELEMETRY_STATE]
 
 
-def test_monitor_counts_throttled_rounds_and_drops_them_when_asked():
-    samples = [s(0.0), s(0.1, reasons=("hw_thermal_slowdown",)), s(0.2)]
-    spans = [(0.0, 0.01), (0.1, 0.11), (0.2, 0.21)]
-    monitor, state = _monitor(samples, drop=False)
-    run, extra = monitor.review(_run(spans))
-    assert len(run.rounds) == 3 and extra["telemetry"]["throttled_rounds"] == 1
-    assert "dropped_rounds" not in extra["telemetry"]
-    assert state.throttled == ["test_x[streams4]: 1/3 rounds throttled: hw_thermal_slowdown (1)"]
+def _more(spans, first_ms=10.0):
+    """``more(n)`` as the runner gives it: n new rounds at ``spans`` (device ms 10, 11, ...), calls counted."""
+    calls = []
 
-    monitor, _ = _monitor(samples, drop=True)
-    run, extra = monitor.review(_run(spans))
-    assert [r.device_ms for r in run.rounds] == [1.0, 3.0]  # round 1 (2.0 ms) dropped
-    assert extra["telemetry"]["dropped_rounds"] == 1
+    def more(n):
+        calls.append(n)
+        run = _run(spans[:n])
+        return replace(run, rounds=[replace(r, device_ms=first_ms + i) for i, r in enumerate(run.rounds)])
+
+    return more, calls
+
+
+SPANS = [(0.0, 0.01), (0.1, 0.11), (0.2, 0.21)]  # rounds of 1, 2 and 3 ms
+LATER = [(0.3, 0.31), (0.4, 0.41)]  # where replacement rounds fall
+
+
+def test_a_round_throttled_by_heat_is_dropped_and_replaced_by_a_new_round():
+    samples = [s(0.0), s(0.1, reasons=("hw_thermal_slowdown",)), s(0.2), s(0.3)]
+    monitor, state = _monitor(samples, drop=False)
+    more, calls = _more(LATER)
+    run, extra = monitor.review(_run(SPANS), more)
+    assert calls == [1] and [r.device_ms for r in run.rounds] == [1.0, 3.0, 10.0]
+    assert extra["throttle_handling"] == {
+        "policy": "replaced",
+        "what": "throttled rounds dropped and replaced by as many new rounds, none of them throttled",
+        "rounds_throttled": 1,
+        "rounds_dropped": 1,
+        "rounds_added": 1,
+        "rounds_kept": 3,
+        "kernel_pass": KERNEL_PASS,
+    }
+    assert extra["telemetry"]["dropped_round_indices"] == [1]
+    assert state.throttled == [
+        "test_x[streams4]: 1/3 rounds throttled: hw_thermal_slowdown (1); replaced (3 rounds kept, 1 added)"
+    ]
+
+
+def test_rounds_at_the_power_limit_are_kept_and_labelled_unless_asked_to_drop():
+    samples = [s(0.0, reasons=("sw_power_cap",)), s(0.1), s(0.2, reasons=("sw_power_cap",)), s(0.3), s(0.4)]
+    monitor, _ = _monitor(samples, drop=False)
+    more, calls = _more(LATER)
+    run, extra = monitor.review(_run(SPANS), more)
+    assert calls == [] and [r.device_ms for r in run.rounds] == [1.0, 2.0, 3.0]
+    handled = extra["throttle_handling"]
+    assert (handled["policy"], handled["rounds_throttled"], handled["rounds_kept"]) == (
+        "kept_power_limited",
+        2,
+        3,
+    )
+    assert "dropped_rounds" not in extra["telemetry"]
+
+    monitor, _ = _monitor(samples, drop=True)  # --aorta-drop-throttled: the power limit too
+    more, calls = _more(LATER)
+    run, extra = monitor.review(_run(SPANS), more)
+    assert calls == [2] and [r.device_ms for r in run.rounds] == [2.0, 10.0, 11.0]
+    assert extra["throttle_handling"]["policy"] == "replaced"
+    assert extra["telemetry"]["dropped_rounds"] == 2
+
+
+def test_a_replacement_throttled_again_is_dropped_too_and_the_record_says_fewer_rounds():
+    samples = [s(0.0), s(0.1, reasons=("hw_slowdown",)), s(0.2), s(0.3, reasons=("hw_slowdown",))]
+    monitor, _ = _monitor(samples, drop=False)
+    run, extra = monitor.review(_run(SPANS), _more(LATER)[0])
+    assert [r.device_ms for r in run.rounds] == [1.0, 3.0]
+    assert extra["throttle_handling"]["policy"] == "dropped"
+    assert extra["throttle_handling"]["rounds_kept"] == 2
+
+
+def test_when_every_round_and_replacement_is_throttled_the_first_rounds_are_kept_and_said_so():
+    hot = ("sw_thermal_slowdown",)
+    samples = [s(t, reasons=hot) for t in (0.0, 0.1, 0.2, 0.3, 0.4)] + [s(0.5, reasons=hot)]
+    monitor, _ = _monitor(samples, drop=False)
+    run, extra = monitor.review(_run(SPANS), _more([(0.3, 0.31), (0.4, 0.41), (0.5, 0.51)])[0])
+    assert [r.device_ms for r in run.rounds] == [1.0, 2.0, 3.0]
+    assert extra["throttle_handling"]["policy"] == "kept_throttled"
+    assert extra["throttle_handling"]["what"].startswith("every round and every replacement was throttled")
 
 
 def test_monitor_says_why_when_every_round_would_be_dropped():
     """The monitor reports what it saw; failing the test is the hw_queue fixture's decision."""
-    samples = [s(0.0, reasons=("sw_power_cap",)), s(0.1, reasons=("sw_power_cap",))]
+    samples = [s(t, reasons=("sw_power_cap",)) for t in (0.0, 0.1, 0.3, 0.4)]  # replacements capped too
     monitor, _ = _monitor(samples, drop=True)
     with pytest.raises(AllRoundsThrottled, match="all 2 timed rounds .* throttled") as info:
-        monitor.review(_run([(0.0, 0.01), (0.1, 0.11)]))
+        monitor.review(_run([(0.0, 0.01), (0.1, 0.11)]), _more(LATER)[0])
     assert (info.value.n_rounds, info.value.causes) == (2, {"sw_power_cap": 2})
 
 

@@ -11,10 +11,12 @@ the runner decides a test's outcome.
 from __future__ import annotations
 
 import argparse
+import time
 from dataclasses import dataclass, field, replace
 
 import pytest
 
+from aorta.telemetry.round_policy import handling, handling_record, rounds_to_drop
 from aorta.telemetry.sampler import Sampler
 from aorta.telemetry.sources import SOURCES, open_source
 from aorta.telemetry.summary import summarize, unavailable_summary
@@ -134,20 +136,47 @@ class Monitor:
         self._reason = reason
         self.sampler = Sampler(source, opts.interval_ms / 1e3).start() if source is not None else None
 
-    def review(self, run):
-        """``(run, extra)``: the rounds to keep and ``{"telemetry": summary}`` for extra_info; raises
-        ``AllRoundsThrottled`` where ``--aorta-drop-throttled`` would keep none."""
+    def review(self, run, more=None):
+        """``(run, extra)``: the rounds to keep and ``{"telemetry": summary, "throttle_handling": ...}`` for
+        extra_info. Throttled rounds are handled by their cause (``aorta.telemetry.round_policy``): a
+        dropped round is replaced through ``more(n)`` (times ``n`` new rounds: a ``TimedRun``), where given.
+        Raises ``AllRoundsThrottled`` where ``--aorta-drop-throttled`` would keep no round."""
         if self.sampler is None:
             summary = unavailable_summary(self._reason or "no telemetry source")
             if self._opts.drop_throttled:
                 summary["dropped_rounds"] = 0
             return run, {"telemetry": summary, "unavailable": {"telemetry": summary["reason"]}}
-        samples = self.sampler.samples()
-        spans = [(r.host_start_s, r.host_end_s) for r in run.rounds]
         if self._state.limits is None:
             self._state.limits = self._source.limits()
-        summary, throttled = summarize(
-            samples,
+        summary, causes = self._summary(run)
+        n = len(run.rounds)
+        drop_all = self._opts.drop_throttled
+        new_rounds, new_causes = [], []
+        if rounds_to_drop(causes, drop_all=drop_all) and more is not None:
+            extra = more(len(rounds_to_drop(causes, drop_all=drop_all)))
+            time.sleep(self._opts.interval_ms / 1e3)  # a sample after the last new round
+            new_rounds, new_causes = extra.rounds, self._summary(extra)[1]
+        policy, dropped, kept_new = handling(causes, new_causes, drop_all=drop_all)
+        if policy == "kept_throttled" and drop_all:
+            raise AllRoundsThrottled(n, summary["throttle_causes"])
+        gone = set(dropped)
+        kept = [r for i, r in enumerate(run.rounds) if i not in gone] + [new_rounds[i] for i in kept_new]
+        if drop_all or dropped:
+            summary["dropped_rounds"] = len(dropped)
+            summary["dropped_round_indices"] = list(dropped)
+        record = handling_record(policy, causes, dropped, len(new_rounds), len(kept))
+        if summary["throttled_rounds"]:
+            seen = ", ".join(f"{c} ({k})" for c, k in summary["throttle_causes"].items())
+            self._state.throttled.append(
+                f"{self._node}: {summary['throttled_rounds']}/{n} rounds throttled: {seen}; {policy} "
+                f"({record['rounds_kept']} rounds kept, {len(new_rounds)} added)"
+            )
+        return replace(run, rounds=kept), {"telemetry": summary, "throttle_handling": record}
+
+    def _summary(self, run):
+        spans = [(r.host_start_s, r.host_end_s) for r in run.rounds]
+        summary, causes = summarize(
+            self.sampler.samples(),
             source=self._source.name,
             interval_ms=self._opts.interval_ms,
             limits=self._state.limits,
@@ -158,20 +187,7 @@ class Monitor:
             summary["first_read_error"] = self.sampler.first_error
         if self.sampler.gave_up:
             summary["sampler_stopped"] = self.sampler.gave_up
-        n = len(run.rounds)
-        if summary["throttled_rounds"]:
-            causes = ", ".join(f"{c} ({k})" for c, k in summary["throttle_causes"].items())
-            self._state.throttled.append(
-                f"{self._node}: {summary['throttled_rounds']}/{n} rounds throttled: {causes}"
-            )
-        if self._opts.drop_throttled:
-            kept = [r for r, t in zip(run.rounds, throttled) if not t]
-            if not kept:
-                raise AllRoundsThrottled(n, summary["throttle_causes"])
-            summary["dropped_rounds"] = n - len(kept)
-            summary["dropped_round_indices"] = summary["throttled_round_indices"]
-            run = replace(run, rounds=kept)
-        return run, {"telemetry": summary}
+        return summary, causes
 
     def stop(self) -> None:
         if self.sampler is not None:

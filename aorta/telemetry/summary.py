@@ -92,8 +92,9 @@ def summarize(
     interval_ms: float,
     limits: Limits,
     spans_s: Sequence[tuple[float | None, float | None]],
-) -> tuple[dict, list[bool]]:
-    """The run record's ``telemetry`` entry, and per round whether it was throttled."""
+) -> tuple[dict, list[str | None | bool]]:
+    """The run record's ``telemetry`` entry, and per round its throttle cause (str), ``None`` (not
+    throttled) or ``False`` (no sample matched): what ``aorta.telemetry.round_policy`` decides by."""
     timed = timed_window_samples(samples, spans_s, interval_ms / 1e3)
     figures, unavailable = figure_stats(timed)
     per_round = classify_rounds(samples, spans_s, interval_ms / 1e3, limits.sm_clock_max_mhz)
@@ -127,7 +128,7 @@ def summarize(
         "throttled": any(throttled),
         "unavailable": unavailable,
     }
-    return summary, throttled
+    return summary, per_round
 
 
 def unavailable_summary(reason: str) -> dict:
