@@ -2,8 +2,9 @@
 
 The ``hw_queue`` fixture asks for ``aorta_telemetry``; its sampler thread runs from the test's set-up
 to its teardown, and ``review`` (called by the runner right after the timing loop, before metrics and
-before pytest-benchmark's replay) summarizes the samples, flags throttled rounds and, with
-``--aorta-drop-throttled``, drops them. When it would drop every round, ``review`` raises
+before pytest-benchmark's replay) summarizes the samples, flags throttled rounds and, for rounds with
+a cause that is not the power limit (all of them with ``--aorta-drop-throttled``), drops and replaces them
+(aorta/telemetry/round_policy.py). When ``--aorta-drop-throttled`` would drop every round, ``review`` raises
 ``AllRoundsThrottled`` (what it saw, as a sentence) and the ``hw_queue`` fixture fails the test: nothing in
 the runner decides a test's outcome.
 """
@@ -88,7 +89,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--aorta-drop-throttled",
         action="store_true",
         default=False,
-        help="discard rounds taken while the GPU was throttled (counted in the run record's telemetry)",
+        help="drop every throttled round, the power limit's too, and replace it by a new round (without it: "
+        "transient causes only; the record's throttle_handling says what was done)",
     )
 
 
