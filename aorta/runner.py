@@ -18,6 +18,7 @@ import torch
 from aorta import kernel_summary, kernel_timeline, run_mode, slowdown, stats, stream_work
 from aorta.launch_log import LaunchLog
 from aorta.record import BenchRecord
+from aorta.telemetry import round_policy
 from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, time_rounds
 from aorta.workload import Metric, StreamWorkError, Workload, clone_result, compare_results
 from aorta.write_log import WriteLog, written_views
@@ -252,6 +253,9 @@ def run_workload(
     if labelled is not None:
         kernel["labelled_pass"] = _labelled_pass_info(labelled)
     notes = kernel.pop("reading_notes")
+    power_note = round_policy.reading_note(reviewed.get("throttle_handling"))
+    if power_note:
+        notes.append(power_note)
     phases.done("figures")
     details["stream_work"] = check_stream_work(device, workload, streams, traced, labelled)
     phases.done("stream_work_check")

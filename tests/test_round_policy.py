@@ -4,7 +4,14 @@ Each round's cause: a string (throttled), None (not throttled), False (no teleme
 
 import pytest
 
-from aorta.telemetry.round_policy import WHAT, handling, handling_record, is_transient, rounds_to_drop
+from aorta.telemetry.round_policy import (
+    WHAT,
+    handling,
+    handling_record,
+    is_transient,
+    reading_note,
+    rounds_to_drop,
+)
 
 CAP, HOT, LOW = "sw_power_cap", "hw_thermal_slowdown", "sm_clock_below_75pct_of_max"
 
@@ -56,3 +63,13 @@ def test_the_record_counts_what_was_done_and_says_it_in_words():
         4,
     )
     assert entry["kernel_pass"].startswith("not reviewed")
+
+
+def test_only_power_limited_rounds_give_a_reading_note():
+    capped = handling_record("kept_power_limited", [CAP, None, CAP, CAP], [], added=0, kept=4)
+    assert reading_note(capped) == (
+        "power-limited: sw_power_cap in 3 of 4 timed rounds; the clock follows the power draw, so device time "
+        "moves with it from run to run"
+    )
+    assert reading_note(handling_record("replaced", [HOT, None], [0], added=1, kept=2)) is None
+    assert reading_note(None) is None

@@ -99,6 +99,10 @@ def test_rounds_at_the_power_limit_are_kept_and_labelled(pytester):
     assert extra["throttle_handling"]["policy"] == "kept_power_limited"
     assert extra["throttle_handling"]["rounds_added"] == 0 and len(extra["device_ms_per_iteration"]) == 3
     assert extra["throttle_handling"]["figures_timed_rounds"] == ["device_ms", "tflops"]
+    assert extra["reading_notes"] == [
+        "power-limited: sw_power_cap in 3 of 3 timed rounds; the clock follows the power draw, so device time "
+        "moves with it from run to run"
+    ]
 
 
 def test_drop_throttled_fails_when_every_round_was_throttled(pytester):

@@ -91,3 +91,14 @@ def handling_record(
         "rounds_kept": kept,
         "kernel_pass": KERNEL_PASS,
     }
+
+
+def reading_note(entry: dict | None) -> str | None:
+    """The benchmark's reading note where its rounds ran at the power limit (a NOT_GATEABLE verdict shows it
+    as the likely reason for its noise), else None."""
+    if not entry or entry.get("policy") != "kept_power_limited":
+        return None
+    return (
+        f"power-limited: sw_power_cap in {entry['rounds_throttled']} of {entry['rounds_kept']} timed rounds; "
+        "the clock follows the power draw, so device time moves with it from run to run"
+    )
