@@ -109,6 +109,8 @@ def test_rank_0_json_marks_gpu_only_figures_unavailable(torchrun_result):
         for fig in GPU_ONLY:
             assert fig not in extra["metrics"], f"{sid}: {fig} cannot be measured on CPU"
             assert extra["unavailable"][fig], f"{sid}: {fig} needs a reason"
+        assert extra["unavailable"]["telemetry"] == "cpu backend: no GPU to sample"  # every rank said so
+        assert [r["telemetry"]["source"] for r in extra["per_rank"]] == ["unavailable", "unavailable"]
         steps = extra["metrics"]["step_ms"]["samples"]
         assert steps == [max(a, b) for a, b in zip(*(r["step_ms"] for r in extra["per_rank"]))]
         assert bench["stats"]["max"] * 1e3 == pytest.approx(max(steps))

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from aorta import stats
 from aorta.fsdp.rank_figures import kernel_figures
+from aorta.fsdp.rank_telemetry import worst_rank_telemetry
 from aorta.fsdp.straggler_evidence import rank_evidence
 from aorta.metric import Metric
 from aorta.overlap import idle_ms
@@ -111,6 +112,11 @@ def build_result(
         )
 
     details_extra = _ballast_details(lead.get("comm_ballast"), unavailable)
+    telemetry, no_telemetry = worst_rank_telemetry(ranks)
+    if telemetry is not None:
+        details_extra["telemetry"] = telemetry
+    else:
+        unavailable["telemetry"] = str(no_telemetry)
     record = BenchRecord(
         workload=f"fsdp_{scenario['id']}",
         backend=backend,

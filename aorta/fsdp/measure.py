@@ -4,6 +4,7 @@ timing loop -> profile a window of steps -> compute-only reference -> this rank'
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -16,15 +17,20 @@ from aorta.fsdp.profiling import NO_KERNELS_ON_CPU, profile_steps, trace_enabled
 from aorta.fsdp.rank_host import rank_host
 from aorta.fsdp.scenarios import Scenario
 from aorta.fsdp.training import Trainer
-from aorta.timing import TimingPlan, time_rounds
+from aorta.timing import TimedRun, TimingPlan, time_rounds
 
 
 def run_rank(
-    scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv, artifacts_dir: Path
+    scenario: Scenario,
+    cfg: FsdpSuiteConfig,
+    env: DistEnv,
+    artifacts_dir: Path,
+    observe: Callable[[TimedRun], dict] | None = None,
 ) -> tuple[dict, list[dict]]:
+    """``observe`` (optional): called with the timed steps, returns this rank's telemetry summary."""
     trainer = Trainer(scenario, cfg, env)
     try:
-        return _run(trainer, scenario, cfg, env, artifacts_dir)
+        return _run(trainer, scenario, cfg, env, artifacts_dir, observe)
     finally:
         # FSDP's hooks keep model, optimizer and buffers in reference cycles: free them before the next
         # scenario allocates its own.
@@ -34,7 +40,12 @@ def run_rank(
 
 
 def _run(
-    trainer: Trainer, scenario: Scenario, cfg: FsdpSuiteConfig, env: DistEnv, artifacts_dir: Path
+    trainer: Trainer,
+    scenario: Scenario,
+    cfg: FsdpSuiteConfig,
+    env: DistEnv,
+    artifacts_dir: Path,
+    observe: Callable[[TimedRun], dict] | None,
 ) -> tuple[dict, list[dict]]:
     device = env.device
     trainer.setup()  # ScenarioUnavailable propagates: the test skips with its reason
@@ -49,6 +60,7 @@ def _run(
     run = time_rounds(device, [], trainer.step, plan, record_intervals=False)
     step_ms = run.device_ms
     peak = device.peak_memory_bytes()
+    telemetry = observe(run) if observe is not None else None  # the GPU while the timed steps ran
 
     overlap_figs, overlap_reason, window = None, None, None
     per_step: list[dict] | None = None
@@ -125,6 +137,7 @@ def _run(
         "comm_ballast": trainer.ballast_info,  # --aorta-test-comm-ballast: what was added, or why not
         "host": rank_host(device.pci_bus_id()),  # where this rank runs: the evidence beside a straggler
         "warnings": list(env.warnings),
+        "telemetry": telemetry,  # this rank's GPU during the timed steps (aorta/fsdp/rank_telemetry.py)
     }
     records.append(
         {

@@ -357,6 +357,47 @@ def dist_env(pytestconfig: pytest.Config):
     return _env(pytestconfig)
 
 
+@pytest.fixture(scope="session")
+def fsdp_telemetry_source(pytestconfig: pytest.Config, dist_env):
+    """``(source, None)`` for this rank's GPU, opened once per session, or ``(None, reason)``
+    (``--aorta-telemetry-interval-ms`` and ``--aorta-telemetry-source`` apply as to every benchmark)."""
+    from aorta.telemetry.plugin import TELEMETRY_OPTIONS
+    from aorta.telemetry.sources import open_source
+
+    opts = pytestconfig.stash[TELEMETRY_OPTIONS]
+    if opts.interval_ms == 0:
+        yield None, "telemetry off (--aorta-telemetry-interval-ms=0)"
+        return
+    device = dist_env.device
+    source, reason = open_source(device.backend, device.index, device.pci_bus_id(), opts.source)
+    yield source, reason
+    if source is not None:
+        source.close()
+
+
+def observer(interval_ms: int, source, reason: str | None):
+    """``(observe, stop)``: ``observe(run)`` summarises this rank's GPU over the timed steps of ``run``
+    (aorta/telemetry/summary.py; no step dropped: aorta/fsdp/rank_telemetry.py); ``stop()`` ends sampling."""
+    from aorta.telemetry.sampler import Sampler
+    from aorta.telemetry.summary import summarize, unavailable_summary
+
+    if source is None:
+        return (lambda run: unavailable_summary(reason or "no telemetry source")), (lambda: None)
+    sampler = Sampler(source, interval_ms / 1e3).start()
+
+    def observe(run) -> dict:
+        summary, _ = summarize(
+            sampler.samples(),
+            source=source.name,
+            interval_ms=interval_ms,
+            limits=source.limits(),
+            spans_s=[(r.host_start_s, r.host_end_s) for r in run.rounds],
+        )
+        return summary
+
+    return observe, sampler.stop
+
+
 @pytest.fixture
 def fsdp_profiler(pytestconfig: pytest.Config, fsdp_config, dist_env):
     """``fsdp_profiler(step, name, profiling=None)``: run ``step`` under torch.profiler with the configured
@@ -403,7 +444,7 @@ def fsdp_link_ceiling(request):
 
 
 @pytest.fixture
-def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
+def fsdp_bench(request, fsdp_record, fsdp_config, dist_env, fsdp_telemetry_source):
     """``fsdp_bench(scenario)``: check, time and profile one scenario on every rank; rank 0 records all."""
     from aorta.fsdp.distributed import PeerFailed
     from aorta.fsdp.figures import build_result
@@ -419,8 +460,12 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
                 "--aorta-test-slowdown adds device work to the hardware-queue benchmarks only; an FSDP "
                 "scenario proves the gate with --aorta-test-comm-ballast RATIO"
             )
+        from aorta.telemetry.plugin import TELEMETRY_OPTIONS
+
+        interval_ms = request.config.stash[TELEMETRY_OPTIONS].interval_ms
+        observe, stop_sampling = observer(interval_ms, *fsdp_telemetry_source)
         try:
-            result, records = run_rank(scenario, fsdp_config, env, state.artifacts)
+            result, records = run_rank(scenario, fsdp_config, env, state.artifacts, observe)
         except ScenarioUnavailable as exc:
             state.records.append(
                 {
@@ -439,6 +484,8 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env):
                 env.device.free_memory()
                 pytest.fail(f"{scenario.id}: out of memory: {exc}", pytrace=False)
             raise
+        finally:
+            stop_sampling()
         state.records.extend(records)
         try:
             everyone = env.exchange(
