@@ -215,3 +215,21 @@ def test_the_record_s_lists_and_maps_are_copies_in_extra_info():
         "unavailable",
         "reading_notes",
     ]
+
+
+def test_a_benchmark_json_write_error_without_an_os_reason_is_named_by_its_message(tmp_path, monkeypatch):
+    from aorta.record import benchmark_json as bj
+
+    def gone(path, data):
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(bj, "write_bytes_atomic", gone)
+    errors: list[str] = []
+    session = _Session(tmp_path / "run.json")
+    assert bj.install_atomic_writer(session, errors.append) is True
+    session.save_json({})
+    assert errors == [
+        f"--benchmark-json {tmp_path / 'run.json'}: NOT written: the disk went away; no partial file was left "
+        "(an earlier file there is unchanged)"
+    ]
+    assert session.logged == [] and not (tmp_path / "run.json").exists()
