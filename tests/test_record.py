@@ -233,3 +233,18 @@ def test_a_benchmark_json_write_error_without_an_os_reason_is_named_by_its_messa
         "(an earlier file there is unchanged)"
     ]
     assert session.logged == [] and not (tmp_path / "run.json").exists()
+
+
+def test_a_session_without_a_json_path_or_a_writer_is_left_as_it_is():
+    from aorta.record.benchmark_json import install_atomic_writer
+
+    class NoJson:  # pytest-benchmark without --benchmark-json
+        save_json = staticmethod(lambda doc: None)
+
+    class NoWriter:  # a session of another pytest-benchmark version
+        json = "run.json"
+
+    errors: list[str] = []
+    assert install_atomic_writer(NoJson(), errors.append) is False
+    assert install_atomic_writer(NoWriter(), errors.append) is False
+    assert not hasattr(NoWriter(), "save_json") and errors == []

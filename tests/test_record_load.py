@@ -205,3 +205,13 @@ def test_a_value_is_named_as_its_json_reads_cut_at_40_characters():
     assert _kind(0.1234567890123456789 * 10**300) == "1.2345678901234568e+299"
     assert _kind(10**50) == "1" + "0" * 39  # cut at 40 characters
     assert _kind(object) == "\"<class 'object'>\""  # anything else: its str(), quoted as JSON
+
+
+def test_a_benchmark_that_is_not_read_does_not_stop_the_check_of_the_next():
+    """A non-mapping benchmark (refused by check_run) and one with a non-mapping extra_info (another
+    tool's) are skipped, and the benchmarks after them are still checked."""
+    for skipped in ("not a benchmark", {"name": "o", "fullname": "o", "extra_info": ["x"]}):
+        bad = _bench("b", device_ms_per_iteration=[1.0, -3.0])
+        assert _refused(check_samples, [skipped, bad], W) == (
+            f"{W}: benchmarks[1].extra_info.device_ms_per_iteration[1]: -3.0, a time cannot be negative"
+        )
