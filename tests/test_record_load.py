@@ -4,7 +4,11 @@ passes, at its bound too (a time of 0 is a time; a metric sample may be negative
 
 import json
 import math
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -57,6 +61,30 @@ def test_a_readable_run_is_returned_as_read(tmp_path):
     (tmp_path / "run.json").write_text(json.dumps(run))
     assert load_run(tmp_path / "run.json") == run
     assert read_json_file(tmp_path / "run.json") == run
+
+
+def test_a_run_is_read_as_utf8_whatever_the_machine_s_locale(tmp_path):
+    """A run saved on one machine reads the same on another: under the C locale without UTF-8 mode (the
+    locale's encoding is ASCII there) a benchmark name with "µ" reads as written."""
+    import aorta
+
+    run = _run(_bench("latency_µs"))
+    (tmp_path / "run.json").write_text(json.dumps(run, ensure_ascii=False), encoding="utf-8")
+    env = {
+        **os.environ,
+        "LC_ALL": "C",
+        "PYTHONUTF8": "0",
+        "PYTHONCOERCECLOCALE": "0",
+        "PYTHONPATH": str(Path(aorta.__file__).parents[1]),
+    }
+    code = (
+        "import sys, locale; from aorta.record import load_run; "
+        "print(locale.getpreferredencoding(False), ascii(load_run(sys.argv[1])['benchmarks'][0]['name']))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "run.json")], env=env, capture_output=True, text=True
+    )
+    assert (out.returncode, out.stdout) == (0, "ANSI_X3.4-1968 'latency_\\xb5s'\n"), out.stderr
 
 
 # ------------------------------------------------------------------------------ the run
