@@ -70,6 +70,7 @@ def test_a_run_is_read_as_utf8_whatever_the_machine_s_locale(tmp_path):
 
     run = _run(_bench("latency_µs"))
     (tmp_path / "run.json").write_text(json.dumps(run, ensure_ascii=False), encoding="utf-8")
+    assert load_run(tmp_path / "run.json") == run  # here, and in a process whose locale is ASCII:
     env = {
         **os.environ,
         "LC_ALL": "C",
