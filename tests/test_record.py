@@ -150,3 +150,101 @@ def test_the_benchmark_json_is_written_whole_or_not_at_all_with_the_reason(tmp_p
     no_writer = _Session(str(tmp_path / "x.json"))
     no_writer.save_json = None  # type: ignore[assignment]
     assert install_atomic_writer(no_writer, errors.append) is False and no_writer.save_json is None
+
+
+def test_a_sparse_entry_reads_with_empty_defaults_schema_1_and_only_mapping_metrics():
+    """What an old or hand-made entry lacks reads as empty (never "None" or a placeholder); a metric that
+    is not a mapping is left out; every key beyond the core is kept in details, the core ones are not."""
+    record = BenchRecord.from_extra_info(
+        {
+            "workload": None,
+            "metrics": {"step_ms": {"value": 2, "samples": [2, 3]}, "bad": [1.0], 7: {"value": None}},
+            "min_effect": {"step_ms": 0.5},
+            "reading_notes": None,
+            "per_rank": [{"rank": 1}],
+        }
+    )
+    assert (record.workload, record.backend, record.timing_method, record.clock, record.headline_metric) == (
+        "",
+        "",
+        "",
+        "",
+        "",
+    )
+    assert (record.device_ms_per_iteration, record.unavailable, record.reading_notes, record.schema) == (
+        [],
+        {},
+        [],
+        1,
+    )
+    assert record.metrics == {
+        "step_ms": Metric("step_ms", 2.0, "", True, (2.0, 3.0)),
+        "7": Metric("7", None, "", True),
+    }
+    assert record.details == {"per_rank": [{"rank": 1}]}
+    assert record.headline() is None and record.get("per_rank") == [{"rank": 1}] and record.get("x", 5) == 5
+    assert BenchRecord.from_extra_info({"aorta_schema": 2, "device_ms_per_iteration": [1, "2.5"]}).schema == 2
+    assert BenchRecord.from_extra_info({"device_ms_per_iteration": [1, "2.5"]}).device_ms_per_iteration == [
+        1.0,
+        2.5,
+    ]
+
+
+def test_record_of_reads_the_entry_s_extra_info_or_an_empty_record():
+    assert record_of({"extra_info": {"workload": "w", "aorta_schema": 3}}).workload == "w"
+    for entry in ({}, {"extra_info": None}):
+        assert record_of(entry) == BenchRecord("", "", "", "", [], "", schema=1)
+
+
+def test_the_record_s_lists_and_maps_are_copies_in_extra_info():
+    record = _record()
+    extra = record.to_extra_info()
+    extra["device_ms_per_iteration"].append(9.0)
+    extra["unavailable"]["x"] = "y"
+    extra["reading_notes"].append("z")
+    assert record == _record()
+    assert list(extra)[:10] == [
+        "aorta_schema",
+        "workload",
+        "backend",
+        "timing_method",
+        "clock",
+        "device_ms_per_iteration",
+        "metrics",
+        "headline_metric",
+        "unavailable",
+        "reading_notes",
+    ]
+
+
+def test_a_benchmark_json_write_error_without_an_os_reason_is_named_by_its_message(tmp_path, monkeypatch):
+    from aorta.record import benchmark_json as bj
+
+    def gone(path, data):
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(bj, "write_bytes_atomic", gone)
+    errors: list[str] = []
+    session = _Session(tmp_path / "run.json")
+    assert bj.install_atomic_writer(session, errors.append) is True
+    session.save_json({})
+    assert errors == [
+        f"--benchmark-json {tmp_path / 'run.json'}: NOT written: the disk went away; no partial file was left "
+        "(an earlier file there is unchanged)"
+    ]
+    assert session.logged == [] and not (tmp_path / "run.json").exists()
+
+
+def test_a_session_without_a_json_path_or_a_writer_is_left_as_it_is():
+    from aorta.record.benchmark_json import install_atomic_writer
+
+    class NoJson:  # pytest-benchmark without --benchmark-json
+        save_json = staticmethod(lambda doc: None)
+
+    class NoWriter:  # a session of another pytest-benchmark version
+        json = "run.json"
+
+    errors: list[str] = []
+    assert install_atomic_writer(NoJson(), errors.append) is False
+    assert install_atomic_writer(NoWriter(), errors.append) is False
+    assert not hasattr(NoWriter(), "save_json") and errors == []

@@ -225,10 +225,11 @@ def test_a_workload_that_launches_less_than_it_declares_fails_on_cpu(cpu):
         runner.run_workload(cpu, _LastStreamSkipsSpins(cpu, 3, size="smoke"), cpu.streams(3), PLAN)
 
 
+@pytest.mark.parametrize("order", ["breadth", "depth"])
 @pytest.mark.parametrize("n", [2, 4, 5])
-def test_hetero_kernels_puts_gemms_and_tiny_kernels_where_it_declares(cpu, n):
+def test_hetero_kernels_puts_gemms_and_tiny_kernels_where_it_declares(cpu, n, order):
     for with_gemms in (False, True):
-        w = HeteroKernels(cpu, n, size="smoke", with_gemms=with_gemms)
+        w = HeteroKernels(cpu, n, size="smoke", with_gemms=with_gemms, issue_order=order)
         res = runner.run_workload(cpu, w, cpu.streams(n), PLAN)
         assert res.extra_info["stream_work"]["checks"][0]["ok"]
         totals = res.extra_info["stream_work"]["declared"]["totals_per_iteration"]
