@@ -24,6 +24,14 @@ def test_the_record_takes_the_most_throttled_rank_and_the_lowest_on_a_tie():
     assert worst_rank_telemetry(ranks) == ({"rank": 1, **_tel(3)}, None)
     calm = [{"rank": 1, "telemetry": _tel(0)}, {"rank": 0, "telemetry": _tel(0)}]
     assert worst_rank_telemetry(calm)[0]["rank"] == 0
+    unknown = [{"rank": 0, "telemetry": _tel(0)}, {"rank": 1, "telemetry": {"source": "x", "rounds": 4}}]
+    assert worst_rank_telemetry(unknown)[0]["rank"] == 0  # a count not given is no throttling
+    assert (
+        worst_rank_telemetry([{"rank": 0, "telemetry": _tel(0)}, {"rank": 1, "telemetry": _tel(1)}])[0][
+            "rank"
+        ]
+        == 1
+    )
 
 
 def test_no_rank_with_samples_gives_the_first_reason_and_no_figures():

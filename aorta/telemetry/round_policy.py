@@ -49,8 +49,9 @@ KERNEL_PASS = (
 
 
 def is_transient(cause: str) -> bool:
-    """A cause other than the power limit alone (``"sw_power_cap,hw_slowdown"`` is transient)."""
-    return any(part not in POWER_LIMIT for part in cause.split(","))
+    """A cause other than the power limit alone (``"sw_power_cap,hw_slowdown"``, the reasons of one sample
+    joined, is transient)."""
+    return cause not in POWER_LIMIT
 
 
 def rounds_to_drop(causes: Sequence[RoundCause], *, drop_all: bool) -> list[int]:
