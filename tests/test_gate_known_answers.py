@@ -18,6 +18,7 @@ from aorta.gate.compare import (
     mismatch_reason,
     parse_alpha,
     parse_positive_ratio,
+    parse_ratio,
     parse_whole,
 )
 from aorta.gate.noise import pooled_noise
@@ -153,6 +154,17 @@ def test_alpha_is_strictly_between_0_and_1():
     with pytest.raises(ValueError) as e:
         parse_alpha("often")
     assert str(e.value) == "--aorta-alpha='often': not a number; give a significance level such as 0.01"
+
+
+def test_a_ratio_is_0_to_10_both_ends_included():
+    assert (
+        parse_ratio("--aorta-min-effect", "10") == 10.0 and parse_ratio("--aorta-min-effect", "1000%") == 10.0
+    )
+    assert parse_ratio("--aorta-min-effect", "0") == 0.0
+    for text in ("10.5", "1001%", "-1%"):
+        with pytest.raises(ValueError) as e:
+            parse_ratio("--aorta-min-effect", text)
+        assert str(e.value) == f"--aorta-min-effect='{text}': out of range; allowed 0 to 10 (0% to 1000%)"
 
 
 def test_a_positive_ratio_takes_anything_above_zero():
@@ -358,3 +370,9 @@ def test_a_benchmark_gets_a_verdict_per_figure_both_sides_hold_from_the_runs_tha
     )
     assert rate.reason.endswith("; clocks varied between runs")
     assert gone == Verdict("t", "gone", "TB", False, UNSURE, "recorded in the baseline, not in this run")
+    no_notes = _record({"rate": _metric("GB/s", True)})
+    rate = benchmark_verdicts("t", ref_bench, no_notes, GateSettings(), ref_runs, cand_runs)[1]
+    assert rate.reason == (
+        "-3.4% (6.708 -> 6.481 GB/s, 2 vs 2 runs): MDE 4.85e+03% with these runs exceeds the 5% bound "
+        "(between-run noise 30%)"
+    )
