@@ -172,7 +172,8 @@ def decide(
         )
     ref_val, cand_val = _geomean(rv), _geomean(cv)
     d = math.log(cand_val) - math.log(ref_val)
-    v = replace(base, ref_value=ref_val, cand_value=cand_val, change_ratio=math.expm1(d))
+    change = math.expm1(d)
+    v = replace(base, ref_value=ref_val, cand_value=cand_val, change_ratio=change)
     noise = pooled_noise(rv, cv)
     if noise is None:
         return v.with_outcome(
@@ -185,19 +186,11 @@ def decide(
     the_mde = mde(noise, m, n, alpha=policy.alpha, power=policy.power)
     tq = float(sps.t.ppf(1.0 - policy.alpha / 2.0, noise.df))
     p = (0.0 if d else 1.0) if se == 0 else float(2.0 * sps.t.sf(abs(d) / se, noise.df))
-    v = replace(
-        v,
-        ci_low=math.expm1(d - tq * se),
-        ci_high=math.expm1(d + tq * se),
-        mde=the_mde,
-        noise_sigma=noise.sigma,
-        p_value=p,
-    )
+    ci_low, ci_high = math.expm1(d - tq * se), math.expm1(d + tq * se)
+    v = replace(v, ci_low=ci_low, ci_high=ci_high, mde=the_mde, noise_sigma=noise.sigma, p_value=p)
     runs = f"{m} vs {n} runs"
-    effect = f"{_pct(v.change_ratio or 0.0)} ({ref_val:.4g} -> {cand_val:.4g} {unit}, {runs})".replace(
-        " ,", ","
-    )
-    interval = f"interval {_pct(v.ci_low or 0.0)} to {_pct(v.ci_high or 0.0)}"
+    effect = f"{_pct(change)} ({ref_val:.4g} -> {cand_val:.4g} {unit}, {runs})".replace(" ,", ",")
+    interval = f"interval {_pct(ci_low)} to {_pct(ci_high)}"
     if the_mde > policy.max_mde:
         why = f"; {hint}" if hint else ""
         return v.with_outcome(
@@ -215,9 +208,11 @@ def decide(
                 UNSURE, f"{effect}, p={p:.2g}: suggestive, not significant at {policy.alpha:g}; {interval}"
             )
         return v.with_outcome(
-            SAME, f"{effect}, p={p:.2g}: no change found; a change of {the_mde * 100:.2g}% (MDE) would be"
+            SAME,
+            f"{effect}, p={p:.2g}: no change found; a change of {the_mde * 100:.2g}% (MDE) would "
+            f"be found with probability {policy.power:g}",
         )
-    if abs(v.change_ratio or 0.0) < policy.min_effect:
+    if abs(change) < policy.min_effect:
         return v.with_outcome(
             SAME, f"{effect}, p={p:.2g}: below the {policy.min_effect * 100:.3g}% minimum effect; {interval}"
         )
