@@ -88,3 +88,20 @@ def test_one_run_or_a_bad_option_is_refused(tmp_path, capsys):
         main(["noise", *one, "--baseline-runs", "1"])
     assert exc.value.code == 2
     assert "--baseline-runs='1': out of range" in capsys.readouterr().err
+
+
+def test_a_not_gateable_benchmark_is_printed_with_its_runs_reading_note(tmp_path, capsys):
+    paths = _files(tmp_path)
+    host_bound = "host-bound: GPU busy 3% of the round; the host's launch path is what is measured"
+    for path in paths:  # both benchmarks carry a note; only the one that is not gateable is explained by it
+        doc = json.loads(open(path).read())
+        for b in doc["benchmarks"]:
+            b["extra_info"]["reading_notes"] = [host_bound if b["name"] == "noisy" else "GPU idle: busy 80%"]
+        open(path, "w").write(json.dumps(doc))
+    out = tmp_path / "profile.json"
+    assert main(["noise", *paths, "--baseline-runs", "6", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert f"why some may be noisy (the runs' own reading notes):\n  noisy: {host_bound}\n" in text
+    assert "GPU idle" not in text
+    rows = {r["benchmark"].split("::")[-1]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["noisy"]["reading_note"] == host_bound and "reading_note" not in rows["steady"]

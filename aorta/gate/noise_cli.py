@@ -4,7 +4,8 @@ What the gate can judge here, before a compare depends on it: the runs (a baseli
 ``pytest --aorta-runs N``, or plain run files, every file together as runs of one stack on one machine) give
 each figure's between-run noise and the minimum detectable effect (MDE) of a compare with ``--baseline-runs``
 and ``--candidate-runs`` runs (``aorta.gate.noise``). A figure whose MDE exceeds ``--max-mde`` is not
-gateable on this machine; the table says so with the figure, and the summary counts them. Runs from
+gateable on this machine; the table says so with the figure, the summary counts them, and the runs' own
+reading notes (host-bound, power-limited) are printed beside the benchmarks they may explain. Runs from
 several machines give the noise that a compare across those machines meets (machine offsets included).
 
 Exit codes: 0 the profile was printed, 2 bad input (a file missing or not aorta's, a bad sample, fewer than
@@ -24,6 +25,7 @@ from aorta.gate.noise import DEFAULT_MAX_MDE, Noise, mde, pooled_noise, run_valu
 from aorta.gate.samples import DEVICE_TIME, baseline_runs
 from aorta.gate.verdict import DEFAULT_ALPHA
 from aorta.output_paths import OutputPathError, check_output_file
+from aorta.record import record_of
 from aorta.table import format_table
 
 
@@ -80,13 +82,25 @@ def profile_rows(
     return rows
 
 
+def reading_notes(doc: dict) -> dict[str, str]:
+    """fullname -> the first reading note a benchmark of ``doc`` carries (host-bound, power-limited, ...)."""
+    out = {}
+    for b in doc.get("benchmarks", ()):
+        notes = record_of(b).reading_notes
+        if notes:
+            out[b["fullname"]] = notes[0]
+    return out
+
+
 def run_noise(args: argparse.Namespace) -> int:
     try:
         if args.json:
             check_output_file("--json", args.json)
-        runs = []
+        runs, notes = [], {}
         for path in args.runs:
-            runs += baseline_runs(bl.load_run(path), path)
+            doc = bl.load_run(path)
+            runs += baseline_runs(doc, path)
+            notes.update(reading_notes(doc))
     except (bl.BaselineError, OutputPathError) as exc:
         print(f"aorta noise: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -119,6 +133,14 @@ def run_noise(args: argparse.Namespace) -> int:
     ]
     heads = ["benchmark", "figure", "runs", "noise", f"MDE {base_n}v{args.candidate_runs}", "gateable"]
     print("\n".join(format_table(heads, table)))
+    noisy = dict.fromkeys(r["benchmark"] for r in rows if not r["gateable"] and r["benchmark"] in notes)
+    for name in noisy:
+        for r in rows:
+            if r["benchmark"] == name and not r["gateable"]:
+                r["reading_note"] = notes[name]
+    if noisy:
+        print("\nwhy some may be noisy (the runs' own reading notes):")
+        print("\n".join(f"  {name.split('::')[-1]}: {notes[name]}" for name in noisy))
     gateable = sum(r["gateable"] for r in rows)
     print(
         f"\n{len(runs)} runs; {gateable} of {len(rows)} figures gateable at MDE <= {args.max_mde * 100:g}% with "
