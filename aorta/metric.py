@@ -1,7 +1,7 @@
 """One reported figure: value, unit, direction, per-round samples, source (pure).
 
 Written into the run record (aorta/record) as ``{value, unit, higher_is_better, samples, source, judged}``;
-``source`` and ``judged: false`` only where set. A figure's noise is not declared here: the gate measures
+``source``, ``judged: false`` and ``part_of_step: true`` only where set. A figure's noise is not declared here: the gate measures
 it between fresh-process runs (aorta.gate.noise); a ``noise_floor`` in an older record is ignored."""
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ class Metric:
     # False: reported, never judged by the gate (e.g. time spent waiting for a peer rank: launch skew,
     # not the stack); the record says why in ``source``.
     judged: bool = True
+    # True: a per-step part of the benchmark's device time (exposed transfer per step, ...): the gate bounds
+    # its MDE by the share of the step it is (aorta.gate.verdict.part_bound), not by the step's own bound.
+    part_of_step: bool = False
 
     def as_dict(self) -> dict:
         d: dict[str, Any] = {
@@ -39,6 +42,8 @@ class Metric:
             d["source"] = self.source
         if not self.judged:
             d["judged"] = False
+        if self.part_of_step:
+            d["part_of_step"] = True
         return d
 
     @classmethod
@@ -52,6 +57,7 @@ class Metric:
             tuple(float(v) for v in d.get("samples") or ()),
             str(d.get("source") or ""),
             d.get("judged", True) is not False,
+            d.get("part_of_step") is True,
         )
 
 

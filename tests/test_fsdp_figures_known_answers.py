@@ -204,6 +204,7 @@ FSDP_FIGURES = {
     "exposed_transfer_ms_worst_rank": ("ms/step", False, True),
     "exposed_wait_ms_worst_rank": ("ms/step", False, False),
     "exposed_comm_ms_worst_rank": ("ms/step", False, True),
+    "transfer_ms_worst_rank": ("ms/step", False, True),  # the link's cost, hidden or not: judged
     "comm_busy_ms_worst_rank": ("ms/step", False, False),
     "overlapped_ms_worst_rank": ("ms/step", True, False),
     "compute_only_ms_worst_rank": ("ms/step", False, False),
@@ -228,6 +229,9 @@ def test_every_fsdp_figure_has_its_unit_direction_and_judgement():
     )
     got = {m.name: (m.unit, m.higher_is_better, m.judged) for m in record.metrics.values()}
     assert got == FSDP_FIGURES
+    # the per-step parts of the step are marked so (the gate bounds their MDE by their share of the step)
+    parts = {m.name for m in record.metrics.values() if m.part_of_step}
+    assert parts == {n for n, (unit, *_) in FSDP_FIGURES.items() if unit == "ms/step"}
     m = record.metrics
     assert m["peak_memory_bytes"].value == 3000  # the highest rank's
     for name in ("peak_memory_bytes", "compute_slowdown_ratio_worst_rank"):  # one value per run

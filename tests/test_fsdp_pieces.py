@@ -175,12 +175,15 @@ def test_trace_figures_flow_into_the_benchmark_metrics():
     assert m["overlap_ratio_worst_rank"]["samples"] == pytest.approx([min(550 / 950, 500 / 803)] * 2)
     assert m["exposed_transfer_ms_worst_rank"]["samples"] == pytest.approx([0.303, 0.303])
     assert m["exposed_wait_ms_worst_rank"]["samples"] == pytest.approx([0.097, 0.097])
+    # transfer, hidden or not: 300 + 150 + 303 µs on both ranks (the collectives end together)
+    assert m["transfer_ms_worst_rank"]["samples"] == pytest.approx([0.753, 0.753])
     # Judged: exposed communication and its transfer part; overlap ratio only reported (it rises when
     # communication slows and more of it hides), wait and comm busy reported (they include peer waits).
     judged = {k for k, v in m.items() if v.get("judged", True)}
     assert {
         "exposed_comm_ms_worst_rank",
         "exposed_transfer_ms_worst_rank",
+        "transfer_ms_worst_rank",
         "compute_busy_ms_worst_rank",
     } <= judged
     assert not {"overlap_ratio_worst_rank", "exposed_wait_ms_worst_rank", "comm_busy_ms_worst_rank"} & judged

@@ -8,11 +8,12 @@ per metric in its run record (aorta.record); benchmarks found on one side only a
 from __future__ import annotations
 
 import fnmatch
+import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from aorta.gate.machines import aorta_machine, machine_label
-from aorta.gate.noise import DEFAULT_MAX_MDE, DEFAULT_POWER
+from aorta.gate.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, run_value
 from aorta.gate.samples import (
     DEVICE_TIME,
     baseline_runs,
@@ -35,6 +36,7 @@ from aorta.gate.verdict import (
     Verdict,
     control_false_alarms,
     decide,
+    part_bound,
 )
 from aorta.gate.why import explain
 from aorta.record import record_of
@@ -361,13 +363,21 @@ def benchmark_verdicts(
     control here: ``compare_runs`` applies it over the whole comparison."""
     rf, cf = figures(ref_bench), figures(cand_bench)
     per_round = per_round_figures(cand_bench)
-    notes = record_of(cand_bench).reading_notes
+    record = record_of(cand_bench)
+    notes = record.reading_notes
     out = []
     for metric, (unit, hib, _) in cf.items():
         if metric not in rf:
             continue
         ref = [r[name][metric] for r in ref_runs if name in r and r[name].get(metric)]
         held = [(rid, r[name][metric]) for rid, r in cand_runs if name in r and r[name].get(metric)]
+        policy = settings.policy_for(name, metric)
+        part = record.metrics.get(metric)
+        if part is not None and part.part_of_step and ref:
+            steps = [r[name][DEVICE_TIME] for r in ref_runs if name in r and r[name].get(DEVICE_TIME)]
+            if steps:
+                bound, why = part_bound(policy.max_mde, _median_run(ref), _median_run(steps))
+                policy = replace(policy, max_mde=bound, bound_note=why)
         out.append(
             decide(
                 name,
@@ -376,7 +386,7 @@ def benchmark_verdicts(
                 hib,
                 ref,
                 [s for _, s in held],
-                policy=settings.policy_for(name, metric),
+                policy=policy,
                 per_round=metric in per_round,
                 cand_run_ids=[rid for rid, _ in held],
                 hint=notes[0] if notes else "",
@@ -387,3 +397,8 @@ def benchmark_verdicts(
             unit, hib, _ = rf[metric]
             out.append(Verdict(name, metric, unit, hib, UNSURE, "recorded in the baseline, not in this run"))
     return out
+
+
+def _median_run(runs: Sequence[Sequence[float]]) -> float:
+    """The median of the runs' figures (each run's median of its samples)."""
+    return statistics.median(run_value(r) for r in runs)

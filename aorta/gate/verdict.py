@@ -52,6 +52,7 @@ class Policy:
     max_mde: float = DEFAULT_MAX_MDE
     min_effect: float = DEFAULT_MIN_EFFECT
     min_samples: int = DEFAULT_MIN_SAMPLES
+    bound_note: str = ""  # why max_mde is what it is, where it is not the run's (a part of the step)
 
     def __post_init__(self) -> None:
         if not 0.0 < self.alpha < 1.0:
@@ -195,7 +196,8 @@ def decide(
         why = f"; {hint}" if hint else ""
         return v.with_outcome(
             NOT_GATEABLE,
-            f"{effect}: MDE {the_mde * 100:.3g}% with these runs exceeds the {policy.max_mde * 100:.3g}% bound "
+            f"{effect}: MDE {the_mde * 100:.3g}% with these runs exceeds the {policy.max_mde * 100:.3g}% bound"
+            f"{policy.bound_note} "
             f"(between-run noise {noise.sigma * 100:.2g}%){why}",
         )
     if d == 0:
@@ -217,6 +219,19 @@ def decide(
             SAME, f"{effect}, p={p:.2g}: below the {policy.min_effect * 100:.3g}% minimum effect; {interval}"
         )
     return v.with_outcome(word, f"{effect}, p={p:.2g}, {interval} (MDE {the_mde * 100:.2g}%)")
+
+
+def part_bound(max_mde: float, part: float, whole: float) -> tuple[float, str]:
+    """(the MDE bound of a figure that is a part of each step, why) for a step whose bound is ``max_mde``:
+    a change worth ``max_mde`` of the step is ``max_mde * whole / part`` of a part that takes ``part`` of
+    ``whole`` (exposed transfer, 2 ms of a 91 ms step: 5% of the step is 227% of it). A part that is not
+    smaller than the step, or not positive, keeps the step's bound."""
+    if not (0 < part < whole) or not math.isfinite(part / whole):
+        return max_mde, ""
+    share = part / whole
+    return max_mde / share, (
+        f" ({max_mde * 100:.3g}% of the step; this figure is {share * 100:.2g}% of the step on the baseline)"
+    )
 
 
 def control_false_alarms(verdicts: Sequence[Verdict], alpha: float) -> list[Verdict]:

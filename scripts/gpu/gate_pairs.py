@@ -32,12 +32,16 @@ from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
-from aorta.gate import baseline as bl
-from aorta.gate.compare import deliberate_slowdowns
-from aorta.gate.noise import mde, pooled_noise, run_value
-from aorta.gate.samples import DEVICE_TIME, baseline_runs
-from aorta.gate.verdict import DEFAULT_ALPHA
-from aorta.table import format_table
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # runs from a checkout that was never installed
+    sys.path.insert(0, str(REPO))
+
+from aorta.gate import baseline as bl  # noqa: E402
+from aorta.gate.compare import deliberate_slowdowns  # noqa: E402
+from aorta.gate.noise import mde, pooled_noise, run_value  # noqa: E402
+from aorta.gate.samples import DEVICE_TIME, baseline_runs  # noqa: E402
+from aorta.gate.verdict import DEFAULT_ALPHA  # noqa: E402
+from aorta.table import format_table  # noqa: E402
 
 OUTCOMES = ("SLOWER", "FASTER", "SAME", "UNSURE", "NOT_GATEABLE")
 
