@@ -82,6 +82,9 @@ class DeviceProperties:
     l2_cache_bytes: int | None
     total_memory_bytes: int | None
     device_count: int
+    # The GPU's own identity (torch's ``uuid``: the same on NVIDIA and AMD builds), None where the build has
+    # none: the gate tells machines apart by it (aorta.gate.machines.machine_id).
+    uuid: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -170,6 +173,7 @@ class Device:
             l2_cache_bytes=getattr(p, "L2_cache_size", None),
             total_memory_bytes=p.total_memory,
             device_count=torch.cuda.device_count(),
+            uuid=str(p.uuid) if getattr(p, "uuid", None) is not None else None,
         )
 
     def software(self) -> dict:

@@ -66,6 +66,7 @@ def machine_info(device: Device) -> dict:
         "gpu_name": props.name if device.is_gpu else None,
         "gpu_arch": props.arch if device.is_gpu else None,
         "gpu_count": props.device_count if device.is_gpu else 0,
+        "gpu_uuid": props.uuid if device.is_gpu else None,
         "compute_units": props.compute_units,
         "l2_cache_bytes": props.l2_cache_bytes,
         "total_memory_bytes": props.total_memory_bytes,

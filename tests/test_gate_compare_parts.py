@@ -132,13 +132,17 @@ def test_a_run_entry_keeps_the_machine_the_host_and_each_benchmarks_samples():
             "id": "r9",
             "saved_at": "2026-01-02T03:04:05",
             "stack": {"torch": "2.11"},
-            "machine": {"backend": "cuda", "gpu_name": "H100", "gpu_count": 2, "host": "box7"},
+            # which machine: the GPU's UUID where recorded, else the host name
+            "machine": {"backend": "cuda", "gpu_name": "H100", "gpu_count": 2, "host": "box7", "id": "box7"},
             "benchmarks": {"t": {"device_ms": [2.0, 1.0]}},
             "evidence": {},  # no kernel summary, host or stream figures in this record (aorta/gate/run_evidence.py)
         }
     )
     bare = run_entry({}, "2026-01-02", {})
     assert (bare["id"], bare["machine"]["host"], bare["benchmarks"]) == ("2026-01-02", None, {})
+    assert bare["machine"]["id"] == ""  # unknown: never taken for another machine
+    with_uuid = {"machine_info": {"node": "vm", "aorta": {**machine, "gpu_uuid": "GPU-9eb1"}}}
+    assert run_entry(with_uuid, "t", {})["machine"]["id"] == "GPU-9eb1"  # lent machines share "vm"
 
 
 def test_run_ids_fall_back_to_the_position_of_a_run_without_one():

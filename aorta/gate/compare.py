@@ -22,6 +22,7 @@ from aorta.gate.samples import (
     metric_samples,
     per_round_figures,
     run_ids,
+    run_machines,
 )
 from aorta.gate.verdict import (
     DEFAULT_ALPHA,
@@ -338,13 +339,24 @@ def compare_runs(
     if comp.refused:
         return comp
     ref_runs = baseline_runs(ref)
+    ref_machines = run_machines(ref)
     cand_runs = list(zip(run_ids(cand), baseline_runs(cand)))
+    cand_machines = run_machines(cand)
     for i, doc in enumerate(extra_runs):
         cand_runs += [(f"confirm{i + 1}", r) for r in baseline_runs(doc)]
+        cand_machines += run_machines(doc)
     comp.ref_runs, comp.cand_runs = len(ref_runs), len(run_ids(cand))
     for name in comp.matched:
         comp.verdicts.extend(
-            benchmark_verdicts(name, ref_by_name[name], cand_by_name[name], settings, ref_runs, cand_runs)
+            benchmark_verdicts(
+                name,
+                ref_by_name[name],
+                cand_by_name[name],
+                settings,
+                ref_runs,
+                cand_runs,
+                machines=(ref_machines, cand_machines),
+            )
         )
     comp.verdicts = control_false_alarms(comp.verdicts, settings.alpha)
     comp.why = explain(comp.verdicts, ref, cand, extra_runs)
@@ -358,9 +370,13 @@ def benchmark_verdicts(
     settings: GateSettings,
     ref_runs: Sequence[Mapping[str, Mapping[str, list[float]]]],
     cand_runs: Sequence[tuple[str, Mapping[str, Mapping[str, list[float]]]]],
+    machines: tuple[Sequence[str], Sequence[str]] = ((), ()),
 ) -> list[Verdict]:
     """Verdicts for every figure present on both sides, from the runs that hold it. No false-alarm
-    control here: ``compare_runs`` applies it over the whole comparison."""
+    control here: ``compare_runs`` applies it over the whole comparison. ``machines``: the machine of each
+    baseline run and of each candidate run (``run_machines``), in the same order."""
+    ref_m = list(machines[0]) if len(machines[0]) == len(ref_runs) else [""] * len(ref_runs)
+    cand_m = list(machines[1]) if len(machines[1]) == len(cand_runs) else [""] * len(cand_runs)
     rf, cf = figures(ref_bench), figures(cand_bench)
     per_round = per_round_figures(cand_bench)
     record = record_of(cand_bench)
@@ -369,8 +385,15 @@ def benchmark_verdicts(
     for metric, (unit, hib, _) in cf.items():
         if metric not in rf:
             continue
-        ref = [r[name][metric] for r in ref_runs if name in r and r[name].get(metric)]
-        held = [(rid, r[name][metric]) for rid, r in cand_runs if name in r and r[name].get(metric)]
+        ref_held = [
+            (r[name][metric], m) for r, m in zip(ref_runs, ref_m) if name in r and r[name].get(metric)
+        ]
+        ref = [s for s, _ in ref_held]
+        held = [
+            (rid, r[name][metric], m)
+            for (rid, r), m in zip(cand_runs, cand_m)
+            if name in r and r[name].get(metric)
+        ]
         policy = settings.policy_for(name, metric)
         part = record.metrics.get(metric)
         if part is not None and part.part_of_step and ref:
@@ -385,11 +408,13 @@ def benchmark_verdicts(
                 unit,
                 hib,
                 ref,
-                [s for _, s in held],
+                [s for _, s, _ in held],
                 policy=policy,
                 per_round=metric in per_round,
-                cand_run_ids=[rid for rid, _ in held],
+                cand_run_ids=[rid for rid, _, _ in held],
                 hint=notes[0] if notes else "",
+                ref_machines=[m for _, m in ref_held],
+                cand_machines=[m for _, _, m in held],
             )
         )
     for metric in rf:

@@ -16,3 +16,12 @@ def machine_label(run: Mapping) -> str:
     if m.get("backend") in (None, "cpu"):
         return "cpu"
     return f"{m.get('gpu_count', '?')}x {m.get('gpu_name', 'unknown GPU')} ({m.get('backend')})"
+
+
+def machine_id(run: Mapping) -> str:
+    """Which machine a run was measured on, as far as its record tells: the GPU's UUID (the lent machines
+    of one kind share a host name), else the host name, else ``""`` (unknown)."""
+    m = aorta_machine(run)
+    host = m.get("host")
+    hostname = host.get("hostname") if isinstance(host, Mapping) else None
+    return str(m.get("gpu_uuid") or hostname or (run.get("machine_info") or {}).get("node") or "")

@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from aorta.gate.machines import aorta_machine
+from aorta.gate.machines import aorta_machine, machine_id
 from aorta.gate.run_evidence import EVIDENCE_KEY, run_evidence
 from aorta.metric import Metric
 from aorta.record import RecordError, record_of
@@ -79,6 +79,7 @@ def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> 
         "machine": {
             **{k: aorta_machine(run).get(k) for k in ("backend", "gpu_name", "gpu_count")},
             "host": (run.get("machine_info") or {}).get("node"),
+            "id": machine_id(run),  # the GPU's UUID where recorded: which machine, not only which kind
         },
         "benchmarks": {
             b["fullname"]: {name: samples for name, (_, _, samples) in figures(b).items()}
@@ -103,6 +104,14 @@ def run_ids(doc: Mapping) -> list[str]:
         str(e.get("id") or f"run{i + 1}") if isinstance(e, Mapping) else f"run{i + 1}"
         for i, e in enumerate(stored)
     ]
+
+
+def run_machines(doc: Mapping) -> list[str]:
+    """The machine of each of a document's runs, in ``baseline_runs`` order (``""``: not recorded)."""
+    stored = stored_runs(doc)
+    if not stored:
+        return [machine_id(doc)]
+    return [str(((e.get("machine") or {}) if isinstance(e, Mapping) else {}).get("id") or "") for e in stored]
 
 
 def baseline_runs(doc: Mapping, source: str = "") -> list[dict[str, FigureSamples]]:

@@ -32,7 +32,8 @@ from typing import Any
 
 from scipy import stats as sps
 
-from aorta.gate.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, mde, pooled_noise, run_value
+from aorta.gate.machine_noise import cross_machine, new_machines
+from aorta.gate.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, pooled_noise, run_value
 
 FASTER, SLOWER, SAME, UNSURE, NOT_GATEABLE = "FASTER", "SLOWER", "SAME", "UNSURE", "NOT_GATEABLE"
 OUTCOMES = (FASTER, SLOWER, SAME, UNSURE, NOT_GATEABLE)
@@ -132,12 +133,19 @@ def decide(
     per_round: bool = True,
     cand_run_ids: Sequence[str] = (),
     hint: str = "",
+    ref_machines: Sequence[str] = (),
+    cand_machines: Sequence[str] = (),
 ) -> Verdict:
     """The verdict for one figure from the baseline's runs and the candidate's runs (each a list of the
     run's samples). ``per_round``: the figure has one sample per round (a run needs ``min_samples``);
-    otherwise one value per run. ``hint``: why the figure may be noisy, added to a NOT_GATEABLE reason."""
+    otherwise one value per run. ``hint``: why the figure may be noisy, added to a NOT_GATEABLE reason.
+    ``ref_machines`` / ``cand_machines``: the machine of each run (``aorta.gate.machines.machine_id``);
+    a candidate on a machine the baseline never saw is judged against the noise between machines too
+    (``aorta.gate.machine_noise``)."""
     rr = [list(r) for r in ref_runs if r]
     cr = [list(r) for r in cand_runs if r]
+    rm = [m for r, m in zip(ref_runs, ref_machines) if r] if len(ref_machines) == len(ref_runs) else []
+    cm = [m for r, m in zip(cand_runs, cand_machines) if r] if len(cand_machines) == len(cand_runs) else []
     base = Verdict(
         benchmark,
         metric,
@@ -183,13 +191,24 @@ def decide(
             "processes (--aorta-runs N) and compare with several",
         )
     m, n = len(rv), len(cv)
-    se = noise.sigma * math.sqrt(1.0 / m + 1.0 / n)
-    the_mde = mde(noise, m, n, alpha=policy.alpha, power=policy.power)
-    tq = float(sps.t.ppf(1.0 - policy.alpha / 2.0, noise.df))
-    p = (0.0 if d else 1.0) if se == 0 else float(2.0 * sps.t.sf(abs(d) / se, noise.df))
+    se, df, sigma, machines = noise.sigma * math.sqrt(1.0 / m + 1.0 / n), float(noise.df), noise.sigma, ""
+    if new_machines(rm, cm):
+        cross = cross_machine([math.log(x) for x in rv], rm, [math.log(x) for x in cv], cm)
+        if cross is None:
+            machines = "; another machine than the baseline's one: machine-to-machine noise not measured"
+        else:
+            se, df = cross.se, cross.df
+            sigma = math.hypot(cross.sigma_machine, cross.sigma_run)
+            machines = (
+                f"; another machine: noise between the baseline's {cross.machines} machines "
+                f"{cross.sigma_machine * 100:.2g}%, between runs {cross.sigma_run * 100:.2g}%"
+            )
+    the_mde = math.expm1(float(sps.t.ppf(1.0 - policy.alpha / 2.0, df) + sps.t.ppf(policy.power, df)) * se)
+    tq = float(sps.t.ppf(1.0 - policy.alpha / 2.0, df))
+    p = (0.0 if d else 1.0) if se == 0 else float(2.0 * sps.t.sf(abs(d) / se, df))
     ci_low, ci_high = math.expm1(d - tq * se), math.expm1(d + tq * se)
-    v = replace(v, ci_low=ci_low, ci_high=ci_high, mde=the_mde, noise_sigma=noise.sigma, p_value=p)
-    runs = f"{m} vs {n} runs"
+    v = replace(v, ci_low=ci_low, ci_high=ci_high, mde=the_mde, noise_sigma=sigma, p_value=p)
+    runs = f"{m} vs {n} runs{machines}"
     effect = f"{_pct(change)} ({ref_val:.4g} -> {cand_val:.4g} {unit}, {runs})".replace(" ,", ",")
     interval = f"interval {_pct(ci_low)} to {_pct(ci_high)}"
     if the_mde > policy.max_mde:

@@ -2,6 +2,7 @@
 
     python3 scripts/gpu/gate_pairs.py phases POOL_DIR          # one pool: runs, wall time, time per phase
     python3 scripts/gpu/gate_pairs.py judge OUT_DIR POOL_DIR... [--base-runs 4] [--cand-runs 3] [--pairs 10]
+    python3 scripts/gpu/gate_pairs.py judge OUT_DIR POOL_DIR... --base-pools 3 --cand-runs 2   # across machines
 
 ``judge`` forms the compares from the pools (each pool is one device call on one machine, named by its GPU
 line) and runs each through ``aorta compare`` (the gate's own command, the same verdicts as
@@ -11,6 +12,9 @@ line) and runs each through ``aorta compare`` (the gate's own command, the same 
   candidate ``--cand-runs`` runs, windows that do not overlap within a pool where the pool allows; a pool
   with base + cand runs also gives a pair within itself. Pairs formed from the same pools share runs, so
   they are not independent trials: the table says which runs each used.
+* with ``--base-pools K``: each baseline is every run of K A/A pools (K machines, one device call each),
+  against another machine's pool (A/A: the candidate shares no machine with its baseline), and each slowdown
+  or change pool against the first three such baselines;
 * each slowdown pool (runs with ``--aorta-test-slowdown`` or ``--aorta-test-comm-ballast``) and each change
   pool (runs with a setting changed on purpose, ``AORTA_POOL_ENV``; compared with ``--allow-env-diff '*'``)
   against a baseline of each A/A pool (the one on the pool's machine first, where there is one).
@@ -144,13 +148,15 @@ def _compare(out: Path, label: str, base: list[Path], cand: list[Path], extra: l
     return doc
 
 
-def judge(out: Path, pools: list[Path], base_n: int, cand_n: int, max_pairs: int) -> int:
+def judge(out: Path, pools: list[Path], base_n: int, cand_n: int, max_pairs: int, base_pools: int = 1) -> int:
     out.mkdir(parents=True, exist_ok=True)
     aa, slow = {}, {}
     for pool in pools:
         files = _runs(pool)
         if files:
             (aa if _kind(pool, files) == "aa" else slow)[pool] = files
+    if base_pools > 1:
+        return _judge_across(out, aa, slow, base_pools, cand_n, max_pairs)
     compares = []
     pairs = []
     for x, y in [(x, y) for x in aa for y in aa]:
@@ -186,6 +192,43 @@ def judge(out: Path, pools: list[Path], base_n: int, cand_n: int, max_pairs: int
             compares.append((what, doc))
     _tables(compares)
     _few_benchmark_lines(compares)
+    _projection(list(aa.values()) + list(slow.values()))
+    return 0
+
+
+def _judge_across(
+    out: Path, aa: dict[Path, list[Path]], slow: dict[Path, list[Path]], k: int, cand_n: int, max_pairs: int
+) -> int:
+    """Baselines of every run of ``k`` A/A pools (``k`` machines), each against a candidate pool that is
+    none of them: another machine's ``cand_n`` runs (A/A), or a slowdown / change pool. Pairs are spread
+    over the candidate pools (round robin) before taking ``max_pairs``."""
+    by_cand: dict[Path, list[tuple]] = {}
+    for cand in aa:
+        others = [p for p in aa if p != cand]
+        for combo in combinations(others, k):
+            by_cand.setdefault(cand, []).append(combo)
+    spread = []
+    while any(by_cand.values()):
+        for cand in list(by_cand):
+            if by_cand[cand]:
+                spread.append((cand, by_cand[cand].pop(0)))
+    compares = []
+    for i, (cand, combo) in enumerate(spread[:max_pairs], 1):
+        base = [f for p in combo for f in aa[p]]
+        doc = _compare(out, f"aa{i}", base, aa[cand][:cand_n])
+        doc["_machines"] = ("+".join(_machine(p) for p in combo), _machine(cand))
+        compares.append(("A/A", doc))
+    for s, files in slow.items():
+        kind, what = _what(s, files)
+        allow = ["--allow-env-diff=*"] if kind == "change" else []
+        for j, combo in enumerate(combinations(list(aa), k)):
+            if j >= 3:
+                break
+            base = [f for p in combo for f in aa[p]]
+            doc = _compare(out, f"{kind}{j + 1}_{s.name}", base, files[:cand_n], allow)
+            doc["_machines"] = ("+".join(_machine(p) for p in combo), _machine(s))
+            compares.append((what, doc))
+    _tables(compares)
     _projection(list(aa.values()) + list(slow.values()))
     return 0
 
@@ -325,10 +368,16 @@ def main(argv: list[str]) -> int:
     j.add_argument("--base-runs", type=int, default=4)
     j.add_argument("--cand-runs", type=int, default=3)
     j.add_argument("--pairs", type=int, default=10)
+    j.add_argument(
+        "--base-pools",
+        type=int,
+        default=1,
+        help="K > 1: each baseline is every run of K A/A pools (K machines), the candidate another pool",
+    )
     a = ap.parse_args(argv)
     if a.cmd == "phases":
         return phases(a.pool)
-    return judge(a.out, a.pools, a.base_runs, a.cand_runs, a.pairs)
+    return judge(a.out, a.pools, a.base_runs, a.cand_runs, a.pairs, a.base_pools)
 
 
 if __name__ == "__main__":
