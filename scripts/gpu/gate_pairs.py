@@ -86,8 +86,21 @@ def phases(pool: Path) -> int:
     return 0
 
 
+def _load(f: Path) -> dict:
+    """A run's document; one recorded before runs named their GPU by UUID is named by its pool's GPU line
+    (gate_pool.sh's nvidia-smi), so that the gate tells the pools' machines apart."""
+    doc = json.loads(f.read_text())
+    aorta = (doc.setdefault("machine_info", {})).setdefault("aorta", {})
+    if not aorta.get("gpu_uuid"):
+        gpu = f.parent / "gpu.txt"
+        fields = [x.strip() for x in gpu.read_text().splitlines()[0].split(",")] if gpu.is_file() else []
+        if len(fields) > 1:
+            aorta["gpu_uuid"] = fields[1]
+    return doc
+
+
 def _combine(files: list[Path], dest: Path) -> Path:
-    docs = [json.loads(f.read_text()) for f in files]
+    docs = [_load(f) for f in files]
     dest.write_text(json.dumps(bl.combine_runs(docs, [f.stem for f in files])))
     return dest
 
@@ -125,6 +138,11 @@ def _what(pool: Path, files: list[Path]) -> tuple[str, str]:
 
 def _compare(out: Path, label: str, base: list[Path], cand: list[Path], extra: list[str] = ()) -> dict:
     ref = _combine(base, out / f"{label}.ref.json")
+    runs = out / "runs"
+    runs.mkdir(exist_ok=True)
+    for f in cand:
+        (runs / f.name).write_text(json.dumps(_load(f)))
+    cand = [runs / f.name for f in cand]
     vj = out / f"{label}.verdict.json"
     cmd = [
         sys.executable,
