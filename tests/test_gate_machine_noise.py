@@ -99,3 +99,28 @@ def test_across_machines_the_gate_is_never_more_sure_than_run_noise_alone(groups
     assert 1.0 <= cm.df <= df_run + len(groups) - 1
     moved = cross_machine([x + shift for x in ref], ref_m, [x + shift for x in cand], ["new"] * len(cand))
     assert moved is not None and moved.se == pytest.approx(cm.se, abs=1e-9)  # a common shift changes nothing
+
+
+def test_a_saved_baseline_of_three_machines_judges_a_fourth_machine_against_their_noise():
+    from test_gate_offline import bench, run
+
+    from aorta.gate import baseline as bl
+    from aorta.gate.compare import EXIT_CLEAN, compare_runs
+
+    def runs(centers, uuid, seed):
+        return [run([bench("a", c, seed=seed + i)], gpu_uuid=uuid) for i, c in enumerate(centers)]
+
+    base = bl.combine_runs(
+        runs([10.0, 10.01], "GPU-A", 0) + runs([10.1, 10.11], "GPU-C", 10) + runs([9.9, 9.91], "GPU-D", 20),
+        [f"r{i}" for i in range(6)],
+    )
+    cand = bl.combine_runs(runs([10.31, 10.32], "GPU-G", 30), ["g1", "g2"])
+    comp = compare_runs(base, cand)
+    device = next(v for v in comp.verdicts if v.metric == "device_ms")
+    assert "noise between the baseline's 3 machines" in device.reason
+    assert comp.exit_code == EXIT_CLEAN
+    same_machine = bl.combine_runs(runs([10.31, 10.32], "GPU-C", 40), ["c3", "c4"])
+    assert (
+        "another machine"
+        not in next(v for v in compare_runs(base, same_machine).verdicts if v.metric == "device_ms").reason
+    )

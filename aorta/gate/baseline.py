@@ -103,7 +103,7 @@ def mixed_machines(doc: Mapping, where: str | os.PathLike) -> str | None:
         if {k: theirs.get(k) for k in MACHINE_KEYS} != own:
             return (
                 f"{where} mixes machines: aorta_baseline.runs[{i}] was saved on {_machine_text(theirs)}, "
-                f"the baseline's latest run on {_machine_text(own)}; a baseline is one machine: save it "
+                f"the baseline's latest run on {_machine_text(own)}; a baseline is one kind of machine: save it "
                 "afresh (--aorta-replace-baseline) on one of them"
             )
     return None
@@ -119,7 +119,7 @@ def check_can_add(old: Mapping, path: Path, run: Mapping) -> None:
     if machine_of(old) != machine_of(run):
         raise MachineChanged(
             f"{path} holds runs saved on {_machine_text(machine_of(old))}, this run is on "
-            f"{_machine_text(machine_of(run))}: a baseline is one machine; save under another name, or "
+            f"{_machine_text(machine_of(run))}: a baseline is one kind of machine (machines of one kind may share it); save under another name, or "
             "pass --aorta-replace-baseline to start it afresh"
         )
     ranks = world_size_change(old, run)

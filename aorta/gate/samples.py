@@ -75,7 +75,7 @@ def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> 
         "id": run_id or saved_at,
         "saved_at": saved_at,
         "stack": dict(stack),
-        # backend, GPU model and count (a baseline is one machine: aorta.gate.baseline.check_can_add), host
+        # backend, GPU model and count (a baseline is one kind of machine: aorta.gate.baseline.check_can_add), host
         "machine": {
             **{k: aorta_machine(run).get(k) for k in ("backend", "gpu_name", "gpu_count")},
             "host": (run.get("machine_info") or {}).get("node"),
