@@ -124,3 +124,54 @@ def test_a_saved_baseline_of_three_machines_judges_a_fourth_machine_against_thei
         "another machine"
         not in next(v for v in compare_runs(base, same_machine).verdicts if v.metric == "device_ms").reason
     )
+
+
+# Worked by hand. Baseline (log run figures): machine A 0.00, 0.02; C 0.10, 0.14; D -0.10, -0.10.
+# Runs about their machine's mean: A +-0.01, C +-0.02, D 0 -> ss 0.0002 + 0.0008 + 0.
+# Machine means 0.01, 0.12, -0.10: mean 0.01, s_mm^2 = (0 + 0.11^2 + 0.11^2) / 2 = 0.0121; h = 1/2.
+WORKED = ([0.0, 0.02, 0.10, 0.14, -0.10, -0.10], ["A", "A", "C", "C", "D", "D"])
+
+
+def test_worked_answer_one_new_machine_of_three_runs():
+    # candidate G 0.30, 0.32, 0.31: ss 0.0002; df_run = 1 + 1 + 1 + 2 = 5; s_run^2 = 0.0012 / 5 = 0.00024
+    # a1 = 1/3 + 1; a2 = h/3 + (1/3)/1 - a1*h = -1/6; var = 4/3 * 0.0121 - 1/6 * 0.00024 = 0.01609333
+    # (above the run noise alone, 0.00024 * (1/6 + 1/3) = 0.00012); sigma_machine^2 = 0.0121 - 0.00012
+    # df = var^2 / ((4/3 * 0.0121)^2 / 2 + (0.00004)^2 / 5) = 1.99009
+    cm = cross_machine(*WORKED, [0.30, 0.32, 0.31], ["G"] * 3)
+    assert cm.se == pytest.approx(math.sqrt(4 / 3 * 0.0121 - 0.00024 / 6), rel=1e-9)
+    assert cm.df == pytest.approx(1.9900900455, rel=1e-9)  # under 2: fewer than the machines' 2
+    assert cm.sigma_machine == pytest.approx(math.sqrt(0.0121 - 0.00012), rel=1e-9)
+    assert cm.sigma_run == pytest.approx(math.sqrt(0.00024), rel=1e-9)
+    assert cm.as_dict() == {
+        "se_log": cm.se,
+        "df": cm.df,
+        "sigma_machine_log": cm.sigma_machine,
+        "sigma_run_log": cm.sigma_run,
+        "baseline_machines": 3,
+    }
+
+
+def test_worked_answer_two_new_machines_of_unequal_runs():
+    # candidate G 0.30, 0.32 (ss 0.0002) and H 0.31 (one run): df_run = 4, s_run^2 = 0.0012 / 4 = 0.0003
+    # h_c = (1/2 + 1) / 2 = 0.75; a1 = 1/3 + 1/2; a2 = 0.5/3 + 0.75/2 - a1 * 0.5 = 0.125
+    cm = cross_machine(*WORKED, [0.30, 0.32, 0.31], ["G", "G", "H"])
+    assert cm.se == pytest.approx(math.sqrt((1 / 3 + 1 / 2) * 0.0121 + 0.125 * 0.0003), rel=1e-9)
+    assert cm.df == pytest.approx(2.0148897611, rel=1e-9)
+    assert cm.sigma_machine == pytest.approx(math.sqrt(0.0121 - 0.0003 * 0.5), rel=1e-9)
+    assert cm.sigma_run == pytest.approx(math.sqrt(0.0003), rel=1e-9)
+
+
+def test_worked_answer_machines_that_agree_leave_the_run_noise_alone():
+    # A and C 0.00, 0.02 each (means equal: s_mm^2 = 0); G 0.50, 0.52 and H 0.50, 0.53:
+    # ss 0.0002 * 3 + 0.00045 = 0.00105 over df 4; se^2 = s_run^2 * (h/2 + h_c/2) = 0.0002625 * 0.5
+    cm = cross_machine(
+        [0.0, 0.02, 0.0, 0.02], ["A", "A", "C", "C"], [0.5, 0.52, 0.5, 0.53], ["G", "G", "H", "H"]
+    )
+    assert cm.se == pytest.approx(math.sqrt(0.0002625 * 0.5), rel=1e-9)
+    assert (cm.df, cm.sigma_machine, cm.machines) == (4.0, 0.0, 2)
+
+
+def test_a_machine_per_run_is_needed_on_each_side():
+    for ref_m, cand_m in ((["A"], ["G"]), (["A", "C"], [])):
+        with pytest.raises(ValueError, match="^one machine per run is needed on each side$"):
+            cross_machine([0.0, 0.1], ref_m, [0.2], cand_m)
