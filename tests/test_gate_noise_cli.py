@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from scipy import stats as sps
@@ -105,3 +106,19 @@ def test_a_not_gateable_benchmark_is_printed_with_its_runs_reading_note(tmp_path
     assert "GPU idle" not in text
     rows = {r["benchmark"].split("::")[-1]: r for r in json.loads(out.read_text())["rows"]}
     assert rows["noisy"]["reading_note"] == host_bound and "reading_note" not in rows["steady"]
+
+
+def test_runs_of_several_machines_are_said_to_include_the_machines_differences(tmp_path, capsys):
+    paths = _files(tmp_path)
+    assert main(["noise", *paths]) == 0
+    assert "machines" not in capsys.readouterr().out  # one machine (none named): nothing to say
+    for i, p in enumerate(map(Path, paths)):
+        doc = json.loads(p.read_text())
+        doc["machine_info"]["aorta"]["gpu_uuid"] = f"GPU-{i % 2}"
+        p.write_text(json.dumps(doc))
+    out = tmp_path / "profile.json"
+    assert main(["noise", *paths, "--json", str(out)]) == 0
+    assert "the runs come from 2 machines: the noise above includes how far machines differ" in (
+        capsys.readouterr().out
+    )
+    assert json.loads(out.read_text())["machines"] == 2

@@ -22,7 +22,7 @@ from aorta.gate import baseline as bl
 from aorta.gate.cli import add_max_mde_argument, argtype
 from aorta.gate.compare import EXIT_USAGE, parse_alpha, parse_whole
 from aorta.gate.noise import DEFAULT_MAX_MDE, Noise, mde, pooled_noise, run_value
-from aorta.gate.samples import DEVICE_TIME, baseline_runs
+from aorta.gate.samples import DEVICE_TIME, baseline_runs, run_machines
 from aorta.gate.verdict import DEFAULT_ALPHA
 from aorta.output_paths import OutputPathError, check_output_file
 from aorta.record import record_of
@@ -96,10 +96,11 @@ def run_noise(args: argparse.Namespace) -> int:
     try:
         if args.json:
             check_output_file("--json", args.json)
-        runs, notes = [], {}
+        runs, notes, machines = [], {}, []
         for path in args.runs:
             doc = bl.load_run(path)
             runs += baseline_runs(doc, path)
+            machines += run_machines(doc)
             notes.update(reading_notes(doc))
     except (bl.BaselineError, OutputPathError) as exc:
         print(f"aorta noise: {exc}", file=sys.stderr)
@@ -146,9 +147,16 @@ def run_noise(args: argparse.Namespace) -> int:
         f"\n{len(runs)} runs; {gateable} of {len(rows)} figures gateable at MDE <= {args.max_mde * 100:g}% with "
         f"{base_n} baseline and {args.candidate_runs} candidate runs (alpha {args.alpha:g}, power 0.95)"
     )
+    known = {m for m in machines if m}
+    if len(known) > 1:
+        print(
+            f"the runs come from {len(known)} machines: the noise above includes how far machines differ; "
+            "a compare on a machine the baseline holds no run of adds it again (docs/gate.md, Machines)"
+        )
     if args.json:
         doc = {
             "runs": len(runs),
+            "machines": len(known),
             "baseline_runs": base_n,
             "candidate_runs": args.candidate_runs,
             "rows": rows,
