@@ -79,6 +79,21 @@ def test_known_answer_for_two_machines_one_run_each_and_a_candidate_run():
     assert cm is not None
     assert cm.se == pytest.approx(math.sqrt(0.02 * (1 / 2 + 1)))
     assert cm.df == 1.0 and cm.machines == 2
+    # no run noise is measured, none is invented: all the spread is the machines'
+    assert (cm.sigma_run, cm.sigma_machine) == (0.0, pytest.approx(math.sqrt(0.02)))
+
+
+def test_three_machines_of_one_run_each_give_the_machines_two_degrees_of_freedom():
+    cm = cross_machine([0.0, 0.1, 0.3], ["A", "C", "D"], [0.5], ["G"])
+    assert cm.df == pytest.approx(2.0)  # Satterthwaite with the machine means alone: M - 1
+    flat = cross_machine([0.5, 0.5, 0.5], ["A", "C", "D"], [0.5], ["G"])  # nothing varies at all
+    assert (flat.se, flat.df) == (0.0, 2.0)
+
+
+def test_where_the_machines_add_exactly_nothing_the_run_noise_and_its_degrees_of_freedom_decide():
+    # s_mm^2 = h * s_run^2 exactly (dyadic values): the machine component is zero at the boundary
+    cm = cross_machine([0.0, 0.125, 0.0, 0.875], ["A", "A", "C", "C"], [0.0, 0.25], ["G", "G"])
+    assert cm.sigma_machine == 0.0 and cm.df == 3.0  # the runs' 3 degrees of freedom
 
 
 machine_runs = st.lists(st.floats(-0.2, 0.2, allow_nan=False), min_size=1, max_size=4)
@@ -169,6 +184,7 @@ def test_worked_answer_machines_that_agree_leave_the_run_noise_alone():
     )
     assert cm.se == pytest.approx(math.sqrt(0.0002625 * 0.5), rel=1e-9)
     assert (cm.df, cm.sigma_machine, cm.machines) == (4.0, 0.0, 2)
+    assert cm.sigma_run == pytest.approx(math.sqrt(0.0002625), rel=1e-9)
 
 
 def test_a_machine_per_run_is_needed_on_each_side():

@@ -58,6 +58,7 @@ def exposed_verdict(comp):
     ("part", "whole", "bound"),
     [
         (2.0, 91.0, 0.05 * 91 / 2),  # a 2 ms part of a 91 ms step: 5% of the step is 227% of the part
+        (0.5, 10.0, 1.0),  # under a millisecond: a share like any other
         (45.5, 91.0, 0.10),  # half the step: twice the step's bound
         (91.0, 91.0, 0.05),  # the whole step: the step's bound
         (95.0, 91.0, 0.05),  # more than the step (profiled steps run slower): never below the step's bound
@@ -74,6 +75,9 @@ def test_a_parts_bound_is_the_steps_bound_over_its_share(part, whole, bound):
 def test_the_bound_says_what_share_of_the_step_the_figure_is():
     assert (
         part_bound(0.05, 2.0, 91.0)[1] == " (5% of the step; this figure is 2.2% of the step on the baseline)"
+    )
+    assert (
+        part_bound(0.05, 9.0, 100.0)[1] == " (5% of the step; this figure is 9% of the step on the baseline)"
     )
 
 

@@ -93,5 +93,4 @@ def cross_machine(
         )
     denom = (a1 * s_mm2) ** 2 / (big_m - 1) + ((a2 * s_run2) ** 2 / df_run if df_run else 0.0)
     df = var**2 / denom if denom > 0 else float(big_m - 1)
-    df = min(max(1.0, df), float(df_run + big_m - 1))  # never more than the runs and machines hold
-    return CrossMachine(math.sqrt(var), df, math.sqrt(sigma_m2), math.sqrt(s_run2), big_m)
+    return CrossMachine(math.sqrt(var), max(1.0, df), math.sqrt(sigma_m2), math.sqrt(s_run2), big_m)
