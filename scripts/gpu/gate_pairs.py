@@ -93,7 +93,8 @@ def _load(f: Path) -> dict:
     aorta = (doc.setdefault("machine_info", {})).setdefault("aorta", {})
     if not aorta.get("gpu_uuid"):
         gpu = f.parent / "gpu.txt"
-        fields = [x.strip() for x in gpu.read_text().splitlines()[0].split(",")] if gpu.is_file() else []
+        lines = gpu.read_text().splitlines() if gpu.is_file() else []  # empty where nvidia-smi is missing
+        fields = [x.strip() for x in lines[0].split(",")] if lines else []
         if len(fields) > 1:
             aorta["gpu_uuid"] = fields[1]
     return doc
@@ -306,6 +307,9 @@ def _few_benchmark_lines(compares: list[tuple[str, dict]]) -> None:
             mde = "-" if v.get("mde") is None else f"{v['mde'] * 100:.1f}%"
             ch = "-" if v.get("change_ratio") is None else f"{v['change_ratio'] * 100:+.1f}%"
             print(f"  {v['benchmark'].split('::')[-1]} {v['metric']}: {v['outcome']} {ch} (MDE {mde})")
+        for name, why in (d["comparisons"][0].get("why") or {}).items():  # the causes of each moved benchmark
+            for c in why.get("causes", ()):
+                print(f"  why {name.split('::')[-1]} {why['outcome']}: {c['cause']}: {c['summary']}")
 
 
 def _tables(compares: list[tuple[str, dict]]) -> None:
