@@ -50,6 +50,10 @@ from aorta.table import format_table  # noqa: E402
 OUTCOMES = ("SLOWER", "FASTER", "SAME", "UNSURE", "NOT_GATEABLE")
 
 
+# baseline v candidate runs the projection also counts: a run of the default suite takes 3-4 minutes
+PROJECTED_DESIGNS = ((10, 5), (20, 10), (40, 20))
+
+
 def _runs(pool: Path) -> list[Path]:
     def k(p: Path) -> int:
         m = re.search(r"-(\d+)\.json$", p.name)
@@ -267,10 +271,13 @@ def _projection(pools: list[list[Path]], base_n: int = 6, cand_n: int = 3) -> No
         for name, values in groups.items():
             per_bench.setdefault(name, []).append(values)
     rows, within = [], 0
+    designs = {d: 0 for d in PROJECTED_DESIGNS}  # more runs on each side: where the limit lies
     for name in sorted(per_bench):
         noise = pooled_noise(*per_bench[name])
         if noise is None:
             continue
+        for b, c in designs:
+            designs[b, c] += mde(type(noise)(noise.sigma, b + c - 2, 0), b, c, alpha=DEFAULT_ALPHA) <= 0.05
         # the compare's own degrees of freedom (base_n + cand_n - 2), the noise as measured here
         projected = mde(type(noise)(noise.sigma, base_n + cand_n - 2, 0), base_n, cand_n, alpha=DEFAULT_ALPHA)
         within += projected <= 0.05
@@ -289,6 +296,11 @@ def _projection(pools: list[list[Path]], base_n: int = 6, cand_n: int = 3) -> No
     print(
         f"projection: {within} of {len(rows)} benchmarks would have device time gateable at MDE <= 5% with a "
         f"{base_n}-run baseline and {cand_n} candidate runs (noise pooled within {len(pools)} pools)"
+    )
+    print(
+        "with more runs: "
+        + ", ".join(f"{n} of {len(rows)} at {b}v{c}" for (b, c), n in designs.items())
+        + " (the noise as measured, each design's own degrees of freedom)"
     )
 
 
