@@ -159,6 +159,27 @@ def test_power_capped_rounds_in_the_candidate_only_name_throttle_with_the_clocks
     assert [r["name"] for r in w["kernels"]["top"]] == [GEMM_CUBLAS]
 
 
+@pytest.mark.parametrize(
+    "ref_rounds,cand_rounds,named",
+    [
+        ((0, 20), (5, 20), True),  # 0% -> 25%: at the edge
+        ((0, 20), (4, 20), False),  # 0% -> 20%
+        ((10, 30), (10, 20), False),  # 33% -> 50%: the calibrated slowdown on an H100, both sides capped
+        ((10, 30), (12, 20), True),  # 33% -> 60%
+    ],
+)
+def test_throttle_is_named_where_the_throttled_share_rose_by_a_quarter_of_the_rounds(
+    ref_rounds, cand_rounds, named
+):
+    slow_gemm = [(GEMM_CUBLAS, 1, 4800.0, None), (ADD, 2, 200.0, None)]
+    (hit_a, n_a), (hit_b, n_b) = ref_rounds, cand_rounds
+    _, w = why(
+        side(BASE, KERNELS, **HOST, **telemetry(hit_a, rounds=n_a)),
+        side(SLOW, slow_gemm, seed=10, **HOST, **telemetry(hit_b, rounds=n_b)),
+    )
+    assert (THROTTLE in causes(w)) is named
+
+
 def test_throttling_on_both_sides_alike_is_no_cause():
     slow_gemm = [(GEMM_CUBLAS, 1, 4800.0, None), (ADD, 2, 200.0, None)]
     _, w = why(

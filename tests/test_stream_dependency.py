@@ -102,8 +102,9 @@ def test_relay_streams_carry_the_extra_dependency_and_the_check_still_holds(cpu)
     w.setup()
     check_against_one_stream(cpu, w, streams)
     assert w.info()["extra_hops"] == 3 and w.info()["relay_streams"] == 3
-    # the relays hold no kernel: the declared work is on the two work streams only
-    assert sorted(w.expected_work().streams) == [0, 1]
+    # each relay stream runs one relay kernel per event waited on (3 levels, each a root and 2 fans: 9)
+    work = w.expected_work().streams
+    assert {i: s.other for i, s in work.items()} == {0: 9, 1: 3, 2: 9, 3: 9, 4: 9}
 
 
 def test_declared_work_per_stream(cpu):

@@ -11,9 +11,10 @@ so a hop's latency is not hidden behind the work.
 - ``dependencies="none"``: the reference, the same kernels each reading a constant that holds its producer's
   value, no event waits. The benchmark passes it as the reference run (the chain's on one stream).
 - ``extra_hops`` (``--aorta-extra-deps``): a deliberate extra dependency per kernel: every event a kernel waits
-  on is relayed first through that many relay streams (a wait, then a new event, on each). For proving that
-  the gate sees an added dependency; the record says so. In a graph replay the relay holds no node, so the
-  captured edge is the same: the knob acts on the eager variant.
+  on is relayed first through that many relay streams (a wait, a 1-element relay kernel, then a new event, on
+  each). For proving that the gate sees an added dependency; the record says so. The relay kernel gives the
+  hop a node in a graph replay too (a wait and an event alone capture as the same edge: measured on an H100,
+  the graph variant did not move without it), so the knob acts on both modes.
 - ``mode``: ``eager`` (real streams and events; under ``--aorta-mode gpu`` the round is queued behind a hold,
   so the GPU's dependency latency is measured, not the host's launch rate) or ``graph`` (the iteration captured
   as one CUDA/HIP graph, the waits as graph edges, and replayed).
@@ -97,6 +98,8 @@ class StreamDependency(Workload):
         # What each kernel reads in the reference: the value its producer would have written.
         self.constants = torch.tensor(_reference_inputs(self.plan, expected, n), device=dev)  # (kernels, n)
         self._ops = [self._op(k) for k in self.plan]
+        # one scratch element per relay stream: its kernel adds 0, a node between the producer and the consumer
+        self.relay = torch.zeros(max(self.extra_hops, 1), device=dev)
         self._waited_on = {p for k in self.plan for p in k.waits}
         self._issued: list[tuple[int, int]] = []
         self._stepped = False
@@ -147,12 +150,14 @@ class StreamDependency(Workload):
         for hop in range(self.extra_hops):
             relay = rec.stream(self.n_streams + hop)
             # the relay stream waits for the producer (or the relay before it), then stands in for it
-            self.device.wait_event(relay, event)
-            event = self.device.record_event(relay)
+            with rec.use(self.n_streams + hop):
+                self.device.wait_event(relay, event)
+                torch.add(self.relay[hop : hop + 1], 0.0, out=self.relay[hop : hop + 1])
+                event = self.device.record_event(relay)
         return event
 
     def make_streams(self) -> list:
-        # The work streams, then one relay stream per extra hop (no kernel runs on a relay stream).
+        # The work streams, then one relay stream per extra hop (its relay kernels only).
         return self.device.streams(self.n_streams + self.extra_hops)
 
     def result(self):
@@ -170,6 +175,9 @@ class StreamDependency(Workload):
         per_stream: dict[int, int] = {}
         for k in self.plan:
             per_stream[k.stream] = per_stream.get(k.stream, 0) + 1
+        relayed = len({p for k in self.plan for p in k.waits})  # events recorded per iteration
+        for hop in range(self.extra_hops):  # a relay kernel per event waited on, on each relay stream
+            per_stream[self.n_streams + hop] = relayed
         return WorkSpec({i: StreamWork(other=c) for i, c in sorted(per_stream.items())})
 
     # ------------------------------------------------------------------------------ modes
