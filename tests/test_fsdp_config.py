@@ -2,7 +2,7 @@
 
 import pytest
 
-from aorta.fsdp.config import ConfigError, load_config, parse_override
+from aorta.fsdp.config import CONFIG_DIR, ConfigError, load_config, parse_override
 
 pytest_plugins = ["pytester"]
 
@@ -128,3 +128,11 @@ def test_aorta_rounds_and_warmup_set_the_fsdp_step_counts(pytester, args, steps)
     )
     result = pytester.runpytest_inprocess("--aorta-device", "cpu", *args)
     result.assert_outcomes(passed=1)
+
+
+def test_the_large_configuration_loads_and_is_larger_in_every_dimension_that_fills_a_gpu():
+    full, large = load_config(), load_config(CONFIG_DIR / "large.yaml")
+    assert large.model.d_model == 2 * full.model.d_model and large.model.n_layers == 2 * full.model.n_layers
+    tokens = large.dataset.batch_size * large.dataset.seq_len
+    assert tokens >= full.dataset.batch_size * full.dataset.seq_len
+    assert large.profiling.reference is False  # no unsharded replica of a model this size

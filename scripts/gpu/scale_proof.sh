@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Scale proof on one 4-GPU host (nvidia-h200-x4 / nvidia-h100-x4), within 600 s:
 #   1. fsdp4    the FSDP suite at 4 ranks (-k "not compile": collective sweep, known-answer test, scenarios)
+#   1b. large   the baseline scenario with config/large.yaml (a model that fills the GPUs): peak memory, step
 #   2. fsdp2    the sweep and the baseline scenario at 2 ranks (the 2-rank side of the scaling view)
 #   3. tp2, tp4 the fsdp_tp benchmark (real collectives) at 2 and 4 ranks, bf16, 2/4/16 streams
 #   4. two      two torchrun launchers of 2 ranks each, c10d rendezvous on localhost (sweep + baseline)
@@ -53,6 +54,9 @@ PT=(-m pytest -p no:cacheprovider -p no:randomly -rA --aorta-device "$DEVICE" --
 
 step fsdp4 270 "${TR[@]}" "$NPROC" "${PT[@]}" benchmarks/fsdp -k "$FSDP_SELECT" \
   --benchmark-json="$OUT/fsdp4.json" --aorta-artifacts="$WORK/art_fsdp4"
+# The large configuration (config/large.yaml, issue 26 item 6): does it fill the GPUs (peak memory, step)?
+step large 150 "${TR[@]}" "$NPROC" "${PT[@]}" benchmarks/fsdp -k "scenario and baseline" \
+  --aorta-config config/large.yaml --benchmark-json="$OUT/large.json" --aorta-artifacts="$WORK/art_large"
 step fsdp2 90 "${TR[@]}" "$HALF" "${PT[@]}" benchmarks/fsdp -k "sweep or baseline" \
   --benchmark-json="$OUT/fsdp2.json" --aorta-artifacts="$WORK/art_fsdp2"
 for n in "$HALF" "$NPROC"; do
@@ -78,7 +82,7 @@ step report 40 "$PY" -m aorta report --run "$OUT/fsdp2.json" --label "${HALF}ran
 [ "${DRY:-0}" = 1 ] && { rm -rf "$WORK"; exit 0; }
 tar czf "$OUT/scale_proof_logs.tar.gz" --exclude=torch_profiler -C "$WORK" .
 "$PY" scripts/gpu/scale_summary.py "${HALF}ranks=$OUT/fsdp2.json" "${NPROC}ranks=$OUT/fsdp4.json" \
-  "two_launchers=$OUT/two_launchers.json" "${NPROC}ranks_numa_bound=$OUT/fsdp4_numa.json" "tp${HALF}=$OUT/fsdp_tp$HALF.json" "tp${NPROC}=$OUT/fsdp_tp$NPROC.json" \
+  "${NPROC}ranks_large=$OUT/large.json" "two_launchers=$OUT/two_launchers.json" "${NPROC}ranks_numa_bound=$OUT/fsdp4_numa.json" "tp${HALF}=$OUT/fsdp_tp$HALF.json" "tp${NPROC}=$OUT/fsdp_tp$NPROC.json" \
   > "$OUT/summary.txt" 2>&1
 echo "scale proof: $(( $(date +%s) - start )) s; steps (name, exit code, seconds):"
 cat "$OUT/steps.tsv"
@@ -87,4 +91,15 @@ echo "4-rank breakdown lines (straggler evidence, unresolved splits, busbw again
 grep -hE "straggler|resolvable|busbw from transfer|busbw vs ceiling|^test_fsdp_scenario.*rank [0-9]+: host" \
   "$WORK/fsdp4.log" 2>/dev/null | cut -c1-300 | head -40
 cat "$OUT/summary.txt"
+"$PY" - "$OUT/large.json" <<'PYEOF'  # the large configuration: memory per GPU and step time
+import json, sys
+try:
+    bench = json.load(open(sys.argv[1]))["benchmarks"][0]["extra_info"]
+except (OSError, ValueError, IndexError, KeyError) as exc:
+    sys.exit(f"large: no result ({exc})")
+m = bench.get("metrics") or {}
+val = lambda k: (m.get(k) or {}).get("value")
+print(f"large: peak memory {(val('peak_memory_bytes') or 0) / 2**30:.1f} GiB a rank, step {val('step_ms')} ms, "
+      f"tokens/s {val('tokens_per_s')}, GPU idle share rank 0 {val('gpu_idle_share_rank0')}")
+PYEOF
 rm -rf "$WORK"
