@@ -89,13 +89,23 @@ def test_a_part_of_the_step_with_noise_beyond_the_steps_bound_is_gateable_and_a_
     assert comp.exit_code == EXIT_REGRESSION
 
 
-def test_the_same_noise_without_the_part_of_step_mark_is_not_gateable():
+RAISED_EXPOSED = [2.70, 2.75, 2.72]  # +50%: significant, past the step's share, under the figure's own MDE
+
+
+def test_the_same_noise_without_the_part_of_step_mark_judges_only_changes_past_its_own_mde():
+    marked = exposed_verdict(compare_runs(runs(BASE_EXPOSED), runs(RAISED_EXPOSED, seed=20)))
+    assert marked.outcome == SLOWER and marked.mde > 0.5
     comp = compare_runs(
-        runs(BASE_EXPOSED, part_of_step=False), runs(CONN1_EXPOSED, part_of_step=False, seed=20)
+        runs(BASE_EXPOSED, part_of_step=False), runs(RAISED_EXPOSED, part_of_step=False, seed=20)
     )
     v = exposed_verdict(comp)
-    assert v.outcome == NOT_GATEABLE and "exceeds the 5% bound" in v.reason
+    assert v.outcome == NOT_GATEABLE and "exceeds the 5% bound" in v.reason and v.change_ratio < v.mde
     assert comp.exit_code == EXIT_CLEAN
+    # +220% is past even its own MDE: judged without the mark too
+    conn1 = compare_runs(
+        runs(BASE_EXPOSED, part_of_step=False), runs(CONN1_EXPOSED, part_of_step=False, seed=20)
+    )
+    assert exposed_verdict(conn1).outcome == SLOWER and "own MDE" in exposed_verdict(conn1).reason
 
 
 def test_a_part_of_the_step_between_machines_of_one_stack_is_same():

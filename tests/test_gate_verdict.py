@@ -116,12 +116,30 @@ def test_the_max_mde_bound_on_both_sides(bound_offset, outcome):
         assert "exceeds the" in v.reason and v.change_ratio == pytest.approx(0.0, abs=1e-12)
 
 
-def test_a_not_gateable_figure_is_never_slower_however_large_the_change():
+def test_a_host_bound_figure_too_noisy_for_the_bound_is_never_slower_however_large_the_change():
     ref = runs_of([10.0, 14.0, 8.0])  # a host-bound figure: 50% apart from process to process
     cand = runs_of([30.0, 31.0, 29.0])  # tripled
     v = device(ref, cand, policy=Policy(), hint="host-bound: the host enqueue is the round")
     assert v.outcome == NOT_GATEABLE and v.cand_value == pytest.approx(30.0, rel=0.05)
     assert "MDE" in v.reason and "host-bound" in v.reason
+
+
+def test_a_change_past_the_figures_own_mde_is_judged_though_the_mde_exceeds_the_bound():
+    # An H100, fp32 GEMM, TF32 forced on: 3 baseline runs 1.2% apart against 2 candidate runs, MDE 9.8% > 5%
+    ref, cand = runs_of([2.666, 2.70, 2.64]), runs_of([0.349, 0.350])
+    v = device(ref, cand, policy=Policy())
+    assert v.mde > Policy().max_mde and v.outcome == FASTER and v.change_ratio == pytest.approx(-0.87, abs=0.01)
+    assert "past this figure's own MDE" in v.reason and "not gateable here" in v.reason
+
+
+@pytest.mark.parametrize("past, outcome", [(1 - 1e-6, NOT_GATEABLE), (1 + 1e-6, SLOWER)])
+def test_past_its_own_mde_on_both_sides(past, outcome):
+    a = 0.02  # 2.8% between runs at 2 v 2: an MDE far above a 1% bound
+    the_mde = device(*_two_and_two(a, 0.0)).mde
+    ref, cand = _two_and_two(a, math.log1p(the_mde * past))
+    v = device(ref, cand, policy=Policy(max_mde=0.01))
+    assert v.mde == pytest.approx(the_mde) and v.p_value < 0.01  # significant on both sides of the edge
+    assert v.outcome == outcome
 
 
 @pytest.mark.parametrize("t_factor, outcome", [(1 - 1e-6, UNSURE), (1 + 1e-6, SLOWER)])
