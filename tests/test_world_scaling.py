@@ -163,7 +163,8 @@ def test_scale_proof_dry_run_lists_every_step_within_the_budget(tmp_path):
     proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     names = [line.split(",")[0].lstrip("[") for line in proc.stdout.splitlines()]
-    assert names == ["fsdp4", "fsdp2", "tp2", "tp4", "two", "bind4", "report"]
+    assert names == ["fsdp4", "large", "fsdp2", "tp2", "tp4", "two", "bind4", "report"]
+    assert "-k scenario and baseline --aorta-config config/large.yaml" in proc.stdout
     assert "--nproc_per_node 4 --numa-binding node -m pytest" in proc.stdout
     assert "--nproc_per_node 4 -m pytest" in proc.stdout and "-k not compile" in proc.stdout
     assert "test_fsdp_tp.py -k bf16" in proc.stdout and "fsdp_two_launchers.sh" in proc.stdout
