@@ -22,7 +22,7 @@ from aorta.fsdp import collective_match as cm
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.profiled_steps import split_by_step, step_figures, step_ranges_from_trace
 from aorta.fsdp.rank_figures import kernel_figures
-from aorta.trace_events import load_trace
+from aorta.timeline.trace_events import load_trace
 
 AMD_TRACES = Path(
     os.environ.get("AORTA_AMD_TRACES") or Path(__file__).resolve().parents[2] / "shared" / "amd_traces"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from aorta import cli
+from aorta.hw_queue.workloads import REGISTRY
 from aorta.options import parse_copy_mb
-from aorta.workloads import REGISTRY
 
 REPO = Path(__file__).resolve().parents[1]
 

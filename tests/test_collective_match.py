@@ -26,7 +26,7 @@ from aorta.fsdp import collective_match as cm
 from aorta.fsdp import wait_transfer as wt
 from aorta.fsdp.profiled_steps import span_us, split_by_step, step_ranges_from_trace
 from aorta.fsdp.trace_analysis import parse_chrome_trace
-from aorta.trace_events import COMPUTE, load_trace
+from aorta.timeline.trace_events import COMPUTE, load_trace
 
 DATA = Path(__file__).parent / "data" / "collectives"
 

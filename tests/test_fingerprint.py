@@ -11,9 +11,9 @@ import pytest
 
 from aorta.cli import main
 from aorta.device import loaded_library
-from aorta.fingerprint import differences, fingerprint, parse_allowed, unintended_settings
+from aorta.environment.fingerprint import differences, fingerprint, parse_allowed, unintended_settings
+from aorta.environment.machine import sweep_cell
 from aorta.gate.settings_check import EXIT_SETTINGS_DIFFER
-from aorta.machine import sweep_cell
 
 RUN = Path(__file__).parent / "data" / "report" / "hwq_per_round.json"
 
@@ -149,7 +149,7 @@ def test_aorta_compare_allows_another_stack_with_the_same_settings(tmp_path, cap
 
 SPIN_TEST = """
 def test_tiny(hw_queue, streams):
-    from aorta.workloads.tiny_kernel import TinyKernelStress
+    from aorta.hw_queue.workloads.tiny_kernel import TinyKernelStress
     hw_queue(TinyKernelStress, streams, mode="eager")
 """
 
@@ -218,7 +218,7 @@ def test_scheduling_variables_are_recorded_and_install_paths_are_not():
 
 def test_the_value_torchrun_sets_by_itself_is_not_a_settings_difference():
     """Issue 24, case 14: torchrun gives every rank TORCH_NCCL_ASYNC_ERROR_HANDLING=1 when it is unset."""
-    from aorta.fingerprint import unintended_settings
+    from aorta.environment.fingerprint import unintended_settings
 
     plain, under_torchrun = {"env": {}}, {"env": {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}}
     assert unintended_settings(plain, under_torchrun) == []

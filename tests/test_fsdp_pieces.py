@@ -150,7 +150,7 @@ def test_trace_figures_flow_into_the_benchmark_metrics():
 
     from aorta.fsdp import trace_analysis as ta
     from aorta.fsdp.profiled_steps import step_figures, step_ranges_from_trace
-    from aorta.trace_events import load_trace
+    from aorta.timeline.trace_events import load_trace
 
     ranks = []
     for r in (0, 1):

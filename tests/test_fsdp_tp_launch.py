@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.workloads.fsdp_tp import _world
+from aorta.hw_queue.workloads.fsdp_tp import _world
 
 REPO = Path(__file__).resolve().parents[1]
 

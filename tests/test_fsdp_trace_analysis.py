@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from aorta.fsdp import trace_analysis as ta
-from aorta.trace_events import classify_kernel
+from aorta.timeline.trace_events import classify_kernel
 
 DATA = Path(__file__).parent / "data"
 
@@ -161,7 +161,7 @@ def test_stream_busy_is_a_union_per_stream():
 def test_active_segments_sweep_matches_the_definition_and_scales():
     import random
 
-    from aorta import overlap
+    from aorta.timeline import overlap
 
     def by_definition(groups):  # cut at every boundary, ask each piece's midpoint who runs
         unions = {k: overlap.union(v) for k, v in groups.items()}

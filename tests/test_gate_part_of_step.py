@@ -12,7 +12,7 @@ from test_gate_offline import run
 from aorta.gate import baseline as bl
 from aorta.gate.compare import EXIT_CLEAN, EXIT_REGRESSION, compare_runs
 from aorta.gate.verdict import NOT_GATEABLE, SAME, SLOWER, part_bound
-from aorta.metric import Metric
+from aorta.record.metric import Metric
 
 STEP_MS = 91.0
 # Run figures of exposed transfer (ms/step) as measured on one 2x H200 machine (pool f2, six runs).

@@ -14,8 +14,8 @@ SPIN_TEST = """
 import os
 import torch
 from aorta.stats import median
-from aorta.workload import Metric, Workload
-from aorta.workload_specs import WorkloadSpec
+from aorta.hw_queue.workload import Metric, Workload
+from aorta.hw_queue.specs import WorkloadSpec
 
 SETUPS = 0
 
@@ -370,7 +370,7 @@ def test_pytest_benchmark_compare_keeps_working_on_an_aorta_benchmark(
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     pytester.makepyfile(
         test_gemm="""
-from aorta.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
 
 def test_gemm(hw_queue, streams):
     hw_queue(LargeGemmOnly, streams, dtype="fp32")

@@ -7,7 +7,6 @@ import random
 
 import pytest
 
-from aorta import kernel_summary
 from aorta.gate import baseline as bl
 from aorta.gate.causes import (
     COLLECTIVE_CONFIG,
@@ -22,7 +21,8 @@ from aorta.gate.causes import (
 from aorta.gate.compare import compare_runs
 from aorta.gate.render import markdown, terminal_lines, verdict_document
 from aorta.gate.verdict import FASTER, SLOWER
-from aorta.kernel_timeline import DeviceOp, KernelRound
+from aorta.timeline import kernel_summary
+from aorta.timeline.kernel_timeline import DeviceOp, KernelRound
 
 H100 = {
     "backend": "cuda",
@@ -124,7 +124,10 @@ def test_the_same_swap_the_other_way_is_faster_with_the_same_cause_and_removed_t
 
 
 def test_a_calibrated_slowdown_adds_a_kernel_but_swaps_none_and_is_unexplained():
-    padded = [*KERNELS, (SPIN, 1, 600.0, None)]  # aorta/slowdown.py pads each iteration with a spin kernel
+    padded = [
+        *KERNELS,
+        (SPIN, 1, 600.0, None),
+    ]  # aorta/timing/slowdown.py pads each iteration with a spin kernel
     _, w = why(side(BASE, KERNELS, **HOST), side(SLOW, padded, seed=10, **HOST))
     assert KERNEL_SELECTION not in causes(w)
     assert causes(w) == [UNEXPLAINED]
@@ -342,8 +345,8 @@ def test_more_launches_of_a_kernel_alone_swap_nothing():
 @pytest.mark.parametrize(
     "module",
     [
-        "aorta.kernel_names",
-        "aorta.kernel_summary",
+        "aorta.timeline.kernel_names",
+        "aorta.timeline.kernel_summary",
         "aorta.gate.run_evidence",
         "aorta.gate.kernel_diff",
         "aorta.gate.causes",

@@ -12,19 +12,20 @@ import pytest
 import torch
 from kernel_trace_double import PretendGpu, blocks_from_plan, traced_run
 
-from aorta import runner, stats
+from aorta import stats
 from aorta.device import Device
+from aorta.hw_queue import runner
+from aorta.hw_queue.workloads.async_dataload import AsyncDataload
+from aorta.hw_queue.workloads.continuous_batch import ContinuousBatch
+from aorta.hw_queue.workloads.copy_compute_overlap import COPY_BESIDE_THRESHOLD, CopyComputeOverlap
+from aorta.hw_queue.workloads.fsdp_tp import FsdpTp
+from aorta.hw_queue.workloads.grad_accum import GradAccum
+from aorta.hw_queue.workloads.hetero import HeteroKernels
+from aorta.hw_queue.workloads.moe import Moe
+from aorta.hw_queue.workloads.rag_pipeline import RagPipeline
+from aorta.hw_queue.workloads.speculative_decode import SpeculativeDecode
+from aorta.hw_queue.workloads.zero_offload import ZeroOffload
 from aorta.timing import TimingPlan
-from aorta.workloads.async_dataload import AsyncDataload
-from aorta.workloads.continuous_batch import ContinuousBatch
-from aorta.workloads.copy_compute_overlap import COPY_BESIDE_THRESHOLD, CopyComputeOverlap
-from aorta.workloads.fsdp_tp import FsdpTp
-from aorta.workloads.grad_accum import GradAccum
-from aorta.workloads.hetero import HeteroKernels
-from aorta.workloads.moe import Moe
-from aorta.workloads.rag_pipeline import RagPipeline
-from aorta.workloads.speculative_decode import SpeculativeDecode
-from aorta.workloads.zero_offload import ZeroOffload
 
 PLAN = TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1)
 

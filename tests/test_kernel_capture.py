@@ -1,11 +1,11 @@
-"""The profiler capture (aorta/kernel_capture.py): what it says when it cannot give kernel timestamps."""
+"""The profiler capture (aorta/timeline/kernel_capture.py): what it says when it cannot give kernel timestamps."""
 
 import pytest
 import torch
 
-from aorta import kernel_capture
-from aorta import kernel_timeline as kt
 from aorta.device import Device
+from aorta.timeline import kernel_capture
+from aorta.timeline import kernel_timeline as kt
 
 
 def test_on_cpu_the_capture_says_why_there_are_no_kernels():

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta.kernel_names import GEMM, MAX_NAME_CHARS, family, normalise
-from aorta.trace_events import load_trace
+from aorta.timeline.kernel_names import GEMM, MAX_NAME_CHARS, family, normalise
+from aorta.timeline.trace_events import load_trace
 
 AMD = Path(__file__).resolve().parents[2] / "shared" / "amd_traces"
 

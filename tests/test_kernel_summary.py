@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta import kernel_summary
-from aorta.kernel_timeline import parse_rounds
+from aorta.timeline import kernel_summary
+from aorta.timeline.kernel_timeline import parse_rounds
 
 
 def trace(rounds: int = 2):
@@ -128,7 +128,7 @@ def test_rccls_generic_kernel_is_kept_apart_per_collective_from_the_profilers_ar
 def test_a_recorded_h100_kernel_pass_keeps_its_top_ten_and_buckets_the_rest():
     import json
 
-    from aorta.kernel_timeline import parse_rounds
+    from aorta.timeline.kernel_timeline import parse_rounds
 
     doc = json.loads((Path(__file__).parent / "data" / "kernels_async_dataload_cuda.json").read_text())
     s = kernel_summary.summarize(parse_rounds(doc), iterations_per_round=1)

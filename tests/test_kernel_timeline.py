@@ -1,8 +1,8 @@
-"""Per-round figures from kernel timestamps (aorta/kernel_timeline.py), with answers worked by hand."""
+"""Per-round figures from kernel timestamps (aorta/timeline/kernel_timeline.py), with answers worked by hand."""
 
 import pytest
 
-from aorta import kernel_timeline as kt
+from aorta.timeline import kernel_timeline as kt
 
 THREAD = {"pid": 1, "tid": 7}
 
@@ -305,7 +305,7 @@ def test_hand_written_rocm_trace():
         assert f["effective_concurrency"] == pytest.approx((0.3 + 0.25 + 0.05) / 0.35)
         assert f["gpu_busy_share"] == pytest.approx(1.0)  # 100-400 covered by GEMMs/RCCL, 400-450 the copy
         labels = r.label_intervals_ms()
-        from aorta import overlap
+        from aorta.timeline import overlap
 
         # comm 150-400 hidden behind compute 100-400: ratio 1; the copy runs alone
         assert overlap.overlap_ratio(labels["compute"], labels["comm"]) == pytest.approx(1.0)
@@ -313,7 +313,7 @@ def test_hand_written_rocm_trace():
 
 
 def test_terminal_table_shows_gpu_busy_and_the_host_bound_note():
-    from aorta.table import format_summary
+    from aorta.record.table import format_summary
 
     note = kt.host_bound_note(0.19)
     lines = format_summary(
@@ -337,7 +337,7 @@ def test_terminal_table_shows_gpu_busy_and_the_host_bound_note():
 
 
 def test_terminal_summary_ends_with_where_the_host_time_went():
-    from aorta.table import format_summary
+    from aorta.record.table import format_summary
 
     row = {
         "name": "t",

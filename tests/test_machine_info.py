@@ -8,7 +8,7 @@ import socket
 import torch
 
 from aorta.device import Device
-from aorta.machine import cpu_model, machine_info, sweep_cell
+from aorta.environment.machine import cpu_model, machine_info, sweep_cell
 
 CPUINFO_X86 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9654 96-Core Processor\n"
 CPUINFO_ARM = "processor\t: 0\nBogoMIPS\t: 2000.00\nModel\t\t: NVIDIA Grace\n"

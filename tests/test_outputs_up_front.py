@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from aorta import versions
-from aorta.output_paths import OutputPathError, check_output_dir, check_output_file
-from aorta.stack_label import stack_label
+from aorta.environment import versions
+from aorta.environment.stack_label import stack_label
+from aorta.record.output_paths import OutputPathError, check_output_dir, check_output_file
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = str(REPO / "benchmarks" / "hw_queue" / "test_tiny_kernel_stress.py")
@@ -138,7 +138,7 @@ def test_a_usage_error_leaves_an_existing_benchmark_json_as_it_was(run_pytest, p
 def test_the_benchmark_json_option_is_made_a_path_where_it_would_open_the_file():
     import argparse
 
-    from aorta.benchmark_json_option import as_path_option
+    from aorta.record.benchmark_json_option import as_path_option
 
     class Parser:
         optparser = argparse.ArgumentParser()

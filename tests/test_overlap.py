@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aorta import overlap
+from aorta.timeline import overlap
 
 #   A: [0----4]      [6--8]
 #   B:    [2------7]

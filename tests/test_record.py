@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from aorta.metric import Metric
 from aorta.record import SCHEMA_VERSION, BenchRecord, RecordError, load_run, record_of
+from aorta.record.metric import Metric
 
 
 def _record() -> BenchRecord:

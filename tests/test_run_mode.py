@@ -1,4 +1,4 @@
-"""``--aorta-mode``: eager, or the whole round queued on the GPU before it starts (aorta/run_mode.py)."""
+"""``--aorta-mode``: eager, or the whole round queued on the GPU before it starts (aorta/hw_queue/run_mode.py)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import pytest
 import torch
 from kernel_trace_double import PretendGpu
 
-from aorta import run_mode, runner
 from aorta.device import Device
+from aorta.hw_queue import run_mode, runner
+from aorta.hw_queue.workload import WorkloadCheckError
+from aorta.hw_queue.workloads.copy_compute_overlap import CopyComputeOverlap
+from aorta.hw_queue.workloads.hetero import HeteroKernels
+from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue.workloads.tiny_kernel import TinyKernelStress
 from aorta.timing import TimingPlan
-from aorta.workload import WorkloadCheckError
-from aorta.workloads.copy_compute_overlap import CopyComputeOverlap
-from aorta.workloads.hetero import HeteroKernels
-from aorta.workloads.large_gemm import LargeGemmOnly
-from aorta.workloads.tiny_kernel import TinyKernelStress
 
 PLAN = TimingPlan(warmup_rounds=0, rounds=2, iterations_per_round=1)
 
@@ -106,7 +106,7 @@ def test_gpu_mode_of_a_graph_workload_is_its_replay(cpu):
 def test_the_option_reaches_extra_info(pytester):
     pytester.makepyfile(
         test_gemm="""
-        from aorta.workloads.large_gemm import LargeGemmOnly
+        from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
 
         def test_gemm(hw_queue, streams, benchmark):
             hw_queue(LargeGemmOnly, streams)

@@ -3,10 +3,10 @@ replaced by new rounds of the same step and K, and every figure is read from the
 
 from dataclasses import replace
 
-from aorta import runner
 from aorta.device import Device
+from aorta.hw_queue import runner
+from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
 from aorta.timing import TimingPlan
-from aorta.workloads.large_gemm import LargeGemmOnly
 
 
 def test_a_dropped_round_is_replaced_and_the_figures_come_from_the_kept_rounds():

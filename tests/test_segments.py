@@ -2,7 +2,7 @@
 
 import pytest
 
-from aorta.workload_parts.segments import SegmentPlan
+from aorta.hw_queue.parts.segments import SegmentPlan
 
 
 def plan() -> SegmentPlan:

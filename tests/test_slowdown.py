@@ -4,10 +4,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from aorta import runner, slowdown
 from aorta.device import Device
-from aorta.timing import TimingPlan
-from aorta.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue import runner
+from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+from aorta.timing import TimingPlan, slowdown
 
 
 def test_calibration_times_the_step_with_the_runs_launch_hold_and_sync_mode(monkeypatch):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from aorta.workload_parts.stage_intervals import (
+from aorta.hw_queue.parts.stage_intervals import (
     StageLog,
     busy_ms_per_round,
     label_overlap,

@@ -1,4 +1,4 @@
-"""stream_dependency's patterns, its dependency check and its figure (aorta/stream_dependencies.py, pure):
+"""stream_dependency's patterns, its dependency check and its figure (aorta/hw_queue/parts/stream_dependencies.py, pure):
 known answers worked by hand."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta import stream_dependencies as deps
+from aorta.hw_queue.parts import stream_dependencies as deps
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -110,7 +110,7 @@ def test_added_microseconds_per_dependent_kernel_known_answer():
 
 
 def test_the_pure_module_does_not_import_torch():
-    code = "import sys; import aorta.stream_dependencies; assert 'torch' not in sys.modules, 'torch imported'"
+    code = "import sys; import aorta.hw_queue.parts.stream_dependencies; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, env={"PYTHONPATH": str(REPO)})
 
 

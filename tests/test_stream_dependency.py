@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from aorta import stream_dependencies as deps
-from aorta.metric import Metric
+from aorta.hw_queue.parts import stream_dependencies as deps
+from aorta.hw_queue.runner import check_against_one_stream, run_workload
+from aorta.hw_queue.workload import WorkloadCheckError
+from aorta.hw_queue.workloads.stream_dependency import StreamDependency
 from aorta.options import parse_extra_deps
-from aorta.runner import check_against_one_stream, run_workload
+from aorta.record.metric import Metric
 from aorta.stats import median
 from aorta.timing import TimingPlan
-from aorta.workload import WorkloadCheckError
-from aorta.workloads.stream_dependency import StreamDependency
 
 REPO = Path(__file__).resolve().parents[1]
 PLAN = TimingPlan(warmup_rounds=0, rounds=3, iterations_per_round=1)  # the `cpu` fixture: tests/conftest.py

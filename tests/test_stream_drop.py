@@ -3,7 +3,7 @@
 The double below hands the step a recorder whose blocks on stream ``drop`` (``rec.on`` / ``rec.use``) run
 with every write skipped (in-place ops and ``out=`` arguments do nothing; the schema says which arguments
 an op writes): as if that stream's kernels never ran. The runner poisons every buffer region the reference
-step wrote (aorta/write_log.py), so the missing writes must reach the result as poison or as wrong values.
+step wrote (aorta/hw_queue/write_log.py), so the missing writes must reach the result as poison or as wrong values.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from aorta.device import Device
-from aorta.runner import check_against_one_stream
-from aorta.workload import WorkloadCheckError, WorkloadUnavailable
-from aorta.workloads import REGISTRY
-from aorta.write_log import written_args
+from aorta.hw_queue.runner import check_against_one_stream
+from aorta.hw_queue.workload import WorkloadCheckError, WorkloadUnavailable
+from aorta.hw_queue.workloads import REGISTRY
+from aorta.hw_queue.write_log import written_args
 
 N_STREAMS = 3
 # Workloads whose stream's work cannot be dropped on its own, with the reason.

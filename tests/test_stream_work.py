@@ -1,4 +1,4 @@
-"""The per-stream kernel check (aorta/stream_work.py): each stream's declared work against what ran, from kernel
+"""The per-stream kernel check (aorta/hw_queue/stream_work.py): each stream's declared work against what ran, from kernel
 timestamps (recorded and hand-built traces) and from the CPU launch log, through the real runner."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from aorta import kernel_timeline as kt
-from aorta import runner
-from aorta import stream_work as sw
 from aorta.device import Device
+from aorta.hw_queue import runner
+from aorta.hw_queue import stream_work as sw
+from aorta.hw_queue.workload import WorkloadCheckError
+from aorta.hw_queue.workloads import REGISTRY
+from aorta.hw_queue.workloads.hetero import HeteroKernels
+from aorta.hw_queue.workloads.stream_concurrency import StreamConcurrency
+from aorta.timeline import kernel_timeline as kt
 from aorta.timing import TimingPlan
-from aorta.workload import WorkloadCheckError
-from aorta.workloads import REGISTRY
-from aorta.workloads.hetero import HeteroKernels
-from aorta.workloads.stream_concurrency import StreamConcurrency
 
 DATA = Path(__file__).parent / "data"
 PLAN = TimingPlan(warmup_rounds=0, rounds=2, iterations_per_round=1)
@@ -244,7 +244,7 @@ def test_every_registered_workload_declares_its_work_per_stream():
 
 @pytest.mark.slow  # every workload at smoke size, several stream counts and both issue orders
 def test_every_workload_meets_its_declaration_at_its_stream_range(cpu):
-    from aorta.workload import WorkloadUnavailable
+    from aorta.hw_queue.workload import WorkloadUnavailable
 
     for name, cls in REGISTRY.items():
         for n in sorted({max(1, cls.spec.min_streams), 2, 3, 7, cls.spec.max_streams}):
@@ -263,7 +263,7 @@ def test_every_workload_meets_its_declaration_at_its_stream_range(cpu):
 def test_a_benchmark_whose_stream_did_less_fails_and_records_nothing(pytester):
     pytester.makepyfile(
         test_spins="""
-        from aorta.workloads.stream_concurrency import StreamConcurrency
+        from aorta.hw_queue.workloads.stream_concurrency import StreamConcurrency
 
         class LastStreamSkipsSpins(StreamConcurrency):
             def step(self, rec):

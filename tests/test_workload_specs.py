@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from aorta.device import Device
-from aorta.workload_specs import SPECS, WorkloadSpec, ints
-from aorta.workloads import REGISTRY
-from aorta.workloads.copy_compute_overlap import CopyComputeOverlap
-from aorta.workloads.graph_subgraphs import GraphSubgraphs
-from aorta.workloads.hetero import HeteroKernels
-from aorta.workloads.large_gemm import LargeGemmOnly
-from aorta.workloads.moe import Moe
-from aorta.workloads.rag_pipeline import RagPipeline
+from aorta.hw_queue.specs import SPECS, WorkloadSpec, ints
+from aorta.hw_queue.workloads import REGISTRY
+from aorta.hw_queue.workloads.copy_compute_overlap import CopyComputeOverlap
+from aorta.hw_queue.workloads.graph_subgraphs import GraphSubgraphs
+from aorta.hw_queue.workloads.hetero import HeteroKernels
+from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue.workloads.moe import Moe
+from aorta.hw_queue.workloads.rag_pipeline import RagPipeline
 
 REPO = Path(__file__).resolve().parents[1]
 

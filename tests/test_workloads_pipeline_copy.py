@@ -7,17 +7,17 @@ tiny timing plan; the tests read what lands in extra_info.
 import pytest
 
 from aorta.device import Device
-from aorta.kernel_timeline import NO_KERNELS_ON_CPU
-from aorta.runner import run_workload
+from aorta.hw_queue.runner import run_workload
+from aorta.hw_queue.workload import WorkloadCheckError, WorkloadUnavailable
+from aorta.hw_queue.workloads import REGISTRY
+from aorta.hw_queue.workloads.async_dataload import AsyncDataload, role_streams
+from aorta.hw_queue.workloads.copy_compute_overlap import CopyComputeOverlap, split_streams
+from aorta.hw_queue.workloads.graph_subgraphs import GraphSubgraphs
+from aorta.hw_queue.workloads.rag_pipeline import RagPipeline
+from aorta.hw_queue.workloads.torch_compile import TorchCompile
+from aorta.hw_queue.workloads.zero_offload import ZeroOffload, copy_roles
+from aorta.timeline.kernel_timeline import NO_KERNELS_ON_CPU
 from aorta.timing import TimingPlan
-from aorta.workload import WorkloadCheckError, WorkloadUnavailable
-from aorta.workloads import REGISTRY
-from aorta.workloads.async_dataload import AsyncDataload, role_streams
-from aorta.workloads.copy_compute_overlap import CopyComputeOverlap, split_streams
-from aorta.workloads.graph_subgraphs import GraphSubgraphs
-from aorta.workloads.rag_pipeline import RagPipeline
-from aorta.workloads.torch_compile import TorchCompile
-from aorta.workloads.zero_offload import ZeroOffload, copy_roles
 
 PLAN = TimingPlan(warmup_rounds=1, rounds=2, iterations_per_round=1)
 MINE = (RagPipeline, GraphSubgraphs, AsyncDataload, ZeroOffload, TorchCompile, CopyComputeOverlap)
@@ -70,7 +70,7 @@ def test_every_stream_given_gets_work(cpu, cls):
     assert extra["dtype"] == "bf16"
     assert len(extra["device_ms_per_iteration"]) == 2
     # Each of the four streams ran work: the launch log of one iteration saw ops in every stream's blocks, at
-    # least what the workload declares for each (aorta/stream_work.py).
+    # least what the workload declares for each (aorta/hw_queue/stream_work.py).
     (check,) = extra["stream_work"]["checks"]
     assert check["ok"] and check["by_stream"] and check["streams_with_work"] == 4
     assert extra["stream_work"]["declared"]["streams_declared"] == 4

@@ -14,17 +14,17 @@ import pytest
 import torch
 
 from aorta.device import Device
-from aorta.kernel_timeline import NO_KERNELS_ON_CPU
-from aorta.runner import run_workload
+from aorta.hw_queue.runner import run_workload
+from aorta.hw_queue.workload import WorkloadCheckError, clone_result
+from aorta.hw_queue.workloads import REGISTRY
+from aorta.hw_queue.workloads.activation_ckpt import ActivationCkpt
+from aorta.hw_queue.workloads.continuous_batch import ContinuousBatch
+from aorta.hw_queue.workloads.fsdp_tp import FsdpTp
+from aorta.hw_queue.workloads.grad_accum import GradAccum
+from aorta.hw_queue.workloads.moe import Moe
+from aorta.hw_queue.workloads.speculative_decode import SpeculativeDecode
+from aorta.timeline.kernel_timeline import NO_KERNELS_ON_CPU
 from aorta.timing import TimingPlan
-from aorta.workload import WorkloadCheckError, clone_result
-from aorta.workloads import REGISTRY
-from aorta.workloads.activation_ckpt import ActivationCkpt
-from aorta.workloads.continuous_batch import ContinuousBatch
-from aorta.workloads.fsdp_tp import FsdpTp
-from aorta.workloads.grad_accum import GradAccum
-from aorta.workloads.moe import Moe
-from aorta.workloads.speculative_decode import SpeculativeDecode
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = [Moe, FsdpTp, ActivationCkpt, GradAccum, SpeculativeDecode, ContinuousBatch]
@@ -80,7 +80,7 @@ def test_smoke_run_records_metrics_and_uses_every_stream(cpu, cls):
         assert len(extra["device_ms_per_iteration"]) == PLAN.rounds
         assert extra["workload_info"]
         # Every stream asked for ran work: the launch log of one iteration saw ops in each stream's blocks,
-        # as many as the workload declares for it (aorta/stream_work.py).
+        # as many as the workload declares for it (aorta/hw_queue/stream_work.py).
         (check,) = extra["stream_work"]["checks"]
         assert check["ok"] and check["by_stream"] and check["streams_with_work"] == n
         assert extra["stream_work"]["declared"]["streams_declared"] == n

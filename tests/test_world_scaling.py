@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta.metric import Metric
 from aorta.record import BenchRecord
+from aorta.record.metric import Metric
 from aorta.report.runs import Run
 from aorta.report.world_scaling import view_lines, world_size_view
 

@@ -31,9 +31,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aorta import overlap
-from aorta.kernel_timeline import launch_dims
-from aorta.trace_events import (
+from aorta.timeline import overlap
+from aorta.timeline.kernel_timeline import launch_dims
+from aorta.timeline.trace_events import (
     COMM_KINDS,
     COMPUTE,
     MEMORY,

@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from aorta.fingerprint import parse_allowed
+from aorta.environment.fingerprint import parse_allowed
 from aorta.gate import baseline as bl
 from aorta.gate.compare import (
     EXIT_MISMATCH,
@@ -34,7 +34,7 @@ from aorta.gate.compare import (
 from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
 from aorta.gate.settings_check import EXIT_SETTINGS_DIFFER, settings_refusal
-from aorta.output_paths import OutputPathError, check_appendable, check_output_file
+from aorta.record.output_paths import OutputPathError, check_appendable, check_output_file
 
 
 def argtype(fn):

@@ -49,7 +49,7 @@ from aorta.gate.outputs import (
     write_outputs,
 )
 from aorta.gate.render import overall_exit, terminal_lines
-from aorta.output_paths import OutputPathError, check_appendable, check_output_dir, check_output_file
+from aorta.record.output_paths import OutputPathError, check_appendable, check_output_dir, check_output_file
 
 MAX_CONFIRM = 20
 MAX_RUNS = 20
@@ -351,8 +351,8 @@ def _check_save(config: pytest.Config, opts: GateOptions) -> None:
     be read, of another machine or stack) is refused now: exit 4 or 13, before any benchmark runs."""
     import platform
 
+    from aorta.environment.machine import machine_info
     from aorta.gate.save_check import EXIT_USAGE, SaveRefused, check_save
-    from aorta.machine import machine_info
     from aorta.plugin import session_device
 
     if not opts.save_name:
@@ -402,7 +402,7 @@ def _refuse_settings_diff(config: pytest.Config, state: GateState) -> None:
     """Scheduling env vars that differ from the baseline's and were not named as intended: exit 14 now,
     before any benchmark runs (versions may differ: comparing stacks is the point)."""
     from aorta.device import Device
-    from aorta.fingerprint import parse_allowed
+    from aorta.environment.fingerprint import parse_allowed
     from aorta.gate.compare import aorta_machine
     from aorta.gate.settings_check import EXIT_SETTINGS_DIFFER, settings_refusal
 

@@ -15,7 +15,7 @@ from aorta.gate.compare import (
 )
 from aorta.gate.verdict import NOT_GATEABLE, SAME
 from aorta.gate.why_text import why_lines, why_markdown
-from aorta.table import format_table
+from aorta.record.table import format_table
 
 VERDICT_SCHEMA = 2  # 2: run-level verdicts (interval, MDE, runs used, not gateable)
 EXIT_MEANINGS = {

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from aorta.gate import baseline as bl
 from aorta.gate.compare import EXIT_NOT_SAVED
-from aorta.output_paths import OutputPathError, check_output_dir
+from aorta.record.output_paths import OutputPathError, check_output_dir
 
 EXIT_USAGE = 4  # pytest's usage error: a bad option, baseline file or output place
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from aorta.fingerprint import describe, unintended_settings
+from aorta.environment.fingerprint import describe, unintended_settings
 
 EXIT_SETTINGS_DIFFER = 14
 

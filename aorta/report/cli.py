@@ -166,8 +166,8 @@ def run_trace(args: argparse.Namespace) -> int:
     import gzip
     import json
 
-    from aorta.output_paths import OutputPathError, check_output_file
     from aorta.record import write_bytes_atomic, write_json_atomic, write_text_atomic
+    from aorta.record.output_paths import OutputPathError, check_output_file
     from aorta.report import trace_merge
 
     out = Path(args.output)

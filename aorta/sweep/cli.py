@@ -15,7 +15,7 @@ import signal
 import sys
 from pathlib import Path
 
-from aorta.output_paths import OutputPathError, check_output_dir
+from aorta.record.output_paths import OutputPathError, check_output_dir
 from aorta.sweep import manifest as mf
 from aorta.sweep.command import check_command, check_override_readers, check_overrides
 from aorta.sweep.grid import Cell, SweepUsageError, expand, parse_axes
@@ -70,7 +70,7 @@ def base_environment(environ, axes) -> dict[str, str]:
     """The scheduling variables in force outside the grid (part of the sweep's identity); logging and GPU
     visibility are left out, so a resume with NCCL_DEBUG=INFO or on other GPUs is the same sweep."""
     from aorta.device import Device  # its env pattern; torch is imported only here
-    from aorta.fingerprint import NOT_SETTINGS
+    from aorta.environment.fingerprint import NOT_SETTINGS
 
     left_out = {a.name for a in axes if a.kind == "env"} | set(NOT_SETTINGS)
     return {k: v for k, v in Device.scheduling_env(dict(environ)).items() if k not in left_out}

@@ -22,9 +22,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from aorta.environment.fingerprint import CELL_ENV_VAR
 from aorta.sweep import manifest as mf
 from aorta.sweep.command import cell_command
-from aorta.sweep.grid import CELL_ENV_VAR, Cell
+from aorta.sweep.grid import Cell
 
 STOP_GRACE_S = 10.0  # after SIGTERM, before SIGKILL: torchrun forwards the signal to its ranks
 GUARD = str(Path(__file__).with_name("cell_guard.py"))  # run as a script: found without aorta on the path
