@@ -16,6 +16,7 @@ import pytest
 from aorta import stats
 from aorta.device import Device, DeviceUnavailable, StreamLimit, detect_backend
 from aorta.environment import versions
+from aorta.gate.exit_codes import EXIT_WRITE_FAILED
 from aorta.hw_queue.runner import run_workload
 from aorta.hw_queue.workload import StreamWorkError, WorkloadCheckError, WorkloadUnavailable
 from aorta.options import (
@@ -439,9 +440,6 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
         machine_info["aorta"] = {"error": f"could not read machine info: {exc}"}
 
 
-EXIT_JSON_NOT_WRITTEN = 3  # --benchmark-json could not be written (disk full); where pytest's own status is 0
-
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     """pytest-benchmark's ``--benchmark-json`` is written beside the file and renamed into place."""
     from aorta.record.benchmark_json import install_atomic_writer
@@ -455,7 +453,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(STATE, None)  # pytest-benchmark wrote its JSON before this runs
     if state is not None and state.json_error and int(exitstatus) == 0:
-        session.exitstatus = EXIT_JSON_NOT_WRITTEN
+        session.exitstatus = EXIT_WRITE_FAILED
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -463,7 +461,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if state is None:
         return
     if state.json_error:
-        terminalreporter.write_line(f"aorta: {state.json_error} -> exit {EXIT_JSON_NOT_WRITTEN}", red=True)
+        terminalreporter.write_line(f"aorta: {state.json_error} -> exit {EXIT_WRITE_FAILED}", red=True)
     if state.xdist_skipped:
         terminalreporter.write_line(
             f"aorta: {state.xdist_skipped} benchmark(s) skipped: pytest-xdist disables pytest-benchmark; "

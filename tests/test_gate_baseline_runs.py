@@ -7,7 +7,8 @@ import pytest
 from test_gate_offline import BASE, bench, multi, run
 
 from aorta.gate import baseline as bl
-from aorta.gate.compare import EXIT_CLEAN, EXIT_REGRESSION, compare_runs
+from aorta.gate.compare import compare_runs
+from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_REGRESSION
 from aorta.gate.render import header_lines
 from aorta.gate.samples import RUNS_KEY, baseline_runs
 from aorta.gate.verdict import NOT_GATEABLE, SLOWER

@@ -10,7 +10,6 @@ from test_gate_offline import BASE, SLOW, bench, multi, run
 
 from aorta.gate import verdict as verdict_module
 from aorta.gate.compare import (
-    EXIT_NOTHING_COMPARED,
     GateSettings,
     Threshold,
     benchmark_verdicts,
@@ -21,6 +20,7 @@ from aorta.gate.compare import (
     parse_ratio,
     parse_whole,
 )
+from aorta.gate.exit_codes import EXIT_NOTHING_COMPARED
 from aorta.gate.noise import pooled_noise
 from aorta.gate.samples import CANDIDATE_RUNS_KEY, RUNS_KEY, baseline_runs, device_samples_ms, figures
 from aorta.gate.verdict import (

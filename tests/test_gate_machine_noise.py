@@ -120,7 +120,8 @@ def test_a_saved_baseline_of_three_machines_judges_a_fourth_machine_against_thei
     from test_gate_offline import bench, run
 
     from aorta.gate import baseline as bl
-    from aorta.gate.compare import EXIT_CLEAN, compare_runs
+    from aorta.gate.compare import compare_runs
+    from aorta.gate.exit_codes import EXIT_CLEAN
 
     def runs(centers, uuid, seed):
         return [run([bench("a", c, seed=seed + i)], gpu_uuid=uuid) for i, c in enumerate(centers)]

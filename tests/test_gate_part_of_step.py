@@ -10,7 +10,8 @@ import pytest
 from test_gate_offline import run
 
 from aorta.gate import baseline as bl
-from aorta.gate.compare import EXIT_CLEAN, EXIT_REGRESSION, compare_runs
+from aorta.gate.compare import compare_runs
+from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_REGRESSION
 from aorta.gate.verdict import NOT_GATEABLE, SAME, SLOWER, part_bound
 from aorta.record.metric import Metric
 

@@ -19,7 +19,7 @@ from test_gate_plugin import saved
 
 from aorta.cli import main
 from aorta.gate import baseline as bl
-from aorta.gate.compare import EXIT_MISMATCH
+from aorta.gate.exit_codes import EXIT_MISMATCH
 from aorta.gate.samples import RUNS_KEY
 
 REPO = Path(__file__).resolve().parents[1]

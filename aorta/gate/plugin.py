@@ -29,9 +29,6 @@ import pytest
 from aorta.gate import baseline as bl
 from aorta.gate import fresh_runs
 from aorta.gate.compare import (
-    EXIT_CLEAN,
-    EXIT_NOT_SAVED,
-    EXIT_NOTHING_COMPARED,
     NOTHING_COMPARED,
     Comparison,
     GateSettings,
@@ -44,6 +41,7 @@ from aorta.gate.compare import (
     parse_threshold,
     parse_whole,
 )
+from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_NOT_SAVED, EXIT_NOTHING_COMPARED
 from aorta.gate.outputs import (
     DEFAULT_VERDICT_JSON,
     write_outputs,
@@ -352,7 +350,8 @@ def _check_save(config: pytest.Config, opts: GateOptions) -> None:
     import platform
 
     from aorta.environment.machine import machine_info
-    from aorta.gate.save_check import EXIT_USAGE, SaveRefused, check_save
+    from aorta.gate.exit_codes import EXIT_PYTEST_USAGE
+    from aorta.gate.save_check import SaveRefused, check_save
     from aorta.plugin import session_device
 
     if not opts.save_name:
@@ -366,7 +365,7 @@ def _check_save(config: pytest.Config, opts: GateOptions) -> None:
     try:
         check_save(opts.baseline_dir, opts.save_name, current, replace=opts.replace_baseline)
     except SaveRefused as exc:
-        if exc.exit_code == EXIT_USAGE:
+        if exc.exit_code == EXIT_PYTEST_USAGE:
             raise pytest.UsageError(str(exc)) from None
         pytest.exit(str(exc), returncode=exc.exit_code)
 
@@ -404,7 +403,8 @@ def _refuse_settings_diff(config: pytest.Config, state: GateState) -> None:
     from aorta.device import Device
     from aorta.environment.fingerprint import parse_allowed
     from aorta.gate.compare import aorta_machine
-    from aorta.gate.settings_check import EXIT_SETTINGS_DIFFER, settings_refusal
+    from aorta.gate.exit_codes import EXIT_SETTINGS_DIFFER
+    from aorta.gate.settings_check import settings_refusal
 
     refusal = settings_refusal(
         aorta_machine(state.baseline or {}),
