@@ -15,7 +15,7 @@ kinds of trace event are read:
 A device op belongs to the round and block whose host range holds its launch call on the same thread
 (the innermost block where blocks nest). Ops of no round (warm-up, the untimed hold kernel) are left out.
 
-Per round (DESIGN.md's metric table), with the round's span from its first op's start to its last op's end:
+Per round (docs/hw_queue_figures.md, "Kernel timestamps"), with the round's span from its first op's start to its last op's end:
 per-stream busy = union of the stream's ops; effective concurrency = Σ busy / span; GPU busy share =
 |union of all ops| / span (low: the device waited for the host); streams with work = device streams that
 received ops. Event spans are never used: an event completes when its stream is free, not when its

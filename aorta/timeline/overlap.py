@@ -1,7 +1,8 @@
 """Interval math over device timelines (pure: no torch).
 
 An interval is a ``(start_ms, end_ms)`` pair with ``end_ms >= start_ms``. Every function returns new
-lists and never mutates its input. The definitions follow DESIGN.md's metric table:
+lists and never mutates its input. The definitions are the figures' (docs/hw_queue_figures.md, "Kernel
+timestamps"; docs/fsdp.md, "What each figure means"):
 
 - busy          = length of the union of a group's intervals
 - overlapped    = |A ∩ B|

@@ -11,7 +11,7 @@ What the communication is, said in the result (``workload_info["comm"]``):
 - ``collectives``: torch.distributed is initialized with world size > 1: real
   ``all_gather_into_tensor`` / ``reduce_scatter_tensor`` / ``all_reduce``. They run on the process
   group's own stream, so each is followed by ``work.wait()`` inside its segment: the segment's end
-  event then completes after the transfer, not after the launch (DESIGN.md).
+  event then completes after the transfer, not after the launch (docs/hw_queue_figures.md, "Device time").
 - ``d2d_copies_single_process``: one process, so world size is 1 and a shard is the whole tensor; each
   collective is replaced by the device-to-device copy that moves the same bytes. This is not
   communication between GPUs and is never labelled as such.
