@@ -1,6 +1,25 @@
 """aorta: GPU benchmarks for PyTorch written as pytest-benchmark tests.
 
-Data flows one way: workload -> timed rounds -> intervals -> metrics -> benchmark JSON -> verdicts -> report.
+The map, one package per arrow of the data flow (workload -> timed rounds -> kernel timeline -> figures ->
+record -> verdicts -> report), in that order:
+
+- ``hw_queue/``     hardware-queue workloads: specs, the workload base and its checks, run modes, the runner
+- ``fsdp/``         FSDP2 overlap scenarios: config, model, training on torchrun, per-rank figures
+- ``device/``       the one place accelerator calls go: streams, events, native streams (CUDA, ROCm, CPU)
+- ``timing/``       the one timing loop; the replay clock for pytest-benchmark, the calibrated slowdown
+- ``timeline/``     profiler capture, Chrome trace reading, per-round kernel figures, interval algebra
+- ``telemetry/``    clocks, power, temperature and throttling during a benchmark
+- ``environment/``  machine info, software versions, the fingerprint two runs are diffed by, stack label
+- ``record/``       what goes to disk and how it is read back: bench record, metric, atomic writes, paths
+- ``gate/``         baselines, noise, statistical verdicts, exit codes (``gate/exit_codes.py``)
+- ``report/``       summary JSON, figures, one HTML page, Chrome traces over saved runs
+- ``sweep/``        ``aorta sweep``: one benchmark command per cell of a grid of settings
+- ``launch/``       ``aorta torchrun``: torchrun, exiting with rank 0's pytest code
+
+Top level: ``plugin`` (the pytest entry point), ``options`` (parsed once), ``stats`` (pure), ``cli``.
+Imports go only from a layer to those before it: stats, record <- timeline <- device <- timing <-
+hw_queue, fsdp <- telemetry <- environment <- plugin, options <- gate, report, sweep, launch <- cli
+(tests/test_architecture.py).
 """
 
 __version__ = "0.1.0"

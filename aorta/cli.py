@@ -6,13 +6,13 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from aorta.environment.stack_label import add_stack_arguments, run_stack
 from aorta.gate.cli import add_compare_arguments, run_compare
 from aorta.gate.noise_cli import add_noise_arguments, run_noise
+from aorta.hw_queue.listing import add_list_arguments, run_list
 from aorta.launch.torchrun import add_torchrun_arguments, run_torchrun
 from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
-from aorta.stack_label import add_stack_arguments, run_stack
 from aorta.sweep.cli import add_sweep_arguments, run_sweep_command
-from aorta.workload_list import add_list_arguments, run_list
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from aorta.hw_queue.specs import ISSUE_ORDERS, SIZES  # pure: option parsing never imports torch
 from aorta.timing.loop import SYNC_MODES
-from aorta.workload_specs import ISSUE_ORDERS, SIZES  # pure: option parsing never imports torch
 
 MAX_STREAMS = 1024
 DEVICE_CHOICES = ("auto", "cuda", "rocm", "cpu")

@@ -13,9 +13,12 @@ from typing import Any
 
 import pytest
 
-from aorta import kernel_capture, stats, versions
-from aorta.bridge import ReplayClock, replay_into
+from aorta import stats
 from aorta.device import Device, DeviceUnavailable, StreamLimit, detect_backend
+from aorta.environment import versions
+from aorta.gate.exit_codes import EXIT_WRITE_FAILED
+from aorta.hw_queue.runner import run_workload
+from aorta.hw_queue.workload import StreamWorkError, WorkloadCheckError, WorkloadUnavailable
 from aorta.options import (
     AortaOptions,
     parse_copy_mb,
@@ -30,12 +33,12 @@ from aorta.options import (
     parse_sync_mode,
     parse_warmup,
 )
-from aorta.output_paths import OutputPathError, check_output_file
 from aorta.record import BenchRecord
-from aorta.runner import run_workload
+from aorta.record.output_paths import OutputPathError, check_output_file
 from aorta.telemetry.throttle import AllRoundsThrottled
+from aorta.timeline import kernel_capture
 from aorta.timing import TimingPlan
-from aorta.workload import StreamWorkError, WorkloadCheckError, WorkloadUnavailable
+from aorta.timing.replay_clock import ReplayClock, replay_into
 
 # Plugin pieces that live in their own modules (one line each), registered with this one.
 pytest_plugins = [
@@ -87,7 +90,7 @@ _PARSER: list[pytest.Parser] = []  # the parser of the session being set up, for
 
 
 def _lazy_benchmark_json(parser: pytest.Parser) -> None:
-    from aorta.benchmark_json_option import as_path_option
+    from aorta.record.benchmark_json_option import as_path_option
 
     _PARSER[:] = [parser]
     as_path_option(parser)
@@ -96,7 +99,7 @@ def _lazy_benchmark_json(parser: pytest.Parser) -> None:
 def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager) -> None:
     """pytest-benchmark registered after aorta: its ``--benchmark-json`` exists only now."""
     if _PARSER and getattr(plugin, "__name__", "") == "pytest_benchmark.plugin":
-        from aorta.benchmark_json_option import as_path_option
+        from aorta.record.benchmark_json_option import as_path_option
 
         as_path_option(_PARSER[0])
 
@@ -429,15 +432,12 @@ def _summary_row(name: str, record: BenchRecord) -> dict:
 
 
 def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict) -> None:
-    from aorta.machine import machine_info as aorta_machine_info
+    from aorta.environment.machine import machine_info as aorta_machine_info
 
     try:
         machine_info["aorta"] = aorta_machine_info(session_device(config))
     except Exception as exc:  # machine info must never lose a run's results
         machine_info["aorta"] = {"error": f"could not read machine info: {exc}"}
-
-
-EXIT_JSON_NOT_WRITTEN = 3  # --benchmark-json could not be written (disk full); where pytest's own status is 0
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -453,7 +453,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(STATE, None)  # pytest-benchmark wrote its JSON before this runs
     if state is not None and state.json_error and int(exitstatus) == 0:
-        session.exitstatus = EXIT_JSON_NOT_WRITTEN
+        session.exitstatus = EXIT_WRITE_FAILED
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -461,7 +461,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if state is None:
         return
     if state.json_error:
-        terminalreporter.write_line(f"aorta: {state.json_error} -> exit {EXIT_JSON_NOT_WRITTEN}", red=True)
+        terminalreporter.write_line(f"aorta: {state.json_error} -> exit {EXIT_WRITE_FAILED}", red=True)
     if state.xdist_skipped:
         terminalreporter.write_line(
             f"aorta: {state.xdist_skipped} benchmark(s) skipped: pytest-xdist disables pytest-benchmark; "
@@ -470,7 +470,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         )
     if not state.rows:
         return
-    from aorta.table import format_summary
+    from aorta.record.table import format_summary
 
     terminalreporter.section("aorta: device-timed results")
     for line in format_summary(state.rows):

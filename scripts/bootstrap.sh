@@ -23,7 +23,7 @@ extra=""
 [ "${1:-}" = "dev" ] && extra="[dev]"
 # torch is already satisfied here, so pip leaves it alone.
 "$PY" -m pip install --quiet -e ".${extra}"
-# dev: a headless browser for the report's rendering test (tests/test_report_browser.py). Best effort:
+# dev: a headless browser for the report's rendering test (tests/report/test_report_browser.py). Best effort:
 # without root or apt-get, or if the install fails, the bootstrap still succeeds and that test skips.
 if [ "${1:-}" = "dev" ] && ! command -v chromium >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then

@@ -1,4 +1,5 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,12 @@ except ImportError:  # the gate's tests skip or say why without scipy
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The test folders mirror aorta's packages (tests/gate/ for aorta/gate/, ...). Tests share helpers by module name
+# (``from test_gate_offline import run``), across folders too, so every folder is on the path whichever test
+# file runs, alone or first.
+TEST_FOLDERS = sorted(p for p in Path(__file__).resolve().parent.iterdir() if any(p.glob("test_*.py")))
+sys.path[:0] = [str(p) for p in TEST_FOLDERS if str(p) not in sys.path]
 
 
 def pytest_configure(config: pytest.Config) -> None:

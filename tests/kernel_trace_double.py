@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aorta import kernel_timeline
+from aorta.timeline import kernel_timeline
 from aorta.timing.loop import RoundTiming, TimedRun, _attach_kernels
 
 # (stream index, label or None, kernel start ms, kernel end ms), in the order the step issued them

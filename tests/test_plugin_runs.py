@@ -175,7 +175,7 @@ def test_hetero_reports_latency_alone_and_beside_gemms(p0_run):
 BROKEN = """
 import torch
 import pytest
-from aorta.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
 
 
 class SkipsLastStream(LargeGemmOnly):
@@ -220,7 +220,7 @@ def test_wrong_result_and_oom_fail_that_test_only(run_pytest, pytester):
 def test_xdist_says_benchmarks_are_disabled(run_pytest, pytester):
     pytest.importorskip("xdist")
     pytester.makepyfile(
-        test_x="from aorta.workloads.large_gemm import LargeGemmOnly\n\n"
+        test_x="from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly\n\n"
         "def test_g(hw_queue):\n    hw_queue(LargeGemmOnly, 1)\n"
     )
     result = run_pytest("-n", "2", "-rs")

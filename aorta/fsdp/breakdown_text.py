@@ -8,8 +8,8 @@ from collections import Counter
 
 from aorta.fsdp.split_resolution import resolution_sentence
 from aorta.fsdp.straggler_evidence import evidence_lines
-from aorta.rank_breakdown import BREAKDOWN, LABELS, per_rank_breakdown, straggler_line
 from aorta.record import BenchRecord
+from aorta.record.rank_breakdown import BREAKDOWN, LABELS, per_rank_breakdown, straggler_line
 
 
 def breakdown_lines(record: BenchRecord) -> list[str]:

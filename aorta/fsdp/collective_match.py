@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aorta import stats
-from aorta.trace_events import COMM_KINDS
+from aorta.timeline.trace_events import COMM_KINDS
 
 # The kind of a communication kernel that names no known collective (RCCL's generic kernel without args, or
 # a collective with no kind of its own): in a match it agrees with whatever the other ranks name.

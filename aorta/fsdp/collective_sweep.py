@@ -3,7 +3,7 @@
 Each (kind, size) runs alone and back to back through the one timing loop (``aorta.timing``): K synchronous
 collectives per round between the loop's device events (the collective is issued on the process group's
 stream and the caller's stream waits for it, so the round's end event follows the transfer, not the launch:
-DESIGN.md). The first collective of a round absorbs the ranks' launch skew; K per round amortizes it. Every
+docs/hw_queue_figures.md, "Device time"). The first collective of a round absorbs the ranks' launch skew; K per round amortizes it. Every
 rank's per-operation times go to every rank; the figure is the slowest rank per round (``link_ceiling.sweep_
 point``). Sizes are the full buffer (gathered output, reduce-scatter input, all-reduce buffer), as nccl-tests
 and the scenarios' profiler message sizes count them.

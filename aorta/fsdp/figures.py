@@ -14,9 +14,9 @@ from aorta import stats
 from aorta.fsdp.rank_figures import kernel_figures
 from aorta.fsdp.rank_telemetry import worst_rank_telemetry
 from aorta.fsdp.straggler_evidence import rank_evidence
-from aorta.metric import Metric
-from aorta.overlap import idle_ms
 from aorta.record import BenchRecord
+from aorta.record.metric import Metric
+from aorta.timeline.overlap import idle_ms
 
 RANK0 = "rank 0, over its whole profiled window (how to read the figures): reported, not judged"
 # When to say how a step's overlap figures should be read (reading_notes). Measured on 2xH200 at the old
@@ -150,7 +150,7 @@ def build_result(
             "streams_with_work": len(lead["stream_busy_ms"]) if lead.get("stream_busy_ms") else None,
             "kernel_summary": lead.get(
                 "kernel_summary"
-            ),  # rank 0's kernels per step (aorta/kernel_summary.py)
+            ),  # rank 0's kernels per step (aorta/timeline/kernel_summary.py)
             "per_rank": [
                 {k: v for k, v in r.items() if k not in ("timeline", "kernel_summary")} for r in ranks
             ],

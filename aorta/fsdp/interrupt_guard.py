@@ -15,8 +15,9 @@ import signal
 import threading
 import time
 
+from aorta.gate.exit_codes import EXIT_INTERRUPTED
+
 GRACE_S = 5.0
-EXIT_INTERRUPTED = 130
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from aorta import kernel_summary
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.config import FsdpSuiteConfig
 from aorta.fsdp.distributed import DistEnv
@@ -17,6 +16,7 @@ from aorta.fsdp.profiling import NO_KERNELS_ON_CPU, profile_steps, trace_enabled
 from aorta.fsdp.rank_host import rank_host
 from aorta.fsdp.scenarios import Scenario
 from aorta.fsdp.training import Trainer
+from aorta.timeline import kernel_summary
 from aorta.timing import TimedRun, TimingPlan, time_rounds
 
 
@@ -130,7 +130,7 @@ def _run(
         "compute_slowdown_ratio": slowdown,
         "slowdown_reason": slowdown_reason,
         "stream_busy_ms": segments.get("stream_busy_ms"),  # per device stream over the profiled window
-        "kernel_summary": kernels,  # per normalised kernel name, per step (aorta/kernel_summary.py)
+        "kernel_summary": kernels,  # per normalised kernel name, per step (aorta/timeline/kernel_summary.py)
         "trace_file": window.trace_file if window else None,
         "trace_note": window.trace_note if window else None,
         "host_enqueue_ms": [r.host_enqueue_ms for r in run.rounds],

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from aorta.bridge import ReplayClock, replay_into
 from aorta.fsdp.breakdown_text import breakdown_lines
 from aorta.fsdp.config import ConfigError, FsdpSuiteConfig, load_config
+from aorta.timing.replay_clock import ReplayClock, replay_into
 
 if TYPE_CHECKING:  # imported lazily at run time: it brings in torch.distributed
     from aorta.fsdp.distributed import DistEnv
@@ -251,7 +251,7 @@ def first_difference(id_lists: list[list[str]]) -> str | None:
 
 def _artifacts_problem(session: pytest.Session) -> str | None:
     """What is wrong with --aorta-artifacts when a collected test will write there, else None."""
-    from aorta.output_paths import OutputPathError, check_output_dir
+    from aorta.record.output_paths import OutputPathError, check_output_dir
 
     if session.config.option.collectonly:
         return None
@@ -572,7 +572,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         state is None or not state.rows or state.env is None
     ):  # rows come from fsdp_bench, which starts the group
         return
-    from aorta.table import format_table
+    from aorta.record.table import format_table
 
     env = state.env
     terminalreporter.section(f"aorta: FSDP scenarios ({env.world_size} rank(s), {env.comm_library})")

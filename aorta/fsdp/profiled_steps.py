@@ -25,10 +25,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from aorta import overlap
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.collective_match import comm_kernels
 from aorta.fsdp.trace_analysis import KernelEvent
+from aorta.timeline import overlap
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 

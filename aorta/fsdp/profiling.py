@@ -18,7 +18,7 @@ from pathlib import Path
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.config import ProfilingConfig
 from aorta.fsdp.profiled_steps import STEP_NAME, step_ranges_from_trace
-from aorta.trace_events import LAUNCH_CATEGORIES, load_trace
+from aorta.timeline.trace_events import LAUNCH_CATEGORIES, load_trace
 
 NO_KERNELS_ON_CPU = "CPU backend (gloo): the profiler records no device kernel timestamps"
 

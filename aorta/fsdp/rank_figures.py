@@ -26,7 +26,7 @@ from aorta.fsdp import collective_match as cm
 from aorta.fsdp import wait_transfer as wt
 from aorta.fsdp.link_ceiling import transfer_busbw
 from aorta.fsdp.split_resolution import split_resolution
-from aorta.metric import Metric
+from aorta.record.metric import Metric
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
 WAIT_NOTE = "includes time waiting for the slowest peer (launch skew): reported, not judged"

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from aorta import overlap
 from aorta.fsdp.collective_match import Collective, Matching
+from aorta.timeline import overlap
 
 
 def resolvable(collective: Collective, alignment_error_us: float) -> bool:

@@ -17,7 +17,7 @@ Classification is by kernel name, as the kernels appear on the GPU timeline:
   none) the kernel counts as ``other_comm``, and ``analyze`` says how many had no collective.
 
 The runtime's memset and copy kernels (ROCm 7 records ``__amd_rocclr_fillBufferAligned.kd`` as a kernel) are
-``memory``: neither compute nor communication. Every other kernel that is not communication is compute. Definitions (DESIGN.md): comm busy and compute busy are
+``memory``: neither compute nor communication. Every other kernel that is not communication is compute. Definitions (docs/fsdp.md, "What each figure means"): comm busy and compute busy are
 union lengths; overlapped = |compute ∩ comm|; exposed = comm busy − overlapped; overlap ratio =
 overlapped / comm busy. busbw follows nccl-tests: algbw = bytes / time (GB = 1e9 bytes), busbw = algbw ×
 2(n−1)/n for all-reduce, (n−1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast and reduce,
@@ -31,9 +31,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aorta import overlap
-from aorta.kernel_timeline import launch_dims
-from aorta.trace_events import (
+from aorta.timeline import overlap
+from aorta.timeline.kernel_timeline import launch_dims
+from aorta.timeline.trace_events import (
     COMM_KINDS,
     COMPUTE,
     MEMORY,

@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from aorta import overlap, stats
+from aorta import stats
 from aorta.fsdp.collective_match import Collective, CommKernel, Matching
+from aorta.timeline import overlap
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from aorta.fingerprint import without_launcher_defaults
+from aorta.environment.fingerprint import without_launcher_defaults
 from aorta.gate.compare import STACK_KEYS, GateSettings, aorta_machine, machine_label, world_size_change
 from aorta.gate.lock import locked, remove_stale_temps
 from aorta.gate.noise import noise_profile

@@ -1,13 +1,13 @@
 """Why a verdict moved: named causes, each with the evidence it rests on (pure: no torch).
 
 Read from each side's run evidence (aorta/gate/run_evidence.py), the kernel diff (aorta/gate/kernel_diff.py)
-and the two runs' fingerprints (aorta/fingerprint.py). A cause is asserted only with its evidence; where no
+and the two runs' fingerprints (aorta/environment/fingerprint.py). A cause is asserted only with its evidence; where no
 rule holds the answer is ``unexplained``, with what was checked and what was missing.
 
 =====================  ======================================================================================
 ``throttle``           throttled rounds (clock or power-cap flags, aorta/telemetry): their share of the
                        slower side's rounds is ``THROTTLE_RISE`` or more above the other side's
-``kernel_selection``   for one op (a kernel family, aorta/kernel_names.py) kernels lost launches (or
+``kernel_selection``   for one op (a kernel family, aorta/timeline/kernel_names.py) kernels lost launches (or
                        disappeared) and others gained them (or appeared) in their place
 ``launch_path``        the host's enqueue time per iteration grew by ``HOST_GROWTH`` or more while the
                        kernels' device time per iteration moved less than ``DEVICE_STILL``
@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aorta import stats
-from aorta.fingerprint import NOT_SETTINGS, differences, fingerprint
-from aorta.kernel_names import is_collective
+from aorta.environment.fingerprint import NOT_SETTINGS, differences, fingerprint
+from aorta.timeline.kernel_names import is_collective
 
 THROTTLE, KERNEL_SELECTION, LAUNCH_PATH = "throttle", "kernel_selection", "launch_path"
 QUEUE_CONCURRENCY, COLLECTIVE_CONFIG, PEER_WAIT = "queue_concurrency", "collective_config", "peer_wait"

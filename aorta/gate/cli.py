@@ -18,11 +18,9 @@ import os
 import sys
 from pathlib import Path
 
-from aorta.fingerprint import parse_allowed
+from aorta.environment.fingerprint import parse_allowed
 from aorta.gate import baseline as bl
 from aorta.gate.compare import (
-    EXIT_MISMATCH,
-    EXIT_USAGE,
     GateSettings,
     aorta_machine,
     compare_runs,
@@ -31,10 +29,11 @@ from aorta.gate.compare import (
     parse_ratio,
     parse_threshold,
 )
+from aorta.gate.exit_codes import EXIT_MISMATCH, EXIT_SETTINGS_DIFFER, EXIT_USAGE
 from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
-from aorta.gate.settings_check import EXIT_SETTINGS_DIFFER, settings_refusal
-from aorta.output_paths import OutputPathError, check_appendable, check_output_file
+from aorta.gate.settings_check import settings_refusal
+from aorta.record.output_paths import OutputPathError, check_appendable, check_output_file
 
 
 def argtype(fn):

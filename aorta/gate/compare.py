@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_MISMATCH, EXIT_NOTHING_COMPARED, EXIT_REGRESSION
 from aorta.gate.machines import aorta_machine, machine_label
 from aorta.gate.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, run_value
 from aorta.gate.samples import (
@@ -44,12 +45,6 @@ from aorta.record import record_of
 
 __all__ = ["DEVICE_TIME", "aorta_machine", "device_samples_ms", "figures", "machine_label", "metric_samples"]
 
-EXIT_CLEAN = 0
-EXIT_USAGE = 2  # pytest's own code for usage errors; the CLI uses it for bad input too
-EXIT_REGRESSION = 10
-EXIT_MISMATCH = 11
-EXIT_NOTHING_COMPARED = 12  # no benchmark of the run is in the baseline: a gate that judged nothing
-EXIT_NOT_SAVED = 13  # --aorta-save-baseline could not write the baseline (pytest itself passed)
 NOTHING_COMPARED = "NOTHING COMPARED"
 STACK_KEYS = ("driver", "cuda", "hip", "torch", "nccl", "rccl")
 

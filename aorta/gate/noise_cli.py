@@ -20,13 +20,14 @@ import sys
 
 from aorta.gate import baseline as bl
 from aorta.gate.cli import add_max_mde_argument, argtype
-from aorta.gate.compare import EXIT_USAGE, parse_alpha, parse_whole
+from aorta.gate.compare import parse_alpha, parse_whole
+from aorta.gate.exit_codes import EXIT_USAGE
 from aorta.gate.noise import DEFAULT_MAX_MDE, Noise, mde, pooled_noise, run_value
 from aorta.gate.samples import DEVICE_TIME, baseline_runs, run_machines
 from aorta.gate.verdict import DEFAULT_ALPHA
-from aorta.output_paths import OutputPathError, check_output_file
 from aorta.record import record_of
-from aorta.table import format_table
+from aorta.record.output_paths import OutputPathError, check_output_file
+from aorta.record.table import format_table
 
 
 def add_noise_arguments(parser: argparse.ArgumentParser) -> None:

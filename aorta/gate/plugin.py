@@ -29,9 +29,6 @@ import pytest
 from aorta.gate import baseline as bl
 from aorta.gate import fresh_runs
 from aorta.gate.compare import (
-    EXIT_CLEAN,
-    EXIT_NOT_SAVED,
-    EXIT_NOTHING_COMPARED,
     NOTHING_COMPARED,
     Comparison,
     GateSettings,
@@ -44,12 +41,13 @@ from aorta.gate.compare import (
     parse_threshold,
     parse_whole,
 )
+from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_NOT_SAVED, EXIT_NOTHING_COMPARED
 from aorta.gate.outputs import (
     DEFAULT_VERDICT_JSON,
     write_outputs,
 )
 from aorta.gate.render import overall_exit, terminal_lines
-from aorta.output_paths import OutputPathError, check_appendable, check_output_dir, check_output_file
+from aorta.record.output_paths import OutputPathError, check_appendable, check_output_dir, check_output_file
 
 MAX_CONFIRM = 20
 MAX_RUNS = 20
@@ -351,8 +349,9 @@ def _check_save(config: pytest.Config, opts: GateOptions) -> None:
     be read, of another machine or stack) is refused now: exit 4 or 13, before any benchmark runs."""
     import platform
 
-    from aorta.gate.save_check import EXIT_USAGE, SaveRefused, check_save
-    from aorta.machine import machine_info
+    from aorta.environment.machine import machine_info
+    from aorta.gate.exit_codes import EXIT_PYTEST_USAGE
+    from aorta.gate.save_check import SaveRefused, check_save
     from aorta.plugin import session_device
 
     if not opts.save_name:
@@ -366,7 +365,7 @@ def _check_save(config: pytest.Config, opts: GateOptions) -> None:
     try:
         check_save(opts.baseline_dir, opts.save_name, current, replace=opts.replace_baseline)
     except SaveRefused as exc:
-        if exc.exit_code == EXIT_USAGE:
+        if exc.exit_code == EXIT_PYTEST_USAGE:
             raise pytest.UsageError(str(exc)) from None
         pytest.exit(str(exc), returncode=exc.exit_code)
 
@@ -402,9 +401,10 @@ def _refuse_settings_diff(config: pytest.Config, state: GateState) -> None:
     """Scheduling env vars that differ from the baseline's and were not named as intended: exit 14 now,
     before any benchmark runs (versions may differ: comparing stacks is the point)."""
     from aorta.device import Device
-    from aorta.fingerprint import parse_allowed
+    from aorta.environment.fingerprint import parse_allowed
     from aorta.gate.compare import aorta_machine
-    from aorta.gate.settings_check import EXIT_SETTINGS_DIFFER, settings_refusal
+    from aorta.gate.exit_codes import EXIT_SETTINGS_DIFFER
+    from aorta.gate.settings_check import settings_refusal
 
     refusal = settings_refusal(
         aorta_machine(state.baseline or {}),

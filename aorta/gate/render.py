@@ -4,27 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aorta.gate.compare import (
+from aorta.gate.compare import NOTHING_COMPARED, Comparison
+from aorta.gate.exit_codes import (
     EXIT_CLEAN,
+    EXIT_MEANINGS,
     EXIT_MISMATCH,
-    EXIT_NOT_SAVED,
     EXIT_NOTHING_COMPARED,
     EXIT_REGRESSION,
-    NOTHING_COMPARED,
-    Comparison,
 )
 from aorta.gate.verdict import NOT_GATEABLE, SAME
 from aorta.gate.why_text import why_lines, why_markdown
-from aorta.table import format_table
+from aorta.record.table import format_table
 
 VERDICT_SCHEMA = 2  # 2: run-level verdicts (interval, MDE, runs used, not gateable)
-EXIT_MEANINGS = {
-    EXIT_CLEAN: "clean",
-    EXIT_REGRESSION: "regression: a SLOWER verdict",
-    EXIT_MISMATCH: "refused: different hardware",
-    EXIT_NOTHING_COMPARED: "nothing compared: the gate judged no benchmark",
-    EXIT_NOT_SAVED: "baseline not saved",
-}
 
 
 def _v(value) -> str:

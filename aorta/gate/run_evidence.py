@@ -2,7 +2,7 @@
 
 A run entry (``aorta.gate.samples.run_entry``) keeps, per benchmark, the figures the gate judges; the
 ``evidence`` it keeps beside them is what ``aorta.gate.causes`` reads when a verdict moves: the kernel summary
-(aorta/kernel_summary.py), the host's enqueue time, the kernel timeline's concurrency and busy figures, the
+(aorta/timeline/kernel_summary.py), the host's enqueue time, the kernel timeline's concurrency and busy figures, the
 telemetry's throttle counts and clocks, and an FSDP run's exposed communication split into wait and transfer.
 Every entry is optional: a figure a run did not record is left out, never invented.
 """

@@ -19,8 +19,8 @@ from typing import Any
 
 from aorta.gate.machines import aorta_machine, machine_id
 from aorta.gate.run_evidence import EVIDENCE_KEY, run_evidence
-from aorta.metric import Metric
 from aorta.record import RecordError, record_of
+from aorta.record.metric import Metric
 
 DEVICE_TIME = "device_ms"  # the name device time per iteration goes by in verdicts and thresholds
 RUNS_KEY = "runs"

@@ -13,10 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from aorta.gate import baseline as bl
-from aorta.gate.compare import EXIT_NOT_SAVED
-from aorta.output_paths import OutputPathError, check_output_dir
-
-EXIT_USAGE = 4  # pytest's usage error: a bad option, baseline file or output place
+from aorta.gate.exit_codes import EXIT_NOT_SAVED, EXIT_PYTEST_USAGE
+from aorta.record.output_paths import OutputPathError, check_output_dir
 
 
 class SaveRefused(Exception):
@@ -36,9 +34,11 @@ def check_save(directory: str | os.PathLike, name: str, current: Mapping, *, rep
     try:
         check_output_dir("--aorta-baseline-dir", path.parent)
     except OutputPathError as exc:
-        raise SaveRefused(f"{option}: {exc}", EXIT_USAGE) from None
+        raise SaveRefused(f"{option}: {exc}", EXIT_PYTEST_USAGE) from None
     if path.is_dir():
-        raise SaveRefused(f"{option}: {path} is a folder, not a baseline file; move it away", EXIT_USAGE)
+        raise SaveRefused(
+            f"{option}: {path} is a folder, not a baseline file; move it away", EXIT_PYTEST_USAGE
+        )
     if replace or not path.exists():
         return path
     try:
@@ -48,7 +48,7 @@ def check_save(directory: str | os.PathLike, name: str, current: Mapping, *, rep
         raise SaveRefused(
             f"{option}: the saved baseline cannot be added to: {exc}; pass --aorta-replace-baseline to "
             "start it afresh with this run",
-            EXIT_USAGE,
+            EXIT_PYTEST_USAGE,
         ) from None
     try:
         bl.check_can_add(old, path, current)

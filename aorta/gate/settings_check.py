@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from aorta.fingerprint import describe, unintended_settings
-
-EXIT_SETTINGS_DIFFER = 14
+from aorta.environment.fingerprint import describe, unintended_settings
+from aorta.gate.exit_codes import EXIT_SETTINGS_DIFFER
 
 
 def settings_refusal(

@@ -18,7 +18,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-EXIT_USAGE = 2
+from aorta.gate.exit_codes import EXIT_USAGE
+
 PYTEST = ("-m", "pytest")
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aorta.metric import Metric
+from aorta.record.metric import Metric
 
 SCHEMA_VERSION = 3
 READABLE_SCHEMAS = (1, 2, 3)

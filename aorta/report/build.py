@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from aorta.output_paths import OutputPathError, check_output_renamed_into_place
+from aorta.record.output_paths import OutputPathError, check_output_renamed_into_place
 from aorta.report import html_page
 from aorta.report import summary as summ
 from aorta.report.errors import ReportInputError

@@ -6,10 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from aorta.gate.exit_codes import EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.report.errors import ReportInputError
-
-EXIT_BAD_INPUT = 2
-EXIT_WRITE_FAILED = 3  # the report (or merged trace) could not be written: disk full; nothing earlier lost
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +55,7 @@ def run_report(args: argparse.Namespace) -> int:
         summary = _build_sweep_report(args) if args.sweep else _build_run_report(args)
     except ReportInputError as exc:
         print(f"aorta report: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return EXIT_USAGE
     except OSError as exc:  # disk full while building: the report is built aside, the old one stays
         print(
             f"aorta report: error: cannot write the report under --output {args.output}: "
@@ -166,8 +164,8 @@ def run_trace(args: argparse.Namespace) -> int:
     import gzip
     import json
 
-    from aorta.output_paths import OutputPathError, check_output_file
     from aorta.record import write_bytes_atomic, write_json_atomic, write_text_atomic
+    from aorta.record.output_paths import OutputPathError, check_output_file
     from aorta.report import trace_merge
 
     out = Path(args.output)
@@ -181,7 +179,7 @@ def run_trace(args: argparse.Namespace) -> int:
         merged = trace_merge.merge(traces, args.align)
     except ReportInputError as exc:
         print(f"aorta trace merge: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return EXIT_USAGE
     diag["alignment"] = merged["otherData"]["aorta_merge"]["alignment"]
     diag["merged_trace"] = str(out)
     if out.name.endswith(".gz"):

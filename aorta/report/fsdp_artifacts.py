@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aorta.overlap import idle_ms
 from aorta.report.errors import ReportInputError
+from aorta.timeline.overlap import idle_ms
 
 RANK_FILE = re.compile(r"^rank_(\d+)_metrics\.jsonl$")
 

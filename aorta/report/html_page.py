@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 from aorta.gate.why_text import why_lines
-from aorta.rank_breakdown import BREAKDOWN, LABELS
+from aorta.record.rank_breakdown import BREAKDOWN, LABELS
 from aorta.report.verdicts import by_benchmark_metric
 
 CSS = """

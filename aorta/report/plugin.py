@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta.output_paths import OutputPathError, check_output_dir
 from aorta.record import write_json_atomic
+from aorta.record.output_paths import OutputPathError, check_output_dir
 from aorta.report.chrome_trace import round_events, trace_document
 
 

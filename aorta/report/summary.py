@@ -13,8 +13,8 @@ from collections import defaultdict
 from typing import Any
 
 from aorta import stats
-from aorta.rank_breakdown import per_rank_breakdown, straggler_line
 from aorta.record import record_of
+from aorta.record.rank_breakdown import per_rank_breakdown, straggler_line
 from aorta.report.errors import ReportInputError
 from aorta.report.fsdp_artifacts import ScenarioRank
 from aorta.report.runs import Run

@@ -11,7 +11,7 @@ import itertools
 import math
 from collections import Counter
 
-from aorta.fingerprint import differences, fingerprint
+from aorta.environment.fingerprint import differences, fingerprint
 from aorta.report import summary as summ
 from aorta.report.sweeps import Sweep
 from aorta.report.verdicts import by_benchmark_metric, gate_verdicts

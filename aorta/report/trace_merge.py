@@ -26,8 +26,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from aorta import overlap, stats, trace_events
+from aorta import stats
 from aorta.report.errors import ReportInputError
+from aorta.timeline import overlap, trace_events
 
 ALIGN_RULES = ("auto", "base-time", "first-step")
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")

@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from aorta.record import record_of
+from aorta.record.table import format_table
 from aorta.report.runs import Run
-from aorta.table import format_table
 
 KINDS = ("all_gather", "reduce_scatter", "all_reduce")
 NOT_SCENARIOS = ("fsdp_collective_sweep", "fsdp_known_answer")

@@ -15,17 +15,14 @@ import signal
 import sys
 from pathlib import Path
 
-from aorta.output_paths import OutputPathError, check_output_dir
+from aorta.gate.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
+from aorta.record.output_paths import OutputPathError, check_output_dir
 from aorta.sweep import manifest as mf
 from aorta.sweep.command import check_command, check_override_readers, check_overrides
 from aorta.sweep.grid import Cell, SweepUsageError, expand, parse_axes
 from aorta.sweep.variables import check_env_axes
 
-EXIT_CELL_FAILED = 1
-EXIT_BAD_INPUT = 2
-EXIT_WRITE_FAILED = 3
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # `timeout`, a batch system, a closed terminal: stop the cell
-EXIT_INTERRUPTED = 130
 
 
 def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,7 +67,7 @@ def base_environment(environ, axes) -> dict[str, str]:
     """The scheduling variables in force outside the grid (part of the sweep's identity); logging and GPU
     visibility are left out, so a resume with NCCL_DEBUG=INFO or on other GPUs is the same sweep."""
     from aorta.device import Device  # its env pattern; torch is imported only here
-    from aorta.fingerprint import NOT_SETTINGS
+    from aorta.environment.fingerprint import NOT_SETTINGS
 
     left_out = {a.name for a in axes if a.kind == "env"} | set(NOT_SETTINGS)
     return {k: v for k, v in Device.scheduling_env(dict(environ)).items() if k not in left_out}
@@ -117,7 +114,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         folder, doc, cells, cmd, notes = prepare(args, os.environ)
     except SweepUsageError as exc:
         print(f"aorta sweep: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return EXIT_USAGE
     for note in notes:
         print(f"aorta sweep: note: {note}")
     previous = {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS}

@@ -8,9 +8,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from aorta.environment.fingerprint import CELL_ENV_VAR  # set by the sweep for each cell
+
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 OVERRIDE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-CELL_ENV_VAR = "AORTA_SWEEP_CELL"  # the cell a run belongs to, as JSON, recorded in its machine info
 
 
 class SweepUsageError(ValueError):

@@ -6,7 +6,7 @@ clamps. For each cell and each swept knob this module gathers what the run itsel
 - ``library_report``: the library says it read the variable: NCCL / RCCL with ``NCCL_DEBUG=INFO`` print
   ``NCCL INFO NCCL_ALGO set by environment to Ring`` for every ``NCCL_*`` parameter they read from the
   environment (NCCL's ``ncclLoadParam`` / ``NCCL_PARAM``); a variable they do not know prints nothing;
-- ``trace``: the collective kernels in the cell's kernel summaries (aorta/kernel_summary.py) match the
+- ``trace``: the collective kernels in the cell's kernel summaries (aorta/timeline/kernel_summary.py) match the
   setting: ``NCCL_ALGO`` / ``NCCL_PROTO`` in the kernel names (``..._RING_LL``), ``NCCL_NTHREADS`` as the
   block size, ``NCCL_MAX_NCHANNELS`` / ``NCCL_MAX_CTAS`` (at most) and ``NCCL_MIN_NCHANNELS`` /
   ``NCCL_MIN_CTAS`` (at least) as the grid size; a mismatch is ``contradicted`` (clamped or ignored);
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aorta.gate.kernel_diff import kernel_diff
-from aorta.kernel_names import is_collective
+from aorta.timeline.kernel_names import is_collective
 
 TOOK_EFFECT, CONTRADICTED, NO_EVIDENCE = "took_effect", "contradicted", "no_evidence"
 NO_EVIDENCE_TEXT = "no evidence the knob took effect"

@@ -22,13 +22,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from aorta.environment.fingerprint import CELL_ENV_VAR
+from aorta.gate.exit_codes import EXIT_CANNOT_START, EXIT_CELL_FAILED, EXIT_CLEAN
 from aorta.sweep import manifest as mf
 from aorta.sweep.command import cell_command
-from aorta.sweep.grid import CELL_ENV_VAR, Cell
+from aorta.sweep.grid import Cell
 
 STOP_GRACE_S = 10.0  # after SIGTERM, before SIGKILL: torchrun forwards the signal to its ranks
 GUARD = str(Path(__file__).with_name("cell_guard.py"))  # run as a script: found without aorta on the path
-EXIT_CANNOT_START = 127  # the guard's code for a command that could not start (as a shell's)
 
 
 def format_duration(seconds: float) -> str:
@@ -262,4 +263,4 @@ def run_sweep(
         + f"; manifest {folder / mf.MANIFEST}",
         file=out,
     )
-    return 0 if counts.get(mf.OK, 0) == n and not failed_now else 1
+    return EXIT_CLEAN if counts.get(mf.OK, 0) == n and not failed_now else EXIT_CELL_FAILED

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from aorta import kernel_timeline
+from aorta.timeline import kernel_timeline
 
 SYNC_MODES = ("per_round", "end_only")
 METHODS = ("events", "events_k_batched", "graph_replay")
@@ -91,7 +91,7 @@ class RoundRecorder:
 
     With ``record_intervals`` (the kernel-timestamp pass), each block is also a labelled profiler range
     (``aorta.s<i>`` or ``aorta.s<i>:<label>``): the kernels launched inside it are filed under stream ``i``
-    and the label (aorta/kernel_timeline.py). No event is recorded between launches: an event completes when
+    and the label (aorta/timeline/kernel_timeline.py). No event is recorded between launches: an event completes when
     its stream is free, not when its kernels get the GPU, so event spans count queueing as busy time
     (measured on an H100: 38.9 "concurrency" from event spans where the kernels gave 14.2).
     """
@@ -101,7 +101,7 @@ class RoundRecorder:
         self.streams = list(streams)
         self.origin = device.current_stream()
         self._record = record_intervals
-        self._log = launch_log  # a LaunchLog told which stream's block is open (aorta/launch_log.py)
+        self._log = launch_log  # a LaunchLog told which stream's block is open (aorta/hw_queue/launch_log.py)
 
     @property
     def n_streams(self) -> int:
@@ -166,7 +166,7 @@ class TimedRun:
     kernel_reason: str | None = None
     # Kernel-timestamp pass: what the profiler cost, in host seconds (``*_s``: its rounds, stopping it, the
     # trace's export, load and parse), the trace's size (``trace_mb``) and event count (``trace_events``):
-    # where a slow suite spends its time (aorta/kernel_capture.py).
+    # where a slow suite spends its time (aorta/timeline/kernel_capture.py).
     profiler_cost: dict[str, float] = field(default_factory=dict)
 
     @property

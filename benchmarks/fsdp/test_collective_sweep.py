@@ -8,8 +8,8 @@ import pytest
 
 from aorta.fsdp import collective_sweep as sweep
 from aorta.fsdp.link_ceiling import ceiling_from_points, size_label
-from aorta.metric import Metric
 from aorta.record import BenchRecord
+from aorta.record.metric import Metric
 
 pytestmark = [pytest.mark.fsdp]
 

@@ -19,8 +19,8 @@ import torch.distributed as dist
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.config import ProfilingConfig
 from aorta.fsdp.figures import slowest_per_round
-from aorta.metric import Metric
 from aorta.record import BenchRecord
+from aorta.record.metric import Metric
 from aorta.stats import median
 from aorta.timing import TimingPlan, time_rounds
 

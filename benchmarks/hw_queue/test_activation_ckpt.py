@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.activation_ckpt import ActivationCkpt
+from aorta.hw_queue.workloads.activation_ckpt import ActivationCkpt
 
 pytestmark = [pytest.mark.p2, pytest.mark.training]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.async_dataload import AsyncDataload
+from aorta.hw_queue.workloads.async_dataload import AsyncDataload
 
 pytestmark = [pytest.mark.p2, pytest.mark.pipeline]
 

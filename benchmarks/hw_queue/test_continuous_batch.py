@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.continuous_batch import ContinuousBatch
+from aorta.hw_queue.workloads.continuous_batch import ContinuousBatch
 
 pytestmark = [pytest.mark.p1, pytest.mark.inference]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.copy_compute_overlap import CopyComputeOverlap
+from aorta.hw_queue.workloads.copy_compute_overlap import CopyComputeOverlap
 
 pytestmark = [pytest.mark.p1, pytest.mark.memory]
 

@@ -10,8 +10,8 @@ torchrun it is one process and each collective is the same-size device-to-device
 import pytest
 
 from aorta.fsdp.distributed import launch_info
+from aorta.hw_queue.workloads.fsdp_tp import FsdpTp
 from aorta.stats import median
-from aorta.workloads.fsdp_tp import FsdpTp
 
 pytestmark = [pytest.mark.p1, pytest.mark.training]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.grad_accum import GradAccum
+from aorta.hw_queue.workloads.grad_accum import GradAccum
 
 pytestmark = [pytest.mark.p2, pytest.mark.training]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.graph_subgraphs import GraphSubgraphs
+from aorta.hw_queue.workloads.graph_subgraphs import GraphSubgraphs
 
 pytestmark = [pytest.mark.p2, pytest.mark.compile]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.hetero import HeteroKernels
+from aorta.hw_queue.workloads.hetero import HeteroKernels
 
 pytestmark = [pytest.mark.p0, pytest.mark.latency]
 

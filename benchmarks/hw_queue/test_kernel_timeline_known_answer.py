@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from aorta.kernel_timeline import summarize
-from aorta.runner import run_workload
+from aorta.hw_queue.parts.spin import cycles_for_ms
+from aorta.hw_queue.runner import run_workload
+from aorta.hw_queue.workloads.stream_concurrency import StreamConcurrency
+from aorta.timeline.kernel_timeline import summarize
 from aorta.timing import RoundRecorder, TimingPlan, run_forked, time_rounds
-from aorta.workload_parts.spin import cycles_for_ms
-from aorta.workloads.stream_concurrency import StreamConcurrency
 
 pytestmark = [pytest.mark.p0, pytest.mark.scheduling]
 KERNEL_MS = 20.0  # long beside the host's ~9 µs per launch: N launches stagger the starts by < 1%

@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
 
 pytestmark = [pytest.mark.p0, pytest.mark.compute]
 

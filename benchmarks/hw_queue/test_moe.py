@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.moe import Moe
+from aorta.hw_queue.workloads.moe import Moe
 
 pytestmark = [pytest.mark.p1, pytest.mark.training]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.rag_pipeline import RagPipeline
+from aorta.hw_queue.workloads.rag_pipeline import RagPipeline
 
 pytestmark = [pytest.mark.p2, pytest.mark.inference]
 

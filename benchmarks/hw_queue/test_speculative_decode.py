@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.speculative_decode import SpeculativeDecode
+from aorta.hw_queue.workloads.speculative_decode import SpeculativeDecode
 
 pytestmark = [pytest.mark.p1, pytest.mark.inference]
 

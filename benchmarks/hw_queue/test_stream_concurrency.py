@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.stream_concurrency import StreamConcurrency
+from aorta.hw_queue.workloads.stream_concurrency import StreamConcurrency
 
 pytestmark = [pytest.mark.p0, pytest.mark.scheduling]
 

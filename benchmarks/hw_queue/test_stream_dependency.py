@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.stream_dependency import StreamDependency
+from aorta.hw_queue.workloads.stream_dependency import StreamDependency
 
 pytestmark = [pytest.mark.p1, pytest.mark.latency]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.tiny_kernel import TinyKernelStress
+from aorta.hw_queue.workloads.tiny_kernel import TinyKernelStress
 
 pytestmark = [pytest.mark.p0, pytest.mark.scheduling]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.torch_compile import TorchCompile
+from aorta.hw_queue.workloads.torch_compile import TorchCompile
 
 pytestmark = [pytest.mark.p3, pytest.mark.compile]
 

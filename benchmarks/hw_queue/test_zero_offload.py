@@ -1,6 +1,6 @@
 import pytest
 
-from aorta.workloads.zero_offload import ZeroOffload
+from aorta.hw_queue.workloads.zero_offload import ZeroOffload
 
 pytestmark = [pytest.mark.p2, pytest.mark.training]
 

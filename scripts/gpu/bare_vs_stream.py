@@ -4,10 +4,10 @@ timing loop on the default stream, on one native stream, and as the workload, in
 import torch
 
 from aorta.device import Device
-from aorta.runner import run_workload
+from aorta.hw_queue.runner import run_workload
+from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly, bare_matmul_tflops
 from aorta.stats import median
 from aorta.timing import TimingPlan, time_rounds
-from aorta.workloads.large_gemm import LargeGemmOnly, bare_matmul_tflops
 
 dev = Device.open("auto")
 plan = TimingPlan(warmup_rounds=3, rounds=20)

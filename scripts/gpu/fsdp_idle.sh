@@ -16,7 +16,7 @@ for batch in 8 "${AORTA_BIG_BATCH:-32}"; do
 done
 python3 - "$OUT" <<'PY'
 import glob, json, sys
-from aorta.table import format_table
+from aorta.record.table import format_table
 rows = []
 for path in sorted(glob.glob(f"{sys.argv[1]}/batch*.json")):
     for b in json.load(open(path))["benchmarks"]:

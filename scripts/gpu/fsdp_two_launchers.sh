@@ -7,7 +7,7 @@
 #   NCCL_NVLS_ENABLE=0 scripts/gpu/fsdp_two_launchers.sh                  # 4 GPUs: 2 launchers x 2 ranks, baseline
 #   SELECT="baseline or explicit_prefetch" scripts/gpu/fsdp_two_launchers.sh --override training.steps=20
 #   NET=1 scripts/gpu/fsdp_two_launchers.sh    # NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1: the network transport
-#   DEVICE=cpu NPROC=1 scripts/gpu/fsdp_two_launchers.sh   # CPU, gloo: what tests/test_scale_cpu.py runs
+#   DEVICE=cpu NPROC=1 scripts/gpu/fsdp_two_launchers.sh   # CPU, gloo: what tests/fsdp/test_scale_cpu.py runs
 #
 # NCCL sees both launchers on one host and still uses NVLink between them unless NET=1. Writes
 # $OUT/two_launchers.json (rank 0's pytest-benchmark JSON), $OUT/two_launchers_node{0,1}.log and

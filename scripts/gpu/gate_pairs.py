@@ -45,7 +45,7 @@ from aorta.gate.compare import deliberate_slowdowns  # noqa: E402
 from aorta.gate.noise import mde, pooled_noise, run_value  # noqa: E402
 from aorta.gate.samples import DEVICE_TIME, baseline_runs  # noqa: E402
 from aorta.gate.verdict import DEFAULT_ALPHA  # noqa: E402
-from aorta.table import format_table  # noqa: E402
+from aorta.record.table import format_table  # noqa: E402
 
 OUTCOMES = ("SLOWER", "FASTER", "SAME", "UNSURE", "NOT_GATEABLE")
 

@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from aorta.table import format_table
+from aorta.record.table import format_table
 
 
 def _pct(x) -> str:

@@ -2,7 +2,7 @@
 
 1. N streams, each one long one-block spin kernel, captured as one graph and replayed inside a labelled round
    under ``torch.profiler``: prints each device op's stream id, start, duration, correlation, the launch call
-   it matches and the figures ``aorta.kernel_timeline`` reads from that round (per-stream busy, concurrency).
+   it matches and the figures ``aorta.timeline.kernel_timeline`` reads from that round (per-stream busy, concurrency).
 2. The same round eager (labelled blocks) for comparison.
 3. Host cost of one profiled pass: profiler start, rounds, stop + export + parse, for a round of many tiny kernels.
 
@@ -14,10 +14,10 @@ import time
 
 import torch
 
-from aorta import kernel_timeline
 from aorta.device import Device
+from aorta.hw_queue.parts.spin import cycles_for_ms
+from aorta.timeline import kernel_timeline
 from aorta.timing.loop import RoundRecorder, run_forked
-from aorta.workload_parts.spin import cycles_for_ms
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
 dev = Device.open()

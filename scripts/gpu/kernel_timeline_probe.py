@@ -7,11 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from aorta import kernel_timeline as kt
 from aorta.device import Device
+from aorta.hw_queue.parts.spin import cycles_for_ms
+from aorta.hw_queue.workloads.async_dataload import AsyncDataload
+from aorta.timeline import kernel_timeline as kt
 from aorta.timing import TimingPlan, time_rounds
-from aorta.workload_parts.spin import cycles_for_ms
-from aorta.workloads.async_dataload import AsyncDataload
 
 out = Path(sys.argv[1])
 dev = Device.open("auto")

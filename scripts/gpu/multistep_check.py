@@ -15,10 +15,10 @@ import sys
 import time
 
 from aorta.device import Device
-from aorta.runner import poison
+from aorta.hw_queue.runner import poison
+from aorta.hw_queue.workload import WorkloadCheckError, clone_result, compare_results
+from aorta.hw_queue.workloads import get_workload
 from aorta.timing import RoundRecorder, run_forked
-from aorta.workload import WorkloadCheckError, clone_result, compare_results
-from aorta.workloads import get_workload
 
 NAMES = ("moe", "fsdp_tp", "activation_ckpt", "grad_accum", "speculative_decode", "continuous_batch")
 

@@ -12,9 +12,9 @@ import time
 
 import torch
 
-from aorta import kernel_timeline as kt
 from aorta.device import Device
-from aorta.kernel_capture import KernelCapture
+from aorta.timeline import kernel_timeline as kt
+from aorta.timeline.kernel_capture import KernelCapture
 
 dev = Device.open("auto")
 streams = dev.streams(2)

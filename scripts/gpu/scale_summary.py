@@ -16,8 +16,8 @@ if str(REPO) not in sys.path:  # runs from a checkout that was never installed
     sys.path.insert(0, str(REPO))
 
 from aorta.fsdp.link_ceiling import size_label  # noqa: E402
+from aorta.record.table import format_table  # noqa: E402
 from aorta.report.world_scaling import HEADERS, ordered, scenario_row, table_rows  # noqa: E402
-from aorta.table import format_table  # noqa: E402
 
 
 def _metric(bench: dict, name: str):

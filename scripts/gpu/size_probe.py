@@ -11,9 +11,9 @@ import time
 
 from aorta import stats
 from aorta.device import Device
-from aorta.runner import run_workload
+from aorta.hw_queue.runner import run_workload
+from aorta.hw_queue.workloads import REGISTRY
 from aorta.timing import TimingPlan
-from aorta.workloads import REGISTRY
 
 
 def parse(case: str):

@@ -10,8 +10,8 @@ import statistics
 import sys
 
 from aorta.record import record_of
+from aorta.record.table import format_table
 from aorta.stats import median
-from aorta.table import format_table
 
 
 def _fmt(value, spec=".3g"):

@@ -53,7 +53,7 @@ echo "== files in $OUT: $(cd "$OUT" && echo *) ($(( $(date +%s) - start )) s)"
 
 "$PY" - "$OUT/summary.json" <<'PYEOF' | tee "$OUT/table.txt"
 import json, sys
-from aorta.table import format_table
+from aorta.record.table import format_table
 
 try:
     s = json.load(open(sys.argv[1]))

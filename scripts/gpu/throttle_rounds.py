@@ -18,7 +18,7 @@ import tarfile
 from collections import Counter
 from pathlib import Path
 
-from aorta.table import format_table
+from aorta.record.table import format_table
 
 
 def runs(source: str):

@@ -1,0 +1,95 @@
+"""The test-only slowdown is calibrated the way the benchmark is timed."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from aorta.device import Device
+from aorta.hw_queue import runner
+from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+from aorta.timing import TimingPlan, slowdown
+
+
+def test_calibration_times_the_step_with_the_runs_launch_hold_and_sync_mode(monkeypatch):
+    plans = []
+
+    def fake_time_rounds(device, streams, step, plan, record_intervals):
+        plans.append(plan)
+        return SimpleNamespace(per_iteration_ms=[1.0] * plan.rounds)
+
+    monkeypatch.setattr(slowdown, "time_rounds", fake_time_rounds)
+    run_plan = TimingPlan(
+        warmup_rounds=3, rounds=40, hold_cycles=123_456, sync_mode="end_only", iterations_per_round=2
+    )
+    slowdown.calibrate(Device.open("cpu"), lambda rec: None, [], 0.05, run_plan)
+    step_plans = [p for i, p in enumerate(plans) if i != 1]  # the second pass times the spin alone
+    assert step_plans and all(p.hold_cycles == 123_456 and p.iterations_per_round == 2 for p in step_plans)
+    assert all(p.sync_mode == "end_only" and p.rounds == 5 and p.warmup_rounds == 1 for p in plans)
+    assert plans[1].hold_cycles == 0  # the spin's own cost is measured without a hold in front of it
+
+
+class _LinearDevice:
+    """A device whose time is the work enqueued: the step's 2 ms, 1e-5 ms per spin unit, 0.01 ms per join/fork
+    around the spin (what the calibration's correction is for)."""
+
+    is_gpu = False
+
+    def __init__(self):
+        self.ms = 0.0
+
+    def spin(self, units):
+        self.ms += units * 1e-5
+
+    def current_stream(self):
+        return None
+
+    def wait_stream(self, waiter, waitee):
+        self.ms += 0.005
+
+
+def _scripted_rounds(device):
+    def time_rounds(_device, streams, step, plan, record_intervals):
+        device.ms = 0.0
+        step(None)
+        return SimpleNamespace(per_iteration_ms=[device.ms] * plan.rounds)
+
+    return time_rounds
+
+
+def test_calibration_pads_an_iteration_by_the_fraction_asked(monkeypatch):
+    device = _LinearDevice()
+    monkeypatch.setattr(slowdown, "time_rounds", _scripted_rounds(device))
+
+    def step(rec):
+        device.ms += 2.0
+
+    plan = TimingPlan(warmup_rounds=0, rounds=3)
+    units, info = slowdown.calibrate(device, step, [object()], 0.5, plan)
+    # 0.5 x 2 ms = 1 ms of spin = 100000 units; with the join and fork (0.01 ms) the padded iteration is 3.01 ms,
+    # within a fifth of the fraction asked: no correction
+    assert units == 100_000
+    assert info["requested_ratio"] == 0.5 and info["calibrated_ratio"] == pytest.approx(0.505)
+    assert info["calibration_base_ms"] == pytest.approx(2.0)
+    device.ms = 0.0
+    slowdown.padded_step(device, step, [object()], units)(None)
+    assert device.ms == pytest.approx(3.01)  # the padded iteration: about 1.5 x the plain one
+
+
+def test_the_runner_calibrates_the_slowdown_asked_for(monkeypatch):
+    asked = []
+
+    def calibrate(device, step, streams, fraction, plan):
+        asked.append(fraction)
+        return 0, {"requested_ratio": fraction}
+
+    monkeypatch.setattr(slowdown, "calibrate", calibrate)
+    cpu = Device.open("cpu")
+    res = runner.run_workload(
+        cpu,
+        LargeGemmOnly(cpu, 1, size="smoke"),
+        cpu.streams(1),
+        TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1),
+        test_slowdown=0.4,
+    )
+    assert asked == [0.4]
+    assert res.extra_info["test_slowdown"] == 0.4
