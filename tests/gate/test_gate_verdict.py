@@ -128,7 +128,9 @@ def test_a_change_past_the_figures_own_mde_is_judged_though_the_mde_exceeds_the_
     # An H100, fp32 GEMM, TF32 forced on: 3 baseline runs 1.2% apart against 2 candidate runs, MDE 9.8% > 5%
     ref, cand = runs_of([2.666, 2.70, 2.64]), runs_of([0.349, 0.350])
     v = device(ref, cand, policy=Policy())
-    assert v.mde > Policy().max_mde and v.outcome == FASTER and v.change_ratio == pytest.approx(-0.87, abs=0.01)
+    assert (
+        v.mde > Policy().max_mde and v.outcome == FASTER and v.change_ratio == pytest.approx(-0.87, abs=0.01)
+    )
     assert "past this figure's own MDE" in v.reason and "not gateable here" in v.reason
 
 
