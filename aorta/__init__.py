@@ -16,10 +16,11 @@ record -> verdicts -> report), in that order:
 - ``sweep/``        ``aorta sweep``: one benchmark command per cell of a grid of settings
 - ``launch/``       ``aorta torchrun``: torchrun, exiting with rank 0's pytest code
 
-Top level: ``plugin`` (the pytest entry point), ``options`` (parsed once), ``stats`` (pure), ``cli``.
-Imports go only from a layer to those before it: stats, record <- timeline <- device <- timing <-
-hw_queue, fsdp <- telemetry <- environment <- plugin, options <- gate, report, sweep, launch <- cli
-(tests/test_architecture.py).
+Top level: ``plugin`` (the pytest entry point), ``hookspec`` (the seams between the plugins), ``options``
+(parsed once), ``stats`` (pure), ``cli``. Imports go only from a layer to those before it: stats, record <-
+timeline <- device <- timing <- hw_queue, fsdp <- telemetry <- environment <- plugin, options, hookspec <-
+gate, report, sweep, launch <- cli (tests/test_architecture.py); a plugin reaches a later layer's plugin
+through a hook or a fixture named in ``hookspec``, not an import.
 """
 
 __version__ = "0.1.0"

@@ -112,7 +112,8 @@ def parse_issue_order(text: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True, kw_only=True)
 class AortaOptions:
-    """The options every aorta plugin shares, resolved once at configure time (``aorta.plugin.resolved_options``)."""
+    """The options every aorta plugin shares, resolved once at configure time (``aorta.plugin.resolved_options``;
+    other plugins ask through the ``pytest_aorta_options`` hook)."""
 
     streams: tuple[int, ...]
     rounds: int  # resolved: the user's, else 10 on a GPU and 5 on CPU (plugin.GPU_ROUNDS)

@@ -2,7 +2,8 @@
 
 Registered once, under the name ``aorta``: by the ``pytest11`` entry point when aorta is installed, or, in a
 checkout that was never installed, by the repository's ``conftest.py`` (its one documented fallback). This
-module registers the sub-plugins below; nothing else registers any of them.
+module registers the sub-plugins below (nothing else registers any of them) and the hooks they share
+(``aorta.hookspec``): a sub-plugin asks this one through ``config.hook``, never by importing it.
 """
 
 from __future__ import annotations
@@ -83,7 +84,13 @@ class SessionState:
 OPTIONS = pytest.StashKey[AortaOptions]()
 DEVICE = pytest.StashKey[Device]()
 STATE = pytest.StashKey[SessionState]()
-BENCH_RESULT = pytest.StashKey[object]()  # the test's recorded BenchResult, for plugins (traces)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """The seams between aorta's plugins (aorta/hookspec.py), declared before the sub-plugins register."""
+    from aorta import hookspec
+
+    pluginmanager.add_hookspecs(hookspec)
 
 
 _PARSER: list[pytest.Parser] = []  # the parser of the session being set up, for options added after ours
@@ -203,7 +210,8 @@ GPU_ROUNDS, CPU_ROUNDS = 10, 5
 
 def resolved_options(config: pytest.Config) -> AortaOptions:
     """The run's shared options, resolved once (device to backend, default rounds and warm-up) by the first
-    plugin that asks at configure time, then read from ``config.stash`` by every other."""
+    plugin that asks at configure time, then read from ``config.stash`` by every other (the sub-plugins ask
+    through ``pytest_aorta_options``)."""
     opts = config.stash.get(OPTIONS, None)
     if opts is None:
         opts = config.stash[OPTIONS] = _resolve_options(config)
@@ -236,7 +244,8 @@ def _resolve_options(config: pytest.Config) -> AortaOptions:
 
 
 def session_device(config: pytest.Config) -> Device:
-    """The session's one ``Device`` (the ``aorta_device`` fixture, machine info, the gate's machine check)."""
+    """The session's one ``Device`` (the ``aorta_device`` fixture, machine info, the gate's machine check
+    through ``pytest_aorta_session_device``)."""
     device = config.stash.get(DEVICE, None)
     if device is None:
         backend = resolved_options(config).backend
@@ -247,6 +256,14 @@ def session_device(config: pytest.Config) -> Device:
             index, _ = device_index_for(launch_info().local_rank, Device.visible_gpu_count())
         device = config.stash[DEVICE] = Device.open(backend, index)
     return device
+
+
+def pytest_aorta_options(config: pytest.Config) -> AortaOptions:
+    return resolved_options(config)
+
+
+def pytest_aorta_session_device(config: pytest.Config) -> Device:
+    return session_device(config)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -407,7 +424,7 @@ def hw_queue(
             benchmark.extra_info.update(extra_info)
             replay_into(benchmark, state.clock, result.run.per_iteration_ms)
             state.rows.append(_summary_row(request.node.name, result.record))
-            request.node.stash[BENCH_RESULT] = result
+            request.config.hook.pytest_aorta_bench_result(item=request.node, result=result)
         return result
 
     return run

@@ -38,14 +38,8 @@ EVERYWHERE = {
 
 # Imports of a later layer that today's code still makes: (importer, imported) -> why. The list only shrinks:
 # an entry whose import is gone fails ``test_every_exception_is_still_needed``.
-_SEAM = "the FSDP sub-plugin reaches into a later layer's plugin; a declared seam (hookspec.py) replaces it"
+# Plugins of an earlier layer reach later ones through the declared seams instead (aorta/hookspec.py).
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("aorta.fsdp.plugin", "aorta.plugin"): "the FSDP sub-plugin reads the registrar's resolved options; "
-    + _SEAM,
-    ("aorta.fsdp.plugin", "aorta.telemetry.plugin"): "it reads the telemetry options; " + _SEAM,
-    ("aorta.fsdp.plugin", "aorta.telemetry.sources"): "it opens each rank's telemetry source; " + _SEAM,
-    ("aorta.fsdp.plugin", "aorta.telemetry.sampler"): "it samples each rank's GPU over its steps; " + _SEAM,
-    ("aorta.fsdp.plugin", "aorta.telemetry.summary"): "it summarises each rank's samples; " + _SEAM,
     (
         "aorta.fsdp.plugin",
         "aorta.gate.compare",
@@ -118,6 +112,15 @@ def test_no_module_imports_a_later_layer():
 def test_every_exception_is_still_needed():
     stale = sorted(set(EXCEPTIONS) - _later_layer_imports())
     assert stale == [], f"these exceptions no longer occur; remove them from EXCEPTIONS: {stale}"
+
+
+def test_no_module_imports_the_registrar():
+    """``aorta.plugin`` is the entry point only: the other plugins reach it through the hooks of
+    aorta/hookspec.py (``config.hook.pytest_aorta_*``), whichever layer they sit in."""
+    importers = sorted(name for name, imported in EDGES if imported == "aorta.plugin")
+    assert importers == [], (
+        f"these modules import aorta.plugin; call a hook of aorta/hookspec.py instead: {importers}"
+    )
 
 
 def test_the_modules_every_layer_may_import_import_nothing_of_aorta():

@@ -135,12 +135,10 @@ def _launch():
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-benchmark reads its options
 def pytest_configure(config: pytest.Config) -> None:
-    from aorta.plugin import resolved_options
-
     info = _launch()
     if info.rank != 0:
         _results_on_rank_0_only(config)
-    opts = resolved_options(config)
+    opts = config.hook.pytest_aorta_options(config=config)
     try:
         cfg = load_config(
             config.getoption("aorta_config"),
@@ -192,11 +190,10 @@ def _results_on_rank_0_only(config: pytest.Config) -> None:
 def _env(config: pytest.Config) -> DistEnv:
     """The session's process group, started on first use (at session start under torchrun)."""
     from aorta.fsdp.distributed import init_dist
-    from aorta.plugin import resolved_options
 
     state = config.stash[STATE]
     if state.env is None:
-        state.env = init_dist(resolved_options(config).backend, state.timeout_s)
+        state.env = init_dist(config.hook.pytest_aorta_options(config=config).backend, state.timeout_s)
     return state.env
 
 
@@ -357,47 +354,6 @@ def dist_env(pytestconfig: pytest.Config):
     return _env(pytestconfig)
 
 
-@pytest.fixture(scope="session")
-def fsdp_telemetry_source(pytestconfig: pytest.Config, dist_env):
-    """``(source, None)`` for this rank's GPU, opened once per session, or ``(None, reason)``
-    (``--aorta-telemetry-interval-ms`` and ``--aorta-telemetry-source`` apply as to every benchmark)."""
-    from aorta.telemetry.plugin import TELEMETRY_OPTIONS
-    from aorta.telemetry.sources import open_source
-
-    opts = pytestconfig.stash[TELEMETRY_OPTIONS]
-    if opts.interval_ms == 0:
-        yield None, "telemetry off (--aorta-telemetry-interval-ms=0)"
-        return
-    device = dist_env.device
-    source, reason = open_source(device.backend, device.index, device.pci_bus_id(), opts.source)
-    yield source, reason
-    if source is not None:
-        source.close()
-
-
-def observer(interval_ms: int, source, reason: str | None):
-    """``(observe, stop)``: ``observe(run)`` summarises this rank's GPU over the timed steps of ``run``
-    (aorta/telemetry/summary.py; no step dropped: aorta/fsdp/rank_telemetry.py); ``stop()`` ends sampling."""
-    from aorta.telemetry.sampler import Sampler
-    from aorta.telemetry.summary import summarize, unavailable_summary
-
-    if source is None:
-        return (lambda run: unavailable_summary(reason or "no telemetry source")), (lambda: None)
-    sampler = Sampler(source, interval_ms / 1e3).start()
-
-    def observe(run) -> dict:
-        summary, _ = summarize(
-            sampler.samples(),
-            source=source.name,
-            interval_ms=interval_ms,
-            limits=source.limits(),
-            spans_s=[(r.host_start_s, r.host_end_s) for r in run.rounds],
-        )
-        return summary
-
-    return observe, sampler.stop
-
-
 @pytest.fixture
 def fsdp_profiler(pytestconfig: pytest.Config, fsdp_config, dist_env):
     """``fsdp_profiler(step, name, profiling=None)``: run ``step`` under torch.profiler with the configured
@@ -444,7 +400,7 @@ def fsdp_link_ceiling(request):
 
 
 @pytest.fixture
-def fsdp_bench(request, fsdp_record, fsdp_config, dist_env, fsdp_telemetry_source):
+def fsdp_bench(request, fsdp_record, fsdp_config, dist_env, fsdp_telemetry):
     """``fsdp_bench(scenario)``: check, time and profile one scenario on every rank; rank 0 records all."""
     from aorta.fsdp.distributed import PeerFailed
     from aorta.fsdp.figures import build_result
@@ -460,10 +416,7 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env, fsdp_telemetry_sourc
                 "--aorta-test-slowdown adds device work to the hardware-queue benchmarks only; an FSDP "
                 "scenario proves the gate with --aorta-test-comm-ballast RATIO"
             )
-        from aorta.telemetry.plugin import TELEMETRY_OPTIONS
-
-        interval_ms = request.config.stash[TELEMETRY_OPTIONS].interval_ms
-        observe, stop_sampling = observer(interval_ms, *fsdp_telemetry_source)
+        observe, stop_sampling = fsdp_telemetry()
         try:
             result, records = run_rank(scenario, fsdp_config, env, state.artifacts, observe)
         except ScenarioUnavailable as exc:

@@ -293,9 +293,7 @@ def _settings(config: pytest.Config) -> GateSettings:
 
 def _current_machine(config: pytest.Config) -> dict:
     """This run's machine as a run records it in machine_info["aorta"] (backend, GPU model and count)."""
-    from aorta.plugin import session_device
-
-    props = session_device(config).properties()
+    props = config.hook.pytest_aorta_session_device(config=config).properties()
     gpu = props.backend != "cpu"
     return {
         "machine_info": {
@@ -352,13 +350,12 @@ def _check_save(config: pytest.Config, opts: GateOptions) -> None:
     from aorta.environment.machine import machine_info
     from aorta.gate.exit_codes import EXIT_PYTEST_USAGE
     from aorta.gate.save_check import SaveRefused, check_save
-    from aorta.plugin import session_device
 
     if not opts.save_name:
         return
     current = {
         "machine_info": {
-            "aorta": machine_info(session_device(config)),
+            "aorta": machine_info(config.hook.pytest_aorta_session_device(config=config)),
             "python_version": platform.python_version(),
         }
     }
@@ -690,10 +687,8 @@ def _save(
         ), False
     if _rank() != 0:
         return f"baseline {save_name!r}: written by rank 0 only", True
-    from aorta.plugin import OPTIONS
-
     resolved = {
-        **config.stash[OPTIONS].__dict__,
+        **config.hook.pytest_aorta_options(config=config).__dict__,
         "min_effect": opts.settings.min_effect,
         "alpha": opts.settings.alpha,
         "thresholds": [t.__dict__ for t in opts.settings.thresholds],

@@ -1,8 +1,8 @@
 """``--aorta-trace-dir DIR``: one Chrome/Perfetto trace per hardware-queue benchmark, from recorded intervals.
 
-Registered from ``aorta.plugin`` (``pytest_plugins``). The ``hw_queue`` fixture leaves its result in the
-test item's stash under ``aorta.plugin.BENCH_RESULT``; after the test, this plugin turns the result's
-per-round stream intervals into a trace file (``chrome_trace``). No profiler runs.
+Registered from ``aorta.plugin`` (``pytest_plugins``). The ``hw_queue`` fixture hands each recorded result
+to ``pytest_aorta_bench_result`` (aorta/hookspec.py), which keeps it on the test item; after the test, this
+plugin turns the result's per-round stream intervals into a trace file (``chrome_trace``). No profiler runs.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import pytest
 from aorta.record import write_json_atomic
 from aorta.record.output_paths import OutputPathError, check_output_dir
 from aorta.report.chrome_trace import round_events, trace_document
+
+BENCH_RESULT = pytest.StashKey[object]()  # the recorded BenchResult, until the teardown writes its trace
 
 
 def parse_trace_dir(value: str) -> Path:
@@ -74,13 +76,15 @@ def bench_trace(name: str, result) -> dict:
     )
 
 
+def pytest_aorta_bench_result(item: pytest.Item, result) -> None:
+    item.stash[BENCH_RESULT] = result
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item) -> None:
     folder = item.config.getoption("aorta_trace_dir", None)
     if folder is None:
         return
-    from aorta.plugin import BENCH_RESULT
-
     result = item.stash.get(BENCH_RESULT, None)
     if result is None:
         return

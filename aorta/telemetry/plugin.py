@@ -7,6 +7,10 @@ a cause that is not the power limit (all of them with ``--aorta-drop-throttled``
 (aorta/telemetry/round_policy.py). When ``--aorta-drop-throttled`` would drop every round, ``review`` raises
 ``AllRoundsThrottled`` (what it saw, as a sentence) and the ``hw_queue`` fixture fails the test: nothing in
 the runner decides a test's outcome.
+
+The FSDP suite's ``fsdp_bench`` asks for ``fsdp_telemetry``: each rank's GPU sampled over a scenario's timed
+steps, summarised and never dropped (a step is one unit across ranks). Both suites reach telemetry through
+these fixtures, by name (aorta/hookspec.py lists the seams): the suites are a layer before this one.
 """
 
 from __future__ import annotations
@@ -203,6 +207,52 @@ def aorta_telemetry(request, pytestconfig: pytest.Config, aorta_telemetry_source
     monitor = Monitor(request, source, reason, pytestconfig.stash[TELEMETRY_OPTIONS])
     yield monitor
     monitor.stop()
+
+
+@pytest.fixture(scope="session")
+def fsdp_telemetry_source(pytestconfig: pytest.Config, dist_env):
+    """``(source, None)`` for this rank's GPU, opened once per session, or ``(None, reason)``
+    (``--aorta-telemetry-interval-ms`` and ``--aorta-telemetry-source`` apply as to every benchmark)."""
+    opts = pytestconfig.stash[TELEMETRY_OPTIONS]
+    if opts.interval_ms == 0:
+        yield None, "telemetry off (--aorta-telemetry-interval-ms=0)"
+        return
+    device = dist_env.device
+    source, reason = open_source(device.backend, device.index, device.pci_bus_id(), opts.source)
+    yield source, reason
+    if source is not None:
+        source.close()
+
+
+def observer(interval_ms: int, source, reason: str | None):
+    """``(observe, stop)``: ``observe(run)`` summarises this rank's GPU over the timed steps of ``run``
+    (aorta/telemetry/summary.py; no step dropped: aorta/fsdp/rank_telemetry.py); ``stop()`` ends sampling."""
+    if source is None:
+        return (lambda run: unavailable_summary(reason or "no telemetry source")), (lambda: None)
+    sampler = Sampler(source, interval_ms / 1e3).start()
+
+    def observe(run) -> dict:
+        summary, _ = summarize(
+            sampler.samples(),
+            source=source.name,
+            interval_ms=interval_ms,
+            limits=source.limits(),
+            spans_s=[(r.host_start_s, r.host_end_s) for r in run.rounds],
+        )
+        return summary
+
+    return observe, sampler.stop
+
+
+@pytest.fixture
+def fsdp_telemetry(pytestconfig: pytest.Config, fsdp_telemetry_source):
+    """``fsdp_telemetry()``: ``(observe, stop)`` (``observer``) for one FSDP scenario on this rank's GPU,
+    sampling from the call until ``stop()``."""
+
+    def start():
+        return observer(pytestconfig.stash[TELEMETRY_OPTIONS].interval_ms, *fsdp_telemetry_source)
+
+    return start
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -4,8 +4,8 @@ record's ``telemetry`` is the most throttled rank's (aorta/fsdp/rank_telemetry.p
 
 import time
 
-from aorta.fsdp.plugin import observer
 from aorta.fsdp.rank_telemetry import worst_rank_telemetry
+from aorta.telemetry.plugin import observer
 from aorta.telemetry.sample import Limits, Sample
 from aorta.timing.loop import RoundTiming, TimedRun
 
