@@ -1,9 +1,17 @@
-"""Run one workload: set up, check against one stream, time, derive figures.
+"""Run one workload: ``run_workload`` as named steps, each marking the host seconds of its phases.
 
-The sequence is fixed: ``setup`` -> one-stream reference -> poisoned outputs -> multi-stream run ->
-compare (a mismatch raises ``WorkloadCheckError`` and nothing is timed) -> optional graph capture and
-its own check -> the one timing loop -> metrics and stream figures for extra_info -> each stream's work
-against the workload's declaration (``StreamWorkError``: nothing is recorded).
+1. ``_prepare``: the workload's ``setup``.
+2. ``_check``: one-stream reference -> poisoned outputs -> multi-stream run -> compare (a mismatch raises
+   ``WorkloadCheckError`` and nothing is timed).
+3. ``_choose_mode``: the round to time (aorta/hw_queue/run_mode.py), with an optional graph capture and
+   its own check.
+4. ``_time``: the one timing loop, the review of its rounds, the workload's figures from them.
+5. ``_kernel_pass``: on a GPU, the round again under the profiler for kernel timestamps (and the labelled
+   pass beside a graph replay).
+6. ``_figures``: stage and reference figures, why each missing one is missing, the details for extra_info.
+7. ``_check_stream_work``: each stream's work against the workload's declaration (``StreamWorkError``:
+   nothing is recorded).
+8. ``_record``: the ``BenchRecord``.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from aorta.hw_queue.write_log import WriteLog, written_views
 from aorta.record import BenchRecord
 from aorta.telemetry import round_policy
 from aorta.timeline import kernel_summary, kernel_timeline
-from aorta.timing import RoundRecorder, TimedRun, TimingPlan, run_forked, slowdown, time_rounds
+from aorta.timing import RoundRecorder, StepFn, TimedRun, TimingPlan, run_forked, slowdown, time_rounds
 
 
 @dataclass
@@ -138,16 +146,84 @@ def run_workload(
     ``test_slowdown`` > 0 adds real, calibrated device work to every iteration (aorta/timing/slowdown.py):
     for testing the regression gate only, and recorded as such in extra_info.
     ``mode``: ``eager`` (launches issued as the round runs) or ``gpu`` (the whole round on the GPU before it
-    starts: ``_gpu_mode``); where ``gpu`` cannot be had the run is eager and ``unavailable["mode_gpu"]`` says why.
+    starts: ``run_mode.choose``); where ``gpu`` cannot be had the run is eager and ``unavailable["mode_gpu"]`` says why.
     ``reference_run``: a reference run of the same workload (the one-stream run, the tiny kernels alone) whose
-    figures this one is read against (``Workload.reference_metrics``)."""
+    figures this one is read against (``Workload.reference_metrics``).
+
+    The steps are those of the module docstring, in order; ``phases`` gives ``host_phase_s``."""
     if mode not in run_mode.MODES:
         raise ValueError(f"mode must be one of {run_mode.MODES}, got {mode!r}")
     phases = _Phases()
+    _prepare(workload, phases)
+    reference, written = _check(device, workload, streams, phases)
+    chosen, no_intervals = _choose_mode(device, workload, streams, plan, mode, reference, written, phases)
+    timed = _time(device, workload, chosen, review, test_slowdown, phases)
+    passes = _kernel_pass(device, workload, streams, chosen, timed, no_intervals, phases)
+    figures = _figures(device, workload, streams, chosen, timed, passes, reference_run, test_slowdown, phases)
+    figures.details["stream_work"] = _check_stream_work(device, workload, streams, passes, phases)
+    return _record(device, workload, timed, passes, figures, phases)
+
+
+@dataclass
+class _Timed:
+    """What the time step hands on: the reviewed timed rounds, the step and plan they ran (the kernel pass
+    runs the same), and the workload's figures from them."""
+
+    run: TimedRun
+    step: StepFn  # the chosen round's step, padded where ``test_slowdown`` > 0
+    streams: list  # the chosen round's streams (none for a graph replay)
+    plan: TimingPlan  # the chosen round's plan
+    reviewed: dict[str, Any]  # the review's extra_info entries
+    slowdown_info: dict | None
+    per_iter: list[float]
+    metrics: list[Metric]
+
+
+@dataclass
+class _Passes:
+    """The kernel-timestamp pass and the labelled pass beside a graph replay, where each ran, and why the
+    interval figures cannot be had (None when they can)."""
+
+    traced: TimedRun | None
+    labelled: TimedRun | None
+    no_intervals: str | None
+
+
+@dataclass
+class _Figures:
+    metrics: list[Metric]
+    unavailable: dict[str, Any]
+    details: dict[str, Any]
+    kernel: dict[str, Any]  # the kernel pass's figures, merged into details last
+    notes: list[str]
+
+
+def _prepare(workload: Workload, phases: _Phases) -> None:
+    """Prepare: the workload's buffers and inputs."""
     workload.setup()
     phases.done("setup")
+
+
+def _check(device, workload: Workload, streams, phases: _Phases) -> tuple[Any, list]:
+    """Check: the multi-stream step against the one-stream reference (``WorkloadCheckError``: nothing is
+    timed). Returns the reference result and the views of the buffers the step writes."""
     reference, written = check_against_one_stream(device, workload, streams)
     phases.done("check")
+    return reference, written
+
+
+def _choose_mode(
+    device,
+    workload: Workload,
+    streams,
+    plan: TimingPlan,
+    mode: str,
+    reference,
+    written: list,
+    phases: _Phases,
+) -> tuple[run_mode.RoundMode, str | None]:
+    """Choose mode: the round to time (eager, a launch hold, or a graph replay captured and checked here), and
+    why the workload gives no interval figures whatever the device (None when it may)."""
     chosen = run_mode.choose(
         device,
         workload,
@@ -156,9 +232,21 @@ def run_workload(
         mode,
         lambda: _graph_step(device, workload, streams, reference, written),
     )
-    step, timed_streams, plan = chosen.step, chosen.streams, chosen.plan
     no_intervals = workload.interval_unavailable_reason()
     phases.done("mode")
+    return chosen, no_intervals
+
+
+def _time(
+    device,
+    workload: Workload,
+    chosen: run_mode.RoundMode,
+    review: Callable[[TimedRun, Callable[[int], TimedRun]], tuple[TimedRun, dict]] | None,
+    test_slowdown: float,
+    phases: _Phases,
+) -> _Timed:
+    """Time: the timed rounds through the one timing loop, reviewed, and the workload's figures from them."""
+    step, timed_streams, plan = chosen.step, chosen.streams, chosen.plan
     slowdown_info = None
     if test_slowdown > 0:
         units, slowdown_info = slowdown.calibrate(device, step, timed_streams, test_slowdown, plan)
@@ -176,15 +264,34 @@ def run_workload(
     if review is not None:
         run, reviewed = review(run, _more_rounds(device, timed_streams, step, plan, run))
         phases.done("review")
+    # The workload's figures are read here, before the kernel pass: their host time lands in its phase.
     per_iter = run.per_iteration_ms
     metrics = workload.metrics(per_iter)
     if "throttle_handling" in reviewed:  # the figures the policy covers: those of the timed rounds
         reviewed["throttle_handling"]["figures_timed_rounds"] = ["device_ms", *(m.name for m in metrics)]
+    return _Timed(run, step, timed_streams, plan, reviewed, slowdown_info, per_iter, metrics)
+
+
+def _kernel_pass(
+    device,
+    workload: Workload,
+    streams,
+    chosen: run_mode.RoundMode,
+    timed: _Timed,
+    no_intervals: str | None,
+    phases: _Phases,
+) -> _Passes:
+    """Kernel pass (GPU only): the timed round again under the profiler for the GPU's kernel timestamps, and
+    beside a graph replay of a workload with stage figures, the labelled pass (eager, on ``streams``)."""
     traced = labelled = None
     if no_intervals is None:
         if device.is_gpu:
             traced = time_rounds(
-                device, timed_streams, step, kernel_pass_plan(plan, run), record_intervals=True
+                device,
+                timed.streams,
+                timed.step,
+                kernel_pass_plan(timed.plan, timed.run),
+                record_intervals=True,
             )
             no_intervals = traced.kernel_reason
             phases.done("kernel_pass")
@@ -193,14 +300,44 @@ def run_workload(
                     device,
                     streams,
                     workload.step,
-                    labelled_pass_plan(device, plan, run),
+                    labelled_pass_plan(device, timed.plan, timed.run),
                     record_intervals=True,
                 )
                 phases.done("labelled_pass")
         else:
             no_intervals = kernel_timeline.NO_KERNELS_ON_CPU
-    if no_intervals is None and traced is not None:
-        more, unavailable = _stage_figures(workload, labelled or traced, labelled is not None)
+    return _Passes(traced, labelled, no_intervals)
+
+
+def _figures(
+    device,
+    workload: Workload,
+    streams,
+    chosen: run_mode.RoundMode,
+    timed: _Timed,
+    passes: _Passes,
+    reference_run: BenchResult | None,
+    test_slowdown: float,
+    phases: _Phases,
+) -> _Figures:
+    """Figures: every figure with its source, each one missing with its reason, the run's details."""
+    metrics, unavailable = _metrics_and_reasons(workload, timed, passes, reference_run)
+    details = _details(device, workload, streams, chosen, timed, test_slowdown, unavailable)
+    kernel, notes = _kernel_details(timed, passes, unavailable)
+    phases.done("figures")
+    return _Figures(metrics, unavailable, details, kernel, notes)
+
+
+def _metrics_and_reasons(
+    workload: Workload, timed: _Timed, passes: _Passes, reference_run: BenchResult | None
+) -> tuple[list[Metric], dict[str, Any]]:
+    """The timed rounds' figures, the stage figures from the kernel timeline, those read against the
+    reference run, and why each missing one is missing."""
+    metrics, no_intervals = timed.metrics, passes.no_intervals
+    if no_intervals is None and passes.traced is not None:
+        more, unavailable = _stage_figures(
+            workload, passes.labelled or passes.traced, passes.labelled is not None
+        )
     else:  # figures from the kernel timeline cannot be had: none are invented from host clocks or events
         more, unavailable = [], {"interval_metrics": no_intervals}
         if workload.spec.metric not in {m.name for m in metrics}:  # a headline read from kernel timestamps
@@ -218,7 +355,21 @@ def run_workload(
     # A headline read against the reference run (stream_dependency's) is measured, whatever the kernel pass gave.
     for m in relative:
         unavailable.pop(m.name, None)
+    return metrics, unavailable
 
+
+def _details(
+    device,
+    workload: Workload,
+    streams,
+    chosen: run_mode.RoundMode,
+    timed: _Timed,
+    test_slowdown: float,
+    unavailable: dict[str, Any],
+) -> dict[str, Any]:
+    """The run's details for extra_info: the workload, the round as timed, the host's figures, the review's
+    entries and the test slowdown. Adds the mode's and the review's reasons to ``unavailable``."""
+    run, plan = timed.run, timed.plan
     details: dict[str, Any] = {
         "category": workload.spec.category,
         "priority": workload.spec.priority,
@@ -241,40 +392,60 @@ def run_workload(
     }
     if chosen.unavailable is not None:
         unavailable["mode_gpu"] = chosen.unavailable
-    for key, value in reviewed.items():
+    for key, value in timed.reviewed.items():
         if key == "unavailable":
             unavailable.update(value)
         else:
             details[key] = value
-    if slowdown_info is not None:
+    if timed.slowdown_info is not None:
         details["test_slowdown"] = test_slowdown
-        details["test_slowdown_info"] = slowdown_info
-    kernel = _kernel_figures(traced, per_iter, no_intervals, unavailable)
-    if traced is not None and no_intervals is None:  # which kernels ran: the gate's kernel diff reads it
+        details["test_slowdown_info"] = timed.slowdown_info
+    return details
+
+
+def _kernel_details(timed: _Timed, passes: _Passes, unavailable: dict[str, Any]) -> tuple[dict, list[str]]:
+    """The kernel pass's figures (why each is missing goes into ``unavailable``), which kernels ran, the
+    labelled pass, and the reading notes."""
+    traced, labelled = passes.traced, passes.labelled
+    kernel = _kernel_figures(traced, timed.per_iter, passes.no_intervals, unavailable)
+    if (
+        traced is not None and passes.no_intervals is None
+    ):  # which kernels ran: the gate's kernel diff reads it
         kernel["kernel_summary"] = kernel_summary.summarize(traced.kernel_rounds, traced.iterations_per_round)
     if labelled is not None:
         kernel["labelled_pass"] = _labelled_pass_info(labelled)
     notes = kernel.pop("reading_notes")
-    power_note = round_policy.reading_note(reviewed.get("throttle_handling"))
+    power_note = round_policy.reading_note(timed.reviewed.get("throttle_handling"))
     if power_note:
         notes.append(power_note)
-    phases.done("figures")
-    details["stream_work"] = check_stream_work(device, workload, streams, traced, labelled)
+    return kernel, notes
+
+
+def _check_stream_work(device, workload: Workload, streams, passes: _Passes, phases: _Phases) -> dict:
+    """Check each stream's work against the workload's declaration (``StreamWorkError``: nothing is recorded)."""
+    checked = check_stream_work(device, workload, streams, passes.traced, passes.labelled)
     phases.done("stream_work_check")
-    details["host_phase_s"] = phases.seconds
+    return checked
+
+
+def _record(
+    device, workload: Workload, timed: _Timed, passes: _Passes, figures: _Figures, phases: _Phases
+) -> BenchResult:
+    """Record: what goes into pytest-benchmark's JSON, with the host seconds of every phase."""
+    figures.details["host_phase_s"] = phases.seconds
     record = BenchRecord(
         workload=workload.spec.name,
         backend=device.backend,
-        timing_method=run.method,
-        clock=run.clock,
-        device_ms_per_iteration=list(per_iter),
+        timing_method=timed.run.method,
+        clock=timed.run.clock,
+        device_ms_per_iteration=list(timed.per_iter),
         headline_metric=workload.spec.metric,
-        unavailable=unavailable,
-        reading_notes=notes,
-        details={**details, **kernel},
+        unavailable=figures.unavailable,
+        reading_notes=figures.notes,
+        details={**figures.details, **figures.kernel},
     )
-    record.add(*metrics)
-    return BenchResult(run, record, traced)
+    record.add(*figures.metrics)
+    return BenchResult(timed.run, record, passes.traced)
 
 
 LAUNCH_LOG_SOURCE = (
