@@ -18,6 +18,7 @@ from aorta import stats
 from aorta.device import Device, DeviceUnavailable, StreamLimit, detect_backend
 from aorta.environment import versions
 from aorta.gate.exit_codes import EXIT_WRITE_FAILED
+from aorta.hw_queue.marks import MARKERS
 from aorta.hw_queue.runner import run_workload
 from aorta.hw_queue.workload import StreamWorkError, WorkloadCheckError, WorkloadUnavailable
 from aorta.options import (
@@ -49,24 +50,6 @@ pytest_plugins = [
     "aorta.fsdp.plugin",
 ]
 
-MARKERS = {
-    "gpu": "needs a CUDA or ROCm GPU",
-    **{p: f"priority {p[1]} workload" for p in ("p0", "p1", "p2", "p3")},
-    **{
-        c: f"{c} workload category"
-        for c in (
-            "compute",
-            "scheduling",
-            "training",
-            "inference",
-            "pipeline",
-            "latency",
-            "memory",
-            "compile",
-        )
-    },
-    "fsdp": "FSDP2 overlap scenario",
-}
 BENCH_FIXTURE = "hw_queue"
 
 

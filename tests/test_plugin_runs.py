@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from benchmark_run import output_tail, run_benchmarks
 
 from aorta import stats
 
@@ -31,41 +32,24 @@ P0_FIELDS = {
 @pytest.fixture(scope="module")
 def p0_run(tmp_path_factory):
     """One CPU run of the P0 benchmarks at smoke size, both issue orders, 1 and 2 streams."""
-    import os
-    import subprocess
-    import sys
-
     out = tmp_path_factory.mktemp("p0") / "run.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(REPO / "benchmarks" / "hw_queue"),
-            "-m",
-            "p0",
-            "--aorta-streams=1,2",
-            "--aorta-issue-order=breadth,depth",
-            "--aorta-rounds=3",
-            "--aorta-warmup=1",
-            f"--benchmark-json={out}",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-        ],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    proc = run_benchmarks(
+        str(REPO / "benchmarks" / "hw_queue"),
+        "-m",
+        "p0",
+        "--aorta-streams=1,2",
+        "--aorta-issue-order=breadth,depth",
+        "--aorta-rounds=3",
+        "--aorta-warmup=1",
+        root=REPO,
+        json_out=out,
     )
     return proc, json.loads(out.read_text()) if out.exists() else None
 
 
 def test_p0_benchmarks_pass_on_cpu(p0_run):
     proc, data = p0_run
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0, output_tail(proc)
     names = {b["name"].split("[")[0] for b in data["benchmarks"]}
     assert names == {
         "test_large_gemm_only",
@@ -175,7 +159,7 @@ def test_hetero_reports_latency_alone_and_beside_gemms(p0_run):
 BROKEN = """
 import torch
 import pytest
-from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue.workloads.large_gemm_only import LargeGemmOnly
 
 
 class SkipsLastStream(LargeGemmOnly):
@@ -220,7 +204,7 @@ def test_wrong_result_and_oom_fail_that_test_only(run_pytest, pytester):
 def test_xdist_says_benchmarks_are_disabled(run_pytest, pytester):
     pytest.importorskip("xdist")
     pytester.makepyfile(
-        test_x="from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly\n\n"
+        test_x="from aorta.hw_queue.workloads.large_gemm_only import LargeGemmOnly\n\n"
         "def test_g(hw_queue):\n    hw_queue(LargeGemmOnly, 1)\n"
     )
     result = run_pytest("-n", "2", "-rs")
@@ -265,7 +249,7 @@ def test_a_run_from_the_repository_root_loads_the_plugin_once(autoload):
         text=True,
         timeout=600,
     )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0, output_tail(proc)
     # --trace-config lists the active plugins as "name : path", one a line
     registered = [
         name.strip()

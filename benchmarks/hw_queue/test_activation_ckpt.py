@@ -1,8 +1,9 @@
 import pytest
 
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.workloads.activation_ckpt import ActivationCkpt
 
-pytestmark = [pytest.mark.p2, pytest.mark.training]
+pytestmark = spec_marks(ActivationCkpt)
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "fp32"])

@@ -1,8 +1,7 @@
-import pytest
-
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.workloads.async_dataload import AsyncDataload
 
-pytestmark = [pytest.mark.p2, pytest.mark.pipeline]
+pytestmark = spec_marks(AsyncDataload)
 
 
 def test_async_dataload(hw_queue, streams):

@@ -1,8 +1,7 @@
-import pytest
-
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.workloads.copy_compute_overlap import CopyComputeOverlap
 
-pytestmark = [pytest.mark.p1, pytest.mark.memory]
+pytestmark = spec_marks(CopyComputeOverlap)
 
 
 def test_copy_compute_overlap(hw_queue, streams, copy_mb):

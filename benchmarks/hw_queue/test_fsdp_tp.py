@@ -10,10 +10,11 @@ torchrun it is one process and each collective is the same-size device-to-device
 import pytest
 
 from aorta.fsdp.distributed import launch_info
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.workloads.fsdp_tp import FsdpTp
 from aorta.stats import median
 
-pytestmark = [pytest.mark.p1, pytest.mark.training]
+pytestmark = spec_marks(FsdpTp)
 
 
 @pytest.fixture

@@ -1,8 +1,9 @@
 import pytest
 
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.workloads.graph_subgraphs import GraphSubgraphs
 
-pytestmark = [pytest.mark.p2, pytest.mark.compile]
+pytestmark = spec_marks(GraphSubgraphs)
 
 
 @pytest.mark.parametrize("mode", ["eager", "graph"])

@@ -1,8 +1,7 @@
-import pytest
+from aorta.hw_queue.marks import spec_marks
+from aorta.hw_queue.workloads.hetero_kernels import HeteroKernels
 
-from aorta.hw_queue.workloads.hetero import HeteroKernels
-
-pytestmark = [pytest.mark.p0, pytest.mark.latency]
+pytestmark = spec_marks(HeteroKernels)
 
 
 def test_hetero_kernels(hw_queue, streams, issue_order):

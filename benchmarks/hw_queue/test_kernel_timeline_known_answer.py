@@ -6,13 +6,14 @@ from dataclasses import replace
 
 import pytest
 
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.parts.spin import cycles_for_ms
 from aorta.hw_queue.runner import run_workload
 from aorta.hw_queue.workloads.stream_concurrency import StreamConcurrency
 from aorta.timeline.kernel_timeline import summarize
 from aorta.timing import RoundRecorder, TimingPlan, run_forked, time_rounds
 
-pytestmark = [pytest.mark.p0, pytest.mark.scheduling]
+pytestmark = spec_marks(StreamConcurrency)
 KERNEL_MS = 20.0  # long beside the host's ~9 µs per launch: N launches stagger the starts by < 1%
 HOLD_MS = 25.0  # covers 16 launches under the profiler (tens of µs each) and a host hiccup of a few ms (one
 # A/A run on an H100 read 13.9 for 16 kernels behind a 5 ms hold: their starts spread over 3 ms)

@@ -1,8 +1,9 @@
 import pytest
 
-from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue.marks import spec_marks
+from aorta.hw_queue.workloads.large_gemm_only import LargeGemmOnly
 
-pytestmark = [pytest.mark.p0, pytest.mark.compute]
+pytestmark = spec_marks(LargeGemmOnly)
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "fp32"])

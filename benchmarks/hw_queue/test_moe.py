@@ -1,8 +1,9 @@
 import pytest
 
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.workloads.moe import Moe
 
-pytestmark = [pytest.mark.p1, pytest.mark.training]
+pytestmark = spec_marks(Moe)
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "fp32"])

@@ -1,8 +1,7 @@
-import pytest
-
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.workloads.rag_pipeline import RagPipeline
 
-pytestmark = [pytest.mark.p2, pytest.mark.inference]
+pytestmark = spec_marks(RagPipeline)
 
 
 def test_rag_pipeline(hw_queue, streams):

@@ -1,8 +1,9 @@
 import pytest
 
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.workloads.speculative_decode import SpeculativeDecode
 
-pytestmark = [pytest.mark.p1, pytest.mark.inference]
+pytestmark = spec_marks(SpeculativeDecode)
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "fp32"])

@@ -1,8 +1,7 @@
-import pytest
-
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.workloads.stream_concurrency import StreamConcurrency
 
-pytestmark = [pytest.mark.p0, pytest.mark.scheduling]
+pytestmark = spec_marks(StreamConcurrency)
 
 
 def test_stream_concurrency(hw_queue, streams, issue_order):

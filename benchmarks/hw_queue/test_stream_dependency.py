@@ -1,8 +1,9 @@
 import pytest
 
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.workloads.stream_dependency import StreamDependency
 
-pytestmark = [pytest.mark.p1, pytest.mark.latency]
+pytestmark = spec_marks(StreamDependency)
 
 
 @pytest.mark.parametrize("mode", ["eager", "graph"])

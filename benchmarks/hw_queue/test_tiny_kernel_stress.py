@@ -1,8 +1,9 @@
 import pytest
 
-from aorta.hw_queue.workloads.tiny_kernel import TinyKernelStress
+from aorta.hw_queue.marks import spec_marks
+from aorta.hw_queue.workloads.tiny_kernel_stress import TinyKernelStress
 
-pytestmark = [pytest.mark.p0, pytest.mark.scheduling]
+pytestmark = spec_marks(TinyKernelStress)
 
 
 @pytest.mark.parametrize("mode", ["eager", "graph"])

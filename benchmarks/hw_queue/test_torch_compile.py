@@ -1,8 +1,7 @@
-import pytest
-
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.workloads.torch_compile import TorchCompile
 
-pytestmark = [pytest.mark.p3, pytest.mark.compile]
+pytestmark = spec_marks(TorchCompile)
 
 
 def test_torch_compile(hw_queue, streams):

@@ -1,8 +1,7 @@
-import pytest
-
+from aorta.hw_queue.marks import spec_marks
 from aorta.hw_queue.workloads.zero_offload import ZeroOffload
 
-pytestmark = [pytest.mark.p2, pytest.mark.training]
+pytestmark = spec_marks(ZeroOffload)
 
 
 def test_zero_offload(hw_queue, streams):

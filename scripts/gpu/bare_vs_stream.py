@@ -5,7 +5,7 @@ import torch
 
 from aorta.device import Device
 from aorta.hw_queue.runner import run_workload
-from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly, bare_matmul_tflops
+from aorta.hw_queue.workloads.large_gemm_only import LargeGemmOnly, bare_matmul_tflops
 from aorta.stats import median
 from aorta.timing import TimingPlan, time_rounds
 

@@ -149,7 +149,7 @@ def test_aorta_compare_allows_another_stack_with_the_same_settings(tmp_path, cap
 
 SPIN_TEST = """
 def test_tiny(hw_queue, streams):
-    from aorta.hw_queue.workloads.tiny_kernel import TinyKernelStress
+    from aorta.hw_queue.workloads.tiny_kernel_stress import TinyKernelStress
     hw_queue(TinyKernelStress, streams, mode="eager")
 """
 

@@ -370,7 +370,7 @@ def test_pytest_benchmark_compare_keeps_working_on_an_aorta_benchmark(
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     pytester.makepyfile(
         test_gemm="""
-from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue.workloads.large_gemm_only import LargeGemmOnly
 
 def test_gemm(hw_queue, streams):
     hw_queue(LargeGemmOnly, streams, dtype="fp32")

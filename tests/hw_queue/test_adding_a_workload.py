@@ -9,7 +9,6 @@ the runner on the CPU device, and a stream whose work is dropped fails its outpu
 
 from __future__ import annotations
 
-import ast
 import filecmp
 import importlib.util
 import json
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from benchmark_run import output_tail, run_benchmarks
 
 from aorta.hw_queue import specs as specs_module
 from aorta.hw_queue.runner import check_against_one_stream, run_workload
@@ -55,14 +55,11 @@ def workload_modules(root: Path) -> dict[str, list[str]]:
     return found
 
 
-def benchmark_markers(path: Path) -> set[str]:
-    """The marker names of a benchmark module's ``pytestmark``."""
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
-        ):
-            return {n.attr for n in ast.walk(node.value) if isinstance(n, ast.Attribute) and n.attr != "mark"}
-    return set()
+def marked_by_spec(text: str, module: str) -> bool:
+    """Whether a benchmark module takes its markers from its workload's spec: ``pytestmark =
+    spec_marks(Class)``, with ``Class`` imported from the workload module (aorta/hw_queue/marks.py)."""
+    imported = re.search(rf"^from aorta\.hw_queue\.workloads\.{module} import (\w+)$", text, re.MULTILINE)
+    return bool(imported) and f"pytestmark = spec_marks({imported.group(1)})" in text
 
 
 def module_problems(root: Path, specs: Mapping[str, WorkloadSpec]) -> list[str]:
@@ -71,7 +68,7 @@ def module_problems(root: Path, specs: Mapping[str, WorkloadSpec]) -> list[str]:
     benchmark module without a spec."""
     problems = []
     modules = workload_modules(root)
-    for name, spec in specs.items():
+    for name in specs:
         mods = modules.get(name, [])
         if len(mods) != 1:
             problems.append(f"{name}: {len(mods)} workload modules in {WORKLOADS} point at its spec {mods}")
@@ -82,9 +79,8 @@ def module_problems(root: Path, specs: Mapping[str, WorkloadSpec]) -> list[str]:
         text = bench.read_text(encoding="utf-8")
         if mods and f"aorta.hw_queue.workloads.{Path(mods[0]).stem} import" not in text:
             problems.append(f"{bench.name} does not import the workload from {mods[0]}")
-        missing = {spec.priority, spec.category} - benchmark_markers(bench)
-        if missing:
-            problems.append(f"{bench.name}: pytestmark lacks the spec's markers {sorted(missing)}")
+        if mods and not marked_by_spec(text, Path(mods[0]).stem):
+            problems.append(f"{bench.name}: pytestmark is not spec_marks(<its workload class>)")
     for name in sorted(set(modules) - set(specs)):
         problems.append(f"{modules[name]} point at {name!r}, which has no spec")
     for path in sorted((root / WORKLOADS).glob("*.py")):
@@ -268,30 +264,18 @@ def test_the_example_benchmark_runs_in_the_copy(sandbox, tmp_path):
     )
     assert listed.returncode == 0 and name in listed.stdout, listed.stderr
     out = tmp_path / "run.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            f"{BENCHMARKS}/test_{name}.py",
-            "-m",
-            f"{spec.priority} and {spec.category}",  # the markers select it
-            "--aorta-device=cpu",
-            "--aorta-streams=1,3",
-            "--aorta-rounds=2",
-            "--aorta-warmup=0",
-            f"--benchmark-json={out}",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-        ],
-        cwd=sandbox,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    proc = run_benchmarks(
+        f"{BENCHMARKS}/test_{name}.py",
+        "-m",
+        f"{spec.priority} and {spec.category}",  # the markers select it
+        "--aorta-device=cpu",
+        "--aorta-streams=1,3",
+        "--aorta-rounds=2",
+        "--aorta-warmup=0",
+        root=sandbox,
+        json_out=out,
     )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0, output_tail(proc)
     runs = json.loads(out.read_text())["benchmarks"]
     assert sorted(b["name"] for b in runs) == [f"test_{name}[streams1]", f"test_{name}[streams3]"]
     for b in runs:

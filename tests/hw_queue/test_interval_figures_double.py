@@ -20,7 +20,7 @@ from aorta.hw_queue.workloads.continuous_batch import ContinuousBatch
 from aorta.hw_queue.workloads.copy_compute_overlap import COPY_BESIDE_THRESHOLD, CopyComputeOverlap
 from aorta.hw_queue.workloads.fsdp_tp import FsdpTp
 from aorta.hw_queue.workloads.grad_accum import GradAccum
-from aorta.hw_queue.workloads.hetero import HeteroKernels
+from aorta.hw_queue.workloads.hetero_kernels import HeteroKernels
 from aorta.hw_queue.workloads.moe import Moe
 from aorta.hw_queue.workloads.rag_pipeline import RagPipeline
 from aorta.hw_queue.workloads.speculative_decode import SpeculativeDecode

@@ -10,9 +10,9 @@ from aorta.device import Device
 from aorta.hw_queue import run_mode, runner
 from aorta.hw_queue.workload import WorkloadCheckError
 from aorta.hw_queue.workloads.copy_compute_overlap import CopyComputeOverlap
-from aorta.hw_queue.workloads.hetero import HeteroKernels
-from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
-from aorta.hw_queue.workloads.tiny_kernel import TinyKernelStress
+from aorta.hw_queue.workloads.hetero_kernels import HeteroKernels
+from aorta.hw_queue.workloads.large_gemm_only import LargeGemmOnly
+from aorta.hw_queue.workloads.tiny_kernel_stress import TinyKernelStress
 from aorta.timing import TimingPlan
 
 PLAN = TimingPlan(warmup_rounds=0, rounds=2, iterations_per_round=1)
@@ -106,7 +106,7 @@ def test_gpu_mode_of_a_graph_workload_is_its_replay(cpu):
 def test_the_option_reaches_extra_info(pytester):
     pytester.makepyfile(
         test_gemm="""
-        from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+        from aorta.hw_queue.workloads.large_gemm_only import LargeGemmOnly
 
         def test_gemm(hw_queue, streams, benchmark):
             hw_queue(LargeGemmOnly, streams)

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 from aorta.device import Device
 from aorta.hw_queue import runner
-from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue.workloads.large_gemm_only import LargeGemmOnly
 from aorta.timing import TimingPlan
 
 

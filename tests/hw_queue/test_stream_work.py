@@ -14,7 +14,7 @@ from aorta.hw_queue import runner
 from aorta.hw_queue import stream_work as sw
 from aorta.hw_queue.workload import WorkloadCheckError
 from aorta.hw_queue.workloads import REGISTRY
-from aorta.hw_queue.workloads.hetero import HeteroKernels
+from aorta.hw_queue.workloads.hetero_kernels import HeteroKernels
 from aorta.hw_queue.workloads.stream_concurrency import StreamConcurrency
 from aorta.timeline import kernel_timeline as kt
 from aorta.timing import TimingPlan

@@ -15,8 +15,8 @@ from aorta.hw_queue.specs import SPECS, WorkloadSpec, ints
 from aorta.hw_queue.workloads import REGISTRY
 from aorta.hw_queue.workloads.copy_compute_overlap import CopyComputeOverlap
 from aorta.hw_queue.workloads.graph_subgraphs import GraphSubgraphs
-from aorta.hw_queue.workloads.hetero import HeteroKernels
-from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue.workloads.hetero_kernels import HeteroKernels
+from aorta.hw_queue.workloads.large_gemm_only import LargeGemmOnly
 from aorta.hw_queue.workloads.moe import Moe
 from aorta.hw_queue.workloads.rag_pipeline import RagPipeline
 

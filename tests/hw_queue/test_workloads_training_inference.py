@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+from benchmark_run import output_tail, run_benchmarks
 
 from aorta.device import Device
 from aorta.hw_queue.runner import run_workload
@@ -200,30 +198,19 @@ def test_a_step_that_drops_one_streams_writes_fails_the_check(cpu, cls):
 def test_benchmark_files_run_on_cpu_and_record_every_workload(tmp_path):
     out = tmp_path / "run.json"
     names = [cls.spec.name for cls in WORKLOADS]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "benchmarks/hw_queue",
-            "-k",
-            f"({' or '.join(names)}) and bf16",
-            "--aorta-streams=1,4",
-            "--aorta-rounds=2",
-            "--aorta-warmup=0",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--benchmark-json={out}",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
+    proc = run_benchmarks(
+        "benchmarks/hw_queue",
+        "-k",
+        f"({' or '.join(names)}) and bf16",
+        "--aorta-streams=1,4",
+        "--aorta-rounds=2",
+        "--aorta-warmup=0",
+        root=ROOT,
+        json_out=out,
+        env={"OMP_NUM_THREADS": "1"},
         timeout=240,
     )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0, output_tail(proc)
     data = json.loads(out.read_text())
     seen = {(b["extra_info"]["workload"], b["extra_info"]["streams_requested"]) for b in data["benchmarks"]}
     expected = {(cls.spec.name, n) for cls in WORKLOADS for n in (1, 4) if not cls.spec.stream_skip_reason(n)}

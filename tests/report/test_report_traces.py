@@ -33,7 +33,7 @@ def test_rounds_are_laid_end_to_end_with_one_thread_per_stream():
 def test_aorta_trace_dir_writes_one_trace_per_benchmark(pytester):
     pytester.makepyfile(
         test_gemm="""
-        from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+        from aorta.hw_queue.workloads.large_gemm_only import LargeGemmOnly
 
         def test_gemm(hw_queue, streams):
             hw_queue(LargeGemmOnly, streams)

@@ -5,7 +5,7 @@ import json
 pytest_plugins = ["pytester"]
 
 BENCH = """
-from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue.workloads.large_gemm_only import LargeGemmOnly
 
 def test_gemm(hw_queue, streams):
     hw_queue(LargeGemmOnly, streams, dtype="fp32")

@@ -10,14 +10,14 @@ from aorta.hw_queue.workloads.copy_compute_overlap import CopyComputeOverlap
 from aorta.hw_queue.workloads.fsdp_tp import FsdpTp
 from aorta.hw_queue.workloads.grad_accum import GradAccum
 from aorta.hw_queue.workloads.graph_subgraphs import GraphSubgraphs
-from aorta.hw_queue.workloads.hetero import HeteroKernels
-from aorta.hw_queue.workloads.large_gemm import LargeGemmOnly
+from aorta.hw_queue.workloads.hetero_kernels import HeteroKernels
+from aorta.hw_queue.workloads.large_gemm_only import LargeGemmOnly
 from aorta.hw_queue.workloads.moe import Moe
 from aorta.hw_queue.workloads.rag_pipeline import RagPipeline
 from aorta.hw_queue.workloads.speculative_decode import SpeculativeDecode
 from aorta.hw_queue.workloads.stream_concurrency import StreamConcurrency
 from aorta.hw_queue.workloads.stream_dependency import StreamDependency
-from aorta.hw_queue.workloads.tiny_kernel import TinyKernelStress
+from aorta.hw_queue.workloads.tiny_kernel_stress import TinyKernelStress
 from aorta.hw_queue.workloads.torch_compile import TorchCompile
 from aorta.hw_queue.workloads.zero_offload import ZeroOffload
 
