@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from aorta.hw_queue.specs import ISSUE_ORDERS, SIZES  # pure: option parsing never imports torch
+from aorta.hw_queue.specs import ISSUE_ORDERS, SIZE_NAMES  # pure: option parsing never imports torch
 from aorta.timing.loop import SYNC_MODES
 
 MAX_STREAMS = 1024
@@ -97,7 +97,7 @@ def _choice(option: str, allowed: tuple[str, ...]):
 parse_sync_mode = _choice("--aorta-sync-mode", SYNC_MODES)
 parse_mode = _choice("--aorta-mode", ("eager", "gpu"))
 parse_device = _choice("--aorta-device", DEVICE_CHOICES)
-parse_size = _choice("--aorta-size", ("auto", *SIZES))
+parse_size = _choice("--aorta-size", ("auto", *SIZE_NAMES))
 
 
 def parse_issue_order(text: str) -> tuple[str, ...]:

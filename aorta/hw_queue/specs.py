@@ -15,7 +15,7 @@ from typing import Any, Union, get_args, get_origin
 
 PRIORITIES = ("p0", "p1", "p2", "p3")
 CATEGORIES = ("compute", "scheduling", "training", "inference", "pipeline", "latency", "memory", "compile")
-SIZES = ("smoke", "full")
+SIZE_NAMES = ("smoke", "full")  # a workload module's own SIZES maps each name to its shapes
 ISSUE_ORDERS = ("breadth", "depth")
 DTYPE_NAMES = ("bf16", "fp32", "fp16")
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from aorta.hw_queue.specs import DTYPE_NAMES, ISSUE_ORDERS, SIZES, WorkloadSpec
+from aorta.hw_queue.specs import DTYPE_NAMES, ISSUE_ORDERS, SIZE_NAMES, WorkloadSpec
 from aorta.hw_queue.stream_work import WorkSpec
 from aorta.record.metric import Metric
 
@@ -53,8 +53,8 @@ class Workload:
         seed: int = 0,
         **params: Any,
     ):
-        if size not in SIZES:
-            raise ValueError(f"size must be one of {SIZES}, got {size!r}")
+        if size not in SIZE_NAMES:
+            raise ValueError(f"size must be one of {SIZE_NAMES}, got {size!r}")
         if issue_order not in ISSUE_ORDERS:
             raise ValueError(f"issue_order must be one of {ISSUE_ORDERS}, got {issue_order!r}")
         dtype = dtype or self.spec.dtypes[0]
