@@ -45,8 +45,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
         "aorta.gate.compare",
     ): "--aorta-test-comm-ballast reuses the gate's parse_positive_ratio "
     "converter; the parse_* converters are to share one convention and one home",
-    ("aorta.hw_queue.runner", "aorta.telemetry.round_policy"): "the runner words the telemetry review's "
-    "throttle_handling as a reading note; the review is passed in, and its note is to come with it",
 }
 
 

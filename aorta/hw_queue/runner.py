@@ -29,7 +29,6 @@ from aorta.hw_queue.launch_log import LaunchLog
 from aorta.hw_queue.workload import Metric, StreamWorkError, Workload, clone_result, compare_results
 from aorta.hw_queue.write_log import WriteLog, written_views
 from aorta.record import BenchRecord
-from aorta.telemetry import round_policy
 from aorta.timeline import kernel_summary, kernel_timeline
 from aorta.timing import RoundRecorder, StepFn, TimedRun, TimingPlan, run_forked, slowdown, time_rounds
 
@@ -395,7 +394,7 @@ def _details(
     for key, value in timed.reviewed.items():
         if key == "unavailable":
             unavailable.update(value)
-        else:
+        elif key != "reading_notes":  # those join the kernel pass's notes
             details[key] = value
     if timed.slowdown_info is not None:
         details["test_slowdown"] = test_slowdown
@@ -415,9 +414,7 @@ def _kernel_details(timed: _Timed, passes: _Passes, unavailable: dict[str, Any])
     if labelled is not None:
         kernel["labelled_pass"] = _labelled_pass_info(labelled)
     notes = kernel.pop("reading_notes")
-    power_note = round_policy.reading_note(timed.reviewed.get("throttle_handling"))
-    if power_note:
-        notes.append(power_note)
+    notes.extend(timed.reviewed.get("reading_notes", ()))  # the review's: power-limited rounds
     return kernel, notes
 
 

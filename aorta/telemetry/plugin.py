@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from aorta.telemetry.round_policy import handling, handling_record, rounds_to_drop
+from aorta.telemetry.round_policy import handling, handling_record, reading_note, rounds_to_drop
 from aorta.telemetry.sampler import Sampler
 from aorta.telemetry.sources import SOURCES, open_source
 from aorta.telemetry.summary import summarize, unavailable_summary
@@ -144,7 +144,7 @@ class Monitor:
 
     def review(self, run, more=None):
         """``(run, extra)``: the rounds to keep and ``{"telemetry": summary, "throttle_handling": ...}`` for
-        extra_info. Throttled rounds are handled by their cause (``aorta.telemetry.round_policy``): a
+        extra_info, with ``reading_notes`` where the rounds ran at the power limit. Throttled rounds are handled by their cause (``aorta.telemetry.round_policy``): a
         dropped round is replaced through ``more(n)`` (times ``n`` new rounds: a ``TimedRun``), where given.
         Raises ``AllRoundsThrottled`` where ``--aorta-drop-throttled`` would keep no round."""
         if self.sampler is None:
@@ -177,7 +177,11 @@ class Monitor:
                 f"{self._node}: {summary['throttled_rounds']}/{n} rounds throttled: {seen}; {policy} "
                 f"({record['rounds_kept']} rounds kept, {len(new_rounds)} added)"
             )
-        return replace(run, rounds=kept), {"telemetry": summary, "throttle_handling": record}
+        extra = {"telemetry": summary, "throttle_handling": record}
+        note = reading_note(record)
+        if note:  # the record's reading notes: the runner adds them beside its own
+            extra["reading_notes"] = [note]
+        return replace(run, rounds=kept), extra
 
     def _summary(self, run):
         spans = [(r.host_start_s, r.host_end_s) for r in run.rounds]

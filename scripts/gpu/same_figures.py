@@ -63,7 +63,14 @@ def main(argv: list[str]) -> int:
         b, c = ms_b.get(name), ms_a.get(name)
         change = "-" if not (b and c) else f"{(c / b - 1) * 100:+.1f}%"
         rows.append(
-            [name.split("::")[-1], f"{b:.4g}" if b else "-", f"{c:.4g}" if c else "-", change, v["outcome"], mde]
+            [
+                name.split("::")[-1],
+                f"{b:.4g}" if b else "-",
+                f"{c:.4g}" if c else "-",
+                change,
+                v["outcome"],
+                mde,
+            ]
         )
     print("\n".join(format_table(["benchmark", "before ms", "after ms", "change", "verdict", "MDE"], rows)))
     moved = [v for v in verdicts if v["outcome"] in ("SLOWER", "FASTER")]
