@@ -99,8 +99,8 @@ def _load(f: Path) -> dict:
         gpu = f.parent / "gpu.txt"
         lines = gpu.read_text().splitlines() if gpu.is_file() else []  # empty where nvidia-smi is missing
         fields = [x.strip() for x in lines[0].split(",")] if lines else []
-        if len(fields) > 1:
-            aorta["gpu_uuid"] = fields[1]
+        if len(fields) > 1:  # nvidia-smi's spelling, less the "GPU-" that torch's (the record's) lacks
+            aorta["gpu_uuid"] = fields[1].removeprefix("GPU-")
     return doc
 
 
