@@ -7,7 +7,8 @@
 #   scripts/gpu/same_figures.sh          # one device call; several calls (machines) give more runs a side
 # Knobs: AORTA_BEFORE_TAR (before.tar), AORTA_SAME_SUITE (hw_queue or fsdp), AORTA_SAME_RUNS (1: runs a
 # side), AORTA_SAME_FIRST (before: which side runs first), AORTA_SAME_TAG (m1: names this call's pools).
-# Everything lands in $OUT: pool_<side>_<tag>.tgz per side (gate_pool.sh's), and a table of the runs.
+# Everything lands in one file, $OUT/same_figures_<tag>.tgz (before/ and after/: gate_pool.sh's pools, the
+# runs' JSON and logs; a device call brings back 8 files at most); the runs' lines are printed.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 OUT=${OUT:-$PWD/artifacts/same_figures}
@@ -31,3 +32,5 @@ for k in $(seq 1 "$RUNS"); do
     tail -n 1 "$OUT/$side/pool_${side}_${TAG}_$k/runs.txt" 2>/dev/null || echo "$side run $k: no record"
   done
 done
+(cd "$OUT" && tar czf "same_figures_$TAG.tgz" before after ./*_"$TAG"_*.txt)
+rm -rf "${OUT:?}/before" "${OUT:?}/after" "$OUT"/*_"${TAG}"_*.txt
