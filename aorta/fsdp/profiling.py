@@ -18,6 +18,7 @@ from pathlib import Path
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.config import ProfilingConfig
 from aorta.fsdp.profiled_steps import STEP_NAME, step_ranges_from_trace
+from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.trace_events import LAUNCH_CATEGORIES, load_trace
 
 NO_KERNELS_ON_CPU = "CPU backend (gloo): the profiler records no device kernel timestamps"
@@ -26,7 +27,7 @@ NO_KERNELS_ON_CPU = "CPU backend (gloo): the profiler records no device kernel t
 @dataclass
 class ProfiledWindow:
     steps: int
-    kernels: list[ta.KernelEvent] = field(default_factory=list)
+    kernels: list[DeviceOp] = field(default_factory=list)
     trace_file: str | None = None
     reason: str | None = None  # why there are no kernels, when there are none
     trace_note: str | None = None  # why no trace file was written, where none was
@@ -85,7 +86,7 @@ def _trace_start_us(prof) -> float:
     return 0.0
 
 
-def kernels_from_events(prof) -> list[ta.KernelEvent]:
+def kernels_from_events(prof) -> list[DeviceOp]:
     """Device kernels of ``prof.events()``; timestamps made absolute with the trace's start (µs). Each kernel
     carries the host time of its launch: the runtime call (activity ``cuda_runtime`` / ``cuda_driver``)
     whose event id is the kernel's (both are the correlation id there)."""
@@ -118,7 +119,7 @@ def kernels_from_events(prof) -> list[ta.KernelEvent]:
                 e.id,
             )
         )
-    return sorted(out, key=lambda k: (k.ts_us, k.end_us))
+    return sorted(out, key=lambda k: (k.start_us, k.end_us))
 
 
 def profile_steps(

@@ -223,7 +223,7 @@ def test_a_rank_with_other_args_coverage_still_matches_every_collective_on_the_s
     assert {e["args"]["stream"] for e in rccl} == {4}
     assert {e["args"].get("Process Group Name") for e in rccl} == {"0", None}
     rank0 = [mi300x.kernels]
-    rank1 = [[ta.kernel_from_args(k.name, k.ts_us + 2500.0, k.dur_us, 9, None) for k in mi300x.kernels]]
+    rank1 = [[ta.kernel_from_args(k.name, k.start_us + 2500.0, k.dur_us, 9, None) for k in mi300x.kernels]]
     m = cm.match({0: cm.comm_kernels(rank0), 1: cm.comm_kernels(rank1)})
     assert m.problems == []
     assert len(m.collectives) == len(rccl) == 17
@@ -306,7 +306,7 @@ def two_ranks(trace, ahead: float = 2500.0) -> list[dict]:
     rank1 = [
         dataclasses.replace(
             k,
-            ts_us=k.ts_us + ahead,
+            start_us=k.start_us + ahead,
             launch_us=None if k.launch_us is None else k.launch_us + ahead,
             stream=9,
             collective=None,
