@@ -159,7 +159,9 @@ def test_compute_slowdown_unavailable_when_names_do_not_match():
 
 def test_stream_busy_is_a_union_per_stream():
     K = kernel
-    busy = ta.stream_busy_ms([K("a", 0, 1000, stream=7), K("b", 500, 1000, stream=7), K("c", 0, 250, stream=20)])
+    busy = ta.stream_busy_ms(
+        [K("a", 0, 1000, stream=7), K("b", 500, 1000, stream=7), K("c", 0, 250, stream=20)]
+    )
     assert busy == pytest.approx({"7": 1.5, "20": 0.25})
 
 
