@@ -1,12 +1,12 @@
 """Split a profiled window's kernels into its steps (pure: no torch).
 
 ``torch.profiler`` marks each step it records with a host range ``ProfilerStep#N`` (from one
-``prof.step()`` to the next). A kernel belongs to the step whose range holds its **launch**: the host
-runtime call with the kernel's correlation id (``DeviceOp.launch_us``), as Holistic Trace Analysis
-assigns kernels to iterations. Its device start says nothing about its step when the GPU runs behind the
-host: on an MI300X trace (TraceLens ``resnet_act_checkpoint``, rank 0 of 8) the GPU ran about two steps
-behind, and by device start 1493 of 2995 kernels fell in no step and one step read overlap 0.000 instead
-of 0.249.
+``prof.step()`` to the next; aorta/timeline/profiler_steps.py reads them). A kernel belongs to the step
+whose range holds its **launch**: the host runtime call with the kernel's correlation id
+(``DeviceOp.launch_us``), as Holistic Trace Analysis assigns kernels to iterations. Its device start says
+nothing about its step when the GPU runs behind the host: on an MI300X trace (TraceLens
+``resnet_act_checkpoint``, rank 0 of 8) the GPU ran about two steps behind, and by device start 1493 of
+2995 kernels fell in no step and one step read overlap 0.000 instead of 0.249.
 
 A kernel with no launch in the trace whose correlation id is below the first recorded launch's was
 launched before the profiled window (Kineto keeps neither its runtime call nor the collective's args; the
@@ -21,27 +21,13 @@ left out are counted, and ``StepSplit.note`` says how many.
 from __future__ import annotations
 
 import bisect
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.collective_match import comm_kernels
 from aorta.timeline import overlap
 from aorta.timeline.device_op import DeviceOp
-
-STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
-
-
-def step_ranges_from_trace(trace: Mapping) -> list[tuple[float, float]]:
-    """The ``ProfilerStep#N`` host ranges (µs) of a Chrome trace, in step order."""
-    events: Iterable[dict] = trace.get("traceEvents", []) if isinstance(trace, Mapping) else trace
-    found = []
-    for ev in events:
-        m = STEP_NAME.match(str(ev.get("name", "")))
-        if m and ev.get("ph") == "X" and "gpu" not in str(ev.get("cat", "")).lower():
-            found.append((int(m.group(1)), float(ev["ts"]), float(ev["ts"]) + float(ev.get("dur", 0.0))))
-    return [(s, e) for _, s, e in sorted(found)]
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ import pytest
 
 from aorta.fsdp import collective_match as cm
 from aorta.fsdp import trace_analysis as ta
-from aorta.fsdp.profiled_steps import split_by_step, step_figures, step_ranges_from_trace
+from aorta.fsdp.profiled_steps import split_by_step, step_figures
 from aorta.fsdp.rank_figures import kernel_figures
+from aorta.timeline.profiler_steps import step_ranges
 from aorta.timeline.trace_events import load_trace
 
 AMD_TRACES = Path(
@@ -53,7 +54,7 @@ class Trace:
         self.events = json.loads(gzip.decompress(raw) if name.endswith(".gz") else raw)["traceEvents"]
         self.doc = load_trace(path)
         self.kernels = ta.parse_chrome_trace(self.doc)
-        self.ranges = step_ranges_from_trace(self.doc)
+        self.ranges = step_ranges(self.doc)
 
     def raw_kernels(self) -> list[dict]:
         return [e for e in self.events if e.get("ph") == "X" and e.get("cat") == "kernel"]
