@@ -5,7 +5,8 @@ record -> verdicts -> report), in that order:
 
 - ``hw_queue/``     hardware-queue workloads: specs, the workload base and its checks, run modes, the runner
 - ``fsdp/``         FSDP2 overlap scenarios: config, model, training on torchrun, per-rank figures
-- ``device/``       the one place accelerator calls go: streams, events, native streams (CUDA, ROCm, CPU)
+- ``device/``       the one place accelerator calls go: streams, events, native streams (CUDA, ROCm, CPU); it
+                    imports nothing of aorta (its callers build the profiler capture around it)
 - ``timing/``       the one timing loop; the replay clock for pytest-benchmark, the calibrated slowdown
 - ``timeline/``     profiler capture, Chrome trace reading, per-round kernel figures, interval algebra
 - ``telemetry/``    clocks, power, temperature and throttling during a benchmark

@@ -126,6 +126,18 @@ def test_the_modules_every_layer_may_import_import_nothing_of_aorta():
         assert _imports(MODULES[name]) == set(), f"{name} imports aorta modules"
 
 
+def test_the_device_layer_imports_nothing_of_aorta():
+    """``aorta/device`` is the one place accelerator calls go and knows nothing else: a use of the profiler
+    or the timeline is built by its caller around a ``Device`` (``KernelCapture(device)`` in the timing
+    loop), so the device can be read, and replaced, on its own. Lazy imports count too."""
+    device = {
+        name: _imports(path) for name, path in MODULES.items() if name.split(".")[:2] == ["aorta", "device"]
+    }
+    assert device, "no aorta/device modules found"
+    wrong = {name: sorted(found) for name, found in device.items() if found}
+    assert wrong == {}, f"aorta/device imports aorta modules: {wrong}"
+
+
 def test_the_top_level_holds_only_the_entry_points():
     modules = {p.stem for p in AORTA.glob("*.py")}
     assert modules <= TOP_LEVEL_MODULES, (

@@ -24,8 +24,6 @@ from typing import Any
 
 import torch
 
-from aorta.timeline.kernel_capture import KernelCapture
-
 BACKENDS = ("auto", "cuda", "rocm", "cpu")
 
 # Environment variables that change how work is scheduled or communicated (recorded with every run). Named
@@ -357,12 +355,6 @@ class Device:
         if not self.is_gpu:
             return contextlib.nullcontext()
         return torch.profiler.record_function(name)
-
-    def kernel_capture(self) -> KernelCapture:
-        """Context manager: the profiler (CUPTI on NVIDIA, roctracer on AMD) over the enclosed launches;
-        ``.trace()`` afterwards gives the Chrome-trace document, or ``None`` with ``.reason``
-        (aorta/timeline/kernel_capture.py)."""
-        return KernelCapture(self)
 
     # ----------------------------------------------------------------- memory
     def reset_peak_memory(self) -> None:

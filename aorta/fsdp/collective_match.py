@@ -23,7 +23,7 @@ over matched collectives, of (end on r - end on the first rank); the alignment e
 |residual| of those ends after the offset is removed (how far from "ending together" the matched kernels
 were: it bounds the error of every wait figure).
 
-Input: per rank, its communication kernels (``KernelEvent`` from ``aorta.fsdp.trace_analysis``) with the
+Input: per rank, its communication kernels (``DeviceOp`` from ``aorta.fsdp.trace_analysis``) with the
 profiled step each one ran in.
 """
 
@@ -103,7 +103,7 @@ class Matching:
 
 
 def comm_kernels(kernels_by_step: Sequence[Sequence], *, step_base: int = 0) -> list[CommKernel]:
-    """The communication kernels of one rank, step by step (``kernels_by_step[i]``: the ``KernelEvent``s of
+    """The communication kernels of one rank, step by step (``kernels_by_step[i]``: the ``DeviceOp``s of
     profiled step i), each with its stream and labelled with its group: the process group that any kernel
     on its stream names, else the stream."""
     comm = [(i, k) for i, kernels in enumerate(kernels_by_step) for k in kernels if k.kind in COMM_KINDS]
@@ -117,7 +117,7 @@ def comm_kernels(kernels_by_step: Sequence[Sequence], *, step_base: int = 0) -> 
         named = sorted(names[str(k.stream)])
         group = f"pg:{'+'.join(named)}" if named else f"stream:{k.stream}"
         out.append(
-            CommKernel(k.kind, group, k.ts_us, k.end_us, step_base + i, str(k.stream), k.message_bytes)
+            CommKernel(k.kind, group, k.start_us, k.end_us, step_base + i, str(k.stream), k.message_bytes)
         )
     return sorted(out, key=lambda c: (c.start_us, c.end_us))
 

@@ -87,11 +87,7 @@ def _run(
             segments = ta.timeline_segments(window.kernels)
             segments["stream_busy_ms"] = ta.stream_busy_ms(window.kernels)
             kernels = kernel_summary.summarize_launches(  # which kernels ran: the gate's kernel diff reads it
-                [
-                    kernel_summary.Launch(k.name, k.dur_us, k.stream, "kernel", k.grid, k.block, k.collective)
-                    for k in window.kernels
-                ],
-                max(window.steps, 1),
+                window.kernels, max(window.steps, 1)
             )
         else:
             overlap_reason = window.reason

@@ -1,12 +1,12 @@
 """Split a profiled window's kernels into its steps (pure: no torch).
 
 ``torch.profiler`` marks each step it records with a host range ``ProfilerStep#N`` (from one
-``prof.step()`` to the next). A kernel belongs to the step whose range holds its **launch**: the host
-runtime call with the kernel's correlation id (``KernelEvent.launch_us``), as Holistic Trace Analysis
-assigns kernels to iterations. Its device start says nothing about its step when the GPU runs behind the
-host: on an MI300X trace (TraceLens ``resnet_act_checkpoint``, rank 0 of 8) the GPU ran about two steps
-behind, and by device start 1493 of 2995 kernels fell in no step and one step read overlap 0.000 instead
-of 0.249.
+``prof.step()`` to the next; aorta/timeline/profiler_steps.py reads them). A kernel belongs to the step
+whose range holds its **launch**: the host runtime call with the kernel's correlation id
+(``DeviceOp.launch_us``), as Holistic Trace Analysis assigns kernels to iterations. Its device start says
+nothing about its step when the GPU runs behind the host: on an MI300X trace (TraceLens
+``resnet_act_checkpoint``, rank 0 of 8) the GPU ran about two steps behind, and by device start 1493 of
+2995 kernels fell in no step and one step read overlap 0.000 instead of 0.249.
 
 A kernel with no launch in the trace whose correlation id is below the first recorded launch's was
 launched before the profiled window (Kineto keeps neither its runtime call nor the collective's args; the
@@ -21,34 +21,20 @@ left out are counted, and ``StepSplit.note`` says how many.
 from __future__ import annotations
 
 import bisect
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.collective_match import comm_kernels
-from aorta.fsdp.trace_analysis import KernelEvent
 from aorta.timeline import overlap
-
-STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
-
-
-def step_ranges_from_trace(trace: Mapping) -> list[tuple[float, float]]:
-    """The ``ProfilerStep#N`` host ranges (µs) of a Chrome trace, in step order."""
-    events: Iterable[dict] = trace.get("traceEvents", []) if isinstance(trace, Mapping) else trace
-    found = []
-    for ev in events:
-        m = STEP_NAME.match(str(ev.get("name", "")))
-        if m and ev.get("ph") == "X" and "gpu" not in str(ev.get("cat", "")).lower():
-            found.append((int(m.group(1)), float(ev["ts"]), float(ev["ts"]) + float(ev.get("dur", 0.0))))
-    return [(s, e) for _, s, e in sorted(found)]
+from aorta.timeline.device_op import DeviceOp
 
 
 @dataclass(frozen=True)
 class StepSplit:
     """Kernels of each step range, and what belongs to none."""
 
-    by_step: list[list[KernelEvent]]
+    by_step: list[list[DeviceOp]]
     by: str  # "launch" or "device start": the time held against the step ranges
     before_window: int  # kernels launched before the window (no launch, correlation id below the first)
     outside: int  # kernels whose launch (or device start) is in no step's range
@@ -94,14 +80,14 @@ class StepSplit:
         return "; ".join(said) + f" (a kernel goes to the step holding its {self.by})"
 
 
-def split_by_step(kernels: Sequence[KernelEvent], ranges: Sequence[tuple[float, float]]) -> StepSplit:
+def split_by_step(kernels: Sequence[DeviceOp], ranges: Sequence[tuple[float, float]]) -> StepSplit:
     """Each kernel into the step whose range holds its launch; a kernel launched before the window into
     none; one whose launch the trace does not hold by its device start (see the module docstring)."""
     launched = [k for k in kernels if k.launch_us is not None]
     first = min((k.correlation for k in launched if k.correlation is not None), default=None)
     order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
     starts = [ranges[i][0] for i in order]
-    steps: list[list[KernelEvent]] = [[] for _ in ranges]
+    steps: list[list[DeviceOp]] = [[] for _ in ranges]
     before = outside = by_start = 0
     for k in kernels:
         t = k.launch_us
@@ -109,7 +95,7 @@ def split_by_step(kernels: Sequence[KernelEvent], ranges: Sequence[tuple[float, 
             if first is not None and k.correlation is not None and k.correlation < first:
                 before += 1
                 continue
-            t, by_start = k.ts_us, by_start + bool(launched)
+            t, by_start = k.start_us, by_start + bool(launched)
         j = bisect.bisect_right(starts, t) - 1
         if j >= 0 and t < ranges[order[j]][1]:
             steps[order[j]].append(k)
@@ -118,15 +104,15 @@ def split_by_step(kernels: Sequence[KernelEvent], ranges: Sequence[tuple[float, 
     return StepSplit(steps, "launch" if launched else "device start", before, outside, by_start)
 
 
-def span_us(kernels: Sequence[KernelEvent]) -> tuple[float, float]:
+def span_us(kernels: Sequence[DeviceOp]) -> tuple[float, float]:
     """First start to last end of a step's kernels (its window on the device); (0, 0) for none."""
     if not kernels:
         return (0.0, 0.0)
-    return (min(k.ts_us for k in kernels), max(k.end_us for k in kernels))
+    return (min(k.start_us for k in kernels), max(k.end_us for k in kernels))
 
 
 def step_figures(
-    kernels: Sequence[KernelEvent], ranges: Sequence[tuple[float, float]], steps: int, world_size: int
+    kernels: Sequence[DeviceOp], ranges: Sequence[tuple[float, float]], steps: int, world_size: int
 ) -> tuple[list[dict] | None, dict | None, str | None, str | None]:
     """One rank's profiled window, step by step: (``trace_analysis.analyze`` of each step's kernels, the
     comm kernels / compute intervals / windows that rank 0 matches across ranks, the reason for none, and
@@ -151,7 +137,7 @@ def step_figures(
     timeline = {
         "comm": comm_kernels(by_step),
         "compute_us": [
-            overlap.union((k.ts_us, k.end_us) for k in ks if k.kind == ta.COMPUTE) for ks in by_step
+            overlap.union((k.start_us, k.end_us) for k in ks if k.kind == ta.COMPUTE) for ks in by_step
         ],
         "window_us": [span_us(ks) for ks in by_step],
     }

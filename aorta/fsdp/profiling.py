@@ -17,7 +17,8 @@ from pathlib import Path
 
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.config import ProfilingConfig
-from aorta.fsdp.profiled_steps import STEP_NAME, step_ranges_from_trace
+from aorta.timeline.device_op import DeviceOp
+from aorta.timeline.profiler_steps import step_number, step_ranges
 from aorta.timeline.trace_events import LAUNCH_CATEGORIES, load_trace
 
 NO_KERNELS_ON_CPU = "CPU backend (gloo): the profiler records no device kernel timestamps"
@@ -26,7 +27,7 @@ NO_KERNELS_ON_CPU = "CPU backend (gloo): the profiler records no device kernel t
 @dataclass
 class ProfiledWindow:
     steps: int
-    kernels: list[ta.KernelEvent] = field(default_factory=list)
+    kernels: list[DeviceOp] = field(default_factory=list)
     trace_file: str | None = None
     reason: str | None = None  # why there are no kernels, when there are none
     trace_note: str | None = None  # why no trace file was written, where none was
@@ -69,14 +70,18 @@ def _metadata(event) -> dict:
 
 
 def step_ranges_from_events(prof) -> list[tuple[float, float]]:
-    """The ``ProfilerStep#N`` host ranges of ``prof.events()`` (µs, on the kernels' timeline), in step order."""
+    """The profiler steps' host ranges in ``prof.events()`` (µs, on the kernels' timeline), in step order: the
+    rule of aorta/timeline/profiler_steps.py over events in memory (a host event named ``ProfilerStep#N``, not
+    Kineto's GPU-side copy; the first where N comes twice)."""
+    from torch.autograd import DeviceType
+
     start_us = _trace_start_us(prof)
-    found = []
+    found: dict[int, tuple[float, float]] = {}
     for e in prof.events():
-        m = STEP_NAME.match(e.name)
-        if m:
-            found.append((int(m.group(1)), start_us + e.time_range.start, start_us + e.time_range.end))
-    return [(s, e) for _, s, e in sorted(found)]
+        n = step_number(e.name)
+        if n is not None and e.device_type == DeviceType.CPU:
+            found.setdefault(n, (start_us + e.time_range.start, start_us + e.time_range.end))
+    return [found[n] for n in sorted(found)]
 
 
 def _trace_start_us(prof) -> float:
@@ -85,7 +90,7 @@ def _trace_start_us(prof) -> float:
     return 0.0
 
 
-def kernels_from_events(prof) -> list[ta.KernelEvent]:
+def kernels_from_events(prof) -> list[DeviceOp]:
     """Device kernels of ``prof.events()``; timestamps made absolute with the trace's start (µs). Each kernel
     carries the host time of its launch: the runtime call (activity ``cuda_runtime`` / ``cuda_driver``)
     whose event id is the kernel's (both are the correlation id there)."""
@@ -118,7 +123,7 @@ def kernels_from_events(prof) -> list[ta.KernelEvent]:
                 e.id,
             )
         )
-    return sorted(out, key=lambda k: (k.ts_us, k.end_us))
+    return sorted(out, key=lambda k: (k.start_us, k.end_us))
 
 
 def profile_steps(
@@ -139,7 +144,7 @@ def profile_steps(
             window.trace_file = str(trace_path)
             doc = load_trace(trace_path)
             window.kernels = ta.parse_chrome_trace(doc)
-            window.step_ranges = step_ranges_from_trace(doc)
+            window.step_ranges = step_ranges(doc)
         else:
             window.kernels = kernels_from_events(prof)
             window.step_ranges = step_ranges_from_events(prof)

@@ -1,7 +1,7 @@
 """Device kernels from a profiler trace -> communication / compute overlap figures (pure: no torch).
 
-Input is a list of ``KernelEvent`` (name, start µs, duration µs, stream, and the collective's size where
-the profiler recorded it), parsed from a ``torch.profiler`` Chrome trace (``parse_chrome_trace``) or
+Input is a list of ``DeviceOp`` (aorta/timeline/device_op.py: name, start µs, duration µs, stream, and the
+collective's size where the profiler recorded it), parsed from a ``torch.profiler`` Chrome trace (``parse_chrome_trace``) or
 built from ``prof.events()`` device events (``aorta.fsdp.profiling``).
 
 Classification is by kernel name, as the kernels appear on the GPU timeline:
@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aorta.timeline import overlap
+from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.kernel_timeline import launch_dims
 from aorta.timeline.trace_events import (
     COMM_KINDS,
     COMPUTE,
     MEMORY,
-    classify_kernel,
     is_kernel,
     launch_times_us,
     load_trace,
@@ -93,32 +93,6 @@ def busbw_factor(kind: str, n_ranks: int) -> float | None:
     return None
 
 
-@dataclass(frozen=True)
-class KernelEvent:
-    name: str
-    ts_us: float  # start on the device timeline, µs (absolute as the profiler gives it)
-    dur_us: float
-    stream: int | str = 0
-    collective: str | None = None  # profiler arg "Collective name", where recorded
-    message_bytes: int | None = None  # max(in, out) elements × dtype bytes, where recorded
-    group_size: int | None = None
-    process_group: str | None = None  # profiler arg "Process Group Name", where recorded
-    launch_us: float | None = None  # host time of the runtime call that launched it (None: not in the trace)
-    correlation: int | None = (
-        None  # the profiler's correlation id (kernel <-> launch), rising in launch order
-    )
-    grid: tuple[int, ...] | None = None  # launch grid and block, where the profiler records them (args)
-    block: tuple[int, ...] | None = None
-
-    @property
-    def kind(self) -> str:
-        return classify_kernel(self.name, self.collective)
-
-    @property
-    def end_us(self) -> float:
-        return self.ts_us + self.dur_us
-
-
 def _message_bytes(args: Mapping) -> int | None:
     dtype = str(args.get("dtype", "")).lower()
     size = DTYPE_BYTES.get(dtype)
@@ -131,23 +105,23 @@ def _message_bytes(args: Mapping) -> int | None:
 
 def kernel_from_args(
     name: str,
-    ts_us: float,
+    start_us: float,
     dur_us: float,
     stream,
     args: Mapping | None,
     launch_us: float | None = None,
     correlation: int | None = None,
-) -> KernelEvent:
-    """A ``KernelEvent`` from a kernel's name, times and its profiler args (Chrome trace ``args``)."""
+) -> DeviceOp:
+    """A kernel's ``DeviceOp`` from its name, times and its profiler args (Chrome trace ``args``)."""
     args = args or {}
     coll = args.get("Collective name")
     group = args.get("Group size")
     pg = args.get("Process Group Name")
-    return KernelEvent(
+    return DeviceOp(
         name=name,
-        ts_us=float(ts_us),
-        dur_us=float(dur_us),
         stream=stream,
+        start_us=float(start_us),
+        dur_us=float(dur_us),
         collective=str(coll) if coll else None,
         message_bytes=_message_bytes(args),
         group_size=int(group) if isinstance(group, (int, float)) and group > 0 else None,
@@ -159,7 +133,7 @@ def kernel_from_args(
     )
 
 
-def parse_chrome_trace(trace: Mapping | Sequence[dict] | str | Path) -> list[KernelEvent]:
+def parse_chrome_trace(trace: Mapping | Sequence[dict] | str | Path) -> list[DeviceOp]:
     """Device kernels (``ph == "X"``, ``cat == "kernel"``) of a Chrome trace, sorted by start; each with the
     host time of its launch (the runtime call with the same ``args.correlation``) where the trace has it."""
     data = load_trace(trace) if isinstance(trace, (str, Path)) else trace
@@ -182,11 +156,11 @@ def parse_chrome_trace(trace: Mapping | Sequence[dict] | str | Path) -> list[Ker
                 int(corr) if isinstance(corr, (int, float)) else None,
             )
         )
-    return sorted(out, key=lambda k: (k.ts_us, k.end_us))
+    return sorted(out, key=lambda k: (k.start_us, k.end_us))
 
 
-def _ms(kernels: Iterable[KernelEvent]) -> list[tuple[float, float]]:
-    return [(k.ts_us / 1e3, k.end_us / 1e3) for k in kernels]
+def _ms(kernels: Iterable[DeviceOp]) -> list[tuple[float, float]]:
+    return [(k.start_us / 1e3, k.end_us / 1e3) for k in kernels]
 
 
 @dataclass
@@ -246,7 +220,7 @@ class OverlapSummary:
 
 
 def bandwidth_gbps(
-    kernels: Sequence[KernelEvent], kind: str, n_ranks: int | None
+    kernels: Sequence[DeviceOp], kind: str, n_ranks: int | None
 ) -> tuple[float | None, float | None, str | None]:
     """(algbw, busbw, reason-if-unavailable) of one collective kind: Σ bytes / Σ kernel time."""
     mine = [k for k in kernels if k.kind == kind]
@@ -266,11 +240,11 @@ def bandwidth_gbps(
     return algbw, (algbw * factor if factor is not None else None), None
 
 
-def analyze(kernels: Sequence[KernelEvent], *, steps: int, n_ranks: int | None = None) -> OverlapSummary:
+def analyze(kernels: Sequence[DeviceOp], *, steps: int, n_ranks: int | None = None) -> OverlapSummary:
     """Overlap and bandwidth figures for the kernels of ``steps`` profiled steps."""
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
-    by_kind: dict[str, list[KernelEvent]] = {k: [] for k in (COMPUTE, MEMORY, *COMM_KINDS)}
+    by_kind: dict[str, list[DeviceOp]] = {k: [] for k in (COMPUTE, MEMORY, *COMM_KINDS)}
     for k in kernels:
         by_kind[k.kind].append(k)
     comm = [k for kind in COMM_KINDS for k in by_kind[kind]]
@@ -311,12 +285,12 @@ def analyze(kernels: Sequence[KernelEvent], *, steps: int, n_ranks: int | None =
     )
 
 
-def timeline_segments(kernels: Sequence[KernelEvent]) -> dict:
+def timeline_segments(kernels: Sequence[DeviceOp]) -> dict:
     """Absolute (µs) intervals for the JSONL: compute and comm unions, their overlap, and active segments
     (each piece of the timeline with which kinds were running), so they line up with external profilers."""
     groups: dict[str, list[tuple[float, float]]] = {}
     for k in kernels:
-        groups.setdefault(k.kind, []).append((k.ts_us, k.end_us))
+        groups.setdefault(k.kind, []).append((k.start_us, k.end_us))
     comm = [iv for kind in COMM_KINDS for iv in groups.get(kind, [])]
     compute = groups.get(COMPUTE, [])
     return {
@@ -327,11 +301,11 @@ def timeline_segments(kernels: Sequence[KernelEvent]) -> dict:
     }
 
 
-def stream_busy_ms(kernels: Sequence[KernelEvent]) -> dict[str, float]:
+def stream_busy_ms(kernels: Sequence[DeviceOp]) -> dict[str, float]:
     """Union length of each stream's kernels (ms), keyed by the stream id as a string."""
     groups: dict[str, list[tuple[float, float]]] = {}
     for k in kernels:
-        groups.setdefault(str(k.stream), []).append((k.ts_us / 1e3, k.end_us / 1e3))
+        groups.setdefault(str(k.stream), []).append((k.start_us / 1e3, k.end_us / 1e3))
     return {s: overlap.length_ms(ivs) for s, ivs in sorted(groups.items())}
 
 
@@ -339,7 +313,7 @@ MIN_MATCHED_SHARE = 0.5  # below this share of the reference's compute time matc
 
 
 def compute_slowdown(
-    kernels: Sequence[KernelEvent], reference: Sequence[KernelEvent]
+    kernels: Sequence[DeviceOp], reference: Sequence[DeviceOp]
 ) -> tuple[float | None, str | None]:
     """Compute kernels' time beside communication over their time in a compute-only reference.
 

@@ -29,9 +29,9 @@ from pathlib import Path
 from aorta import stats
 from aorta.report.errors import ReportInputError
 from aorta.timeline import overlap, trace_events
+from aorta.timeline.profiler_steps import profiler_steps
 
 ALIGN_RULES = ("auto", "base-time", "first-step")
-STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 RANK_IN_PATH = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
 DEFAULT_THRESHOLD_RATIO = 0.10
 
@@ -93,16 +93,6 @@ def _complete(events) -> list[dict]:
 
 
 is_kernel, is_comm_kernel = trace_events.is_kernel, trace_events.is_comm_kernel
-
-
-def profiler_steps(events) -> dict[int, dict]:
-    """Host-side ``ProfilerStep#N`` events by N (the GPU-side copies Kineto adds are left out)."""
-    out: dict[int, dict] = {}
-    for e in _complete(events):
-        m = STEP_NAME.match(str(e.get("name", "")))
-        if m and e.get("cat") != "gpu_user_annotation":
-            out.setdefault(int(m.group(1)), e)
-    return out
 
 
 def reference_points_us(traces: list[RankTrace], align: str) -> tuple[dict[int, float], str]:

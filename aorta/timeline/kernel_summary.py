@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
+from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.kernel_names import family, normalise
 from aorta.timeline.kernel_timeline import KernelRound
 
@@ -48,30 +49,15 @@ def summarize(
     with_ops = [r for r in rounds if r.ops]
     if not with_ops:
         return None
-    ops = [
-        Launch(op.name, op.end_us - op.start_us, op.stream, op.category, op.grid, op.block)
-        for r in with_ops
-        for op in r.ops
-    ]
+    ops = [op for r in with_ops for op in r.ops]
     return summarize_launches(ops, len(with_ops) * iterations_per_round, top_n, rounds=len(with_ops))
 
 
-class Launch(NamedTuple):
-    """One device op as the summary reads it (from the kernel timeline or an FSDP trace's kernels)."""
-
-    name: str
-    dur_us: float
-    stream: int | str
-    category: str = "kernel"
-    grid: tuple[int, ...] | None = None
-    block: tuple[int, ...] | None = None
-    collective: str | None = None  # the profiler's collective arg (an RCCL generic kernel's op)
-
-
 def summarize_launches(
-    launches: Iterable[Launch], iterations: int, top_n: int = TOP_N, *, rounds: int | None = None
+    launches: Iterable[DeviceOp], iterations: int, top_n: int = TOP_N, *, rounds: int | None = None
 ) -> dict[str, Any] | None:
-    """The summary of ``launches`` over ``iterations`` iterations (steps), or None when there are none."""
+    """The summary of the device ops ``launches`` (the kernel timeline's, or an FSDP trace's kernels with the
+    profiler's collective arg) over ``iterations`` iterations (steps), or None when there are none."""
     if iterations < 1:
         raise ValueError(f"iterations must be >= 1, got {iterations}")
     if top_n < 1:

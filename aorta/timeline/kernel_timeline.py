@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from aorta import stats
 from aorta.timeline import overlap
+from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.trace_events import DEVICE_CATEGORIES, LAUNCH_CATEGORIES
 
 RANGE_CATEGORY = "user_annotation"
@@ -52,17 +53,6 @@ def round_label(n: int) -> str:
 
 def block_label(stream_index: int, label: str | None = None) -> str:
     return f"{BLOCK_PREFIX}{stream_index}" + (f":{label}" if label else "")
-
-
-@dataclass(frozen=True)
-class DeviceOp:
-    name: str
-    stream: int | str  # the runtime's stream id as the profiler gives it
-    start_us: float
-    end_us: float
-    category: str = "kernel"
-    grid: tuple[int, ...] | None = None  # launch grid and block, where the profiler records them (args)
-    block: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -246,12 +236,11 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
         elif cat in LAUNCH_CATEGORIES and "correlation" in args:
             launches[int(args["correlation"])] = ((ev.get("pid"), ev.get("tid")), float(ev["ts"]))
         elif cat in DEVICE_CATEGORIES:
-            start = float(ev["ts"])
             op = DeviceOp(
                 str(ev.get("name", "")),
                 args.get("stream", ev.get("tid", 0)),
-                start,
-                start + float(ev.get("dur", 0.0)),
+                float(ev["ts"]),
+                float(ev.get("dur", 0.0)),
                 cat,
                 launch_dims(args.get("grid")),
                 launch_dims(args.get("block")),

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from aorta.timeline import kernel_timeline
+from aorta.timeline.kernel_capture import KernelCapture
 
 SYNC_MODES = ("per_round", "end_only")
 METHODS = ("events", "events_k_batched", "graph_replay")
@@ -248,7 +249,7 @@ def time_rounds(
 ) -> TimedRun:
     """Warm up, pick K if asked, then time ``plan.rounds`` rounds. Raw per-round times are returned.
 
-    ``record_intervals``: run the timed rounds under the profiler (``device.kernel_capture``), each round and
+    ``record_intervals``: run the timed rounds under the profiler (``KernelCapture(device)``), each round and
     each stream block in a labelled range, and attach every round's device ops (kernel timestamps) to it.
     Only where the device gives kernel timestamps (a GPU); elsewhere ``kernel_reason`` says why not.
     """
@@ -279,7 +280,7 @@ def time_rounds(
     timings: list[RoundTiming] = []
     kernel_reason = None
     with _gc_paused():  # a collection mid-round would land in host-bound rounds (eager launches)
-        kernels = device.kernel_capture() if profiled else None
+        kernels = KernelCapture(device) if profiled else None
         with kernels if kernels is not None else contextlib.nullcontext():
             if profiled:  # one unlabelled round under the profiler first: its start-up cost lands there
                 pace = _HostPace()  # launches cost the host more under the profiler: the hold learns anew

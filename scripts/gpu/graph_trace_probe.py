@@ -17,6 +17,7 @@ import torch
 from aorta.device import Device
 from aorta.hw_queue.parts.spin import cycles_for_ms
 from aorta.timeline import kernel_timeline
+from aorta.timeline.kernel_capture import KernelCapture
 from aorta.timing.loop import RoundRecorder, run_forked
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
@@ -60,7 +61,7 @@ origin = dev.current_stream()
 rec = RoundRecorder(dev, streams, record_intervals=False)
 replay = dev.capture_graph(lambda: run_forked(dev, streams, lambda: step(rec)))
 dev.synchronize()
-with dev.kernel_capture() as cap:
+with KernelCapture(dev) as cap:
     for k in range(2):
         with dev.mark(kernel_timeline.round_label(k)):
             replay()
@@ -68,7 +69,7 @@ with dev.kernel_capture() as cap:
 show(cap.trace(), f"graph replay, {n} streams")
 
 rec2 = RoundRecorder(dev, streams, record_intervals=True)
-with dev.kernel_capture() as cap:
+with KernelCapture(dev) as cap:
     for k in range(2):
         with dev.mark(kernel_timeline.round_label(k)):
             run_forked(dev, streams, lambda: step(rec2))
@@ -79,7 +80,7 @@ show(cap.trace(), f"eager labelled, {n} streams")
 x = torch.zeros(1024, device=dev.torch_device)
 for kernels in (1_000, 20_000):
     t0 = time.perf_counter()
-    cap = dev.kernel_capture()
+    cap = KernelCapture(dev)
     cap.__enter__()
     t1 = time.perf_counter()
     with dev.mark(kernel_timeline.round_label(0)):

@@ -11,21 +11,21 @@ from aorta.device import Device
 from aorta.hw_queue.parts.spin import cycles_for_ms
 from aorta.hw_queue.workloads.async_dataload import AsyncDataload
 from aorta.timeline import kernel_timeline as kt
-from aorta.timing import TimingPlan, time_rounds
+from aorta.timeline.kernel_capture import KernelCapture
+from aorta.timing import TimingPlan, loop, time_rounds
 
 out = Path(sys.argv[1])
 dev = Device.open("auto")
 captures = []
-_orig = dev.kernel_capture
 
 
-def _keep():
-    c = _orig()
+def _keep(device):  # the loop builds its capture as KernelCapture(device): keep each one for its trace
+    c = KernelCapture(device)
     captures.append(c)
     return c
 
 
-dev.kernel_capture = _keep
+loop.KernelCapture = _keep
 plan = TimingPlan(warmup_rounds=1, rounds=2, iterations_per_round=1)
 
 # 1. four native streams, one 1 ms spin kernel each, breadth-first

@@ -20,8 +20,9 @@ import pytest
 
 from aorta.fsdp import collective_match as cm
 from aorta.fsdp import trace_analysis as ta
-from aorta.fsdp.profiled_steps import split_by_step, step_figures, step_ranges_from_trace
+from aorta.fsdp.profiled_steps import split_by_step, step_figures
 from aorta.fsdp.rank_figures import kernel_figures
+from aorta.timeline.profiler_steps import step_ranges
 from aorta.timeline.trace_events import load_trace
 
 AMD_TRACES = Path(
@@ -53,7 +54,7 @@ class Trace:
         self.events = json.loads(gzip.decompress(raw) if name.endswith(".gz") else raw)["traceEvents"]
         self.doc = load_trace(path)
         self.kernels = ta.parse_chrome_trace(self.doc)
-        self.ranges = step_ranges_from_trace(self.doc)
+        self.ranges = step_ranges(self.doc)
 
     def raw_kernels(self) -> list[dict]:
         return [e for e in self.events if e.get("ph") == "X" and e.get("cat") == "kernel"]
@@ -223,7 +224,7 @@ def test_a_rank_with_other_args_coverage_still_matches_every_collective_on_the_s
     assert {e["args"]["stream"] for e in rccl} == {4}
     assert {e["args"].get("Process Group Name") for e in rccl} == {"0", None}
     rank0 = [mi300x.kernels]
-    rank1 = [[ta.kernel_from_args(k.name, k.ts_us + 2500.0, k.dur_us, 9, None) for k in mi300x.kernels]]
+    rank1 = [[ta.kernel_from_args(k.name, k.start_us + 2500.0, k.dur_us, 9, None) for k in mi300x.kernels]]
     m = cm.match({0: cm.comm_kernels(rank0), 1: cm.comm_kernels(rank1)})
     assert m.problems == []
     assert len(m.collectives) == len(rccl) == 17
@@ -306,7 +307,7 @@ def two_ranks(trace, ahead: float = 2500.0) -> list[dict]:
     rank1 = [
         dataclasses.replace(
             k,
-            ts_us=k.ts_us + ahead,
+            start_us=k.start_us + ahead,
             launch_us=None if k.launch_us is None else k.launch_us + ahead,
             stream=9,
             collective=None,

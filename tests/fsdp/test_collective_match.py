@@ -24,8 +24,9 @@ import pytest
 
 from aorta.fsdp import collective_match as cm
 from aorta.fsdp import wait_transfer as wt
-from aorta.fsdp.profiled_steps import span_us, split_by_step, step_ranges_from_trace
+from aorta.fsdp.profiled_steps import span_us, split_by_step
 from aorta.fsdp.trace_analysis import parse_chrome_trace
+from aorta.timeline.profiler_steps import step_ranges
 from aorta.timeline.trace_events import COMPUTE, load_trace
 
 DATA = Path(__file__).parents[1] / "data" / "collectives"
@@ -36,10 +37,10 @@ def load(name: str, ranks: int):
     out = {}
     for r in range(ranks):
         trace = load_trace(DATA / f"{name}_rank{r}.json")
-        split = split_by_step(parse_chrome_trace(trace), step_ranges_from_trace(trace))
+        split = split_by_step(parse_chrome_trace(trace), step_ranges(trace))
         assert split.left_out == 0 and split.by == "device start"  # hand-written: no launch events
         by_step = split.by_step
-        compute = [[(k.ts_us, k.end_us) for k in ks if k.kind == COMPUTE] for ks in by_step]
+        compute = [[(k.start_us, k.end_us) for k in ks if k.kind == COMPUTE] for ks in by_step]
         out[r] = (by_step, compute, [span_us(ks) for ks in by_step], cm.comm_kernels(by_step))
     return out
 
@@ -176,7 +177,7 @@ def test_ranks_that_ran_different_collectives_are_reported_not_matched():
 # ---------------------------------------------------------------------- each step worked by hand, on built kernels
 def _ev(kind, stream, ts, end, pg=None):
     return SimpleNamespace(
-        kind=kind, stream=stream, ts_us=ts, end_us=end, process_group=pg, message_bytes=None
+        kind=kind, stream=stream, start_us=ts, end_us=end, process_group=pg, message_bytes=None
     )
 
 

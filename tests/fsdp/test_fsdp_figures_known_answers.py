@@ -11,6 +11,7 @@ from aorta.fsdp import wait_transfer as wt
 from aorta.fsdp.collective_match import Collective, Matching
 from aorta.fsdp.figures import build_result
 from aorta.fsdp.rank_figures import _worst, kernel_figures
+from aorta.timeline.device_op import DeviceOp
 
 
 def _step(compute, overlapped, exposed, idle, busbw=None):
@@ -130,7 +131,9 @@ def test_rank_0_leads_the_notes_the_worst_slowdown_is_the_highest_and_step_time_
 
 
 def test_compute_slowdown_is_weighted_over_the_matched_kernels_only():
-    K = ta.KernelEvent
+    def K(name: str, start_us: float, dur_us: float) -> DeviceOp:
+        return DeviceOp(name, 0, start_us, dur_us)
+
     ref = [K("gemm", 0, 10), K("gemm", 20, 10), K("add", 40, 5), K("ref_only", 50, 5)]
     run = [K("gemm", 0, 12), K("gemm", 30, 14), K("add", 50, 5)]
     value, reason = ta.compute_slowdown(run, ref)

@@ -149,14 +149,15 @@ def test_trace_figures_flow_into_the_benchmark_metrics():
     from pathlib import Path
 
     from aorta.fsdp import trace_analysis as ta
-    from aorta.fsdp.profiled_steps import step_figures, step_ranges_from_trace
+    from aorta.fsdp.profiled_steps import step_figures
+    from aorta.timeline.profiler_steps import step_ranges
     from aorta.timeline.trace_events import load_trace
 
     ranks = []
     for r in (0, 1):
         doc = load_trace(Path(__file__).parents[1] / "data" / "collectives" / f"nccl_2ranks_rank{r}.json")
         kernels = ta.parse_chrome_trace(doc)
-        per_step, timeline, reason, note = step_figures(kernels, step_ranges_from_trace(doc), 2, 2)
+        per_step, timeline, reason, note = step_figures(kernels, step_ranges(doc), 2, 2)
         assert reason is None and note is None
         ov = ta.analyze(kernels, steps=2, n_ranks=2).as_dict()
         ranks.append(

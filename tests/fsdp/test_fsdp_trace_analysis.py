@@ -5,9 +5,14 @@ from pathlib import Path
 import pytest
 
 from aorta.fsdp import trace_analysis as ta
+from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.trace_events import classify_kernel
 
 DATA = Path(__file__).parents[1] / "data"
+
+
+def kernel(name: str, start_us: float, dur_us: float, *, stream: int = 0) -> DeviceOp:
+    return DeviceOp(name, stream, start_us, dur_us)
 
 
 @pytest.mark.parametrize(
@@ -56,7 +61,7 @@ def test_busbw_factors_are_those_of_nccl_tests():
 def test_only_kernels_are_parsed_memcpy_and_cpu_ops_are_not():
     kernels = ta.parse_chrome_trace(DATA / "trace_nccl_2ranks.json")
     assert len(kernels) == 5
-    assert [k.ts_us for k in kernels] == sorted(k.ts_us for k in kernels)
+    assert [k.start_us for k in kernels] == sorted(k.start_us for k in kernels)
     assert kernels[1].stream == 20 and kernels[1].message_bytes == 2097152 * 2 and kernels[1].group_size == 2
 
 
@@ -103,13 +108,13 @@ def test_rccl_trace_with_generic_kernels_overlap_figures():
 
 
 def test_no_comm_kernels_leave_ratio_unavailable_not_zero():
-    s = ta.analyze([ta.KernelEvent("gemm", 0.0, 10.0)], steps=1)
+    s = ta.analyze([DeviceOp("gemm", 0, 0.0, 10.0)], steps=1)
     assert s.overlap_ratio is None and "no communication" in s.unavailable["overlap_ratio"]
     assert s.exposed_comm_ms == 0.0
 
 
 def test_busbw_without_message_size_is_unavailable_with_reason():
-    k = ta.KernelEvent("ncclDevKernel_AllGather_RING_LL", 0.0, 10.0)
+    k = DeviceOp("ncclDevKernel_AllGather_RING_LL", 0, 0.0, 10.0)
     s = ta.analyze([k], steps=1, n_ranks=2)
     assert s.busbw_gbps["all_gather"] is None
     assert "no message size" in s.unavailable["busbw_gbps.all_gather"]
@@ -137,7 +142,7 @@ def test_pure_modules_do_not_import_torch(module):
 
 
 def test_compute_slowdown_weights_mean_duration_ratios_by_reference_time():
-    K = ta.KernelEvent
+    K = kernel
     ref = [K("gemm", 0, 10), K("gemm", 20, 10), K("add", 40, 5)]
     run = [K("gemm", 0, 12), K("gemm", 30, 14), K("add", 50, 5), K("ncclDevKernel_AllGather_RING_LL", 0, 30)]
     value, reason = ta.compute_slowdown(run, ref)
@@ -147,14 +152,16 @@ def test_compute_slowdown_weights_mean_duration_ratios_by_reference_time():
 
 
 def test_compute_slowdown_unavailable_when_names_do_not_match():
-    K = ta.KernelEvent
+    K = kernel
     value, reason = ta.compute_slowdown([K("triton_poi_fused_0", 0, 10)], [K("gemm", 0, 10)])
     assert value is None and "0%" in reason
 
 
 def test_stream_busy_is_a_union_per_stream():
-    K = ta.KernelEvent
-    busy = ta.stream_busy_ms([K("a", 0, 1000, 7), K("b", 500, 1000, 7), K("c", 0, 250, 20)])
+    K = kernel
+    busy = ta.stream_busy_ms(
+        [K("a", 0, 1000, stream=7), K("b", 500, 1000, stream=7), K("c", 0, 250, stream=20)]
+    )
     assert busy == pytest.approx({"7": 1.5, "20": 0.25})
 
 

@@ -22,7 +22,8 @@ from aorta.gate.compare import compare_runs
 from aorta.gate.render import markdown, terminal_lines, verdict_document
 from aorta.gate.verdict import FASTER, SLOWER
 from aorta.timeline import kernel_summary
-from aorta.timeline.kernel_timeline import DeviceOp, KernelRound
+from aorta.timeline.device_op import DeviceOp
+from aorta.timeline.kernel_timeline import KernelRound
 
 H100 = {
     "backend": "cuda",
@@ -54,7 +55,7 @@ def summary(kernels, k: int = 2, rounds: int = 5):
         ops, t = [], n * 1e6
         for raw, launches, us, grid in kernels:
             for i in range(launches * k):
-                ops.append(DeviceOp(raw, 7 + i % 4, t, t + us, "kernel", grid, (256, 1, 1) if grid else None))
+                ops.append(DeviceOp(raw, 7 + i % 4, t, us, "kernel", grid, (256, 1, 1) if grid else None))
                 t += us
         out.append(KernelRound(n, ops))
     return kernel_summary.summarize(out, k)

@@ -17,6 +17,7 @@ from aorta.hw_queue.workloads import REGISTRY
 from aorta.hw_queue.workloads.hetero_kernels import HeteroKernels
 from aorta.hw_queue.workloads.stream_concurrency import StreamConcurrency
 from aorta.timeline import kernel_timeline as kt
+from aorta.timeline.device_op import DeviceOp
 from aorta.timing import TimingPlan
 
 DATA = Path(__file__).parents[1] / "data"
@@ -145,7 +146,7 @@ def _kernel_round(blocks, n=0):
     for i, names in blocks:
         block = kt.Block(i, None)
         for name in names:
-            op = kt.DeviceOp(name, 7 + i, t, t + 1.0)
+            op = DeviceOp(name, 7 + i, t, 1.0)
             block.ops.append(op)
             rnd.ops.append(op)
             t += 1.0
@@ -179,7 +180,7 @@ def test_hetero_kernels_kernel_timeline_check(cpu):
 
 def test_a_graph_replay_round_is_checked_by_its_totals(cpu):
     spec = StreamConcurrency(cpu, 3, size="smoke").expected_work()  # 2 spins + 1 fill on each of 3 streams
-    replay = kt.KernelRound(0, ops=[kt.DeviceOp(SPIN, 9, 0, 1)] * 6 + [kt.DeviceOp(TINY, 9, 1, 2)] * 3)
+    replay = kt.KernelRound(0, ops=[DeviceOp(SPIN, 9, 0, 1)] * 6 + [DeviceOp(TINY, 9, 1, 1)] * 3)
     verdict = runner._timeline_verdict(spec, _Run([replay]), "kernel pass")
     assert verdict.ok and not verdict.by_stream and "graph replay" in verdict.source
     replay.ops = replay.ops[1:]  # one spin fewer

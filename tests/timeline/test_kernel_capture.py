@@ -9,7 +9,7 @@ from aorta.timeline import kernel_timeline as kt
 
 
 def test_on_cpu_the_capture_says_why_there_are_no_kernels():
-    with Device.open("cpu").kernel_capture() as cap:
+    with kernel_capture.KernelCapture(Device.open("cpu")) as cap:
         pass
     assert cap.trace() is None and cap.reason == kt.NO_KERNELS_ON_CPU and cap.cost == {}
 

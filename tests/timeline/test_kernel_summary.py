@@ -97,11 +97,7 @@ def fsdp_summary(path: str, steps: int):
     from aorta.fsdp import trace_analysis as ta
 
     kernels = ta.parse_chrome_trace(Path(__file__).parents[1] / "data" / path)
-    launches = [
-        kernel_summary.Launch(k.name, k.dur_us, k.stream, "kernel", k.grid, k.block, k.collective)
-        for k in kernels
-    ]
-    return kernel_summary.summarize_launches(launches, steps)
+    return kernel_summary.summarize_launches(kernels, steps)
 
 
 def test_an_fsdp_window_is_summarised_per_step_with_nccl_kernels_by_collective():

@@ -3,6 +3,7 @@
 import pytest
 
 from aorta.timeline import kernel_timeline as kt
+from aorta.timeline.device_op import DeviceOp
 
 THREAD = {"pid": 1, "tid": 7}
 
@@ -360,7 +361,7 @@ def test_terminal_summary_ends_with_where_the_host_time_went():
 
 
 def test_a_stream_missing_from_a_round_is_idle_in_it_and_a_zero_span_round_has_no_ratio():
-    ops = lambda *spec: [kt.DeviceOp("k", s, a, b) for s, a, b in spec]  # noqa: E731
+    ops = lambda *spec: [DeviceOp("k", s, a, b - a) for s, a, b in spec]  # noqa: E731
     rounds = [
         kt.KernelRound(0, ops=ops((7, 0, 1000), ("8", 0, 1000))),  # stream ids as the profiler gives them
         kt.KernelRound(1, ops=ops((7, 0, 1000))),  # stream "8" idle in rounds 1 and 2
