@@ -12,10 +12,12 @@ from collections.abc import Mapping, Sequence
 
 from aorta import stats
 from aorta.fsdp.rank_figures import kernel_figures
+from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.rank_telemetry import worst_rank_telemetry
 from aorta.fsdp.straggler_evidence import rank_evidence
 from aorta.record import BenchRecord
 from aorta.record.metric import Metric
+from aorta.record.rank_breakdown import worst_per_step
 from aorta.timeline.overlap import idle_ms
 
 RANK0 = "rank 0, over its whole profiled window (how to read the figures): reported, not judged"
@@ -32,7 +34,7 @@ def slowest_per_round(per_rank_ms: Sequence[Sequence[float]]) -> list[float]:
     counts = {len(r) for r in per_rank_ms}
     if len(counts) != 1:
         raise ValueError(f"ranks timed different numbers of rounds: {sorted(counts)}")
-    return [max(col) for col in zip(*per_rank_ms)]
+    return worst_per_step(per_rank_ms, higher_is_better=False)
 
 
 def _metric(name: str, samples: Sequence[float], unit: str, higher: bool) -> Metric:
@@ -41,7 +43,7 @@ def _metric(name: str, samples: Sequence[float], unit: str, higher: bool) -> Met
 
 def build_result(
     scenario: Mapping,
-    ranks: Sequence[Mapping],
+    ranks: Sequence[RankResult],
     *,
     world_size: int,
     seq_len: int,
@@ -49,11 +51,10 @@ def build_result(
     comm_library: str,
     config: Mapping,
 ) -> tuple[list[float], BenchRecord]:
-    """(slowest rank's ms per round, the benchmark's record) from every rank's result dict (see
-    measure.rank_result)."""
-    ranks = sorted(ranks, key=lambda r: r["rank"])
-    step_ms = slowest_per_round([r["step_ms"] for r in ranks])
-    samples_per_step = sum(r["samples_per_step"] for r in ranks)  # global batch per optimizer step
+    """(slowest rank's ms per round, the benchmark's record) from every rank's result (measure.run_rank)."""
+    ranks = sorted(ranks, key=lambda r: r.rank)
+    step_ms = slowest_per_round([r.step_ms for r in ranks])
+    samples_per_step = sum(r.samples_per_step for r in ranks)  # global batch per optimizer step
     sps = [samples_per_step / (ms / 1e3) for ms in step_ms]
     metrics = [
         _metric("step_ms", step_ms, "ms", False),
@@ -61,7 +62,7 @@ def build_result(
         _metric("tokens_per_s", [s * seq_len for s in sps], "tokens/s", True),
     ]
     unavailable: dict[str, str] = {}
-    peaks = [r["peak_memory_bytes"] for r in ranks if r["peak_memory_bytes"] is not None]
+    peaks = [r.peak_memory_bytes for r in ranks if r.peak_memory_bytes is not None]
     if peaks:
         metrics.append(
             Metric(
@@ -79,7 +80,7 @@ def build_result(
     kernel_metrics, kernel_unavailable, kernel_details = kernel_figures(ranks)
     metrics += kernel_metrics
     unavailable.update(kernel_unavailable)
-    ov = lead.get("overlap")
+    ov = lead.overlap
     if ov is not None and ov["window_ms"] > 0:  # rank 0's whole window: how to read the figures (notes)
         idle = idle_ms(ov["window_ms"], ov["compute_busy_ms"], ov["comm_busy_ms"], ov["overlapped_ms"])
         metrics += [
@@ -95,7 +96,7 @@ def build_result(
                 judged=False,
             ),
         ]
-    slowdowns = [r.get("compute_slowdown_ratio") for r in ranks]
+    slowdowns = [r.compute_slowdown_ratio for r in ranks]
     if all(v is not None for v in slowdowns):
         metrics.append(
             Metric(
@@ -108,10 +109,10 @@ def build_result(
         )
     else:
         unavailable["compute_slowdown_ratio_worst_rank"] = (
-            lead.get("slowdown_reason") or "no compute-only reference on every rank"
+            lead.slowdown_reason or "no compute-only reference on every rank"
         )
 
-    details_extra = _ballast_details(lead.get("comm_ballast"), unavailable)
+    details_extra = _ballast_details(lead.comm_ballast, unavailable)
     telemetry, no_telemetry = worst_rank_telemetry(ranks)
     if telemetry is not None:
         details_extra["telemetry"] = telemetry
@@ -127,9 +128,7 @@ def build_result(
         unavailable=unavailable,
         # On the CPU backend every op runs as it is issued: "host-bound" would be true and say nothing.
         reading_notes=(
-            reading_notes(
-                {m.name.removesuffix("_rank0"): m.value for m in metrics}, lead.get("host_enqueue_ms") or []
-            )
+            reading_notes({m.name.removesuffix("_rank0"): m.value for m in metrics}, lead.host_enqueue_ms)
             if backend != "cpu"
             else []
         ),
@@ -144,16 +143,10 @@ def build_result(
             **details_extra,
             **kernel_details,
             "rank_evidence": rank_evidence(kernel_details.get("per_rank_steps") or {}, ranks),
-            "stream_busy_ms": lead.get(
-                "stream_busy_ms"
-            ),  # rank 0, per device stream, over the profiled window
-            "streams_with_work": len(lead["stream_busy_ms"]) if lead.get("stream_busy_ms") else None,
-            "kernel_summary": lead.get(
-                "kernel_summary"
-            ),  # rank 0's kernels per step (aorta/timeline/kernel_summary.py)
-            "per_rank": [
-                {k: v for k, v in r.items() if k not in ("timeline", "kernel_summary")} for r in ranks
-            ],
+            "stream_busy_ms": lead.stream_busy_ms,  # rank 0, per device stream, over the profiled window
+            "streams_with_work": len(lead.stream_busy_ms) if lead.stream_busy_ms else None,
+            "kernel_summary": lead.kernel_summary,  # rank 0's kernels per step (aorta/timeline/kernel_summary.py)
+            "per_rank": [r.record_dict() for r in ranks],
             "config": dict(config),
         },
     ).add(*metrics)

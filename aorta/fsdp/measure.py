@@ -14,6 +14,7 @@ from aorta.fsdp.distributed import DistEnv
 from aorta.fsdp.profiled_steps import step_figures
 from aorta.fsdp.profiling import NO_KERNELS_ON_CPU, profile_steps, trace_enabled
 from aorta.fsdp.rank_host import rank_host
+from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.scenarios import Scenario
 from aorta.fsdp.training import Trainer
 from aorta.timeline import kernel_summary
@@ -26,7 +27,7 @@ def run_rank(
     env: DistEnv,
     artifacts_dir: Path,
     observe: Callable[[TimedRun], dict] | None = None,
-) -> tuple[dict, list[dict]]:
+) -> tuple[RankResult, list[dict]]:
     """``observe`` (optional): called with the timed steps, returns this rank's telemetry summary."""
     trainer = Trainer(scenario, cfg, env)
     try:
@@ -46,7 +47,7 @@ def _run(
     env: DistEnv,
     artifacts_dir: Path,
     observe: Callable[[TimedRun], dict] | None,
-) -> tuple[dict, list[dict]]:
+) -> tuple[RankResult, list[dict]]:
     device = env.device
     trainer.setup()  # ScenarioUnavailable propagates: the test skips with its reason
     check = trainer.check_first_step()  # CheckFailed propagates: nothing is timed
@@ -110,31 +111,31 @@ def _run(
             **{k: v for k, v in segments.items()},
         }
     )
-    result = {
-        "rank": env.rank,
-        "device_index": device.index,
-        "step_ms": step_ms,
-        "peak_memory_bytes": peak,
-        "samples_per_step": trainer.samples_per_step(),
-        "check": check,
-        "overlap": overlap_figs,
-        "overlap_reason": overlap_reason,
-        "per_step": per_step,  # one dict of figures per profiled step (trace_analysis.analyze of its kernels)
-        "per_step_reason": per_step_reason,
-        "per_step_note": per_step_note,
-        "timeline": timeline,  # for rank 0's matching of collectives; not kept in the record
-        "compute_slowdown_ratio": slowdown,
-        "slowdown_reason": slowdown_reason,
-        "stream_busy_ms": segments.get("stream_busy_ms"),  # per device stream over the profiled window
-        "kernel_summary": kernels,  # per normalised kernel name, per step (aorta/timeline/kernel_summary.py)
-        "trace_file": window.trace_file if window else None,
-        "trace_note": window.trace_note if window else None,
-        "host_enqueue_ms": [r.host_enqueue_ms for r in run.rounds],
-        "comm_ballast": trainer.ballast_info,  # --aorta-test-comm-ballast: what was added, or why not
-        "host": rank_host(device.pci_bus_id()),  # where this rank runs: the evidence beside a straggler
-        "warnings": list(env.warnings),
-        "telemetry": telemetry,  # this rank's GPU during the timed steps (aorta/fsdp/rank_telemetry.py)
-    }
+    result = RankResult(
+        rank=env.rank,
+        device_index=device.index,
+        step_ms=step_ms,
+        peak_memory_bytes=peak,
+        samples_per_step=trainer.samples_per_step(),
+        check=check,
+        overlap=overlap_figs,
+        overlap_reason=overlap_reason,
+        per_step=per_step,
+        per_step_reason=per_step_reason,
+        per_step_note=per_step_note,
+        timeline=timeline,
+        compute_slowdown_ratio=slowdown,
+        slowdown_reason=slowdown_reason,
+        stream_busy_ms=segments.get("stream_busy_ms"),
+        kernel_summary=kernels,
+        trace_file=window.trace_file if window else None,
+        trace_note=window.trace_note if window else None,
+        host_enqueue_ms=[r.host_enqueue_ms for r in run.rounds],
+        comm_ballast=trainer.ballast_info,
+        host=rank_host(device.pci_bus_id()),
+        warnings=list(env.warnings),
+        telemetry=telemetry,
+    )
     records.append(
         {
             "kind": "scenario",

@@ -405,6 +405,7 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env, fsdp_telemetry):
     from aorta.fsdp.distributed import PeerFailed
     from aorta.fsdp.figures import build_result
     from aorta.fsdp.measure import run_rank
+    from aorta.fsdp.rank_result import RankResult
     from aorta.fsdp.training import CheckFailed, ScenarioUnavailable
 
     state = request.config.stash[STATE]
@@ -442,13 +443,15 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env, fsdp_telemetry):
         state.records.extend(records)
         try:
             everyone = env.exchange(
-                f"result/{request.node.nodeid}", result, abort_if=f"outcome/{request.node.nodeid}/call"
+                f"result/{request.node.nodeid}",
+                result.as_dict(),
+                abort_if=f"outcome/{request.node.nodeid}/call",
             )
         except PeerFailed as exc:
             pytest.fail(f"PeerFailed: {exc}", pytrace=False)
         step_ms, record = build_result(
             {"id": scenario.id, **{k: v for k, v in scenario.__dict__.items() if k != "id"}},
-            everyone,
+            [RankResult.from_dict(r) for r in everyone],
             world_size=env.world_size,
             seq_len=fsdp_config.dataset.seq_len,
             backend=env.device.backend,

@@ -25,8 +25,10 @@ from aorta import stats
 from aorta.fsdp import collective_match as cm
 from aorta.fsdp import wait_transfer as wt
 from aorta.fsdp.link_ceiling import transfer_busbw
+from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.split_resolution import split_resolution
 from aorta.record.metric import Metric
+from aorta.record.rank_breakdown import worst_per_step
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
 WAIT_NOTE = "includes time waiting for the slowest peer (launch skew): reported, not judged"
@@ -102,19 +104,19 @@ def _single_rank_steps(rank: int, per_step: Sequence[Mapping]) -> list[wt.RankSt
     return out
 
 
-def kernel_figures(ranks: Sequence[Mapping]) -> tuple[list[Metric], dict[str, str], dict]:
-    """(metrics, unavailable with reasons, details for the record) from every rank's result dict."""
+def kernel_figures(ranks: Sequence[RankResult]) -> tuple[list[Metric], dict[str, str], dict]:
+    """(metrics, unavailable with reasons, details for the record) from every rank's result."""
     names = [f"{f}_worst_rank" for f, *_ in BREAKDOWN_FIGURES] + [
         *(f"{n}_worst_rank" for n, *_ in SINGLE_RANK_FIGURES),
         *(f"{c}_busbw_gbps_worst_rank" for c in COLLECTIVES),
     ]
-    missing = [r for r in ranks if not r.get("per_step")]
+    missing = [r for r in ranks if not r.per_step]
     if missing:
-        reason = missing[0].get("overlap_reason") or missing[0].get("per_step_reason") or "no profiled steps"
-        return [], dict.fromkeys(names, f"rank {missing[0]['rank']}: {reason}"), {}
-    by_rank = {r["rank"]: r for r in ranks}
+        reason = missing[0].overlap_reason or missing[0].per_step_reason or "no profiled steps"
+        return [], dict.fromkeys(names, f"rank {missing[0].rank}: {reason}"), {}
+    by_rank = {r.rank: r for r in ranks}
     details: dict = {"aggregate": "worst rank at each profiled step; every rank's steps in per_rank_steps"}
-    timelines = {rank: r.get("timeline") for rank, r in by_rank.items()}
+    timelines = {rank: r.timeline for rank, r in by_rank.items()}
     if len(by_rank) > 1 and all(timelines.values()):
         matching = cm.match({rank: t["comm"] for rank, t in timelines.items() if t is not None})
         matched_ok = matching.available and not matching.problems
@@ -126,7 +128,7 @@ def kernel_figures(ranks: Sequence[Mapping]) -> tuple[list[Metric], dict[str, st
         if matching is not None and matched_ok and t:
             per_rank[rank] = wt.rank_steps(rank, matching, t["compute_us"], t["window_us"])
         else:
-            per_rank[rank] = _single_rank_steps(rank, r["per_step"])
+            per_rank[rank] = _single_rank_steps(rank, r.per_step or [])
     unavailable: dict[str, str] = {}
     if len(by_rank) > 1 and not matched_ok:
         why = "; ".join(matching.problems) if matching else "no per-step kernel timelines from every rank"
@@ -160,25 +162,15 @@ def kernel_figures(ranks: Sequence[Mapping]) -> tuple[list[Metric], dict[str, st
         else:
             unavailable[name] = "no communication kernels in the profiled steps"
     for key, figure, unit, higher, judged in SINGLE_RANK_FIGURES:
-        samples = _worst([[s[key] for s in r["per_step"]] for r in ranks], higher)
+        per = [[s[key] for s in r.per_step or []] for r in ranks]
+        samples = [float(v) for v in worst_per_step(per, higher_is_better=higher)]
         metrics.append(_metric(f"{figure}_worst_rank", samples, unit, higher, judged, "worst rank per step"))
     for kind in COLLECTIVES:
-        per = [[(s.get("busbw_gbps") or {}).get(kind) for s in r["per_step"]] for r in ranks]
-        samples = _worst(per, True)
+        per = [[(s.get("busbw_gbps") or {}).get(kind) for s in r.per_step or []] for r in ranks]
+        samples = [float(v) for v in worst_per_step(per, higher_is_better=True)]
         name = f"{kind}_busbw_gbps_worst_rank"
         if samples:
             metrics.append(_metric(name, samples, "GB/s", True, False, f"bytes / kernel time, {WAIT_NOTE}"))
         else:
             unavailable[name] = f"no {kind} kernels with message sizes in the profiled steps"
     return metrics, unavailable, details
-
-
-def _worst(per_rank: Sequence[Sequence[float | None]], higher_is_better: bool) -> list[float]:
-    """Step by step, the worst rank's value; steps where any rank lacks one are left out."""
-    out = []
-    for values in zip(*per_rank):
-        if any(v is None for v in values):
-            continue
-        nums = [float(v) for v in values if v is not None]
-        out.append(min(nums) if higher_is_better else max(nums))
-    return out

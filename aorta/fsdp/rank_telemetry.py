@@ -11,19 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from aorta.fsdp.rank_result import RankResult
 
-def worst_rank_telemetry(ranks: Sequence[Mapping]) -> tuple[dict | None, str | None]:
+
+def worst_rank_telemetry(ranks: Sequence[RankResult]) -> tuple[dict | None, str | None]:
     """``(summary with its "rank", None)`` for the record, or ``(None, why)`` where no rank sampled its GPU."""
     measured = [
-        (r["rank"], r["telemetry"])
-        for r in ranks
-        if isinstance(r.get("telemetry"), Mapping) and r["telemetry"].get("rounds")
+        (r.rank, r.telemetry) for r in ranks if isinstance(r.telemetry, Mapping) and r.telemetry.get("rounds")
     ]
     if not measured:
         reasons = [
-            str(r["telemetry"].get("reason"))
+            str(r.telemetry.get("reason"))
             for r in ranks
-            if isinstance(r.get("telemetry"), Mapping) and r["telemetry"].get("reason")
+            if isinstance(r.telemetry, Mapping) and r.telemetry.get("reason")
         ]
         return None, reasons[0] if reasons else "no rank recorded telemetry"
     rank, summary = max(measured, key=lambda rs: (rs[1].get("throttled_rounds") or 0, -rs[0]))

@@ -17,29 +17,32 @@ from collections.abc import Mapping, Sequence
 
 from aorta import stats
 from aorta.fsdp.rank_host import parse_cpulist
+from aorta.fsdp.rank_result import RankResult
 
 STEP_FIGURES = ("compute_only_ms", "overlapped_ms", "overlapped_wait_ms", "exposed_wait_ms", "idle_ms")
 HOST_FIELDS = ("hostname", "cpus_allowed", "cpu_numa_nodes", "gpu_numa_node", "cpus_on_gpu_numa_node")
 
 
-def rank_evidence(per_rank_steps: Mapping[str, Sequence[Mapping]], per_rank: Sequence[Mapping]) -> list[dict]:
+def rank_evidence(
+    per_rank_steps: Mapping[str, Sequence[Mapping]], per_rank: Sequence[RankResult]
+) -> list[dict]:
     """One row per rank: the medians of ``STEP_FIGURES`` over its profiled steps, its median host enqueue
     time per step, its host facts (``measure``'s ``host``) and the ranks on the same host whose allowed CPUs
     overlap its own."""
-    hosts = {int(r["rank"]): r.get("host") or {} for r in per_rank}
+    hosts = {r.rank: r.host or {} for r in per_rank}
     cpus = {
         rank: set(parse_cpulist(h["cpus_allowed"])) if h.get("cpus_allowed") else set()
         for rank, h in hosts.items()
     }
     rows = []
-    for r in sorted(per_rank, key=lambda r: int(r["rank"])):
-        rank = int(r["rank"])
+    for r in sorted(per_rank, key=lambda r: r.rank):
+        rank = r.rank
         steps = per_rank_steps.get(str(rank)) or []
         row: dict = {"rank": rank, "steps": len(steps)}
         for key in STEP_FIGURES:
             values = [s[key] for s in steps if s.get(key) is not None]
             row[key] = stats.median(values) if values else None
-        enqueue = r.get("host_enqueue_ms") or []
+        enqueue = r.host_enqueue_ms
         row["host_enqueue_ms"] = stats.median(enqueue) if enqueue else None
         host = hosts[rank]
         row.update({k: host.get(k) for k in HOST_FIELDS})

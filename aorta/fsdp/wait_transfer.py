@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from aorta import stats
 from aorta.fsdp.collective_match import Collective, CommKernel, Matching
+from aorta.record import rank_breakdown
 from aorta.timeline import overlap
 
 
@@ -147,11 +148,7 @@ def worst_per_step(
 ) -> list[float]:
     """Step i's figure on the worst rank at step i (the lowest of a higher-is-better figure, else the
     highest). Steps that some rank lacks, or where the figure is undefined on a rank, are left out."""
-    steps = min((len(v) for v in per_rank.values()), default=0)
-    out = []
-    for i in range(steps):
-        values = [getattr(per_rank[r][i], figure) for r in per_rank]
-        if any(v is None for v in values):
-            continue
-        out.append(min(values) if higher_is_better else max(values))
-    return out
+    return rank_breakdown.worst_per_step(
+        [[getattr(s, figure) for s in steps] for steps in per_rank.values()],
+        higher_is_better=higher_is_better,
+    )

@@ -14,7 +14,7 @@ from typing import Any
 
 from aorta import stats
 from aorta.record import record_of
-from aorta.record.rank_breakdown import per_rank_breakdown, straggler_line
+from aorta.record.rank_breakdown import per_rank_breakdown, straggler_line, worst_per_step
 from aorta.report.errors import ReportInputError
 from aorta.report.fsdp_artifacts import ScenarioRank
 from aorta.report.runs import Run
@@ -49,8 +49,10 @@ def fsdp_scenarios(entries: list[ScenarioRank]) -> dict[str, list[ScenarioRank]]
 
 def slowest_rank_steps(ranks: list[ScenarioRank]) -> list[tuple[int, float]]:
     """(step, slowest rank's step ms) for every timed step that every rank recorded."""
-    common = set.intersection(*(set(r.step_ms) for r in ranks)) if ranks else set()
-    return [(s, max(r.step_ms[s] for r in ranks)) for s in sorted(common)]
+    common = sorted(set.intersection(*(set(r.step_ms) for r in ranks))) if ranks else []
+    return list(
+        zip(common, worst_per_step([[r.step_ms[s] for s in common] for r in ranks], higher_is_better=False))
+    )
 
 
 def breakdown_rows(ranks: list[ScenarioRank]) -> list[dict]:
@@ -77,8 +79,7 @@ def worst_rank_overlap_ratio(ranks: list[ScenarioRank]) -> float | None:
     series = [r.overlap_ratios() for r in ranks]
     if not series or not all(series):
         return None
-    n = min(len(s) for s in series)
-    return stats.median([min(s[i] for s in series) for i in range(n)])
+    return stats.median(worst_per_step(series, higher_is_better=True))
 
 
 def _all_or_none(values: list) -> list | None:

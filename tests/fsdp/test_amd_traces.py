@@ -22,6 +22,7 @@ from aorta.fsdp import collective_match as cm
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.profiled_steps import split_by_step, step_figures
 from aorta.fsdp.rank_figures import kernel_figures
+from aorta.fsdp.rank_result import RankResult
 from aorta.timeline.profiler_steps import step_ranges
 from aorta.timeline.trace_events import load_trace
 
@@ -276,7 +277,7 @@ def test_an_empty_last_step_is_left_out_of_the_medians_not_counted_as_zero():
         "left out of the per-step figures: 1 of 2 profiled steps, which launched no kernel (step [1]), rather "
         "than zeros (a kernel goes to the step holding its launch)"
     )
-    metrics, _, _ = kernel_figures([{"rank": 0, "per_step": per_step, "timeline": timeline}])
+    metrics, _, _ = kernel_figures([RankResult(rank=0, per_step=per_step, timeline=timeline)])
     by_name = {m.name: m for m in metrics}
     assert by_name["compute_busy_ms_worst_rank"].value == pytest.approx(expected_ms, abs=TOL_MS)
     assert len(by_name["compute_busy_ms_worst_rank"].samples) == 1
@@ -301,7 +302,7 @@ def test_rocm7_memsets_recorded_as_kernels_are_not_compute():
         assert step["compute_busy_ms"] == pytest.approx(length_us(span(e) for e in mine) / 1e3, abs=TOL_MS)
 
 
-def two_ranks(trace, ahead: float = 2500.0) -> list[dict]:
+def two_ranks(trace, ahead: float = 2500.0) -> list[RankResult]:
     """The trace as rank 0 and, 2.5 ms ahead on another clock with no collective args, as rank 1 (same
     kernels): each rank's per-step figures and timeline, as the FSDP record reads them."""
     rank1 = [
@@ -322,5 +323,5 @@ def two_ranks(trace, ahead: float = 2500.0) -> list[dict]:
         ranges = [(s + shift, e + shift) for s, e in trace.ranges]
         per_step, timeline, reason, _ = step_figures(kernels, ranges, 3, 2)
         assert reason is None
-        ranks.append({"rank": rank, "per_step": per_step, "timeline": timeline})
+        ranks.append(RankResult(rank=rank, per_step=per_step, timeline=timeline))
     return ranks

@@ -10,7 +10,9 @@ from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp import wait_transfer as wt
 from aorta.fsdp.collective_match import Collective, Matching
 from aorta.fsdp.figures import build_result
-from aorta.fsdp.rank_figures import _worst, kernel_figures
+from aorta.fsdp.rank_figures import kernel_figures
+from aorta.fsdp.rank_result import RankResult
+from aorta.record.rank_breakdown import worst_per_step
 from aorta.timeline.device_op import DeviceOp
 
 
@@ -40,12 +42,17 @@ RANK1_STEPS = [
 ]
 
 
+def _results(ranks: list[dict]) -> list[RankResult]:
+    """The ranks' results as they arrive on rank 0 (dicts), through the one boundary."""
+    return [RankResult.from_dict(r) for r in ranks]
+
+
 def _by_name(metrics):
     return {m.name: m for m in metrics}
 
 
 def test_one_rank_exposed_transfer_is_its_exposed_communication_and_the_figure_is_the_median_step():
-    metrics, unavailable, details = kernel_figures([{"rank": 0, "per_step": RANK0_STEPS}])
+    metrics, unavailable, details = kernel_figures(_results([{"rank": 0, "per_step": RANK0_STEPS}]))
     m = _by_name(metrics)
     # one rank alone: all its exposed communication is exposed transfer (not its overlapped time)
     assert list(m["exposed_transfer_ms_worst_rank"].samples) == [4.0, 5.0, 20.0]
@@ -74,7 +81,7 @@ def test_one_rank_exposed_transfer_is_its_exposed_communication_and_the_figure_i
 
 def test_two_ranks_each_step_takes_the_worst_rank_not_the_best():
     ranks = [{"rank": 0, "per_step": RANK0_STEPS}, {"rank": 1, "per_step": RANK1_STEPS}]
-    metrics, _, details = kernel_figures(ranks)  # no timelines: each rank's steps alone, not split
+    metrics, _, details = kernel_figures(_results(ranks))  # no timelines: each rank's steps alone, not split
     m = _by_name(metrics)
     assert list(m["compute_busy_ms_worst_rank"].samples) == [15.0, 12.0, 40.0]  # highest; best: 10, 5, 30
     assert list(m["all_gather_busbw_gbps_worst_rank"].samples) == [
@@ -89,8 +96,12 @@ def test_two_ranks_each_step_takes_the_worst_rank_not_the_best():
 
 def test_worst_of_ranks_step_by_step():
     per_rank = [[1.0, 5.0, 3.0, None], [2.0, 4.0, 6.0, 1.0]]
-    assert _worst(per_rank, higher_is_better=True) == [1.0, 4.0, 3.0]  # a step some rank lacks is left out
-    assert _worst(per_rank, higher_is_better=False) == [2.0, 5.0, 6.0]
+    assert worst_per_step(per_rank, higher_is_better=True) == [
+        1.0,
+        4.0,
+        3.0,
+    ]  # a step some rank lacks is left out
+    assert worst_per_step(per_rank, higher_is_better=False) == [2.0, 5.0, 6.0]
 
 
 def _rank(rank, step_ms, *, window, compute, comm, overlapped, slowdown):
@@ -119,7 +130,13 @@ def test_rank_0_leads_the_notes_the_worst_slowdown_is_the_highest_and_step_time_
         _rank(1, [28.0, 30.0, 85.0], window=90.0, compute=40.0, comm=10.0, overlapped=5.0, slowdown=1.1),
     ]
     step_ms, record = build_result(
-        {"id": "baseline"}, ranks, world_size=3, seq_len=8, backend="cuda", comm_library="nccl", config={}
+        {"id": "baseline"},
+        _results(ranks),
+        world_size=3,
+        seq_len=8,
+        backend="cuda",
+        comm_library="nccl",
+        config={},
     )
     assert step_ms == [30.0, 33.0, 90.0]  # slowest rank per round
     m = record.metrics
@@ -228,7 +245,13 @@ def test_every_fsdp_figure_has_its_unit_direction_and_judgement():
     for r, steps, peak in zip(ranks, (RANK0_STEPS, RANK1_STEPS), (1000, 3000)):
         r.update(per_step=steps, peak_memory_bytes=peak)
     _, record = build_result(
-        {"id": "baseline"}, ranks, world_size=2, seq_len=8, backend="cuda", comm_library="nccl", config={}
+        {"id": "baseline"},
+        _results(ranks),
+        world_size=2,
+        seq_len=8,
+        backend="cuda",
+        comm_library="nccl",
+        config={},
     )
     got = {m.name: (m.unit, m.higher_is_better, m.judged) for m in record.metrics.values()}
     assert got == FSDP_FIGURES
@@ -251,7 +274,13 @@ def test_every_fsdp_figure_has_its_unit_direction_and_judgement():
     }
     cpu_ranks = [dict(r, peak_memory_bytes=None) for r in ranks]
     _, cpu = build_result(
-        {"id": "baseline"}, cpu_ranks, world_size=2, seq_len=8, backend="cpu", comm_library="gloo", config={}
+        {"id": "baseline"},
+        _results(cpu_ranks),
+        world_size=2,
+        seq_len=8,
+        backend="cpu",
+        comm_library="gloo",
+        config={},
     )
     assert cpu.unavailable["peak_memory_bytes"] == "CPU backend: no device memory statistics"
 
@@ -286,7 +315,7 @@ def test_the_record_of_a_gpu_run_and_of_a_cpu_run_field_by_field():
     ranks[1]["slowdown_reason"] = "rank 1: no compute-only reference"  # rank 0 (ranks come in any order)
     scenario, config = {"id": "baseline", "layers": 2}, {"batch": 4}
     kw = dict(world_size=2, seq_len=8, comm_library="nccl", config=config)
-    _, rec = build_result(scenario, ranks, backend="cuda", **kw)
+    _, rec = build_result(scenario, _results(ranks), backend="cuda", **kw)
     assert (rec.workload, rec.backend, rec.timing_method, rec.clock) == (
         "fsdp_baseline",
         "cuda",
@@ -315,7 +344,7 @@ def test_the_record_of_a_gpu_run_and_of_a_cpu_run_field_by_field():
 
     ranks[1]["slowdown_reason"] = None
     ranks[1].pop("stream_busy_ms")
-    _, cpu = build_result(scenario, ranks, backend="cpu", **kw)
+    _, cpu = build_result(scenario, _results(ranks), backend="cpu", **kw)
     assert (cpu.clock, cpu.reading_notes) == ("host_clock", [])  # on the CPU every op runs as it is issued
     assert cpu.unavailable["compute_slowdown_ratio_worst_rank"] == "no compute-only reference on every rank"
     assert (cpu.details["stream_busy_ms"], cpu.details["streams_with_work"]) == (None, None)
@@ -325,7 +354,7 @@ def test_the_record_of_a_gpu_run_and_of_a_cpu_run_field_by_field():
 def test_window_figures_need_a_window_longer_than_zero(window_ms, has_window_figures):
     r = _rank(0, [1.0], window=window_ms, compute=0.25, comm=0.0, overlapped=0.0, slowdown=1.0)
     _, rec = build_result(
-        {"id": "x"}, [r], world_size=1, seq_len=1, backend="cuda", comm_library="nccl", config={}
+        {"id": "x"}, _results([r]), world_size=1, seq_len=1, backend="cuda", comm_library="nccl", config={}
     )
     assert ("gpu_idle_share_rank0" in rec.metrics) is has_window_figures
     if has_window_figures:
@@ -387,10 +416,10 @@ def test_kernel_figures_name_the_first_rank_without_profiled_steps_and_its_reaso
         {"rank": 3, "per_step": [], "per_step_reason": "profiler off"},
         {"rank": 5, "per_step": None, "overlap_reason": "no trace"},
     ]
-    metrics, unavailable, details = kernel_figures(ranks)
+    metrics, unavailable, details = kernel_figures(_results(ranks))
     assert (metrics, details) == ([], {}) and set(unavailable.values()) == {"rank 3: profiler off"}
     _, unavailable, _ = kernel_figures(
-        [{"rank": 2, "per_step": []}, {"rank": 4, "per_step": [], "per_step_reason": "x"}]
+        _results([{"rank": 2, "per_step": []}, {"rank": 4, "per_step": [], "per_step_reason": "x"}])
     )
     assert set(unavailable.values()) == {"rank 2: no profiled steps"}
 
@@ -403,7 +432,7 @@ def test_kernel_figures_without_timelines_say_why_wait_is_not_split_and_name_eac
     from aorta.fsdp.rank_figures import WAIT_NOTE
 
     ranks = [{"rank": 0, "per_step": RANK0_STEPS}, {"rank": 1, "per_step": RANK1_STEPS}]
-    metrics, _, details = kernel_figures(ranks)
+    metrics, _, details = kernel_figures(_results(ranks))
     assert details["aggregate"] == "worst rank at each profiled step; every rank's steps in per_rank_steps"
     assert details["wait_vs_transfer"] == (
         "not split: no per-step kernel timelines from every rank (all communication counted as transfer)"
@@ -416,14 +445,14 @@ def test_kernel_figures_without_timelines_say_why_wait_is_not_split_and_name_eac
     from aorta.fsdp.collective_match import CommKernel
 
     _, _, alone = kernel_figures(
-        [{**ranks[0], "timeline": _timeline([CommKernel("all_gather", "pg:a", 1, 2, 0)])}]
+        _results([{**ranks[0], "timeline": _timeline([CommKernel("all_gather", "pg:a", 1, 2, 0)])}])
     )
     assert "clock_alignment" not in alone and "wait_vs_transfer" not in alone
 
 
 def test_kernel_figures_with_no_communication_at_all():
     ranks = [{"rank": r, "per_step": [_step(10.0 + r, 0.0, 0.0, 1.0)] * 2} for r in (0, 1)]
-    _, unavailable, _ = kernel_figures(ranks)
+    _, unavailable, _ = kernel_figures(_results(ranks))
     assert unavailable["overlap_ratio_worst_rank"] == "no communication kernels in the profiled steps"
 
 
@@ -441,7 +470,7 @@ def test_kernel_figures_when_only_some_groups_match_leave_every_rank_unsplit_and
         {"rank": 0, "per_step": RANK0_STEPS, "timeline": _timeline(comm0)},
         {"rank": 1, "per_step": RANK1_STEPS, "timeline": _timeline(comm1)},
     ]
-    _, _, details = kernel_figures(ranks)
+    _, _, details = kernel_figures(_results(ranks))
     problems = [
         "pg:b: ranks ran different numbers of collectives {0: 2, 1: 1}",
         "pg:c: ranks ran different numbers of collectives {0: 1, 1: 0}",
@@ -462,5 +491,7 @@ def test_kernel_figures_when_only_some_groups_match_leave_every_rank_unsplit_and
 
 
 def test_worst_skips_only_the_steps_some_rank_lacks():
-    assert _worst([[None, 2.0, 5.0], [1.0, 3.0, None], [4.0, 1.0, 6.0]], True) == [1.0]
-    assert _worst([[1.0, 2.0], [None, 3.0]], False) == [3.0]
+    assert worst_per_step([[None, 2.0, 5.0], [1.0, 3.0, None], [4.0, 1.0, 6.0]], higher_is_better=True) == [
+        1.0
+    ]
+    assert worst_per_step([[1.0, 2.0], [None, 3.0]], higher_is_better=False) == [3.0]

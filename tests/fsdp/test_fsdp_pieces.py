@@ -11,6 +11,7 @@ from aorta.fsdp.distributed import device_index_for, launch_info
 from aorta.fsdp.figures import build_result, reading_notes, slowest_per_round
 from aorta.fsdp.metrics_log import read_jsonl, write_jsonl
 from aorta.fsdp.plugin import _results_on_rank_0_only, first_difference
+from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.scenarios import SCENARIOS, Scenario, get_scenario
 from aorta.fsdp.startup import rank_settings, settings_differences
 
@@ -96,7 +97,8 @@ def _rank(rank, step_ms, overlap=None):
 
 def _built(*args, **kw):
     """build_result's record as it is written into the benchmark JSON."""
-    step_ms, record = build_result(*args, **kw)
+    scenario, ranks, *rest = args
+    step_ms, record = build_result(scenario, [RankResult.from_dict(r) for r in ranks], *rest, **kw)
     return step_ms, record.to_extra_info()
 
 

@@ -4,10 +4,16 @@ record's ``telemetry`` is the most throttled rank's (aorta/fsdp/rank_telemetry.p
 
 import time
 
-from aorta.fsdp.rank_telemetry import worst_rank_telemetry
+from aorta.fsdp import rank_telemetry
+from aorta.fsdp.rank_result import RankResult
 from aorta.telemetry.plugin import observer
 from aorta.telemetry.sample import Limits, Sample
 from aorta.timing.loop import RoundTiming, TimedRun
+
+
+def worst_rank_telemetry(ranks: list[dict]):
+    """The ranks' results as they arrive on rank 0 (dicts), through the one boundary."""
+    return rank_telemetry.worst_rank_telemetry([RankResult.from_dict(r) for r in ranks])
 
 
 def _tel(throttled: int, rounds: int = 4) -> dict:

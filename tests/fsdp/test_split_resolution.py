@@ -13,6 +13,7 @@ exposed: rank 0 200 + 100 + 50, rank 1 300 + (40 - 10) + 50 = 730 µs; unresolve
 import pytest
 
 from aorta.fsdp.collective_match import Collective, Matching
+from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.split_resolution import resolvable, split_resolution
 
 
@@ -79,7 +80,7 @@ def test_kernel_figures_record_the_resolution_and_the_breakdown_says_it():
             "compute_us": [[(shift, shift + 300.0)]],
             "window_us": [(shift, shift + 1200)],
         }
-        return {"rank": r, "per_step": [step], "timeline": timeline}
+        return RankResult(rank=r, per_step=[step], timeline=timeline)
 
     # rank 1's clock 1000 µs ahead; its reduce-scatter ends 10 µs late: offset 1005, error 5 µs; the
     # reduce-scatter's transfer is rank 1's 3 µs kernel (it arrived last): not resolvable.

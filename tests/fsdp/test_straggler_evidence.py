@@ -3,6 +3,7 @@
 import pytest
 
 from aorta.fsdp.rank_host import format_cpulist, gpu_numa_node, parse_cpulist, pci_sysfs_name, rank_host
+from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.straggler_evidence import evidence_lines, rank_evidence
 
 
@@ -91,9 +92,9 @@ HOSTS = {
     },
 }
 PER_RANK = [
-    {"rank": 2, "host_enqueue_ms": [60.0, 61.0, 59.0], "host": HOSTS[2]},
-    {"rank": 0, "host_enqueue_ms": [58.0, 70.0, 60.0], "host": HOSTS[0]},
-    {"rank": 1, "host_enqueue_ms": [85.0, 80.0, 90.0], "host": HOSTS[1]},
+    RankResult(rank=2, host_enqueue_ms=[60.0, 61.0, 59.0], host=HOSTS[2]),
+    RankResult(rank=0, host_enqueue_ms=[58.0, 70.0, 60.0], host=HOSTS[0]),
+    RankResult(rank=1, host_enqueue_ms=[85.0, 80.0, 90.0], host=HOSTS[1]),
 ]
 
 
