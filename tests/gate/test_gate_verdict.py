@@ -397,3 +397,11 @@ def test_one_short_run_on_either_side_alone_is_too_few_samples(short_side):
     cand = [run_of(12.0, seed=4), run_of(12.02, rounds=4 if short_side == "this" else 20, seed=5)]
     v = device(ref, cand)
     assert v.outcome == UNSURE and f"4 round(s) in {short_side} run" in v.reason
+
+
+def test_the_own_mde_verdict_says_so_word_for_word():
+    ref, cand = runs_of([2.666, 2.70, 2.64]), runs_of([0.349, 0.350])
+    assert device(ref, cand, policy=Policy()).reason == (
+        "-86.9% (2.668 -> 0.3494 ms, 3 vs 2 runs), p=1.7e-07, interval -87.5% to -86.2%: past this figure's own "
+        "MDE (7.38% with these runs; changes under it are not gateable here: the bound is 5%)"
+    )

@@ -385,3 +385,27 @@ def test_each_module_imports_on_its_own_and_without_torch(module):
     code = f"import sys; import {module}; assert 'torch' not in sys.modules, 'torch imported'"
     root = Path(__file__).resolve().parents[2]
     subprocess.run([sys.executable, "-c", code], cwd=root, check=True, env={"PYTHONPATH": str(root)})
+
+
+def test_the_throttle_cause_says_which_side_word_for_word():
+    slow_gemm = [(GEMM_CUBLAS, 1, 4800.0, None), (ADD, 2, 200.0, None)]
+    _, w = why(
+        side(BASE, KERNELS, **HOST, **telemetry(0)),
+        side(SLOW, slow_gemm, seed=10, **HOST, **telemetry(12, clock=1400.0)),
+    )
+    assert (
+        w["causes"][0]["summary"]
+        == "the candidate was throttled in 36 rounds (sw_power_cap); throttled share 0% -> 60%"
+    )
+    assert w["causes"][0]["evidence"]["throttled_share"] == [0.0, 0.6]
+    # the other way round: the baseline throttled, the candidate faster
+    _, w = why(
+        side(SLOW, slow_gemm, seed=10, **HOST, **telemetry(12, clock=1400.0)),
+        side(BASE, KERNELS, **HOST, **telemetry(0)),
+    )
+    assert causes(w) == [THROTTLE]
+    assert (
+        w["causes"][0]["summary"]
+        == "the baseline was throttled in 36 rounds (sw_power_cap); throttled share 60% -> 0%"
+    )
+    assert w["causes"][0]["evidence"]["throttled_share"] == [0.6, 0.0]
