@@ -9,10 +9,12 @@
 #   5. aorta report of fsdp2 vs fsdp4 (the world-size scaling view), then a short table, printed last.
 # Each step is cut at its own limit and at what is left of BUDGET (default 570 s). Writes under $OUT: the
 # rank-0 JSONs, steps.tsv (step, exit code, seconds), summary.txt, and scale_proof_logs.tar.gz (logs,
-# per-rank JSONL, the report; profiler traces left out): 9 files.
+# per-rank JSONL, the report; profiler traces left out): 9 files, one more than a device call brings back, so
+# there run it with OUT=/tmp/sp and `tar czf $OUT/scale.tgz -C /tmp sp` after.
 #
 #   NCCL_NVLS_ENABLE=0 OUT=/tmp/out scripts/gpu/scale_proof.sh
 #   DRY=1 scripts/gpu/scale_proof.sh                       # print the commands only
+#   SKIP="fsdp4 large" scripts/gpu/scale_proof.sh          # the steps not named run (a later call's rest)
 #   DEVICE=cpu NPROC=2 FSDP_SELECT=baseline scripts/gpu/scale_proof.sh   # CPU (gloo) smoke of the whole path
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -35,6 +37,7 @@ start=$(date +%s)
 
 step() {  # step NAME LIMIT_S COMMAND...
   local name=$1 limit=$2; shift 2
+  case " ${SKIP:-} " in *" $name "*) echo "$name: skipped (SKIP)" | tee -a "$OUT/steps.tsv"; return 0 ;; esac
   local left=$(( BUDGET - ($(date +%s) - start) ))
   [ "$left" -lt "$limit" ] && limit=$left
   if [ "${DRY:-0}" = 1 ]; then echo "[$name, ${limit}s] $*"; return 0; fi
