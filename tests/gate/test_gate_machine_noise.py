@@ -192,3 +192,12 @@ def test_a_machine_per_run_is_needed_on_each_side():
     for ref_m, cand_m in ((["A"], ["G"]), (["A", "C"], [])):
         with pytest.raises(ValueError, match="^one machine per run is needed on each side$"):
             cross_machine([0.0, 0.1], ref_m, [0.2], cand_m)
+
+
+def test_across_machines_the_noise_is_both_parts_and_the_reason_names_them():
+    cand = [[10.31], [10.32]]
+    v = verdict(cand, ["G", "G"])
+    cm = cross_machine([math.log(r[0]) for r in BASE], BASE_M, [math.log(r[0]) for r in cand], ["G", "G"])
+    assert v.noise_sigma == pytest.approx(math.hypot(cm.sigma_machine, cm.sigma_run), rel=1e-12)
+    assert cm.sigma_run < 0.1 * cm.sigma_machine  # so each part shows in the sentence
+    assert "; another machine: noise between the baseline's 3 machines 1%, between runs 0.07%)" in v.reason
