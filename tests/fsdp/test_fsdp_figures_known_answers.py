@@ -47,6 +47,19 @@ def _results(ranks: list[dict]) -> list[RankResult]:
     return [RankResult.from_dict(r) for r in ranks]
 
 
+def _baseline(ranks: list[dict], world_size: int, backend: str = "cuda", comm_library: str = "nccl"):
+    """``build_result`` for the baseline scenario at seq_len 8, the ranks through the one boundary."""
+    return build_result(
+        {"id": "baseline"},
+        _results(ranks),
+        world_size=world_size,
+        seq_len=8,
+        backend=backend,
+        comm_library=comm_library,
+        config={},
+    )
+
+
 def _by_name(metrics):
     return {m.name: m for m in metrics}
 
@@ -129,15 +142,7 @@ def test_rank_0_leads_the_notes_the_worst_slowdown_is_the_highest_and_step_time_
         _rank(0, [29.0, 33.0, 80.0], window=80.0, compute=60.0, comm=20.0, overlapped=15.0, slowdown=1.4),
         _rank(1, [28.0, 30.0, 85.0], window=90.0, compute=40.0, comm=10.0, overlapped=5.0, slowdown=1.1),
     ]
-    step_ms, record = build_result(
-        {"id": "baseline"},
-        _results(ranks),
-        world_size=3,
-        seq_len=8,
-        backend="cuda",
-        comm_library="nccl",
-        config={},
-    )
+    step_ms, record = _baseline(ranks, 3)
     assert step_ms == [30.0, 33.0, 90.0]  # slowest rank per round
     m = record.metrics
     assert m["step_ms"].value == 33.0  # the median round; the mean would be 51
@@ -244,15 +249,7 @@ def test_every_fsdp_figure_has_its_unit_direction_and_judgement():
     ]
     for r, steps, peak in zip(ranks, (RANK0_STEPS, RANK1_STEPS), (1000, 3000)):
         r.update(per_step=steps, peak_memory_bytes=peak)
-    _, record = build_result(
-        {"id": "baseline"},
-        _results(ranks),
-        world_size=2,
-        seq_len=8,
-        backend="cuda",
-        comm_library="nccl",
-        config={},
-    )
+    _, record = _baseline(ranks, 2)
     got = {m.name: (m.unit, m.higher_is_better, m.judged) for m in record.metrics.values()}
     assert got == FSDP_FIGURES
     # the per-step parts of the step are marked so (the gate bounds their MDE by their share of the step)
@@ -273,15 +270,7 @@ def test_every_fsdp_figure_has_its_unit_direction_and_judgement():
         "telemetry": "no rank recorded telemetry",  # these ranks' results carry none
     }
     cpu_ranks = [dict(r, peak_memory_bytes=None) for r in ranks]
-    _, cpu = build_result(
-        {"id": "baseline"},
-        _results(cpu_ranks),
-        world_size=2,
-        seq_len=8,
-        backend="cpu",
-        comm_library="gloo",
-        config={},
-    )
+    _, cpu = _baseline(cpu_ranks, 2, backend="cpu", comm_library="gloo")
     assert cpu.unavailable["peak_memory_bytes"] == "CPU backend: no device memory statistics"
 
 
