@@ -1,10 +1,10 @@
 """World-size scaling of the FSDP scenarios: runs at 2, 4, ... ranks side by side (pure: no torch).
 
 Read from each run's pytest-benchmark JSON (the scenarios' records): per scenario and run, the step (slowest
-rank), exposed transfer and wait per step and the overlap ratio (worst rank), busbw from transfer time as a
-share of the run's own collective sweep at the scenario's message size (``busbw_vs_ceiling``, written by the
-FSDP plugin), the share of exposed communication whose wait/transfer split the clock alignment cannot resolve,
-and per-rank asymmetry: the largest over the smallest rank's median compute-only time, and the straggler.
+rank), exposed transfer and wait per step and the overlap ratio (worst rank), busbw from transfer time in GB/s
+and as a share of the run's own collective sweep at the scenario's message size (``busbw_vs_ceiling``, written
+by the FSDP plugin), the clock alignment error and the share of exposed communication whose wait/transfer split
+it cannot resolve, and per-rank asymmetry: the largest over the smallest rank's median compute-only time, and the straggler.
 ``step vs fewest ranks``: the step over the same scenario's step at the smallest world size in the report
 (each rank keeps its batch, so ideal weak scaling reads 1.00).
 """
@@ -29,7 +29,8 @@ HEADERS = [
     "exposed transfer ms",
     "exposed wait ms",
     "overlap ratio",
-    *(f"{k} busbw share" for k in KINDS),
+    *(f"{k} busbw GB/s (share)" for k in KINDS),
+    "alignment error us",
     "unresolved share",
     "compute-only max/min",
     "straggler",
@@ -70,7 +71,9 @@ def scenario_row(label: str, bench: Mapping) -> dict | None:
         "exposed_transfer_ms": _value(record, "exposed_transfer_ms_worst_rank"),
         "exposed_wait_ms": _value(record, "exposed_wait_ms_worst_rank"),
         "overlap_ratio": _value(record, "overlap_ratio_worst_rank"),
+        "busbw_gbps": {k: (vs.get(k) or {}).get("busbw_gbps") for k in KINDS},
         "busbw_share": {k: (vs.get(k) or {}).get("share_of_ceiling") for k in KINDS},
+        "alignment_error_us": resolution.get("alignment_error_us"),
         "unresolved_share": resolution.get("unresolved_share"),
         "compute_only_max_over_min": _asymmetry(record.get("rank_evidence") or []),
         "straggler": _straggler(record.get("stragglers") or []),
@@ -100,6 +103,13 @@ def ordered(rows: list[dict]) -> list[dict]:
     return rows
 
 
+def _busbw_cell(gbps: float | None, share: float | None) -> str | None:
+    """``147 (71%)``: busbw in GB/s with its share of the ceiling; the GB/s alone where no ceiling applies."""
+    if gbps is None:
+        return None
+    return f"{gbps:.3g} ({share:.0%})" if share is not None else f"{gbps:.3g}"
+
+
 def table_rows(view: Mapping) -> list[list]:
     return [
         [
@@ -111,7 +121,8 @@ def table_rows(view: Mapping) -> list[list]:
             r["exposed_transfer_ms"],
             r["exposed_wait_ms"],
             r["overlap_ratio"],
-            *(r["busbw_share"][k] for k in KINDS),
+            *(_busbw_cell(r["busbw_gbps"][k], r["busbw_share"][k]) for k in KINDS),
+            r["alignment_error_us"],
             r["unresolved_share"],
             r["compute_only_max_over_min"],
             r["straggler"],

@@ -2,12 +2,15 @@
 # Scale proof on one 4-GPU host (nvidia-h200-x4 / nvidia-h100-x4), within 600 s:
 #   1. fsdp4    the FSDP suite at 4 ranks (-k "not compile": collective sweep, known-answer test, scenarios)
 #   1b. large   the baseline scenario with config/large.yaml (a model that fills the GPUs): peak memory, step
-#   2. fsdp2    the sweep and the baseline scenario at 2 ranks (the 2-rank side of the scaling view)
+#   2. fsdp2    the FSDP suite at 2 ranks (the 2-rank side of the scaling view; FSDP2_SELECT narrows it)
 #   3. tp2, tp4 the fsdp_tp benchmark (real collectives) at 2 and 4 ranks, bf16, 2/4/16 streams
-#   4. two      two torchrun launchers of 2 ranks each, c10d rendezvous on localhost (sweep + baseline)
+#   4. two      two torchrun launchers of 2 ranks each, c10d rendezvous on localhost (TWO_SELECT: sweep +
+#               baseline unless named; "not compile" gives every scenario across the two launchers)
 #   4b. bind4   explicit_prefetch at 4 ranks, each bound to its GPU's NUMA node (torchrun --numa-binding node)
 #   5. aorta report of fsdp2 vs fsdp4 (the world-size scaling view), then a short table, printed last.
-# Each step is cut at its own limit and at what is left of BUDGET (default 570 s). Writes under $OUT: the
+# Each step is cut at its own limit and at what is left of BUDGET (default 570 s). Every step at its full size
+# does not fit one device call (600 s): run it as two calls on one warm machine, SKIP="tp2 tp4 two bind4" then
+# SKIP="fsdp4 large fsdp2 report". Writes under $OUT: the
 # rank-0 JSONs, steps.tsv (step, exit code, seconds), summary.txt, and scale_proof_logs.tar.gz (logs,
 # per-rank JSONL, the report; profiler traces left out): 9 files, one more than a device call brings back, so
 # there run it with OUT=/tmp/sp and `tar czf $OUT/scale.tgz -C /tmp sp` after.
@@ -28,6 +31,9 @@ HALF=$(( NPROC / 2 ))
 DEVICE=${DEVICE:-auto}
 BUDGET=${BUDGET:-570}
 FSDP_SELECT=${FSDP_SELECT:-not compile}
+FSDP2_SELECT=${FSDP2_SELECT:-$FSDP_SELECT}
+TWO_SELECT=${TWO_SELECT:-sweep or baseline}
+TWO_LIMIT=${TWO_LIMIT:-120}
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-4}
 PYTHONPATH="$(pwd)${PYTHONPATH:+:$PYTHONPATH}"  # this checkout's aorta, installed or not
@@ -60,13 +66,14 @@ step fsdp4 270 "${TR[@]}" "$NPROC" "${PT[@]}" benchmarks/fsdp -k "$FSDP_SELECT" 
 # The large configuration (config/large.yaml, issue 26 item 6): does it fill the GPUs (peak memory, step)?
 step large 150 "${TR[@]}" "$NPROC" "${PT[@]}" benchmarks/fsdp -k "scenario and baseline" \
   --aorta-config config/large.yaml --benchmark-json="$OUT/large.json" --aorta-artifacts="$WORK/art_large"
-step fsdp2 90 "${TR[@]}" "$HALF" "${PT[@]}" benchmarks/fsdp -k "sweep or baseline" \
+step fsdp2 240 "${TR[@]}" "$HALF" "${PT[@]}" benchmarks/fsdp -k "$FSDP2_SELECT" \
   --benchmark-json="$OUT/fsdp2.json" --aorta-artifacts="$WORK/art_fsdp2"
 for n in "$HALF" "$NPROC"; do
   step "tp$n" 60 "${TR[@]}" "$n" "${PT[@]}" benchmarks/hw_queue/test_fsdp_tp.py -k bf16 --aorta-streams 2,4,16 \
     --benchmark-json="$OUT/fsdp_tp$n.json"
 done
-step two 120 env OUT="$WORK/two" NPROC="$HALF" DEVICE="$DEVICE" SELECT="sweep or baseline" LIMIT=110 \
+step two "$TWO_LIMIT" env OUT="$WORK/two" NPROC="$HALF" DEVICE="$DEVICE" SELECT="$TWO_SELECT" \
+  LIMIT=$(( TWO_LIMIT - 10 )) \
   bash scripts/gpu/fsdp_two_launchers.sh
 [ "${DRY:-0}" = 1 ] || cp "$WORK/two/two_launchers.json" "$OUT/two_launchers.json" 2>/dev/null
 # explicit_prefetch again with each rank bound to the CPUs of its GPU's NUMA node (torchrun --numa-binding,

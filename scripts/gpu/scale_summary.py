@@ -1,5 +1,5 @@
 """The short table scale_proof.sh prints last: per run (JSON) and FSDP scenario the step, exposed transfer
-and wait, overlap, busbw share of the sweep's ceiling, unresolved share, compute-only asymmetry and straggler;
+and wait, overlap, busbw GB/s and share of the sweep's ceiling, alignment error, unresolved share, compute-only asymmetry and straggler;
 fsdp_tp's comm label and samples/s; the sweep's ceiling at each size. Pure: reads pytest-benchmark JSON.
 
     python3 scripts/gpu/scale_summary.py LABEL=run.json [LABEL=run.json ...]

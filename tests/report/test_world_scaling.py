@@ -23,10 +23,10 @@ def _bench(scenario, world, step, transfer, wait, ratio, ag_share, compute_only,
         details={
             "world_size": world,
             "busbw_vs_ceiling": {
-                "all_gather": {"share_of_ceiling": ag_share},
-                "reduce_scatter": {"reason": "x"},
+                "all_gather": {"busbw_gbps": 200.0 * (ag_share or 0.5), "share_of_ceiling": ag_share},
+                "reduce_scatter": {"busbw_gbps": 1.5, "reason": "message size 460 B outside the swept range"},
             },
-            "split_resolution": {"unresolved_share": unresolved},
+            "split_resolution": {"unresolved_share": unresolved, "alignment_error_us": 10.0 * world},
             "rank_evidence": [{"rank": r, "compute_only_ms": c} for r, c in enumerate(compute_only)],
             "stragglers": stragglers,
         },
@@ -85,6 +85,8 @@ def test_rows_by_scenario_fewest_ranks_first_with_step_against_the_fewest():
     assert b4["step_vs_fewest_ranks"] == pytest.approx(99.0 / 88.0) and b2["step_vs_fewest_ranks"] == 1.0
     assert (b4["exposed_transfer_ms"], b4["exposed_wait_ms"], b4["overlap_ratio"]) == (4.0, 3.0, 0.6)
     assert b4["busbw_share"] == {"all_gather": 0.3, "reduce_scatter": None, "all_reduce": None}
+    assert b4["busbw_gbps"] == {"all_gather": pytest.approx(60.0), "reduce_scatter": 1.5, "all_reduce": None}
+    assert (b2["alignment_error_us"], b4["alignment_error_us"]) == (20.0, 40.0)
     assert b4["unresolved_share"] == 0.4
     assert b4["compute_only_max_over_min"] == pytest.approx(69.8 / 40.0)
     assert b4["straggler"] == "rank 1 (10/10 steps)"
@@ -97,6 +99,8 @@ def test_one_world_size_gives_no_view_and_the_text_names_the_sizes():
     lines = view_lines(world_size_view(_runs()))
     assert lines[0] == "FSDP world-size scaling (2 vs 4 ranks):"
     assert any(line.startswith("baseline") and " four " in line and "1.125" in line for line in lines)
+    four = next(line for line in lines if line.startswith("baseline") and " four " in line)
+    assert "60 (30%)" in four and " 1.5 " in four  # GB/s with its share; GB/s alone where no ceiling
 
 
 @pytest.mark.slow  # a whole report (matplotlib)
