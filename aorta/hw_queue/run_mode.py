@@ -74,6 +74,8 @@ def choose(
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if workload.launch_hold_cycles():
         plan = replace(plan, hold_cycles=workload.launch_hold_cycles())
+    if workload.round_barrier() is not None:  # ranks meet in collectives: their rounds start together
+        plan = replace(plan, round_barrier=workload.round_barrier())
     graph_plan = replace(plan, graph=True)
     if workload.uses_graph():  # a graph variant replays in either mode
         info = {"mode": mode, "gpu_mode": "graph_replay"} if mode == "gpu" else {"mode": "eager"}

@@ -11,7 +11,7 @@ the timed rounds each stream's kernels against ``expected_work`` (aorta/hw_queue
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import torch
@@ -140,6 +140,11 @@ class Workload:
     def launch_hold_cycles(self) -> int:
         """Spin cycles the timing loop runs before each round so its launches start from a full queue."""
         return 0
+
+    def round_barrier(self) -> Callable[[], None] | None:
+        """For a round across ranks: what each rank enqueues after its hold so that every rank's round starts
+        together (``TimingPlan.round_barrier``); ``None`` for a round of one process."""
+        return None
 
     def gpu_mode_unavailable_reason(self) -> str | None:
         """Why this workload cannot queue a whole round on the GPU before it starts (``None``: it can)."""

@@ -51,6 +51,11 @@ class TimingPlan:
     # before (a warm-up round first). Under the profiler each launch costs the host more, and a hold sized
     # for unprofiled launches would end before the round is queued: sized this way it follows the pass.
     hold_cycles_per_enqueue_ms: float = 0.0
+    # Enqueued on the origin stream after the hold and before each round's start event: for a round whose
+    # ranks meet in collectives, a collective every rank's round waits for, so the ranks' start events fire
+    # together. Each rank's hold ends at its own time; without it the rank that starts first times its wait
+    # for the others (fsdp_tp at 4 ranks read 8.8 to 25.1 ms a round by rank, issue 26).
+    round_barrier: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
         if self.warmup_rounds < 0:
@@ -195,11 +200,14 @@ def _enqueue_round(
     k: int,
     hold_cycles: int = 0,
     label: str | None = None,
+    barrier: Callable[[], None] | None = None,
 ):
     if hold_cycles:
         device.spin(
             hold_cycles
         )  # on the origin stream, before the start event and the round's range: not timed
+    if barrier is not None:
+        barrier()  # after the hold, before the start event: every rank's round starts behind it
     with device.mark(label) if label is not None else contextlib.nullcontext():
         start = device.event()
         start.record(origin)
@@ -256,18 +264,21 @@ def time_rounds(
     origin = device.current_stream()
     profiled = record_intervals and device.is_gpu
     rec = RoundRecorder(device, streams, record_intervals=profiled)
+    barrier = plan.round_barrier
 
     pace = _HostPace()
     for _ in range(plan.warmup_rounds):
         with pace.round(1):
-            _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1, pace.ms_per_iteration))
+            _enqueue_round(
+                device, origin, streams, step, rec, 1, plan.hold_for(1, pace.ms_per_iteration), None, barrier
+            )
     device.synchronize()  # warm-up work must not spill into the probe or the first timed round
 
     k = plan.iterations_per_round
     if k is None:
         with pace.round(1):
             start, end = _enqueue_round(
-                device, origin, streams, step, rec, 1, plan.hold_for(1, pace.ms_per_iteration)
+                device, origin, streams, step, rec, 1, plan.hold_for(1, pace.ms_per_iteration), None, barrier
             )
         device.synchronize()  # the probe's events are read now
         k = choose_iterations(
@@ -285,7 +296,7 @@ def time_rounds(
             if profiled:  # one unlabelled round under the profiler first: its start-up cost lands there
                 pace = _HostPace()  # launches cost the host more under the profiler: the hold learns anew
                 with pace.round(1):
-                    _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1))
+                    _enqueue_round(device, origin, streams, step, rec, 1, plan.hold_for(1), None, barrier)
                 device.synchronize()  # the profiler's first round ends before the timed rounds start
             t_begin = host_clock()
             _timed_rounds(
@@ -388,7 +399,7 @@ def _timed_rounds(
         label = kernel_timeline.round_label(n) if labelled else None
         hold = plan.hold_for(k, pace.ms_per_iteration)
         t0 = host_clock()
-        start, end = _enqueue_round(device, origin, streams, step, rec, k, hold, label)
+        start, end = _enqueue_round(device, origin, streams, step, rec, k, hold, label, plan.round_barrier)
         t1 = host_clock()
         if plan.sync_mode == "per_round":
             device.synchronize()  # per_round: this round's events are complete and host wall is real

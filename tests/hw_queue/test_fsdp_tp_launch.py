@@ -94,3 +94,5 @@ def test_torchrun_pytest_fsdp_tp_records_collectives_from_every_rank(tmp_path):
     assert e["comm"] == "collectives" and e["workload_info"]["world_size"] == 2
     assert [r["rank"] for r in e["per_rank"]] == [0, 1]
     assert all(len(r["device_ms_per_iteration"]) == 3 for r in e["per_rank"])
+    medians = e["per_rank_median_ms"]
+    assert e["per_rank_spread"] == pytest.approx(max(medians) / min(medians))

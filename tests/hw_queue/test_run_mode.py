@@ -89,6 +89,24 @@ def test_a_workload_with_its_own_hold_keeps_it_and_gets_the_hold_that_follows_th
     assert eager.plan.hold_for(1, enqueue_ms_per_iteration=2.0) == 5000  # eager: its own hold only
 
 
+def test_a_workload_whose_ranks_meet_in_collectives_starts_every_round_behind_its_barrier(cpu, monkeypatch):
+    monkeypatch.setattr(run_mode, "cycles_for_ms", lambda device, ms: int(ms * 1000))
+    w = LargeGemmOnly(cpu, 2, size="smoke")
+    assert (
+        run_mode.choose(PretendGpu(cpu), w, cpu.streams(2), PLAN, "gpu", lambda: _replay).plan.round_barrier
+        is None
+    )
+
+    def barrier():
+        pass
+
+    monkeypatch.setattr(w, "round_barrier", lambda: barrier)
+    monkeypatch.setattr(w, "graph_unavailable_reason", lambda: "real collectives across ranks")
+    for mode in ("gpu", "eager"):
+        chosen = run_mode.choose(PretendGpu(cpu), w, cpu.streams(2), PLAN, mode, lambda: _replay)
+        assert chosen.plan.round_barrier is barrier
+
+
 def test_a_workload_that_measures_the_host_on_purpose_stays_eager_and_says_why(cpu):
     w = TinyKernelStress(cpu, 2, size="smoke", mode="eager")
     w.mode = "eager"  # as its setup sets it

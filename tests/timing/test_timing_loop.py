@@ -212,6 +212,33 @@ def test_launch_hold_runs_before_each_start_event_and_is_not_timed():
     assert run.device_ms == [13 - 10]
 
 
+def test_round_barrier_runs_after_the_hold_and_before_each_start_event():
+    # a round across ranks: each rank's hold ends at its own time; the barrier (a collective) follows it on the
+    # origin stream, and the start event follows the barrier, so every rank's round starts together
+    dev = ScriptedDevice([0, 4] + [10, 13] + [20, 22])
+    order = []
+    dev.spin = lambda cycles: order.append(("hold", len(dev.times)))
+    run = time_rounds(
+        dev,
+        [],
+        lambda rec: order.append(("step", len(dev.times))),
+        TimingPlan(
+            warmup_rounds=1,
+            rounds=2,
+            iterations_per_round=1,
+            hold_cycles=7,
+            round_barrier=lambda: order.append(("barrier", len(dev.times))),
+        ),
+    )
+    # per round: hold, barrier, then the start event (one time read), then the step
+    assert order == [
+        ("hold", 6), ("barrier", 6), ("step", 5),
+        ("hold", 4), ("barrier", 4), ("step", 3),
+        ("hold", 2), ("barrier", 2), ("step", 1),
+    ]  # fmt: skip
+    assert run.device_ms == [13 - 10, 22 - 20]
+
+
 def test_choose_iterations():
     assert choose_iterations(0.5) == 1
     assert choose_iterations(0.001, target_ms=0.5) == 500

@@ -20,7 +20,7 @@ What the communication is, said in the result (``workload_info["comm"]``):
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 
 import torch
@@ -94,6 +94,7 @@ class FsdpTp(Workload):
         self.grad_shard = [empty(self.shard_numel) for _ in range(L)]  # reduce-scattered weight grads
         self.bias_grad = [empty(D) for _ in range(L)]  # all-reduced bias grads
         self.comm_label = "collectives" if self._dist is not None else "d2d_copies_single_process"
+        self._ready_flag = torch.zeros(1, device=self.device.torch_device)  # the round barrier's operand
         if self._dist is not None:
             # all_gather_into_tensor / reduce_scatter_tensor; newer torch renames them *_single (same op)
             self._all_gather = (
@@ -174,6 +175,17 @@ class FsdpTp(Workload):
             self._comm(rec, "all_reduce", layer)
         for s in range(1, self.n_streams):
             rec.wait(0, s)  # the next step's backward overwrites dW/db that these comm ops read
+
+    def round_barrier(self) -> Callable[[], None] | None:
+        # A one-element all-reduce on the origin stream after each rank's hold: it completes when the last
+        # rank's hold has ended, and every rank's start event follows it. Without it each rank's round starts
+        # when its own hold ends, and a rank that starts first times its wait for the others in the first
+        # collective (4 ranks, 4x H200: 8.8 to 25.1 ms a round by rank for one step).
+        return None if self._dist is None else self._all_ranks_ready
+
+    def _all_ranks_ready(self) -> None:
+        assert self._dist is not None  # only handed out with a process group
+        self._dist.all_reduce(self._ready_flag)
 
     def graph_unavailable_reason(self) -> str | None:
         if self._dist is None:
