@@ -3,9 +3,8 @@
 Each (kind, size) runs alone and back to back through the one timing loop (``aorta.timing``): K synchronous
 collectives per round between the loop's device events (the collective is issued on the process group's
 stream and the caller's stream waits for it, so the round's end event follows the transfer, not the launch:
-docs/hw_queue_figures.md, "Device time"). Each round starts behind a one-element all-reduce (the loop's
-``round_barrier``), so every rank's start event fires together and no round times one rank waiting for another's
-launch; K per round keeps a round above the event floor. Every rank's per-operation times go to every rank; the figure is the slowest rank per round (``link_ceiling.sweep_
+docs/hw_queue_figures.md, "Device time"). The first collective of a round absorbs the ranks' launch skew; K per round amortizes it. Every
+rank's per-operation times go to every rank; the figure is the slowest rank per round (``link_ceiling.sweep_
 point``). Sizes are the full buffer (gathered output, reduce-scatter input, all-reduce buffer), as nccl-tests
 and the scenarios' profiler message sizes count them.
 
@@ -66,13 +65,7 @@ def measure_point(env: DistEnv, kind: str, message_bytes: int, *, warmup: int, r
     def step(_rec) -> None:
         op(out, inp)  # synchronous: the caller's stream waits for the transfer on the group's stream
 
-    flag = torch.zeros(1, device=env.device.torch_device)
-    plan = TimingPlan(
-        warmup_rounds=warmup,
-        rounds=rounds,
-        iterations_per_round=iterations_for(message_bytes),
-        round_barrier=lambda: dist.all_reduce(flag),  # every rank's round starts together
-    )
+    plan = TimingPlan(warmup_rounds=warmup, rounds=rounds, iterations_per_round=iterations_for(message_bytes))
     env.exchange(f"sweep/{kind}/{message_bytes}/ready", True)  # every rank starts this size together
     run = time_rounds(env.device, [], step, plan, record_intervals=False)
     mine = run.per_iteration_ms
