@@ -34,7 +34,7 @@ def breakdown_lines(record: BenchRecord) -> list[str]:
     vs = record.get("busbw_vs_ceiling") or {}
     shares = [
         f"{kind} {row['busbw_gbps']:.3g} GB/s = {row['share_of_ceiling']:.0%} of {row['ceiling_gbps']:.3g}"
-        f" at {row['message_bytes'] / 2**20:.3g} MiB"
+        f" at {row['message_bytes'] / 2**20:.3g} MiB" + (f" ({row['note']})" if "note" in row else "")
         if "share_of_ceiling" in row
         else f"{kind} {row['busbw_gbps']:.3g} GB/s ({row['reason']})"
         for kind, row in vs.items()

@@ -57,6 +57,16 @@ def test_share_of_ceiling_at_the_scenarios_message_size():
     assert s["all_gather"]["share_of_ceiling"] == pytest.approx(0.5)
     assert "outside the swept range 1000000-100000000 B" in s["all_reduce"]["reason"]
     assert s["reduce_scatter"]["reason"] == "no reduce_scatter in the collective sweep"
+    assert "note" not in s["all_gather"]
+
+
+def test_a_share_above_the_sweeps_figure_says_why_the_two_differ():
+    transfer = {"all_reduce": {"busbw_gbps": 135.0, "message_bytes_median": 4 * 2**20, "collectives": 90}}
+    row = shares_of_ceiling(transfer, {"all_reduce": [[4 * 2**20, 98.5]]})["all_reduce"]
+    assert row["share_of_ceiling"] == pytest.approx(135.0 / 98.5)
+    assert row["note"].startswith("above the sweep's figure at this size: the sweep times back-to-back")
+    exact = shares_of_ceiling(transfer, {"all_reduce": [[4 * 2**20, 135.0]]})["all_reduce"]
+    assert exact["share_of_ceiling"] == pytest.approx(1.0) and "note" not in exact
 
 
 def test_sweep_point_is_the_slowest_rank_per_round_then_the_median():
