@@ -33,7 +33,8 @@ def lines(data: dict) -> list[str]:
             f"streams={e.get('streams_requested')} mode={e.get('gpu_mode') or e.get('mode')} "
             f"comm={info.get('comm')} world={info.get('world_size')} "
             f"samples/s={value('samples_per_s')} overlap={value('comm_overlap_ratio')} "
-            f"exposed_ms={value('exposed_comm_ms')} per_rank_median_ms={e.get('per_rank_median_ms')}"
+            f"exposed_ms={value('exposed_comm_ms')} per_rank_median_ms={e.get('per_rank_median_ms')} "
+            f"spread={e.get('per_rank_spread')}"
         )
     return out
 

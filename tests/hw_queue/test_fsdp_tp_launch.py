@@ -49,6 +49,7 @@ def test_wrapper_lines_name_comm_and_world():
                     "metrics": {"samples_per_s": {"value": 1.5e5}},
                     "workload_info": {"comm": "collectives", "world_size": 4},
                     "per_rank_median_ms": [1.0, 1.2, 1.1, 1.0],
+                    "per_rank_spread": 1.2,
                     "streams_requested": 4,
                     "mode": "gpu",
                     "gpu_mode": "launch_hold",
@@ -60,6 +61,7 @@ def test_wrapper_lines_name_comm_and_world():
     assert (
         line.startswith("streams=4 mode=launch_hold comm=collectives world=4 samples/s=150000.0")
         and "[1.0, 1.2, 1.1, 1.0]" in line
+        and line.endswith("spread=1.2")
     )
 
 
