@@ -8,6 +8,7 @@ from aorta.fsdp.link_ceiling import busbw_gbps, ceiling_at, shares_of_ceiling, t
 
 def test_nccl_tests_factors():
     # 1 GB in 10 ms: algbw 100 GB/s
+    assert busbw_gbps("all_reduce", 1e9, 2, 0.01) == 100.0  # x 2*1/2, GB = 1e9 bytes exactly
     assert busbw_gbps("all_gather", 1e9, 4, 0.01) == pytest.approx(75.0)  # x 3/4
     assert busbw_gbps("reduce_scatter", 1e9, 2, 0.01) == pytest.approx(50.0)  # x 1/2
     assert busbw_gbps("all_reduce", 1e9, 4, 0.01) == pytest.approx(150.0)  # x 2*3/4
@@ -27,6 +28,22 @@ def test_ceiling_is_interpolated_log_log_and_never_extrapolated():
     assert ceiling_at([], 1e6) is None
 
 
+def test_ceiling_ignores_empty_points_and_interpolates_between_the_neighbours():
+    # a size or busbw of zero is no measurement: ignored, so it neither widens the range nor bends the line
+    assert ceiling_at([[0.0, 5.0], [1e6, 10.0], [1e8, 1000.0]], 1e3) is None
+    assert ceiling_at([[0.5, 5.0], [1e6, 10.0], [1e8, 1000.0]], 1e3) == pytest.approx(
+        5.0 * (10.0 / 5.0) ** ((3 - (-0.30103)) / (6 - (-0.30103))), rel=1e-4
+    )  # sizes under one byte count as swept (only zero is ignored)
+    assert ceiling_at([[1e6, 0.0], [1e7, 20.0], [1e8, 1000.0]], 1e6) is None
+    assert ceiling_at([[1e6, 0.5], [1e7, 20.0]], 1e6) == 0.5  # a busbw under 1 GB/s is still a point
+    # three points: 4 MiB lies between the 1 MiB and 16 MiB points, not on the outer pair
+    pts = [[2**20, 10.0], [2**24, 160.0], [2**28, 320.0]]
+    assert ceiling_at(pts, 2**22) == pytest.approx(40.0)  # log-log: a quarter of the way in log2 size ... x4
+    assert ceiling_at(pts, 2**26) == pytest.approx(160.0 * 2**0.5)
+    # tiny sizes whose busbw exceeds their byte count: the neighbours are found by size alone
+    assert ceiling_at([[1, 50.0], [4, 100.0], [16, 400.0]], 8) == pytest.approx(200.0)
+
+
 def _ag(index, start, dur, size):
     return Collective("stream#0", index, "all_gather", 0, start, dur, size)
 
@@ -43,6 +60,22 @@ def test_transfer_busbw_uses_the_last_ranks_kernel_not_the_waiting_one():
     assert t["all_gather"]["message_bytes_median"] == 2_000_000
     assert t["all_gather"]["collectives"] == 2
     assert "all_reduce" not in t
+
+
+def test_transfer_busbw_counts_each_kind_and_only_transfers_above_zero():
+    cs = [
+        Collective("g", 0, "all_gather", 0, {0: 0.0, 1: 0.0}, {0: 0.5, 1: 0.5}, 1_000),  # transfer 0.5 µs
+        Collective(
+            "g", 1, "all_gather", 0, {0: 0.0, 1: 0.0}, {0: 0.0, 1: 0.0}, 9_000
+        ),  # no transfer: left out
+        Collective("g", 2, "reduce_scatter", 0, {0: 0.0, 1: 0.0}, {0: 1.0, 1: 1.0}, 3_000),
+    ]
+    t = transfer_busbw(cs, 2)
+    assert t["all_gather"]["collectives"] == 1 and t["all_gather"]["message_bytes_median"] == 1_000
+    assert t["all_gather"]["busbw_gbps"] == pytest.approx(1_000 / 0.5e-6 / 1e9 / 2)
+    assert t["reduce_scatter"]["busbw_gbps"] == pytest.approx(3_000 / 1e-6 / 1e9 / 2)  # after an earlier kind
+    # a kind with none (all-gather) does not end the search for the kinds after it
+    assert list(transfer_busbw(cs[2:], 2)) == ["reduce_scatter"]
 
 
 def test_share_of_ceiling_at_the_scenarios_message_size():
@@ -78,8 +111,11 @@ def test_sweep_point_is_the_slowest_rank_per_round_then_the_median():
     # busbw = 1e6 B / t x 2(n-1)/n = 1e6 / t: 50, 25, 50 GB/s; median 50 (the fastest rank's would be 100)
     assert p["busbw_gbps"] == pytest.approx([50.0, 25.0, 50.0])
     assert p["busbw_gbps_median"] == pytest.approx(50.0)
+    assert p["n_ranks"] == 2
     with pytest.raises(ValueError, match="different numbers of rounds"):
         sweep_point("all_reduce", 1, [[1.0], [1.0, 2.0]])
+    with pytest.raises(ValueError, match="different numbers of rounds"):
+        sweep_point("all_reduce", 1, [[], []])  # every rank timed nothing
     q = sweep_point("all_reduce", 4_000, [[0.001], [0.001]])
     assert ceiling_from_points([p, q]) == {
         "all_reduce": [[4000.0, pytest.approx(4.0)], [1e6, pytest.approx(50.0)]]
@@ -91,6 +127,7 @@ def test_sweep_point_is_the_slowest_rank_per_round_then_the_median():
         "1GiB",
         "1000B",
     ]
+    assert size_label(0) == "0B"  # divisible by every unit, but below each
 
 
 def test_scenario_record_gets_its_share_and_the_terminal_line_says_it():

@@ -46,6 +46,40 @@ def test_share_of_exposed_time_in_unresolvable_collectives():
     assert "{'all_reduce': 1, 'reduce_scatter': 1}" in r.sentence()
 
 
+def test_the_sentence_word_for_word():
+    r = split_resolution(_matching(), COMPUTE)
+    assert r.sentence() == (
+        "2 of 3 collectives transfer for no longer than the clock alignment error (50.0 µs): their "
+        "wait/transfer split is not resolvable (32% of exposed communication, 0.230 of 0.730 ms over all ranks "
+        "and steps; {'all_reduce': 1, 'reduce_scatter': 1})"
+    )
+    everything = {0: [[(0.0, 9e9)], [(0.0, 9e9)]], 1: [[(0.0, 9e9)], [(0.0, 9e9)]]}
+    only_resolvable = Matching([0, 1], _matching().collectives[:1], {0: 0.0, 1: 1000.0}, 50.0)
+    assert split_resolution(only_resolvable, everything).sentence() == (
+        "0 of 1 collectives transfer for no longer than the clock alignment error (50.0 µs): their "
+        "wait/transfer split is not resolvable (no exposed communication, 0.000 of 0.000 ms over all ranks "
+        "and steps)"
+    )
+
+
+def test_collectives_without_an_alignment_error_give_none():
+    m = _matching()
+    assert split_resolution(Matching([0, 1], m.collectives, m.offset_us, None), COMPUTE) is None
+
+
+def test_the_first_ranks_clock_is_the_reference_when_it_has_no_offset():
+    m = _matching()
+    no_rank0 = Matching([0, 1], m.collectives, {1: 1000.0}, 50.0)
+    assert split_resolution(no_rank0, COMPUTE) == split_resolution(m, COMPUTE)
+
+
+def test_unresolved_collectives_are_counted_per_kind():
+    m = _matching()
+    second = Collective("stream#0", 3, "all_reduce", 1, {0: 6000.0, 1: 6000.0}, {0: 10.0, 1: 10.0})
+    r = split_resolution(Matching([0, 1], [*m.collectives, second], m.offset_us, 50.0), COMPUTE)
+    assert r.unresolved_by_kind == {"all_reduce": 2, "reduce_scatter": 1}
+
+
 def test_rank_clocks_are_shifted_before_compute_is_removed():
     # Without rank 1's 1000 µs shift its compute would hide the reduce-scatter entirely and expose the
     # all-gather's 350 µs: a different total.

@@ -94,6 +94,32 @@ def test_rows_by_scenario_fewest_ranks_first_with_step_against_the_fewest():
     assert rows[2]["straggler"] is None
 
 
+def test_each_scenario_is_against_its_own_fewest_ranks_and_a_missing_step_stays_missing():
+    from aorta.report.world_scaling import ordered
+
+    rows = world_size_view(_runs())["rows"]
+    assert (
+        rows[2]["step_vs_fewest_ranks"] == 1.0
+    )  # explicit_prefetch at 2 ranks: its own base, not baseline's
+    assert rows[3]["step_vs_fewest_ranks"] == pytest.approx(91.7 / 90.0)
+    assert rows[0]["compute_only_max_over_min"] == pytest.approx(42.0 / 40.0)  # two ranks are enough
+    row = lambda ranks, step: {"scenario": "x", "run": str(ranks), "ranks": ranks, "step_ms": step}  # noqa: E731
+    # no step at 2 ranks: 4 ranks becomes the base; 8 ranks without a step has no ratio
+    out = ordered([row(8, None), row(4, 50.0), row(2, None), row(16, 75.0)])
+    assert [r["step_vs_fewest_ranks"] for r in out] == [None, 1.0, None, 1.5]
+
+
+def test_a_record_missing_a_figure_or_ranks_reads_none():
+    bench = _bench("baseline", 2, 88.0, 2.0, 1.0, 0.8, 0.6, [40.0], [None], 0.1)
+    metrics = bench["extra_info"]["metrics"]
+    del metrics["exposed_wait_ms_worst_rank"]
+    row = world_size_view([Run("a", Path("a.json"), "benchmark_json", benchmarks=[bench]), _runs()[0]])[
+        "rows"
+    ][0]
+    assert row["ranks"] == 2 and row["exposed_wait_ms"] is None and row["exposed_transfer_ms"] == 2.0
+    assert row["compute_only_max_over_min"] is None  # one rank's evidence: no asymmetry
+
+
 def test_one_world_size_gives_no_view_and_the_text_names_the_sizes():
     assert world_size_view([Run("two", Path("a.json"), "benchmark_json", benchmarks=TWO)]) is None
     lines = view_lines(world_size_view(_runs()))
