@@ -384,6 +384,7 @@ def hw_queue(
                 test_slowdown=request.config.getoption("aorta_test_slowdown", 0.0) or 0.0,
                 mode=resolved_options(request.config).mode,
                 reference_run=reference,
+                lean=bool(request.config.getoption("aorta_lean_run", False)),
             )
         except (StreamLimit, WorkloadUnavailable) as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")

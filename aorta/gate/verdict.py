@@ -192,8 +192,9 @@ def decide(
     if noise is None:
         return v.with_outcome(
             NOT_GATEABLE,
-            "one run on each side: the between-run noise is not known; save the baseline from several fresh "
-            "processes (--aorta-runs N) and compare with several",
+            f"{_pct(change)} ({ref_val:.4g} -> {cand_val:.4g} {unit}, 1 vs 1 run): one run on each side: the "
+            "between-run noise is not known; save the baseline from several fresh processes (--aorta-runs N) "
+            "and compare with several",
         )
     m, n = len(rv), len(cv)
     se, df, sigma, machines = noise.sigma * math.sqrt(1.0 / m + 1.0 / n), float(noise.df), noise.sigma, ""
