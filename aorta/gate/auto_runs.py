@@ -25,7 +25,7 @@ StartRun = Callable[[int, Sequence[str] | None, bool], ChildRun]
 Judge = Callable[[list[ChildRun], list[ChildRun]], Comparison]
 
 
-def undecided(comp: Comparison, runs_left: int) -> list[str]:
+def undecided(comp: Comparison, runs_left: int, *, both_sides: bool = False) -> list[str]:
     """Benchmarks with a figure that more candidate runs (at most ``runs_left``) could still decide: an
     UNSURE with a test behind it, or a NOT_GATEABLE whose noise is known and whose MDE more runs would bring
     within the bound, or whose noise is unknown for want of runs. Figures decided for good (SLOWER, FASTER,
@@ -48,7 +48,7 @@ def undecided(comp: Comparison, runs_left: int) -> list[str]:
                 alpha=s.look_alpha,
                 power=s.power,
                 max_mde=s.max_mde,
-                both_sides=False,
+                both_sides=both_sides,
                 limit=runs_left,
             )
             if more is not None:
@@ -81,9 +81,11 @@ def run_auto(
     full_runs: int = 1,
     looks: Sequence[int] = LOOKS,
     clock: Callable[[], float] = time.monotonic,
+    both_sides: bool = False,
 ) -> AutoOutcome:
     """Runs until decided (``judge`` given) or until the budget or cap (saving). Never judges a partial
-    candidate: a failed run ends the loop (``AutoOutcome.failed``)."""
+    candidate: a failed run ends the loop (``AutoOutcome.failed``). ``both_sides``: each run adds to both
+    sides (``aorta ab``'s pairs), which the projection of how many more runs would decide a figure uses."""
     out = AutoOutcome()
     t0 = clock()
     only: list[str] | None = None
@@ -109,7 +111,7 @@ def run_auto(
             return out
         out.comparison = judge(out.full, out.restricted)
         left = min(budget.max_runs, looks[-1]) - n
-        still = undecided(out.comparison, left)
+        still = undecided(out.comparison, left, both_sides=both_sides)
         out.looks.append(
             f"look at {n} run(s), {clock() - t0:.0f} s: {out.comparison.judged} of "
             f"{len(out.comparison.verdicts)} figures decided, {len(still)} benchmark(s) undecided"
