@@ -83,13 +83,13 @@ def test_budget_with_a_fixed_number_of_pairs_is_refused(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_a_b_three_times_slower_is_a_regression_from_alternating_fresh_runs(bench_dir, monkeypatch, capsys):
+def test_a_b_ten_times_slower_is_a_regression_from_alternating_fresh_runs(bench_dir, monkeypatch, capsys):
     from test_gate_plugin import BASE_ARGS
 
     monkeypatch.chdir(bench_dir.path)
     args = [a for a in BASE_ARGS if not a.startswith(("--aorta-runs", "--aorta-confirm", "--aorta-alpha"))]
     cmd = ["--", "test_spin.py", *args]
-    slow = main(["ab", "--a", "", "--b", "SPIN_US=3000", "--runs", "2", "--out", "ab", *cmd])
+    slow = main(["ab", "--a", "", "--b", "SPIN_US=10000", "--runs", "2", "--out", "ab", *cmd])
     text = capsys.readouterr().out
     assert slow == 10, text
     order = [
