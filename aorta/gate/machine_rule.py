@@ -46,6 +46,13 @@ def machines_named(ids: Sequence[str]) -> str:
     return "+".join(dict.fromkeys(machine_name(m) for m in ids if m)) or "?"
 
 
+def _band(log_width: float) -> str:
+    """``+-6.7%``; ``a factor of 2.5`` past +-100% (a log band is symmetric in ratio, not in percent)."""
+    if log_width < math.log(2.0):
+        return f"+-{math.expm1(log_width) * 100:.2g}%"
+    return f"a factor of {math.exp(log_width):.3g}"
+
+
 def combined(d: float, se: float, df: float, spread: Spread, alpha: float) -> tuple[float, float, float]:
     """(the combined standard error, its degrees of freedom, the two-sided p of ``d`` against it)."""
     machine_var = 2.0 * spread.sigma**2  # both machines' offsets
@@ -84,16 +91,16 @@ def across_one_machine(
     if math.isinf(se_c):
         return verdict.with_outcome(unsure, f"{verdict.reason}; but {both}: {spread.source}; {WHAT_TO_DO}")
     tq = float(sps.t.ppf(1.0 - alpha / 2.0, df_c))
-    band = math.expm1(tq * se_c)
+    band = _band(tq * se_c)
     out = replace(verdict, p_value=p, ci_low=math.expm1(d - tq * se_c), ci_high=math.expm1(d + tq * se_c))
     if abs(d) > tq * se_c:
         return out.with_outcome(
             verdict.outcome,
-            f"{verdict.reason}; beyond the machine spread: {both}, {sigma}: past +-{band * 100:.2g}% "
+            f"{verdict.reason}; beyond the machine spread: {both}, {sigma}: past {band} "
             f"with the run noise, p={p:.2g}",
         )
     return out.with_outcome(
         unsure,
         f"{verdict.reason}; but another machine could explain it: {both}, {sigma}, so a change within "
-        f"+-{band * 100:.2g}% could be the machine (p={p:.2g} with it): {WHAT_TO_DO}",
+        f"{band} could be the machine (p={p:.2g} with it): {WHAT_TO_DO}",
     )
