@@ -5,6 +5,8 @@ at 16 streams +1.4% SLOWER after confirmation, exit 10, while its host enqueued 
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 
 from aorta.gate.verdict import FASTER, SAME, SLOWER, UNSURE, decide
@@ -202,3 +204,22 @@ def test_a_compare_of_documents_reads_the_baselines_gpu_model():
     (device,) = other.verdicts
     assert device.outcome == UNSURE and other.exit_code != EXIT_REGRESSION
     assert "the 90th percentile of the" in device.reason and H100 in device.reason
+
+
+runs = st.lists(st.floats(0.5, 2.0), min_size=2, max_size=5)
+
+
+@settings(max_examples=100, deadline=None)
+@given(runs, runs, st.floats(0.0, 0.05))
+def test_another_machine_never_makes_a_verdict_more_sure_than_run_noise_alone(ref, cand, sigma):
+    table = {"models": {H100: {"summary": {"figures": 1, "median": 0.0, "p90": sigma, "machines": 5}}}}
+    kw = dict(per_round=False, ref_machines=[A] * len(ref), gpu_model=H100, spread_table=table)
+    ref_runs, cand_runs = [[x] for x in ref], [[x] for x in cand]
+    here = decide("b", "device_ms", "ms", False, ref_runs, cand_runs, cand_machines=[A] * len(cand), **kw)
+    there = decide("b", "device_ms", "ms", False, ref_runs, cand_runs, cand_machines=[G] * len(cand), **kw)
+    if there.outcome in (SLOWER, FASTER):
+        assert here.outcome == there.outcome
+    if here.outcome not in (SLOWER, FASTER):
+        assert (there.outcome, there.p_value) == (here.outcome, here.p_value)
+    else:
+        assert there.outcome in (here.outcome, UNSURE) and there.p_value >= here.p_value - 1e-12
