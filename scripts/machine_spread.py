@@ -75,6 +75,7 @@ def read_pool(path: Path) -> tuple[dict, list[PoolRun]]:
         if kind == "aa" and machine and model:
             runs.append(PoolRun(model, machine, name, baseline_runs(doc, name)[0]))
     first = aorta_machine(docs[0]) if docs else {}
+    dates = sorted(str(d["datetime"]) for d in docs if d.get("datetime"))
     entry = {
         "pool": name,
         "kind": kind,
@@ -83,8 +84,7 @@ def read_pool(path: Path) -> tuple[dict, list[PoolRun]]:
         "gpu_count": first.get("gpu_count"),
         "machine": runs[0].machine if runs else pool_uuid,
         "runs": len(docs),
-        "measured": sorted(str(d.get("datetime", "")) for d in docs)[:1]
-        + sorted(str(d.get("datetime", "")) for d in docs)[-1:],
+        "measured": [dates[0], dates[-1]] if dates else [],  # the first and the last run's start
     }
     return entry, runs
 

@@ -53,7 +53,7 @@ def _band(log_width: float) -> str:
     return f"a factor of {math.exp(log_width):.3g}"
 
 
-def combined(d: float, se: float, df: float, spread: Spread, alpha: float) -> tuple[float, float, float]:
+def combined(d: float, se: float, df: float, spread: Spread) -> tuple[float, float, float]:
     """(the combined standard error, its degrees of freedom, the two-sided p of ``d`` against it)."""
     machine_var = 2.0 * spread.sigma**2  # both machines' offsets
     var = machine_var + se**2
@@ -85,7 +85,7 @@ def across_one_machine(
     if verdict.change_ratio is None:  # nothing was compared: nothing for the machines to explain
         return verdict
     d = math.log1p(verdict.change_ratio)
-    se_c, df_c, p = combined(d, se, df, spread, alpha)
+    se_c, df_c, p = combined(d, se, df, spread)
     both = f"baseline machine {machine_name(ref_machine)}, this run's {machines_named(cand_machines)}"
     sigma = f"machines of this kind differ by {spread.sigma * 100:.2g}% ({spread.source})"
     if math.isinf(se_c):
