@@ -23,6 +23,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 
 import numpy as np
@@ -152,7 +153,9 @@ def spread_for(table: Mapping, gpu_model: str, benchmark: str, figure: str) -> S
     )
 
 
+@cache
 def load_table() -> dict:
-    """The measured table shipped with the package (``aorta/gate/data/machine_spread.json``)."""
+    """The measured table shipped with the package (``aorta/gate/data/machine_spread.json``), read once
+    (shared: not to be changed)."""
     text = resources.files("aorta.gate").joinpath("data", TABLE_FILE).read_text()
     return json.loads(text)
