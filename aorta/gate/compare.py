@@ -389,6 +389,7 @@ def compare_runs(
                 ref_runs,
                 cand_runs,
                 machines=(ref_machines, cand_machines),
+                gpu_model=str(aorta_machine(ref).get("gpu_name") or ""),
             )
         )
     comp.verdicts = control_false_alarms(comp.verdicts, settings.look_alpha)
@@ -404,10 +405,13 @@ def benchmark_verdicts(
     ref_runs: Sequence[Mapping[str, Mapping[str, list[float]]]],
     cand_runs: Sequence[tuple[str, Mapping[str, Mapping[str, list[float]]]]],
     machines: tuple[Sequence[str], Sequence[str]] = ((), ()),
+    gpu_model: str = "",
 ) -> list[Verdict]:
     """Verdicts for every figure present on both sides, from the runs that hold it. No false-alarm
     control here: ``compare_runs`` applies it over the whole comparison. ``machines``: the machine of each
-    baseline run and of each candidate run (``run_machines``), in the same order."""
+    baseline run and of each candidate run (``run_machines``), in the same order; ``gpu_model``: the
+    baseline's, whose measured machine spread judges a candidate on another machine than a one-machine
+    baseline (``aorta.gate.machine_rule``)."""
     ref_m = list(machines[0]) if len(machines[0]) == len(ref_runs) else [""] * len(ref_runs)
     cand_m = list(machines[1]) if len(machines[1]) == len(cand_runs) else [""] * len(cand_runs)
     rf, cf = figures(ref_bench), figures(cand_bench)
@@ -448,6 +452,7 @@ def benchmark_verdicts(
                 hint=notes[0] if notes else "",
                 ref_machines=[m for _, m in ref_held],
                 cand_machines=[m for _, _, m in held],
+                gpu_model=gpu_model,
             )
         )
     for metric in rf:
