@@ -89,7 +89,7 @@ def run_auto(
     out = AutoOutcome()
     t0 = clock()
     only: list[str] | None = None
-    n = 0
+    n = judged_at = 0
     while True:
         target = next_look(n, looks) if judge is not None else budget.max_runs
         out_of_room = False
@@ -109,7 +109,10 @@ def run_auto(
                 f"the {budget.seconds:.0f} s budget" if out_of_room else f"the cap of {budget.max_runs} runs"
             )
             return out
-        out.comparison = judge(out.full, out.restricted)
+        if out.comparison is not None and n == judged_at:  # no run since the last look: nothing new to judge
+            out.stop_reason = f"the {budget.seconds:.0f} s budget ({len(only or ())} benchmark(s) undecided)"
+            return out
+        out.comparison, judged_at = judge(out.full, out.restricted), n
         left = min(budget.max_runs, looks[-1]) - n
         still = undecided(out.comparison, left, both_sides=both_sides)
         out.looks.append(
