@@ -94,11 +94,14 @@ def run_auto(
         target = next_look(n, looks) if judge is not None else budget.max_runs
         out_of_room = False
         while target is not None and n < target:
-            walls = [c.wall_s for c in out.children]
+            lean_next = n >= full_runs
+            walls = [c.wall_s for c in out.children if c.lean == lean_next] or [
+                c.wall_s for c in out.children
+            ]
             if n >= 1 and not budget.room_for_another(clock() - t0, walls, n):
                 out_of_room = True
                 break
-            child = start(n + 1, only, n >= full_runs)
+            child = start(n + 1, only, lean_next)
             (out.full if only is None else out.restricted).append(child)
             n += 1
             if not child.ok:

@@ -63,7 +63,8 @@ class Budget:
     max_runs: int = MAX_AUTO_RUNS
 
     def room_for_another(self, elapsed_s: float, run_walls: Sequence[float], runs_done: int) -> bool:
-        """Another run fits: under the cap, and the slowest run so far would end inside the budget."""
+        """Another run fits: under the cap, and the slowest run so far (of the kind that comes next: give the
+        lean runs' walls once there are some) would end inside the budget."""
         if runs_done >= self.max_runs:
             return False
         slowest = max(run_walls, default=0.0)

@@ -156,9 +156,9 @@ def run_workload(
     starts: ``run_mode.choose``); where ``gpu`` cannot be had the run is eager and ``unavailable["mode_gpu"]`` says why.
     ``reference_run``: a reference run of the same workload (the one-stream run, the tiny kernels alone) whose
     figures this one is read against (``Workload.reference_metrics``).
-    ``lean``: a gate's repeat run (``LEAN_RUN``): the one-stream check, the kernel pass and the labelled pass
-    ran in the gate's full run(s) of this same command and are not repeated; the timed rounds, the workload's
-    figures from them and the per-stream work check (from the launch log) are as in a full run.
+    ``lean``: a gate's repeat run (``LEAN_RUN``): the one-stream check, the kernel pass, the labelled pass and
+    the per-stream work check ran in the gate's full run(s) of this same command and are not repeated; the
+    timed rounds and the workload's figures from them are as in a full run.
 
     The steps are those of the module docstring, in order; ``phases`` gives ``host_phase_s``."""
     if mode not in run_mode.MODES:
@@ -175,9 +175,11 @@ def run_workload(
     else:
         passes = _kernel_pass(device, workload, streams, chosen, timed, no_intervals, phases)
     figures = _figures(device, workload, streams, chosen, timed, passes, reference_run, test_slowdown, phases)
-    figures.details["stream_work"] = _check_stream_work(device, workload, streams, passes, phases)
-    if lean:
+    if lean:  # each stream's work was checked from the kernel pass of the gate's full run
+        figures.details["stream_work"] = {"unavailable": LEAN_RUN}
         figures.details["lean_run"] = LEAN_RUN
+    else:
+        figures.details["stream_work"] = _check_stream_work(device, workload, streams, passes, phases)
     return _record(device, workload, timed, passes, figures, phases)
 
 
