@@ -86,9 +86,12 @@ def rank_steps(
     compute_us_by_step: Sequence[Sequence[tuple[float, float]]],
     window_us_by_step: Sequence[tuple[float, float]],
     unmatched: Sequence[CommKernel] = (),
+    *,
+    copy_us_by_step: Sequence[Sequence[tuple[float, float]]] | None = None,
 ) -> list[RankStep]:
     """The breakdown of each profiled step of ``rank``. ``compute_us_by_step[i]`` and ``window_us_by_step[i]``
-    are in the rank's own clock; ``unmatched``: its communication kernels no collective matched."""
+    are in the rank's own clock; ``unmatched``: its communication kernels no collective matched;
+    ``copy_us_by_step``: its copies and memsets, device work that is not idle."""
     shift = matching.offset_us.get(rank, 0.0)
     mine: dict[int, list[Collective]] = {}
     for c in matching.collectives:
@@ -106,7 +109,8 @@ def rank_steps(
         comm = overlap.union(transfer + wait_only)
         overlapped = overlap.overlapped_ms(compute, comm)
         (w0, w1) = _ms([window_us], shift)[0]
-        busy = overlap.length_ms(compute + comm)
+        copies = _ms(copy_us_by_step[step], shift) if copy_us_by_step else []
+        busy = overlap.length_ms(compute + comm + copies)
         out.append(
             RankStep(
                 rank=rank,

@@ -26,8 +26,11 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+from aorta.timeline.trace_check import TraceEventError, checked_events
 
 COMM_KINDS = ("all_gather", "reduce_scatter", "all_reduce", "broadcast", "reduce", "all_to_all", "other_comm")
 COMPUTE = "compute"
@@ -51,6 +54,7 @@ MEMORY_KERNEL_PREFIXES = tuple(p for v in VENDOR_NAMES["memory_kernel_prefix"].v
 # Chrome-trace categories: kernels; device work in general (copies and memsets occupy the GPU too).
 KERNEL_CATEGORIES = ("kernel",)
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+DUPLICATES_KEY = "aortaDuplicatesDropped"  # set by load_trace: how many duplicated events it dropped
 # Matched in order on the name lower-cased with '_' removed (all-reduce and reduce-scatter before reduce):
 # NCCL kernel names (``ncclDevKernel_Broadcast_RING_LL``) and PyTorch's collective names in the profiler's
 # args (``allreduce``, ``broadcast``, ``_allgather_base``, ``reduce_scatter_tensor_coalesced``, ``alltoall_base``).
@@ -122,8 +126,10 @@ def launch_times_us(events: Iterable[Mapping]) -> dict[int, float]:
 
 
 def load_trace(path: str | Path) -> dict:
-    """One Chrome trace (``.json`` or gzipped) as ``{"traceEvents": [...], ...}``; ``TraceFileError`` naming
-    the file when it cannot be read or is not a trace."""
+    """One Chrome trace (``.json`` or gzipped) as ``{"traceEvents": [...], ...}``, its events checked and
+    duplicates dropped (aorta/timeline/trace_check.py; the count under ``DUPLICATES_KEY``); ``TraceFileError``
+    naming the file (and the event's index) when it cannot be read, is not a trace or holds a malformed
+    event."""
     p = Path(path)
     try:
         raw = p.read_bytes()
@@ -132,10 +138,14 @@ def load_trace(path: str | Path) -> dict:
         doc = json.loads(raw.decode("utf-8"))
     except OSError as exc:
         raise TraceFileError(f"{p}: cannot read trace: {exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, EOFError, gzip.BadGzipFile) as exc:
-        raise TraceFileError(f"{p}: not a Chrome trace JSON file ({exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise TraceFileError(f"{p}: not a Chrome trace JSON file ({type(exc).__name__}: {exc})") from None
     if isinstance(doc, list):
         doc = {"traceEvents": doc}
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         raise TraceFileError(f"{p}: not a Chrome trace (no 'traceEvents' list)")
+    try:
+        doc["traceEvents"], doc[DUPLICATES_KEY] = checked_events(doc["traceEvents"])
+    except TraceEventError as exc:
+        raise TraceFileError(f"{p}: {exc}") from None
     return doc
