@@ -52,6 +52,12 @@ class StepSplit:
         return sum(len(ks) for ks in self.by_step) + self.before_window + self.outside
 
     @property
+    def what(self) -> str:
+        """"kernels", or "device ops" where copies or memsets are among them."""
+        ops = [k for ks in self.by_step for k in ks]
+        return "kernels" if all(k.category == "kernel" for k in ops) else "device ops"
+
+    @property
     def left_out(self) -> int:
         return self.before_window + self.outside
 
@@ -84,11 +90,11 @@ class StepSplit:
         left = []
         if self.before_window:
             left.append(
-                f"{self.before_window} of {self.total} kernels launched before the profiled window (no launch "
+                f"{self.before_window} of {self.total} {self.what} launched before the profiled window (no launch "
                 "in the trace)"
             )
         if self.outside:
-            left.append(f"{self.outside} of {self.total} kernels whose {self.by} is in no step range")
+            left.append(f"{self.outside} of {self.total} {self.what} whose {self.by} is in no step range")
         empty = self.empty_steps
         if empty:
             left.append(
@@ -98,7 +104,7 @@ class StepSplit:
         said = ["left out of the per-step figures: " + "; ".join(left)] if left else []
         if self.by_device_start:
             said.append(
-                f"{self.by_device_start} of {self.total} kernels have no recorded launch: placed by their "
+                f"{self.by_device_start} of {self.total} {self.what} have no recorded launch: placed by their "
                 "device start"
             )
         said += self.step_notes()
@@ -159,7 +165,7 @@ def split_by_step(
 def lag_evidence(
     split: StepSplit,
     ranges: Sequence[tuple[float, float]],
-    gpu_ranges: Sequence[tuple[float, float]] = (),
+    gpu_ranges: Sequence[tuple[float, float] | None] = (),
 ) -> str | None:
     """Why placing ops by their device start gives wrong steps here, or None: some ops were placed that way
     and the GPU runs behind the host (ops start outside every step; the profiler's GPU-side copy of a step
@@ -169,9 +175,10 @@ def lag_evidence(
     said = []
     if split.by == DEVICE_START and split.outside:
         said.append(f"{split.outside} of {split.total} ops start outside every step")
-    late = [i for i, ((_, h1), (_, g1)) in enumerate(zip(ranges, gpu_ranges)) if g1 > h1]
+    pairs = [(i, h[1], g[1]) for i, (h, g) in enumerate(zip(ranges, gpu_ranges)) if g is not None]
+    late = [i for i, h1, g1 in pairs if g1 > h1]
     if late:
-        lag_ms = max(g1 - h1 for (_, h1), (_, g1) in zip(ranges, gpu_ranges)) / 1e3
+        lag_ms = max(g1 - h1 for _, h1, g1 in pairs) / 1e3
         said.append(f"the GPU's copy of step {late} ends up to {lag_ms:.3f} ms after the host's")
     if not said:
         return None
@@ -196,7 +203,7 @@ def step_figures(
     world_size: int,
     *,
     missing_launches_us: Sequence[float] = (),
-    gpu_ranges: Sequence[tuple[float, float]] = (),
+    gpu_ranges: Sequence[tuple[float, float] | None] = (),
 ) -> tuple[list[dict] | None, dict | None, str | None, str | None]:
     """One rank's profiled window, step by step: (``trace_analysis.analyze`` of each step's kernels, the
     comm kernels / compute intervals / windows that rank 0 matches across ranks, the reason for none, and
@@ -226,6 +233,7 @@ def step_figures(
     per_step = []
     for i, ks in zip(kept, by_step):
         figs = ta.analyze(ks, steps=1, n_ranks=world_size).as_dict()
+        figs["step"] = i  # the step's place among the profiled steps (an empty one keeps its number)
         figs["linked_by"] = dict(split.links[i])
         figs["launches_without_kernel"] = split.missing[i]
         per_step.append(figs)

@@ -63,19 +63,24 @@ def _key(ev: dict) -> tuple:
     return (*(ev.get(k) for k in fixed), str(sorted((k, str(v)) for k, v in ev.items() if k not in fixed)))
 
 
-def checked_events(events: Sequence[object]) -> tuple[list[dict], int]:
-    """The events with exact duplicates dropped, and how many were dropped; ``TraceEventError`` naming the
-    first event that breaks the module's rules."""
+DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def checked_events(events: Sequence[object]) -> tuple[list[dict], dict[str, int]]:
+    """The events with exact duplicates dropped, and how many were dropped (``events``: all; ``device_ops``:
+    kernels, copies and memsets, the ones that change figures); ``TraceEventError`` naming the first event
+    that breaks the module's rules."""
     out: list[dict] = []
     seen: set[tuple] = set()
-    dropped = 0
+    dropped = {"events": 0, "device_ops": 0}
     for i, ev in enumerate(events):
         _check(i, ev)
         assert isinstance(ev, dict)  # _check refused anything else
         if ev.get("ph") in ("X", "s", "f"):  # metadata repeats by design (one per track)
             key = _key(ev)
             if key in seen:
-                dropped += 1
+                dropped["events"] += 1
+                dropped["device_ops"] += str(ev.get("cat", "")).lower() in DEVICE_CATEGORIES
                 continue
             seen.add(key)
         out.append(ev)

@@ -30,7 +30,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from aorta.timeline.trace_check import TraceEventError, checked_events
+from aorta.timeline.trace_check import DEVICE_CATEGORIES, TraceEventError, checked_events
 
 COMM_KINDS = ("all_gather", "reduce_scatter", "all_reduce", "broadcast", "reduce", "all_to_all", "other_comm")
 COMPUTE = "compute"
@@ -51,10 +51,11 @@ COMM_KERNEL = re.compile(
 )
 LAUNCH_CATEGORIES = tuple(sorted({c for v in VENDOR_NAMES["launch_category"].values() for c in v}))
 MEMORY_KERNEL_PREFIXES = tuple(p for v in VENDOR_NAMES["memory_kernel_prefix"].values() for p in v)
-# Chrome-trace categories: kernels; device work in general (copies and memsets occupy the GPU too).
+# Chrome-trace categories: kernels; device work in general (copies and memsets occupy the GPU too:
+# DEVICE_CATEGORIES, from aorta/timeline/trace_check.py).
 KERNEL_CATEGORIES = ("kernel",)
-DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
-DUPLICATES_KEY = "aortaDuplicatesDropped"  # set by load_trace: how many duplicated events it dropped
+# set by load_trace: how many duplicated events it dropped ({"events": all, "device_ops": kernels, copies, memsets})
+DUPLICATES_KEY = "aortaDuplicatesDropped"
 # Matched in order on the name lower-cased with '_' removed (all-reduce and reduce-scatter before reduce):
 # NCCL kernel names (``ncclDevKernel_Broadcast_RING_LL``) and PyTorch's collective names in the profiler's
 # args (``allreduce``, ``broadcast``, ``_allgather_base``, ``reduce_scatter_tensor_coalesced``, ``alltoall_base``).
@@ -97,6 +98,11 @@ def classify_kernel(name: str, collective_name: str | None = None) -> str:
         or (_kind_from_text(collective_name) if collective_name else None)
         or "other_comm"
     )
+
+
+def str_category(event: Mapping) -> str:
+    """An event's ``cat``, lower-cased ("" where absent)."""
+    return str(event.get("cat", "")).lower()
 
 
 def is_kernel(event: dict) -> bool:
