@@ -34,7 +34,7 @@ from pathlib import Path
 from aorta.timeline import overlap
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.kernel_timeline import launch_dims
-from aorta.timeline.launch_links import launch_links
+from aorta.timeline.launch_links import LaunchLinks, launch_links
 from aorta.timeline.trace_events import (
     COMM_KINDS,
     COMPUTE,
@@ -137,13 +137,15 @@ def kernel_from_args(
     )
 
 
-def parse_chrome_trace(trace: Mapping | Sequence[dict] | str | Path) -> list[DeviceOp]:
+def parse_chrome_trace(
+    trace: Mapping | Sequence[dict] | str | Path, links: LaunchLinks | None = None
+) -> list[DeviceOp]:
     """Device work of a Chrome trace (``ph == "X"``: kernels, and copies and memsets as ``memory``), sorted by
     start; each with the host time of its launch where the trace has it, linked by correlation id or else
     by Kineto's flow events (aorta/timeline/launch_links.py; ``DeviceOp.link`` says which)."""
     data = load_trace(trace) if isinstance(trace, (str, Path)) else trace
     events: Sequence[dict] = list(data.get("traceEvents", []) if isinstance(data, Mapping) else data)
-    links = launch_links(events)
+    links = links if links is not None else launch_links(events)
     out = []
     for ev in events:
         cat = str(ev.get("cat", "")).lower()

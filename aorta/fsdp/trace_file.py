@@ -15,7 +15,7 @@ from pathlib import Path
 from aorta.fsdp.trace_analysis import parse_chrome_trace
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.launch_links import launch_links, unanswered
-from aorta.timeline.profiler_steps import GPU_COPY_CATEGORY, profiler_steps, step_number, step_ranges
+from aorta.timeline.profiler_steps import GPU_COPY_CATEGORY, profiler_steps, step_number
 from aorta.timeline.trace_events import DEVICE_CATEGORIES, DUPLICATES_KEY, load_trace
 
 
@@ -52,17 +52,17 @@ def read_kineto_trace(path: str | Path) -> DeviceTrace:
     p = Path(path)
     doc = load_trace(p)
     events = doc["traceEvents"]
-    ops = parse_chrome_trace(doc)
-    ranges = step_ranges(doc)
-    numbers = list(profiler_steps(doc))  # the same steps, in the same order
     links = launch_links(events)
+    ops = parse_chrome_trace(doc, links)
+    steps = profiler_steps(doc)
+    ranges = [(float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0.0))) for e in steps.values()]
     answered = {links.link(ev)[0] for ev in events if str(ev.get("cat", "")).lower() in DEVICE_CATEGORIES}
     info = doc.get("distributedInfo")
     return DeviceTrace(
         path=p,
         ops=ops,
         step_ranges=ranges,
-        gpu_step_ranges=_gpu_step_ranges(events, dict(zip(numbers, ranges))),
+        gpu_step_ranges=_gpu_step_ranges(events, dict(zip(steps, ranges))),
         missing_launches_us=[call.ts_us for call in unanswered(links, answered)],
         duplicates_dropped=doc[DUPLICATES_KEY]["device_ops"],
         duplicate_events_dropped=doc[DUPLICATES_KEY]["events"],

@@ -72,20 +72,20 @@ def _int_id(value: object) -> object:
 
 def launch_links(events: Iterable[Mapping]) -> LaunchLinks:
     """Every launch of a trace's events, by correlation id and by flow id."""
-    events = list(events)
     out = LaunchLinks()
     starts: dict[Position, object] = {}
+    calls: list[Mapping] = []
     for ev in events:
-        if str(ev.get("cat", "")).lower() != FLOW_CATEGORY:
-            continue
-        pos = (ev.get("pid"), ev.get("tid"), ev.get("ts"))
-        if ev.get("ph") == "s":
-            starts[pos] = _int_id(ev.get("id"))
-        elif ev.get("ph") == "f":
-            out.flow_at.setdefault(pos, _int_id(ev.get("id")))
-    for ev in events:
-        if ev.get("ph") != "X" or str(ev.get("cat", "")).lower() not in LAUNCH_CATEGORIES:
-            continue
+        cat = str(ev.get("cat", "")).lower()
+        if cat == FLOW_CATEGORY:
+            pos = (ev.get("pid"), ev.get("tid"), ev.get("ts"))
+            if ev.get("ph") == "s":
+                starts[pos] = _int_id(ev.get("id"))
+            elif ev.get("ph") == "f":
+                out.flow_at.setdefault(pos, _int_id(ev.get("id")))
+        elif cat in LAUNCH_CATEGORIES and ev.get("ph") == "X":
+            calls.append(ev)
+    for ev in calls:
         call = Launch(float(ev["ts"]), (ev.get("pid"), ev.get("tid")), str(ev.get("name", "")))
         corr = (ev.get("args") or {}).get("correlation")
         key: object = None

@@ -59,8 +59,12 @@ def _check(index: int, ev: object) -> None:
 
 
 def _key(ev: dict) -> tuple:
-    fixed = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp")
-    return (*(ev.get(k) for k in fixed), str(sorted((k, str(v)) for k, v in ev.items() if k not in fixed)))
+    """Every field of an event aorta reads (a writer that repeats a record repeats its args in one order)."""
+    rest = tuple((k, repr(v)) for k, v in ev.items() if k not in _FIXED)
+    return (*(ev.get(k) for k in _FIXED), rest)
+
+
+_FIXED = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp")
 
 
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
@@ -76,11 +80,13 @@ def checked_events(events: Sequence[object]) -> tuple[list[dict], dict[str, int]
     for i, ev in enumerate(events):
         _check(i, ev)
         assert isinstance(ev, dict)  # _check refused anything else
-        if ev.get("ph") in ("X", "s", "f"):  # metadata repeats by design (one per track)
+        cat = str(ev.get("cat", "")).lower()
+        # only the events aorta reads: metadata repeats by design (one per track), CPU ops are not read
+        if (ev.get("ph") == "X" and cat in _READ_CATEGORIES) or cat == FLOW_CATEGORY:
             key = _key(ev)
             if key in seen:
                 dropped["events"] += 1
-                dropped["device_ops"] += str(ev.get("cat", "")).lower() in DEVICE_CATEGORIES
+                dropped["device_ops"] += cat in DEVICE_CATEGORIES
                 continue
             seen.add(key)
         out.append(ev)
