@@ -32,6 +32,7 @@ class DeviceTrace:
     duplicates_dropped: int = 0  # duplicated device ops (kernels, copies, memsets) the loader dropped
     duplicate_events_dropped: int = 0  # every duplicated event dropped (flow events too)
     rank: int | None = None  # distributedInfo.rank, where the profiler wrote it
+    world_size: int | None = None  # distributedInfo.world_size, where the profiler wrote it
     source: str = "kineto"  # which reader: kineto, rocprofv3-csv, rocpd
     api_calls: dict[str, int] = field(default_factory=dict)  # RCCL / HIP API calls by name (rocprofv3)
     records: dict[str, int] = field(default_factory=dict)  # rows read per record kind (rocprofv3)
@@ -45,6 +46,11 @@ def _gpu_step_ranges(events: list[dict], host: dict[int, tuple[float, float]]) -
             if n is not None:
                 gpu.setdefault(n, (float(ev["ts"]), float(ev["ts"]) + float(ev.get("dur", 0.0))))
     return [gpu.get(n) for n in sorted(host)]
+
+
+def _int_field(info: object, key: str) -> int | None:
+    value = info.get(key) if isinstance(info, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def read_kineto_trace(path: str | Path) -> DeviceTrace:
@@ -66,5 +72,6 @@ def read_kineto_trace(path: str | Path) -> DeviceTrace:
         missing_launches_us=[call.ts_us for call in unanswered(links, answered)],
         duplicates_dropped=doc[DUPLICATES_KEY]["device_ops"],
         duplicate_events_dropped=doc[DUPLICATES_KEY]["events"],
-        rank=info["rank"] if isinstance(info, dict) and isinstance(info.get("rank"), int) else None,
+        rank=_int_field(info, "rank"),
+        world_size=_int_field(info, "world_size"),
     )

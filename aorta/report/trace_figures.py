@@ -55,8 +55,9 @@ def _kernels(figs: dict) -> int:
     return int(sum(figs["kernel_count_by_kind"].values()))
 
 
-def rank_figures(trace: DeviceTrace, rank: int) -> tuple[dict, RankResult]:
-    """One file's figures (the JSON's per-rank entry) and the rank's result for the cross-rank split."""
+def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[dict, RankResult]:
+    """One file's figures (the JSON's per-rank entry) and the rank's result for the cross-rank split.
+    ``world_size``: the ranks a collective spans where its kernels do not say (busbw's factor)."""
     n = len(trace.step_ranges)
     linked = Counter(op.link or "none" for op in trace.ops)
     entry: dict = {
@@ -79,12 +80,12 @@ def rank_figures(trace: DeviceTrace, rank: int) -> tuple[dict, RankResult]:
             trace.ops,
             trace.step_ranges,
             n,
-            1,
+            world_size,
             missing_launches_us=trace.missing_launches_us,
             gpu_ranges=trace.gpu_step_ranges,
         )
     else:
-        figs = ta.analyze(trace.ops, steps=1).as_dict() if trace.ops else None
+        figs = ta.analyze(trace.ops, steps=1, n_ranks=world_size).as_dict() if trace.ops else None
         if figs is not None:
             figs.update(step=0, linked_by=entry["linked_by"], launches_without_kernel=entry["launches_without_kernel"])
         per_step, timeline, reason, note = ([figs] if figs else None), None, None, WHOLE_TRACE
@@ -115,7 +116,7 @@ def figures(paths: Sequence[str | Path]) -> dict:
     traces = [read_trace(p) for p in paths]
     entries, results = [], []
     for trace, rank in zip(traces, _ranks(traces)):
-        entry, result = rank_figures(trace, rank)
+        entry, result = rank_figures(trace, rank, trace.world_size or len(traces))
         entries.append(entry)
         results.append(result)
     out: dict = {"ranks": entries}

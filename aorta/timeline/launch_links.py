@@ -7,7 +7,7 @@ Two links, tried in this order, and the one used is kept with each op (``DeviceO
   records an internal call beside ``hipMemsetAsync``), the first.
 - ``flow``: Kineto's launch-to-kernel flow events (``cat`` ``ac2g``, the arrows a trace viewer draws): an
   ``"s"`` event at the launch call (same ``pid``, ``tid`` and ``ts``) and an ``"f"`` event at the device work,
-  sharing an ``id``. Older Kineto and some ROCm builds write device events without a correlation id but keep
+  sharing an ``id`` (for a ROCm memset, an ``"f"`` at each end). Older Kineto and some ROCm builds write device events without a correlation id but keep
   these; Kineto takes the flow id from the correlation id, so it orders launches as the correlation id does.
 
 Device work linked by neither has no launch in the trace (``launch_us`` None): launched before the profiled
@@ -48,7 +48,7 @@ class LaunchLinks:
 
     by_correlation: dict[int, Launch] = field(default_factory=dict)
     by_flow: dict[object, Launch] = field(default_factory=dict)  # flow id -> the call at its "s" event
-    flow_at: dict[Position, object] = field(default_factory=dict)  # "f" event position -> flow id
+    flow_at: dict[Position, object] = field(default_factory=dict)  # a flow end's position -> its flow id
     one_kernel_calls: list[tuple[Launch, object]] = field(default_factory=list)  # (call, its id or None)
 
     def link(self, ev: Mapping) -> tuple[object, Launch | None, str | None]:
@@ -71,18 +71,15 @@ def _int_id(value: object) -> object:
 
 
 def launch_links(events: Iterable[Mapping]) -> LaunchLinks:
-    """Every launch of a trace's events, by correlation id and by flow id."""
+    """Every launch of a trace's events, by correlation id and by flow id. A flow's launch is the runtime call
+    at either of its ends: Kineto puts the ``"s"`` at a kernel's launch, but for a memset (``hipMemsetAsync``
+    on ROCm) it writes two ``"f"`` ends, one at the call and one at the memset."""
     out = LaunchLinks()
-    starts: dict[Position, object] = {}
     calls: list[Mapping] = []
     for ev in events:
         cat = str(ev.get("cat", "")).lower()
-        if cat == FLOW_CATEGORY:
-            pos = (ev.get("pid"), ev.get("tid"), ev.get("ts"))
-            if ev.get("ph") == "s":
-                starts[pos] = _int_id(ev.get("id"))
-            elif ev.get("ph") == "f":
-                out.flow_at.setdefault(pos, _int_id(ev.get("id")))
+        if cat == FLOW_CATEGORY and ev.get("ph") in ("s", "f"):
+            out.flow_at.setdefault((ev.get("pid"), ev.get("tid"), ev.get("ts")), _int_id(ev.get("id")))
         elif cat in LAUNCH_CATEGORIES and ev.get("ph") == "X":
             calls.append(ev)
     for ev in calls:
@@ -93,7 +90,7 @@ def launch_links(events: Iterable[Mapping]) -> LaunchLinks:
             key = int(corr)
             if key not in out.by_correlation or call.ts_us < out.by_correlation[key].ts_us:
                 out.by_correlation[key] = call
-        flow = starts.get((ev.get("pid"), ev.get("tid"), ev.get("ts")))
+        flow = out.flow_at.get((ev.get("pid"), ev.get("tid"), ev.get("ts")))
         if flow is not None:
             out.by_flow.setdefault(flow, call)
             key = key if key is not None else flow
