@@ -142,10 +142,11 @@ def load_trace(path: str | Path) -> dict:
         if raw[:2] == b"\x1f\x8b":
             raw = gzip.decompress(raw)
         doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        # a damaged gzip member: zlib.error (a corrupt deflate stream), BadGzipFile (CRC, header), EOFError (cut)
+        raise TraceFileError(f"{p}: not a Chrome trace JSON file ({type(exc).__name__}: {exc})") from None
     except OSError as exc:
         raise TraceFileError(f"{p}: cannot read trace: {exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise TraceFileError(f"{p}: not a Chrome trace JSON file ({type(exc).__name__}: {exc})") from None
     if isinstance(doc, list):
         doc = {"traceEvents": doc}
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
