@@ -101,11 +101,19 @@ def read(path: Path, kind: str) -> RocprofTrace:
 
 
 # --------------------------------------------------------------------------- CSV
-def _ns_to_us(value: str, where: str) -> float:
+def _ns(value: str, where: str) -> int:
     try:
-        return int(value) / 1e3
+        return int(value)
     except (TypeError, ValueError):
         raise RocprofFileError(f"{where}: timestamp {value!r} is not an integer of ns") from None
+
+
+def _span_us(row: dict, where: str, what: str) -> tuple[float, float]:
+    """(start µs, duration µs) from a row's ns timestamps; the duration from the integers, so it is exact."""
+    start, end = _ns(row.get("Start_Timestamp", ""), where), _ns(row.get("End_Timestamp", ""), where)
+    if end < start:
+        raise RocprofFileError(f"{where}: {what} ends before it starts")
+    return start / 1e3, (end - start) / 1e3
 
 
 def _int_or_none(value: str | None) -> int | None:
@@ -141,7 +149,7 @@ def _read_csv(path: Path) -> RocprofTrace:
             elif row.get("Domain") and row.get("Function"):
                 api[f"{row['Domain']} {row['Function']}"] += 1
                 corr = _int_or_none(row.get("Correlation_Id"))
-                start = _ns_to_us(row.get("Start_Timestamp", ""), where)
+                start = _ns(row.get("Start_Timestamp", ""), where) / 1e3
                 if corr is not None and row["Domain"].startswith("HIP"):
                     launches[corr] = min(start, launches.get(corr, start))
                 kind = row["Domain"]
@@ -161,9 +169,7 @@ def _linked(corr: int | None, launches: dict[int, float]) -> tuple[float | None,
 
 
 def _kernel_op(row: dict, where: str, launches: dict[int, float]) -> DeviceOp:
-    start, end = _ns_to_us(row.get("Start_Timestamp", ""), where), _ns_to_us(row.get("End_Timestamp", ""), where)
-    if end < start:
-        raise RocprofFileError(f"{where}: kernel ends before it starts")
+    start, dur = _span_us(row, where, "kernel")
     corr = _int_or_none(row.get("Correlation_Id"))
     launch, link = _linked(corr, launches)
     grid = tuple(_int_or_none(row.get(f"Grid_Size_{a}")) or 0 for a in "XYZ")
@@ -172,7 +178,7 @@ def _kernel_op(row: dict, where: str, launches: dict[int, float]) -> DeviceOp:
         name=row.get("Kernel_Name") or "",
         stream=_int_or_none(row.get("Stream_Id")) or 0,
         start_us=start,
-        dur_us=end - start,
+        dur_us=dur,
         grid=grid if any(grid) else None,
         block=block if any(block) else None,
         launch_us=launch,
@@ -183,16 +189,14 @@ def _kernel_op(row: dict, where: str, launches: dict[int, float]) -> DeviceOp:
 
 
 def _copy_op(row: dict, where: str, launches: dict[int, float]) -> DeviceOp:
-    start, end = _ns_to_us(row.get("Start_Timestamp", ""), where), _ns_to_us(row.get("End_Timestamp", ""), where)
-    if end < start:
-        raise RocprofFileError(f"{where}: memory copy ends before it starts")
+    start, dur = _span_us(row, where, "memory copy")
     corr = _int_or_none(row.get("Correlation_Id"))
     launch, link = _linked(corr, launches)
     return DeviceOp(
         name=row.get("Direction") or "MEMORY_COPY",
         stream=_int_or_none(row.get("Stream_Id")) or 0,
         start_us=start,
-        dur_us=end - start,
+        dur_us=dur,
         category="gpu_memcpy",
         launch_us=launch,
         correlation=corr,
@@ -234,14 +238,16 @@ def _read_rocpd(path: Path) -> RocprofTrace:
                 f"{path}: an SQLite database without rocprofv3's rocpd_kernel_dispatch view; read are {READ}"
             )
         api: Counter[str] = Counter()
+        calls: Counter[str] = Counter()
         launches: dict[int, float] = {}
         if {"rocpd_region", "rocpd_string", "rocpd_event"} <= names:
             for start, name, category, corr in con.execute(_CALLS):
                 api[f"{category} {name}".strip()] += 1
+                calls[category or "REGION"] += 1
                 if corr is not None and category.startswith("HIP"):
                     launches[int(corr)] = min(start / 1e3, launches.get(int(corr), start / 1e3))
         ops = [_db_op(row, "kernel", launches, path) for row in con.execute(_KERNELS)]
-        records = {"KERNEL_DISPATCH": len(ops)}
+        records = {"KERNEL_DISPATCH": len(ops), **calls}
         if "rocpd_memory_copy" in names:
             copies = [_db_op(row, "gpu_memcpy", launches, path) for row in con.execute(_COPIES)]
             ops += copies
@@ -274,18 +280,22 @@ def _db_op(row: Sequence, category: str, launches: dict[int, float], path: Path)
 
 # --------------------------------------------------------------------------- figures per hardware queue
 def queue_figures(ops: Sequence[DeviceOp]) -> list[dict]:
-    """Per hardware queue that ran kernels: kernels, busy time (union of its kernels, ms) and the streams
-    whose kernels went to it; [] where no op says its queue (a Kineto trace)."""
+    """Per hardware queue that ran kernels: kernels, busy time (union of its kernels, ms) and the streams whose
+    kernels went to it; [] where no op says its queue (a Kineto trace). The union is taken on whole ns (the
+    profiler's own timestamps, recovered from µs exactly: a float64 near 1.5e12 µs is off by < 0.001 ns)."""
     by_queue: dict[int, list[DeviceOp]] = {}
     for op in ops:
         if op.queue is not None and op.category == "kernel":
             by_queue.setdefault(op.queue, []).append(op)
-    return [
-        {
-            "queue": q,
-            "kernels": len(ks),
-            "busy_ms": overlap.length_ms((k.start_us / 1e3, k.end_us / 1e3) for k in ks),
-            "streams": sorted({k.stream for k in ks}, key=str),
-        }
-        for q, ks in sorted(by_queue.items())
-    ]
+    out = []
+    for q, ks in sorted(by_queue.items()):
+        spans = [(round(k.start_us * 1e3), round(k.start_us * 1e3) + round(k.dur_us * 1e3)) for k in ks]
+        out.append(
+            {
+                "queue": q,
+                "kernels": len(ks),
+                "busy_ms": sum(e - s for s, e in overlap.union(spans)) / 1e6,
+                "streams": sorted({k.stream for k in ks}, key=str),
+            }
+        )
+    return out
