@@ -29,7 +29,6 @@ from aorta.fsdp.collective_match import comm_kernels
 from aorta.timeline import overlap
 from aorta.timeline.device_op import DeviceOp
 
-
 DEVICE_START = "device start"
 
 
@@ -53,7 +52,7 @@ class StepSplit:
 
     @property
     def what(self) -> str:
-        """"kernels", or "device ops" where copies or memsets are among them."""
+        """ "kernels", or "device ops" where copies or memsets are among them."""
         ops = [k for ks in self.by_step for k in ks]
         return "kernels" if all(k.category == "kernel" for k in ops) else "device ops"
 
@@ -242,7 +241,9 @@ def step_figures(
         "compute_us": [
             overlap.union((k.start_us, k.end_us) for k in ks if k.kind == ta.COMPUTE) for ks in by_step
         ],
-        "copy_us": [overlap.union((k.start_us, k.end_us) for k in ks if k.kind == ta.MEMORY) for ks in by_step],
+        "copy_us": [
+            overlap.union((k.start_us, k.end_us) for k in ks if k.kind == ta.MEMORY) for ks in by_step
+        ],
         "window_us": [span_us(ks) for ks in by_step],
     }
     return per_step, timeline, None, split.note()

@@ -150,7 +150,6 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
         help="flag a rank whose figure differs from the median by more than this (default 0.10)",
     )
 
-
     figures = sub.add_parser(
         "figures",
         help="per step and rank: kernels, busy, overlap, exposed comm, idle (and per hardware queue) of traces",

@@ -48,7 +48,9 @@ def read_trace(path: str | Path) -> DeviceTrace:
         r = rocprof.read(p, kind)
     except (TraceFileError, rocprof.RocprofFileError) as exc:
         raise ReportInputError(str(exc)) from None
-    return DeviceTrace(path=p, ops=r.ops, step_ranges=[], source=r.source, api_calls=r.api_calls, records=r.records)
+    return DeviceTrace(
+        path=p, ops=r.ops, step_ranges=[], source=r.source, api_calls=r.api_calls, records=r.records
+    )
 
 
 def _kernels(figs: dict) -> int:
@@ -67,7 +69,10 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
         "ops": len(trace.ops),
         "kernels": sum(op.category == "kernel" for op in trace.ops),
         "linked_by": dict(sorted(linked.items())),
-        "duplicates_dropped": {"device_ops": trace.duplicates_dropped, "events": trace.duplicate_events_dropped},
+        "duplicates_dropped": {
+            "device_ops": trace.duplicates_dropped,
+            "events": trace.duplicate_events_dropped,
+        },
         "launches_without_kernel": len(trace.missing_launches_us),
         "profiler_steps": n,
     }
@@ -87,14 +92,18 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
     else:
         figs = ta.analyze(trace.ops, steps=1, n_ranks=world_size).as_dict() if trace.ops else None
         if figs is not None:
-            figs.update(step=0, linked_by=entry["linked_by"], launches_without_kernel=entry["launches_without_kernel"])
+            figs.update(
+                step=0, linked_by=entry["linked_by"], launches_without_kernel=entry["launches_without_kernel"]
+            )
         per_step, timeline, reason, note = ([figs] if figs else None), None, None, WHOLE_TRACE
         if figs is None:
             reason = "the trace holds no device work (no kernel, copy or memset)"
     entry.update(steps=per_step or [], per_step_reason=reason, note=note)
     if trace.duplicates_dropped:
         entry["note"] = "; ".join(
-            x for x in (note, f"{trace.duplicates_dropped} duplicated device ops dropped (each kept once)") if x
+            x
+            for x in (note, f"{trace.duplicates_dropped} duplicated device ops dropped (each kept once)")
+            if x
         )
     queues = rocprof.queue_figures(trace.ops)
     if queues:
@@ -124,16 +133,19 @@ def figures(paths: Sequence[str | Path]) -> dict:
     if len(results) > 1 and len(usable) == len(results):
         metrics, unavailable, details = kernel_figures(results)
         out["across_ranks"] = {
-            "metrics": {m.name: {"value": m.value, "unit": m.unit, "samples": list(m.samples)} for m in metrics},
+            "metrics": {
+                m.name: {"value": m.value, "unit": m.unit, "samples": list(m.samples)} for m in metrics
+            },
             "unavailable": unavailable,
             "clock_alignment": details.get("clock_alignment"),
             "wait_vs_transfer": details.get("wait_vs_transfer", "split into wait and transfer"),
             "transfer_busbw": details.get("transfer_busbw"),
         }
     elif len(results) > 1:
-        out["across_ranks"] = {"reason": "a rank has no per-step figures: " + "; ".join(
-            f"rank {e['rank']}: {e['per_step_reason']}" for e in entries if not e["steps"]
-        )}
+        out["across_ranks"] = {
+            "reason": "a rank has no per-step figures: "
+            + "; ".join(f"rank {e['rank']}: {e['per_step_reason']}" for e in entries if not e["steps"])
+        }
     return out
 
 
@@ -154,7 +166,7 @@ def format_figures(result: dict, *, steps: bool = False) -> list[str]:
             for s in rows:
                 lines.append(_row(e["rank"], str(s.get("step", "")), s))
         elif rows:
-            med = {k: _median([s.get(k) for s in rows]) for k in STEP_KEYS}
+            med: dict = {k: _median([s.get(k) for s in rows]) for k in STEP_KEYS}
             med["kernel_count_by_kind"] = {"all": _median([_kernels(s) for s in rows])}
             med["linked_by"] = e["linked_by"]
             lines.append(_row(e["rank"], f"med{len(rows)}", med))

@@ -222,7 +222,7 @@ def merge(traces: list[RankTrace], align: str = "auto") -> dict:
     }
 
 
-def _launching_steps(events: list[dict], steps: list[dict]) -> list[dict]:
+def _launching_steps(events: list[dict], steps: list) -> list:
     """The steps in whose host range some device work was launched (linked by correlation id or flow
     event); every step where the trace links no device work to a launch (nothing to tell them apart by)."""
     links = launch_links(events)
@@ -235,9 +235,7 @@ def _launching_steps(events: list[dict], steps: list[dict]) -> list[dict]:
     ]
     if not launched:
         return steps
-    return [
-        s for s in steps if any(s["ts"] <= t < s["ts"] + float(s.get("dur", 0.0)) for t in launched)
-    ]
+    return [s for s in steps if any(s["ts"] <= t < s["ts"] + float(s.get("dur", 0.0)) for t in launched)]
 
 
 def rank_figures(t: RankTrace) -> dict:

@@ -87,7 +87,9 @@ def format_of(path: Path) -> str:
             return KINETO  # the Chrome trace loader names the damage
     text = head.lstrip()
     if b'"rocprofiler-sdk-tool"' in head:
-        raise RocprofFileError(f"{path}: rocprofv3's JSON output (--output-format json) is not read; read are {READ}")
+        raise RocprofFileError(
+            f"{path}: rocprofv3's JSON output (--output-format json) is not read; read are {READ}"
+        )
     if text[:1] in (b"{", b"["):
         return KINETO
     if name.endswith(".csv") or text.startswith((b'"Kind"', b'"Domain"', b"Kind,", b"Domain,")):
@@ -160,7 +162,9 @@ def _read_csv(path: Path) -> RocprofTrace:
                 )
             records[kind] += 1
     ops = [_kernel_op(r, w, launches) for r, w in kernels] + [_copy_op(r, w, launches) for r, w in copies]
-    return RocprofTrace(path, CSV, sorted(ops, key=lambda o: (o.start_us, o.end_us)), dict(api), dict(records))
+    return RocprofTrace(
+        path, CSV, sorted(ops, key=lambda o: (o.start_us, o.end_us)), dict(api), dict(records)
+    )
 
 
 def _linked(corr: int | None, launches: dict[int, float]) -> tuple[float | None, str | None]:

@@ -48,7 +48,9 @@ def _check(index: int, ev: object) -> None:
         if not isinstance(ev.get("name"), str):
             raise TraceEventError(f"event {index} ({cat}) has no name")
         if not _number(ev.get("ts")):
-            raise TraceEventError(f"event {index} ({cat} {ev['name'][:60]!r}) has ts {ev.get('ts')!r}, not a number")
+            raise TraceEventError(
+                f"event {index} ({cat} {ev['name'][:60]!r}) has ts {ev.get('ts')!r}, not a number"
+            )
         if "dur" in ev and not (_number(ev["dur"]) and ev["dur"] >= 0):
             raise TraceEventError(
                 f"event {index} ({cat} {ev['name'][:60]!r}) has dur {ev['dur']!r}: a duration is a number >= 0"

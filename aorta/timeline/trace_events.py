@@ -30,7 +30,8 @@ import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from aorta.timeline.trace_check import DEVICE_CATEGORIES, TraceEventError, checked_events
+from aorta.timeline.trace_check import DEVICE_CATEGORIES as DEVICE_CATEGORIES  # re-exported: one home
+from aorta.timeline.trace_check import TraceEventError, checked_events
 
 COMM_KINDS = ("all_gather", "reduce_scatter", "all_reduce", "broadcast", "reduce", "all_to_all", "other_comm")
 COMPUTE = "compute"

@@ -21,7 +21,15 @@ from aorta.report.errors import ReportInputError
 
 pytestmark = pytest.mark.slow  # each reads a copy of an 11,000-event trace: about a second or more
 
-KEPT = ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "ac2g", "user_annotation", "gpu_user_annotation")
+KEPT = (
+    "kernel",
+    "gpu_memcpy",
+    "gpu_memset",
+    "cuda_runtime",
+    "ac2g",
+    "user_annotation",
+    "gpu_user_annotation",
+)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +66,9 @@ def test_the_kept_events_give_the_whole_traces_figures(clean):
     assert [round(s["overlap_ratio"], 4) for s in clean["steps"]] == [0.2509, 0.2485, 0.2582]
 
 
-def test_without_correlation_ids_the_flow_events_link_each_kernel_to_its_launch_and_say_so(events, tmp_path, clean):
+def test_without_correlation_ids_the_flow_events_link_each_kernel_to_its_launch_and_say_so(
+    events, tmp_path, clean
+):
     """Device start placed 637 / 406 / 459 kernels with overlap 0.152 / 0.000 / 0.251; the ac2g flows give the
     exact figures, and each step says it was linked by them."""
     damaged = copy.deepcopy(events)
@@ -74,7 +84,9 @@ def test_without_correlation_ids_the_flow_events_link_each_kernel_to_its_launch_
     assert "step 0: 895 ops linked to their launch by flow events (no correlation id)" in rank["note"]
 
 
-def test_without_correlation_ids_or_flows_per_step_figures_are_refused_with_the_lag_evidence(events, tmp_path):
+def test_without_correlation_ids_or_flows_per_step_figures_are_refused_with_the_lag_evidence(
+    events, tmp_path
+):
     damaged = [copy.deepcopy(e) for e in events if e.get("cat") != "ac2g"]
     for e in damaged:
         (e.get("args") or {}).pop("correlation", None)
@@ -84,7 +96,9 @@ def test_without_correlation_ids_or_flows_per_step_figures_are_refused_with_the_
     assert reason.startswith(
         "ops with no launch in the trace can only be placed by device start, but the GPU runs behind the host ("
     )
-    assert "ops start outside every step" in reason and "the GPU's copy of step [0, 1, 2] ends up to" in reason
+    assert (
+        "ops start outside every step" in reason and "the GPU's copy of step [0, 1, 2] ends up to" in reason
+    )
     assert reason.endswith("): per-step figures would give work to the wrong step")
 
 

@@ -72,7 +72,9 @@ def expected_steps(path: Path) -> list[dict]:
             c = e["args"]["correlation"]
             launch[c] = min(e["ts"], launch.get(c, e["ts"]))
     ops = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
-    first = min((e["args"]["correlation"] for e in ops if e["args"].get("correlation") in launch), default=None)
+    first = min(
+        (e["args"]["correlation"] for e in ops if e["args"].get("correlation") in launch), default=None
+    )
     steps = sorted(
         (int(e["name"].split("#")[1]), e["ts"], e["ts"] + e["dur"])
         for e in events
@@ -137,7 +139,14 @@ def test_every_step_of_every_real_trace_equals_the_independent_computation(figur
     assert len(rank["steps"]) == len(expected)
     for got, want in zip(rank["steps"], expected):
         assert sum(got["kernel_count_by_kind"].values()) == want["kernels"]
-        for key in ("compute_busy_ms", "comm_busy_ms", "copy_busy_ms", "overlapped_ms", "exposed_comm_ms", "idle_ms"):
+        for key in (
+            "compute_busy_ms",
+            "comm_busy_ms",
+            "copy_busy_ms",
+            "overlapped_ms",
+            "exposed_comm_ms",
+            "idle_ms",
+        ):
             assert got[key] == pytest.approx(want[key], abs=TOL_MS), key
 
 
@@ -156,7 +165,17 @@ def test_the_mi300x_figures_a_user_sees(figures_json):
 def test_the_terminal_table_has_a_row_per_step_and_says_what_was_left_out(capsys):
     assert main(["trace", "figures", str(path_of(TRACES[0])), "--steps"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split()[:9] == ["rank", "step", "kernels", "compute", "comm", "copy", "overlap", "exposed", "idle"]
+    assert lines[0].split()[:9] == [
+        "rank",
+        "step",
+        "kernels",
+        "compute",
+        "comm",
+        "copy",
+        "overlap",
+        "exposed",
+        "idle",
+    ]
     assert lines[1].split()[:3] == ["0", "0", "14"]
     assert lines[2].strip() == (
         "rank 0: left out of the per-step figures: 1 of 2 profiled steps, which launched no kernel (step [1]), "

@@ -17,7 +17,16 @@ def call(name, ts, corr=None):
 
 
 def device(cat, name, ts, dur, corr=None):
-    ev = {"ph": "X", "cat": cat, "name": name, "pid": 2, "tid": 4, "ts": ts, "dur": dur, "args": {"stream": 4}}
+    ev = {
+        "ph": "X",
+        "cat": cat,
+        "name": name,
+        "pid": 2,
+        "tid": 4,
+        "ts": ts,
+        "dur": dur,
+        "args": {"stream": 4},
+    }
     if corr is not None:
         ev["args"]["correlation"] = corr
     return ev
@@ -31,8 +40,24 @@ def flow(ph, fid, pid, tid, ts):
 # Two steps; a kernel launched in each, a memset in step 1 (ROCm writes its flow as two "f" ends), and a
 # kernel from before the window (a flow end with no start), all without correlation ids.
 TRACE = [
-    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 10, "tid": 10, "ts": 0, "dur": 100},
-    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 10, "tid": 10, "ts": 100, "dur": 100},
+    {
+        "ph": "X",
+        "cat": "user_annotation",
+        "name": "ProfilerStep#1",
+        "pid": 10,
+        "tid": 10,
+        "ts": 0,
+        "dur": 100,
+    },
+    {
+        "ph": "X",
+        "cat": "user_annotation",
+        "name": "ProfilerStep#2",
+        "pid": 10,
+        "tid": 10,
+        "ts": 100,
+        "dur": 100,
+    },
     call("hipLaunchKernel", 10),
     flow("s", 7, 10, 10, 10),
     device("kernel", "gemm", 150, 30),  # runs in step 2's host range: the GPU is behind

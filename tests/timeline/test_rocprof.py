@@ -21,16 +21,19 @@ from aorta.cli import main
 from aorta.report import trace_figures
 from aorta.report.errors import ReportInputError
 
-SAMPLES = Path(
-    os.environ.get("AORTA_AMD_TRACES") or Path(__file__).resolve().parents[3] / "shared" / "amd_traces"
-) / "rocprofv3"
+SAMPLES = (
+    Path(os.environ.get("AORTA_AMD_TRACES") or Path(__file__).resolve().parents[3] / "shared" / "amd_traces")
+    / "rocprofv3"
+)
 UUID = "_00000000_0000_4000_8000_000000000037"  # rocpd's {{uuid}} table suffix, one session
 
 
 @pytest.fixture(scope="module")
 def samples() -> Path:
     if not (SAMPLES / "kernel_trace.csv").is_file():
-        pytest.skip(f"{SAMPLES} is absent: the rocprofv3 samples live beside the checkout (../shared/amd_traces)")
+        pytest.skip(
+            f"{SAMPLES} is absent: the rocprofv3 samples live beside the checkout (../shared/amd_traces)"
+        )
     return SAMPLES
 
 
@@ -57,7 +60,11 @@ def test_every_record_of_the_csv_samples_is_read_and_counted(samples, tmp_path):
     for name in ("hip_runtime_trace.csv", "rccl_trace.csv"):
         for r in rows(samples / name):
             expected[r["Domain"]] = expected.get(r["Domain"], 0) + 1
-    assert rank["records"] == expected == {"KERNEL_DISPATCH": 9, "MEMORY_COPY": 4, "HIP_RUNTIME_API": 8, "RCCL_API": 21}
+    assert (
+        rank["records"]
+        == expected
+        == {"KERNEL_DISPATCH": 9, "MEMORY_COPY": 4, "HIP_RUNTIME_API": 8, "RCCL_API": 21}
+    )
     assert rank["kernels"] == 9 and rank["ops"] == 13
     assert rank["api_calls"]["RCCL_API ncclAllReduce"] == 5
     assert rank["reader"] == "rocprofv3-csv" and rank["note"].startswith("no ProfilerStep#N ranges")
@@ -80,10 +87,14 @@ def test_per_queue_figures_on_kernel_trace_csv_are_exact(samples):
     (rank,) = trace_figures.figures([samples / "kernel_trace.csv"])["ranks"]
     assert len(queues) == 4
     # busy to 1e-9 ms: the ns timestamps' own resolution is 1e-6 ms
-    assert rank["hardware_queues"] == [dict(q, busy_ms=pytest.approx(q["busy_ms"], abs=1e-9)) for q in expected]
+    assert rank["hardware_queues"] == [
+        dict(q, busy_ms=pytest.approx(q["busy_ms"], abs=1e-9)) for q in expected
+    ]
     (step,) = rank["steps"]
     every = [(int(r["Start_Timestamp"]), int(r["End_Timestamp"])) for r in ks]
-    assert step["compute_busy_ms"] == pytest.approx(union_ms(every), abs=1e-6)  # absolute ms near 1.5e9: ulp 2e-7
+    assert step["compute_busy_ms"] == pytest.approx(
+        union_ms(every), abs=1e-6
+    )  # absolute ms near 1.5e9: ulp 2e-7
 
 
 def test_the_terminal_table_says_how_many_queues_the_streams_used(samples, capsys):
@@ -214,7 +225,9 @@ def test_a_rocpd_database_read_twice_through_the_cli_is_not_changed(samples, tmp
         ("blob.bin", b"\x00\x01\x02binary", "not a trace aorta reads"),
     ],
 )  # fmt: skip
-def test_a_format_not_read_is_refused_in_one_sentence_naming_it_and_what_is_read(tmp_path, name, content, said):
+def test_a_format_not_read_is_refused_in_one_sentence_naming_it_and_what_is_read(
+    tmp_path, name, content, said
+):
     p = tmp_path / name
     if content is None:
         sqlite3.connect(p).execute("CREATE TABLE t (x)").connection.commit()

@@ -62,7 +62,10 @@ def test_a_corrupt_gzip_file_names_the_file(mi250, tmp_path, offset, fill, error
     [
         (lambda e: e.update(ts=None), "event {i} (kernel {name!r}) has ts None, not a number"),
         (lambda e: e.pop("name"), "event {i} (kernel) has no name"),
-        (lambda e: e.update(dur=-3.5), "event {i} (kernel {name!r}) has dur -3.5: a duration is a number >= 0"),
+        (
+            lambda e: e.update(dur=-3.5),
+            "event {i} (kernel {name!r}) has dur -3.5: a duration is a number >= 0",
+        ),
         (lambda e: e.update(ts="12"), "event {i} (kernel {name!r}) has ts '12', not a number"),
     ],
 )
