@@ -36,6 +36,7 @@ class DeviceTrace:
     source: str = "kineto"  # which reader: kineto, rocprofv3-csv, rocpd
     api_calls: dict[str, int] = field(default_factory=dict)  # RCCL / HIP API calls by name (rocprofv3)
     records: dict[str, int] = field(default_factory=dict)  # rows read per record kind (rocprofv3)
+    not_read: list[str] = field(default_factory=list)  # files of the output that hold no trace record
 
 
 def _gpu_step_ranges(events: list[dict], host: dict[int, tuple[float, float]]) -> list:

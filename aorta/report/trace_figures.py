@@ -49,7 +49,13 @@ def read_trace(path: str | Path) -> DeviceTrace:
     except (TraceFileError, rocprof.RocprofFileError) as exc:
         raise ReportInputError(str(exc)) from None
     return DeviceTrace(
-        path=p, ops=r.ops, step_ranges=[], source=r.source, api_calls=r.api_calls, records=r.records
+        path=p,
+        ops=r.ops,
+        step_ranges=[],
+        source=r.source,
+        api_calls=r.api_calls,
+        records=r.records,
+        not_read=r.not_read,
     )
 
 
@@ -78,6 +84,8 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
     }
     if trace.records:
         entry["records"] = dict(trace.records)
+    if trace.not_read:
+        entry["files_not_read"] = list(trace.not_read)  # e.g. agent_info.csv: no trace record in it
     if trace.api_calls:
         entry["api_calls"] = dict(trace.api_calls)
     if n:

@@ -12,7 +12,10 @@ rocprofv3 (rocprofiler-sdk, ROCm 6.2+) writes, by ``--output-format``:
 - ``csv``: one file per record kind, told apart here by their columns: kernel dispatches (``Kind``
   ``KERNEL_DISPATCH``, ``Queue_Id``, ``Stream_Id``, ``Kernel_Name``, ``Correlation_Id``, ``Start_Timestamp`` /
   ``End_Timestamp`` in ns), memory copies (``Kind`` ``MEMORY_COPY``, ``Direction``) and API calls (``Domain``,
-  ``Function``: HIP runtime, RCCL ...). A folder is one rank's output: every ``.csv`` in it is read.
+  ``Function``: HIP runtime, RCCL ...). One rank's output is a folder (every ``.csv`` in it) or a
+  ``<prefix>kernel_trace.csv`` file with its siblings of the same prefix (rocprofv3 names them
+  ``<pid>_kernel_trace.csv``, ``<pid>_hip_api_trace.csv`` ...); CSV files of other records (``agent_info.csv``
+  ...) are listed as not read.
 - ``json``, ``pftrace`` (Perfetto), ``otf2``: not read; refused in one sentence saying what is.
 
 A kernel dispatch is linked to its launch by ``Correlation_Id`` where the output holds the HIP API call with
@@ -60,6 +63,9 @@ class RocprofTrace:
     ops: list[DeviceOp]
     api_calls: dict[str, int] = field(default_factory=dict)  # "DOMAIN function" -> calls
     records: dict[str, int] = field(default_factory=dict)  # record kind -> rows read
+    not_read: list[str] = field(
+        default_factory=list
+    )  # CSV files of a rank's output that hold no trace record
 
 
 def format_of(path: Path) -> str:
@@ -133,8 +139,31 @@ def _csv_rows(path: Path) -> Iterable[tuple[int, dict]]:
         raise RocprofFileError(f"{path}: not a readable CSV file ({exc})") from None
 
 
+KERNEL_SUFFIX = "kernel_trace.csv"
+
+
+def _rank_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(path.glob("*.csv"))
+    if path.name.endswith(KERNEL_SUFFIX):
+        prefix = path.name[: -len(KERNEL_SUFFIX)]
+        return sorted(p for p in path.parent.glob(f"{prefix}*.csv") if p.name.startswith(prefix))
+    return [path]
+
+
+def _is_record_file(path: Path) -> bool:
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            header = next(csv.reader(f), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False
+    return "Kind" in header or {"Domain", "Function"} <= set(header)
+
+
 def _read_csv(path: Path) -> RocprofTrace:
-    files = sorted(path.glob("*.csv")) if path.is_dir() else [path]
+    files = _rank_files(path)
+    not_read = [f.name for f in files if len(files) > 1 and not _is_record_file(f)]
+    files = [f for f in files if f.name not in not_read]
     kernels: list[tuple[dict, str]] = []
     copies: list[tuple[dict, str]] = []
     launches: dict[int, float] = {}
