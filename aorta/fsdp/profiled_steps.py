@@ -2,8 +2,9 @@
 
 ``torch.profiler`` marks each step it records with a host range ``ProfilerStep#N`` (from one
 ``prof.step()`` to the next; aorta/timeline/profiler_steps.py reads them). A kernel belongs to the step
-whose range holds its **launch**: the host runtime call with the kernel's correlation id
-(``DeviceOp.launch_us``), as Holistic Trace Analysis assigns kernels to iterations. Its device start says
+whose range holds its **launch**: the host runtime call with the kernel's correlation id, else the one
+Kineto's flow events point at (``DeviceOp.launch_us`` and ``.link``: aorta/timeline/launch_links.py), as
+Holistic Trace Analysis assigns kernels to iterations. Its device start says
 nothing about its step when the GPU runs behind the host: on an MI300X trace (TraceLens
 ``resnet_act_checkpoint``, rank 0 of 8) the GPU ran about two steps behind, and by device start 1493 of
 2995 kernels fell in no step and one step read overlap 0.000 instead of 0.249.
@@ -15,7 +16,10 @@ the profiler did not record), and every kernel of a trace with no launch at all 
 without runtime events), goes by its device start, which is right where every step ends with a device
 synchronize (aorta's own profiled steps). A step in
 which no kernel was launched measured nothing: it is left out, not counted as zeros. Kernels and steps
-left out are counted, and ``StepSplit.note`` says how many.
+left out are counted, and ``StepSplit.note`` says how many. Per step it also says which ops were linked by
+flow events or placed by device start, and how many kernel launches no device event answers (records the
+profiler lost); where ops placed by device start meet evidence that the GPU ran behind the host, the
+per-step figures are refused (``lag_evidence``).
 """
 
 from __future__ import annotations

@@ -106,6 +106,11 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
         per_step, timeline, reason, note = ([figs] if figs else None), None, None, WHOLE_TRACE
         if figs is None:
             reason = "the trace holds no device work (no kernel, copy or memset)"
+        if trace.missing_launches_us:
+            note += (
+                f"; {len(trace.missing_launches_us)} kernel launches with no kernel in the trace (the profiler lost "
+                "their records: the figures miss that work)"
+            )
     entry.update(steps=per_step or [], per_step_reason=reason, note=note)
     if trace.duplicates_dropped:
         entry["note"] = "; ".join(
@@ -119,11 +124,15 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
     return entry, RankResult(rank=rank, per_step=per_step, per_step_reason=reason, timeline=timeline)
 
 
-def _ranks(traces: Sequence[DeviceTrace]) -> list[int]:
+def _ranks(traces: Sequence[DeviceTrace]) -> tuple[list[int], str]:
+    """Each file's rank (``distributedInfo.rank``, else its place on the command line) and the rule used."""
     ranks = [t.rank if t.rank is not None else i for i, t in enumerate(traces)]
-    if len(set(ranks)) != len(ranks):  # files from single-rank runs, or none names its rank: by position
-        ranks = list(range(len(traces)))
-    return ranks
+    if len(set(ranks)) == len(ranks):
+        return ranks, "distributedInfo.rank where the trace has it, else the file's place on the command line"
+    # files from single-rank runs name rank 0 each: by place, and said
+    return list(
+        range(len(traces))
+    ), "the files' places on the command line (their distributedInfo.rank repeat)"
 
 
 def figures(paths: Sequence[str | Path]) -> dict:
@@ -132,11 +141,12 @@ def figures(paths: Sequence[str | Path]) -> dict:
         raise ReportInputError("no trace given: name one trace file per rank")
     traces = [read_trace(p) for p in paths]
     entries, results = [], []
-    for trace, rank in zip(traces, _ranks(traces)):
+    ranks, rule = _ranks(traces)
+    for trace, rank in zip(traces, ranks):
         entry, result = rank_figures(trace, rank, trace.world_size or len(traces))
         entries.append(entry)
         results.append(result)
-    out: dict = {"ranks": entries}
+    out: dict = {"ranks": entries, "ranks_from": rule}
     usable = [r for r in results if r.per_step]
     if len(results) > 1 and len(usable) == len(results):
         metrics, unavailable, details = kernel_figures(results)

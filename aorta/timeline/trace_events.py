@@ -27,7 +27,7 @@ import gzip
 import json
 import re
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from aorta.timeline.trace_check import DEVICE_CATEGORIES as DEVICE_CATEGORIES  # re-exported: one home
@@ -116,20 +116,6 @@ def is_comm_kernel(event: dict) -> bool:
         and classify_kernel(str(event.get("name", "")), (event.get("args") or {}).get("Collective name"))
         in COMM_KINDS
     )
-
-
-def launch_times_us(events: Iterable[Mapping]) -> dict[int, float]:
-    """Correlation id -> host time (µs) of the runtime or driver call that launched that device work. Where
-    two calls share an id (rocprofiler-sdk records an internal call beside ``hipMemsetAsync``), the first."""
-    out: dict[int, float] = {}
-    for ev in events:
-        if ev.get("ph") != "X" or str(ev.get("cat", "")).lower() not in LAUNCH_CATEGORIES:
-            continue
-        corr = (ev.get("args") or {}).get("correlation")
-        if isinstance(corr, (int, float)):
-            ts = float(ev["ts"])
-            out[int(corr)] = min(ts, out.get(int(corr), ts))
-    return out
 
 
 def load_trace(path: str | Path) -> dict:
