@@ -165,6 +165,15 @@ def split_by_step(
     )
 
 
+def gpu_lag_ms(
+    ranges: Sequence[tuple[float, float]], gpu_ranges: Sequence[tuple[float, float] | None]
+) -> float | None:
+    """How far (ms) the profiler's GPU-side copy of a step ends after the host's step at most; None where no
+    copy ends after its host step."""
+    lags = [g[1] - h[1] for h, g in zip(ranges, gpu_ranges) if g is not None and g[1] > h[1]]
+    return max(lags) / 1e3 if lags else None
+
+
 def lag_evidence(
     split: StepSplit,
     ranges: Sequence[tuple[float, float]],
@@ -178,10 +187,9 @@ def lag_evidence(
     said = []
     if split.by == DEVICE_START and split.outside:
         said.append(f"{split.outside} of {split.total} ops start outside every step")
-    pairs = [(i, h[1], g[1]) for i, (h, g) in enumerate(zip(ranges, gpu_ranges)) if g is not None]
-    late = [i for i, h1, g1 in pairs if g1 > h1]
-    if late:
-        lag_ms = max(g1 - h1 for _, h1, g1 in pairs) / 1e3
+    late = [i for i, (h, g) in enumerate(zip(ranges, gpu_ranges)) if g is not None and g[1] > h[1]]
+    lag_ms = gpu_lag_ms(ranges, gpu_ranges)
+    if lag_ms is not None:
         said.append(f"the GPU's copy of step {late} ends up to {lag_ms:.3f} ms after the host's")
     if not said:
         return None
@@ -226,13 +234,19 @@ def step_figures(
             None,
         )
     split = split_by_step(kernels, mine, missing_launches_us)
-    lag = lag_evidence(split, mine, list(gpu_ranges)[-steps:] if gpu_ranges else ())
+    gpu_mine = list(gpu_ranges)[-steps:] if gpu_ranges else []
+    lag = lag_evidence(split, mine, gpu_mine)
     if lag is not None:
         return None, None, lag, split.note()
+    note = split.note()
+    behind = gpu_lag_ms(mine, gpu_mine)
+    if behind is not None:  # said, though harmless here: every op went by its launch
+        said = f"the GPU ran behind the host (its copy of a step ends up to {behind:.3f} ms after the host's)"
+        note = f"{note}; {said}" if note else said
     kept = [i for i, ks in enumerate(split.by_step) if ks]
     by_step = [split.by_step[i] for i in kept]
     if not by_step:
-        return None, None, f"no kernel was launched in any of the {steps} profiled steps", split.note()
+        return None, None, f"no kernel was launched in any of the {steps} profiled steps", note
     per_step = []
     for i, ks in zip(kept, by_step):
         figs = ta.analyze(ks, steps=1, n_ranks=world_size).as_dict()
@@ -250,4 +264,4 @@ def step_figures(
         ],
         "window_us": [span_us(ks) for ks in by_step],
     }
-    return per_step, timeline, None, split.note()
+    return per_step, timeline, None, note

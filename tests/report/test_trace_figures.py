@@ -160,6 +160,9 @@ def test_the_mi300x_figures_a_user_sees(figures_json):
     assert [round(s["idle_ms"], 2) for s in mi300x["steps"]] == [0.09, 0.08, 0.11]
     assert [s["linked_by"] for s in mi300x["steps"]] == [{"correlation": 895}] * 3
     assert mi300x["duplicates_dropped"] == {"device_ops": 0, "events": 0}
+    assert mi300x["note"].endswith(
+        "; the GPU ran behind the host (its copy of a step ends up to 21.641 ms after the host's)"
+    )
 
 
 def test_the_terminal_table_has_a_row_per_step_and_says_what_was_left_out(capsys):
