@@ -99,6 +99,7 @@ def _single_rank_steps(rank: int, per_step: Sequence[Mapping]) -> list[wt.RankSt
                 transfer_ms=s["comm_busy_ms"],
                 wait_ms=0.0,
                 window_ms=s["window_ms"],
+                copy_only_ms=s.get("copy_only_ms", 0.0),
             )
         )
     return out

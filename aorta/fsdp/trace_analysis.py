@@ -191,6 +191,7 @@ class OverlapSummary:
     unavailable: dict[str, str] = field(default_factory=dict)
     copy_busy_ms: float = 0.0  # union of memory work: copies, memsets and the runtime's fill / copy kernels
     copy_count: int = 0  # copies and memsets the profiler recorded as such (gpu_memcpy / gpu_memset)
+    copy_only_ms: float = 0.0  # memory work with no compute or communication kernel beside it
     busy_ms: float | None = None  # union of all device work (compute, communication, copies)
 
     @property
@@ -224,6 +225,7 @@ class OverlapSummary:
             "comm_busy_ms": self.comm_busy_ms,
             "copy_busy_ms": self.copy_busy_ms,
             "copy_count": self.copy_count,
+            "copy_only_ms": self.copy_only_ms,
             "busy_ms_by_kind": dict(self.busy_ms_by_kind),
             "overlapped_ms": self.overlapped_ms,
             "exposed_comm_ms": self.exposed_comm_ms,
@@ -302,6 +304,7 @@ def analyze(kernels: Sequence[DeviceOp], *, steps: int, n_ranks: int | None = No
         unavailable=unavailable,
         copy_busy_ms=overlap.length_ms(copy_iv),
         copy_count=sum(k.category != "kernel" for k in kernels),
+        copy_only_ms=overlap.exposed_ms(compute_iv + comm_iv, copy_iv),
         busy_ms=overlap.length_ms(compute_iv + comm_iv + copy_iv),
     )
 

@@ -44,6 +44,9 @@ class RankStep:
     # The part of ``overlapped_ms`` where compute ran beside waiting for peers (not beside a transfer): a rank
     # that waits for a straggler while computing shows this as overlap the straggler itself cannot have.
     overlapped_wait_ms: float = 0.0
+    # Copies and memsets with no kernel beside them (issue 37): device work, so not idle; with it the parts
+    # (compute only, overlapped, exposed transfer and wait, copy only, idle) add up to the window.
+    copy_only_ms: float = 0.0
 
     @property
     def comm_busy_ms(self) -> float:
@@ -124,6 +127,7 @@ def rank_steps(
                 wait_ms=overlap.length_ms(wait_only),
                 window_ms=w1 - w0,
                 overlapped_wait_ms=overlap.overlapped_ms(compute, wait_only),
+                copy_only_ms=overlap.exposed_ms(compute + comm, copies),
             )
         )
     return out

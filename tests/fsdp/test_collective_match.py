@@ -248,4 +248,6 @@ def test_a_copy_in_an_idle_gap_is_device_work_not_idle(nccl2):
     ranks, m = nccl2
     copies = [[(2350.0, 2450.0)]] + [[] for _ in ranks[0][1][1:]]
     s = wt.rank_steps(0, m, ranks[0][1], ranks[0][2], copy_us_by_step=copies)[0]
-    assert s.idle_ms == pytest.approx((200 - 100) / 1e3)
+    assert s.idle_ms == pytest.approx((200 - 100) / 1e3) and s.copy_only_ms == pytest.approx(100 / 1e3)
+    parts = s.compute_only_ms + s.overlapped_ms + s.exposed_transfer_ms + s.exposed_wait_ms + s.idle_ms
+    assert parts + s.copy_only_ms == pytest.approx(s.window_ms)

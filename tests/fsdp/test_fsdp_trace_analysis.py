@@ -83,6 +83,7 @@ def test_nccl_trace_overlap_figures():
     # no kernel runs 1400-1500 and 1700-1800; the copy 1900-1950 is copy time, not idle
     assert s.idle_ms == pytest.approx(200 / 1e3) and s.as_dict()["idle_ms"] == s.idle_ms
     assert (s.copy_busy_ms, s.copy_count) == (pytest.approx(50 / 1e3), 1)
+    assert s.copy_only_ms == pytest.approx(50 / 1e3)  # after the all-reduce, beside no kernel
     # busbw: bytes / kernel time x factor, n = 2
     assert s.algbw_gbps["all_gather"] == pytest.approx(2097152 * 2 / 200e-6 / 1e9)
     assert s.busbw_gbps["all_gather"] == pytest.approx(2097152 * 2 / 200e-6 / 1e9 * 1 / 2)
