@@ -36,7 +36,8 @@ HELP = {
     "B judged against A (exit 0 clean, 10 slower, 15 inconclusive)",
     "noise": "this machine's noise profile from saved runs: each figure's between-run noise, MDE and whether it is gateable",
     "report": "compare saved runs: summary.json, figures and one self-contained report.html",
-    "trace": "trace tools: 'aorta trace merge' merges per-rank profiler traces with a rank-asymmetry check",
+    "trace": "trace tools: 'aorta trace merge' merges per-rank profiler traces with a rank-asymmetry check; "
+    "'aorta trace figures' gives the figures of any trace (Kineto, rocprofv3 CSV or rocpd)",
     "sweep": "run a benchmark command once per cell of a grid of settings, each in a fresh process",
     "torchrun": "torchrun ... -m pytest ..., exiting with rank 0's pytest code (the gate's codes survive)",
     "stack": "a file-name-safe label of this machine's stack (GPU, CUDA/HIP, torch), as run_suite.sh names its JSON",
