@@ -1,0 +1,106 @@
+"""``--aorta-history URL``: keep this run in the history at the end of any pytest run of aorta's benchmarks.
+
+The URL is checked, and the history opened (created, migrated, or refused when damaged or of a newer schema)
+at configure time, so a bad one is a usage error (exit 4) before any benchmark runs. At the end, a process
+that ran benchmarks adds its run (the document ``--benchmark-json`` would hold) in one transaction; under
+torchrun rank 0 adds it. A gate run in fresh processes (``--aorta-runs N``) adds each child's run from the
+child, which ran the benchmarks; the parent runs none and adds nothing. A run that could not be written
+(disk full, locked) is said in the summary and exits 3 where pytest passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from datetime import UTC, datetime
+
+import pytest
+
+from aorta.gate.exit_codes import EXIT_WRITE_FAILED
+from aorta.history.run_rows import run_rows
+from aorta.history.store import HistoryError, add_runs, open_store, parse_history_url
+
+URL = pytest.StashKey[str]()
+LINES = pytest.StashKey[list[str]]()
+
+
+def parse_history_option(text: str) -> str:
+    try:
+        return parse_history_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("aorta-history", "aorta run history").addoption(
+        "--aorta-history",
+        type=parse_history_option,
+        default=None,
+        metavar="URL",
+        help="keep this run in a history: a SQLite file (e.g. .aorta/history.db) or a postgresql:// URL "
+        "(aorta history show / page read it)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    url = config.getoption("aorta_history", None)
+    if not url:
+        return
+    try:
+        open_store(url).close()  # refused here, before any benchmark runs, if it cannot be used
+    except HistoryError as exc:
+        raise pytest.UsageError(f"--aorta-history: {exc}") from None
+    config.stash[URL] = url
+    config.stash[LINES] = []
+
+
+def _document(config: pytest.Config) -> dict | None:
+    """The run as pytest-benchmark's JSON would hold it (aorta's machine info and extra_info included)."""
+    bs = getattr(config, "_benchmarksession", None)
+    if bs is None or not getattr(bs, "benchmarks", None):
+        return None
+    machine_info = bs.get_machine_info()
+    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
+    doc = config.hook.pytest_benchmark_generate_json(
+        config=config,
+        benchmarks=bs.benchmarks,
+        include_data=True,
+        machine_info=machine_info,
+        commit_info=commit_info,
+    )
+    config.hook.pytest_benchmark_update_json(config=config, benchmarks=bs.benchmarks, output_json=doc)
+    return doc
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    url = config.stash.get(URL, None)
+    if url is None or os.environ.get("RANK", "0") != "0":
+        return
+    lines = config.stash[LINES]
+    doc = _document(config)
+    if doc is None:
+        return
+    from aorta.record import RecordError
+    from aorta.record.load import check_run
+
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    try:
+        check_run(doc, "this run")
+        rows = run_rows(doc, "pytest", now)
+        with open_store(url) as store:
+            ids = add_runs(store, rows, now)
+            where = store.where
+    except (HistoryError, RecordError) as exc:
+        lines.append(f"aorta history: this run was NOT kept: {exc}")
+        if int(exitstatus) == 0:
+            session.exitstatus = EXIT_WRITE_FAILED
+        return
+    n = sum(i is not None for i in ids)
+    lines.append(f"aorta history: {n} run(s) kept in {where} ({len(rows[0].figures)} figures)")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    for line in config.stash.get(LINES, []):
+        terminalreporter.write_line(line, red="NOT kept" in line)
