@@ -124,7 +124,9 @@ class HistoryStore:
         if self.dialect == "sqlite":
             found = self.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='aorta_schema'")
         else:
-            found = self.execute("SELECT tablename FROM pg_tables WHERE tablename='aorta_schema'")
+            found = self.execute(
+                "SELECT tablename FROM pg_tables WHERE tablename='aorta_schema' AND schemaname = current_schema()"
+            )
         if found.fetchone() is None:
             tables = self._table_count()
             if tables:
