@@ -225,7 +225,7 @@ def _writer(url: str, barrier, k: int, w: int) -> None:
 
 
 def test_two_concurrent_writers_lose_nothing(history_url):
-    _two_writers(history_url, 5)
+    _two_writers(history_url, 2)
 
 
 @pytest.mark.slow  # 100 tries, 200 processes
