@@ -39,6 +39,12 @@ def parse_keep(text: str) -> timedelta:
     return timedelta(days=n) if m.group(2) == "d" else timedelta(hours=n)
 
 
+def _last(text: str) -> int:
+    if not str(text).isdigit() or int(text) < 2:
+        raise argparse.ArgumentTypeError(f"--last={text!r}: give a whole number of runs, 2 or more")
+    return int(text)
+
+
 def _history(text: str) -> str:
     try:
         return parse_history_url(text)
@@ -69,6 +75,20 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
             "--figure", default=None, help="figures matching this glob (device_ms, busbw_gbps, ...)"
         )
         p.add_argument("--machine", default=None, help="machine models matching this glob (nvidia-h100-*)")
+    base = sub.add_parser(
+        "baseline",
+        help="the last runs of a stack as a baseline file (what --aorta-compare history:STACK judges)",
+    )
+    base.add_argument(
+        "stack", metavar="STACK", help="a stack label, as 'aorta stack' prints it and show lists"
+    )
+    base.add_argument("output", type=Path, metavar="OUT.json")
+    base.add_argument(
+        "--machine", default="", help="the machine model (default: any), e.g. nvidia-h100-80gb-hbm3-x1"
+    )
+    base.add_argument(
+        "--last", type=_last, default=20, help="how many of the stack's latest runs (default 20)"
+    )
     prune = sub.add_parser("prune", help="delete the runs older than --keep")
     prune.add_argument("--keep", type=parse_keep, required=True, help="age of the runs kept, e.g. 180d")
 
@@ -95,11 +115,11 @@ def run_history(args: argparse.Namespace) -> int:
     action = args.history_command
     if action == "add":
         return _add(url, args.runs)
-    if action == "page":
+    if action in ("page", "baseline"):
         from aorta.record.output_paths import check_output_file
 
         try:
-            check_output_file("OUT.html", args.output)
+            check_output_file("OUT.html" if action == "page" else "OUT.json", args.output)
         except Exception as exc:
             print(f"aorta history page: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -118,6 +138,8 @@ def run_history(args: argparse.Namespace) -> int:
                 return EXIT_WRITE_FAILED
             print(f"aorta history: pruned {gone} runs recorded before {before} from {store.where}")
             return EXIT_CLEAN
+        if action == "baseline":
+            return _baseline(store, args)
         from aorta.history.trends import build_series
 
         runs = store.runs()
@@ -171,4 +193,26 @@ def _add(url: str, paths: list[Path]) -> int:
             new = sum(i is not None for i in ids)
             kept = f", {len(ids) - new} already kept" if len(ids) > new else ""
             print(f"aorta history: {p}: {new} run(s) added{kept} -> {store.where}")
+    return EXIT_CLEAN
+
+
+def _baseline(store, args: argparse.Namespace) -> int:
+    from aorta.history.baseline_doc import NoHistoryBaseline, history_baseline
+    from aorta.record import write_json_atomic
+
+    try:
+        doc = history_baseline(store.runs(), store.figures(), args.stack, args.machine, args.last)
+    except NoHistoryBaseline as exc:
+        print(
+            f"aorta history baseline: error: {str(exc).replace('--aorta-compare=history:', '')}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        write_json_atomic(args.output, doc)
+    except OSError as exc:
+        print(f"aorta history baseline: error: {args.output} could not be written: {exc}", file=sys.stderr)
+        return EXIT_WRITE_FAILED
+    n = len(doc["aorta_baseline"]["runs"])
+    print(f"aorta history: {n} runs of {args.stack} as a baseline: {args.output}")
     return EXIT_CLEAN

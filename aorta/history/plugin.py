@@ -18,7 +18,7 @@ import pytest
 
 from aorta.gate.exit_codes import EXIT_WRITE_FAILED
 from aorta.history.run_rows import run_rows
-from aorta.history.store import HistoryError, add_runs, open_store, parse_history_url
+from aorta.history.store import DEFAULT_PATH, HistoryError, add_runs, open_store, parse_history_url
 
 URL = pytest.StashKey[str]()
 LINES = pytest.StashKey[list[str]]()
@@ -52,6 +52,21 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--aorta-history: {exc}") from None
     config.stash[URL] = url
     config.stash[LINES] = []
+
+
+def compare_baseline(config: pytest.Config, ref: str, machine_model: str) -> dict:
+    """``--aorta-compare history:STACK[:N]``: the last N runs of STACK on this machine model as a baseline
+    document, from ``--aorta-history`` (else ``$AORTA_HISTORY``, else ``.aorta/history.db`` in the rootdir).
+    ``ValueError`` (or ``HistoryError``) naming what is missing."""
+    from aorta.history.baseline_doc import history_baseline, parse_history_ref
+
+    stack, last = parse_history_ref(ref)
+    env = os.environ.get("AORTA_HISTORY")
+    url = config.getoption("aorta_history", None) or (
+        parse_history_url(env) if env else str(config.rootpath / DEFAULT_PATH)
+    )
+    with open_store(url) as store:
+        return history_baseline(store.runs(), store.figures(), stack, machine_model, last)
 
 
 def _document(config: pytest.Config) -> dict | None:

@@ -26,7 +26,7 @@ BUSY_TIMEOUT_MS = 60_000  # a writer waits this long for another to commit befor
 MIGRATION_LOCK = 40_040  # PostgreSQL advisory lock key: one process migrates at a time
 
 
-class HistoryError(Exception):
+class HistoryError(ValueError):
     """The history store cannot be used or written: the message names it and what to do."""
 
 

@@ -35,6 +35,20 @@ def test_a_history_of_a_newer_aorta_is_refused_before_any_test(pytester, tmp_pat
     result.stderr.fnmatch_lines(["*--aorta-history: *written by a newer aorta*update aorta*"])
 
 
+def test_compare_with_a_stack_the_history_lacks_is_refused_before_any_test(pytester, tmp_path):
+    db = tmp_path / "h.db"
+    pytester.makepyfile("def test_x():\n    raise AssertionError('ran')\n")
+    result = pytester.runpytest(
+        f"--aorta-history={db}", "--aorta-compare=history:cpu-torch0.1", "--aorta-runs=2"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*--aorta-compare: --aorta-compare=history:cpu-torch0.1: the history holds no run of stack 'cpu-torch0.1' on cpu; it holds: no runs*"
+        ]
+    )
+
+
 @pytest.mark.slow  # two fresh-process CPU runs of one benchmark
 def test_each_fresh_run_of_the_gate_is_kept(tmp_path, capsys):
     db = tmp_path / "h.db"
