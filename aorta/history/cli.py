@@ -62,6 +62,13 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="history_command", metavar="ACTION", required=True)
     add = sub.add_parser("add", help="keep runs (pytest-benchmark JSON written by aorta) in the history")
     add.add_argument("runs", nargs="+", type=Path, metavar="RUN.json")
+    add.add_argument(
+        "--verdicts",
+        type=Path,
+        default=None,
+        metavar="VERDICT.json",
+        help="the gate's verdict file for these runs (aorta compare --verdict-json): kept with each of them",
+    )
     show = sub.add_parser("show", help="each figure's run series with stack changes and change points")
     page = sub.add_parser(
         "page", help="one self-contained HTML page: trend plots, change points, what changed"
@@ -114,7 +121,7 @@ def run_history(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     action = args.history_command
     if action == "add":
-        return _add(url, args.runs)
+        return _add(url, args.runs, args.verdicts)
     if action in ("page", "baseline"):
         from aorta.record.output_paths import check_output_file
 
@@ -149,6 +156,7 @@ def run_history(args: argparse.Namespace) -> int:
             benchmark=args.benchmark,
             figure=args.figure,
             machine=args.machine,
+            verdicts=store.verdicts(),
         )
     if action == "show":
         from aorta.history.show_text import show_lines
@@ -166,15 +174,33 @@ def run_history(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-def _add(url: str, paths: list[Path]) -> int:
+def _add(url: str, paths: list[Path], verdict_path: Path | None) -> int:
+    from dataclasses import replace
+
+    from aorta.history.run_rows import verdict_rows
     from aorta.record import RecordError
-    from aorta.record.load import load_run
+    from aorta.record.load import load_run, read_json_file
 
     now = _now()
+    verdicts: tuple = ()
+    if verdict_path is not None:
+        try:
+            doc = read_json_file(verdict_path)
+        except RecordError as exc:
+            print(f"aorta history add: error: --verdicts {exc}; nothing added", file=sys.stderr)
+            return EXIT_USAGE
+        verdicts = verdict_rows(doc) if isinstance(doc, dict) else ()
+        if not verdicts:
+            print(
+                f"aorta history add: error: --verdicts {verdict_path}: holds no verdicts (not a verdict file of "
+                "aorta compare or --aorta-verdict-json); nothing added",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
     batches = []
     for p in paths:  # every file checked before anything is written
         try:
-            batches.append((p, run_rows(load_run(p), str(p), now)))
+            batches.append((p, [replace(r, verdicts=verdicts) for r in run_rows(load_run(p), str(p), now)]))
         except (RecordError, ValueError) as exc:
             print(f"aorta history add: error: {exc}; nothing added", file=sys.stderr)
             return EXIT_USAGE

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
+import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +24,9 @@ from aorta.history.run_rows import run_rows
 from aorta.history.store import DEFAULT_PATH, HistoryError, add_runs, open_store, parse_history_url
 
 URL = pytest.StashKey[str]()
+STARTED = pytest.StashKey[float]()
+SESSION_ENV = "AORTA_HISTORY_SESSION"  # the session a run belongs to: the gate's verdicts go to its runs
+CHILD_ENV = "AORTA_FRESH_RUN"  # set by the gate in each fresh-run child (aorta/gate/fresh_runs.py)
 LINES = pytest.StashKey[list[str]]()
 
 
@@ -52,6 +58,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--aorta-history: {exc}") from None
     config.stash[URL] = url
     config.stash[LINES] = []
+    config.stash[STARTED] = time.time()
+    if os.environ.get(CHILD_ENV) is None:  # the gate's fresh runs inherit it: their runs carry this session
+        os.environ[SESSION_ENV] = uuid.uuid4().hex[:12]
 
 
 def compare_baseline(config: pytest.Config, ref: str, machine_model: str) -> dict:
@@ -87,33 +96,61 @@ def _document(config: pytest.Config) -> dict | None:
     return doc
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int):
+    """After every other plugin's end of session (the gate has judged and written its verdicts): keep this
+    process's run, then attach the gate's verdicts to the runs of this session (a gate's fresh runs were
+    kept by its children, tagged with the parent's session)."""
+    result = yield
     config = session.config
     url = config.stash.get(URL, None)
     if url is None or os.environ.get("RANK", "0") != "0":
-        return
-    lines = config.stash[LINES]
-    doc = _document(config)
-    if doc is None:
-        return
+        return result
     from aorta.record import RecordError
     from aorta.record.load import check_run
 
+    lines, source = config.stash[LINES], f"pytest {os.environ.get(SESSION_ENV, '')}".strip()
     now = datetime.now(UTC).isoformat(timespec="seconds")
+    doc = _document(config)
     try:
-        check_run(doc, "this run")
-        rows = run_rows(doc, "pytest", now)
-        with open_store(url) as store:
-            ids = add_runs(store, rows, now)
-            where = store.where
+        if doc is not None:
+            check_run(doc, "this run")
+            rows = run_rows(doc, source, now)
+            with open_store(url) as store:
+                ids = add_runs(store, rows, now)
+                lines.append(
+                    f"aorta history: {sum(i is not None for i in ids)} run(s) kept in {store.where} "
+                    f"({len(rows[0].figures)} figures)"
+                )
+        verdicts = _verdicts(config)
+        if verdicts and os.environ.get(CHILD_ENV) is None:
+            with open_store(url) as store:
+                n = store.add_verdicts(source, verdicts)
+            lines.append(f"aorta history: the gate's {len(verdicts)} verdicts kept with {n} run(s)")
     except (HistoryError, RecordError) as exc:
         lines.append(f"aorta history: this run was NOT kept: {exc}")
-        if int(exitstatus) == 0:
+        if int(session.exitstatus) == 0:
             session.exitstatus = EXIT_WRITE_FAILED
-        return
-    n = sum(i is not None for i in ids)
-    lines.append(f"aorta history: {n} run(s) kept in {where} ({len(rows[0].figures)} figures)")
+    return result
+
+
+def _verdicts(config: pytest.Config) -> tuple:
+    """The verdicts the gate wrote in this session (its verdict file, written after the session started)."""
+    from aorta.history.run_rows import verdict_rows
+    from aorta.record import RecordError
+    from aorta.record.load import read_json_file
+
+    option = config.getoption("aorta_verdict_json", None)
+    if option == "" or not (config.getoption("aorta_compare", None)):
+        return ()
+    path = Path(option) if option else config.rootpath / "reports" / "aorta-verdict.json"
+    if not path.is_file() or path.stat().st_mtime < config.stash[STARTED]:
+        return ()
+    try:
+        doc = read_json_file(path)
+    except RecordError:
+        return ()
+    return verdict_rows(doc) if isinstance(doc, dict) else ()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -88,19 +88,22 @@ def _settings(benchmarks: list) -> dict:
     return out
 
 
-def _verdicts(doc: Mapping) -> tuple[VerdictRow, ...]:
+def verdict_rows(verdict_doc: Mapping) -> tuple[VerdictRow, ...]:
+    """The verdicts of a gate's verdict file (``--aorta-verdict-json``, ``aorta compare --verdict-json``):
+    each comparison's verdict per benchmark and figure, with the change it measured."""
     rows = []
-    for v in doc.get("aorta_verdicts") or ():
-        if isinstance(v, Mapping) and v.get("benchmark") and v.get("figure") and v.get("verdict"):
-            change = v.get("change")
-            rows.append(
-                VerdictRow(
-                    str(v["benchmark"]),
-                    str(v["figure"]),
-                    str(v["verdict"]),
-                    float(change) if isinstance(change, (int, float)) else None,
+    for comp in verdict_doc.get("comparisons") or ():
+        for v in (comp or {}).get("verdicts") or ():
+            if isinstance(v, Mapping) and v.get("benchmark") and v.get("metric") and v.get("outcome"):
+                change = v.get("change_ratio")
+                rows.append(
+                    VerdictRow(
+                        str(v["benchmark"]),
+                        str(v["metric"]),
+                        str(v["outcome"]),
+                        float(change) if isinstance(change, (int, float)) else None,
+                    )
                 )
-            )
     return tuple(rows)
 
 
@@ -131,7 +134,7 @@ def run_rows(doc: Mapping, source: str, now: str) -> list[RunRow]:
             if s
         )
         when = utc_text(doc.get("datetime"), now)
-        return [RunRow(when, machine_id=machine_id(doc), figures=figs, verdicts=_verdicts(doc), **common)]
+        return [RunRow(when, machine_id=machine_id(doc), figures=figs, **common)]
     out = []
     for entry in stored:
         benches = entry.get("benchmarks") or {}

@@ -31,7 +31,11 @@ def series_lines(s: Series) -> list[str]:
                 f"    >> CHANGE POINT {cp.change * 100:+.1f}% ({_direction(cp.change, s.higher_is_better)}, "
                 f"z {cp.z:.1f}): {why}"
             )
-        lines.append(f"  {run.recorded_at}  {value:12.6g}  {run.stack_label}  {run.machine_id}")
+        verdict = s.verdicts[i] if i < len(s.verdicts) and s.verdicts[i] else ""
+        lines.append(
+            f"  {run.recorded_at}  {value:12.6g}  {run.stack_label}  {run.machine_id}"
+            + (f"  gate: {verdict}" if verdict else "")
+        )
     return lines
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aorta.history.run_rows import RunRow
+from aorta.history.run_rows import RunRow, VerdictRow
 from aorta.history.schema import SCHEMA_VERSION, statements
 
 DEFAULT_PATH = Path(".aorta") / "history.db"
@@ -215,6 +215,22 @@ class HistoryStore:
                     [(run_id, v.benchmark, v.figure, v.verdict, v.change) for v in run.verdicts],
                 )
         return run_id
+
+    def add_verdicts(self, source: str, verdicts: Sequence[VerdictRow]) -> int:
+        """Attach the gate's verdicts to every run added from ``source`` (the runs the verdicts judged), in one
+        transaction; how many runs got them. A verdict a run already holds is kept as it was."""
+        with self.transaction():
+            ids = [
+                int(r[0]) for r in self.execute("SELECT id FROM runs WHERE source = ?", (source,)).fetchall()
+            ]
+            for run_id in ids:
+                for v in verdicts:
+                    self.execute(
+                        "INSERT INTO verdicts (run_id, benchmark, figure, verdict, change) VALUES (?, ?, ?, ?, ?) "
+                        "ON CONFLICT (run_id, benchmark, figure) DO NOTHING",
+                        (run_id, v.benchmark, v.figure, v.verdict, v.change),
+                    )
+        return len(ids)
 
     def prune(self, before: str) -> int:
         """Delete the runs recorded before ``before`` (ISO UTC), with their figures; how many went."""

@@ -41,6 +41,9 @@ class Series:
     stack_changes: tuple[StackChange, ...]
     change_points: tuple[ChangePoint, ...]
     noise: float | None  # between-run SD of the log figure, runs of one stack pooled
+    verdicts: tuple[
+        str, ...
+    ] = ()  # per run: the gate's verdict on this figure ("" where none), e.g. "SLOWER +6.0%"
 
     def named(self, cp: ChangePoint) -> StackChange | None:
         """The stack change at ``cp``, or the nearest within ``SNAP`` runs; None: no stack field moved there."""
@@ -71,6 +74,7 @@ def build_series(
     figure: str | None = None,
     machine: str | None = None,
     detect_changes: bool = True,
+    verdicts: Mapping[tuple[int, str, str], tuple[str, float | None]] | None = None,
 ) -> list[Series]:
     """Every (machine model, benchmark, figure) series, filtered: ``benchmark`` is a substring of the
     benchmark's name or a glob, ``figure`` and ``machine`` globs."""
@@ -113,6 +117,14 @@ def build_series(
                 changes,
                 cps,
                 noise,
+                tuple(_verdict_text((verdicts or {}).get((r.id, bench, fig))) for r in sruns),
             )
         )
     return out
+
+
+def _verdict_text(v: tuple[str, float | None] | None) -> str:
+    if v is None:
+        return ""
+    outcome, change = v
+    return outcome if change is None else f"{outcome} {change * 100:+.1f}%"

@@ -106,3 +106,50 @@ def test_page_is_one_file_with_a_plot_per_series_and_the_what_changed_table(tmp_
     assert "versions.torch: 2.11.0+cu130 -&gt; 2.12.0+cu130" in text
     assert "+20.0%" in text
     assert "<script" not in text and "src=" not in text  # self-contained: nothing to fetch
+
+
+def test_the_gates_verdicts_are_kept_with_the_runs_they_judged(tmp_path, capsys):
+    db = str(tmp_path / "h.db")
+    base, cand = write_runs(tmp_path)[:16], write_runs(tmp_path)[16:19]
+    main(["history", "--history", db, "add", *base])
+    verdict = tmp_path / "v.json"
+    assert main(["compare", write_ref(tmp_path, base), *cand, "--verdict-json", str(verdict)]) == 10
+    assert main(["history", "--history", db, "add", *cand, "--verdicts", str(verdict)]) == EXIT_CLEAN
+    capsys.readouterr()
+    assert main(["history", "--history", db, "show", "--figure", "device_ms"]) == EXIT_CLEAN
+    out = capsys.readouterr().out
+    assert (
+        out.count("gate: SLOWER +19.8%") == 3
+    )  # each candidate run carries it (3 runs: 1.2 x the geometric mean 0.9987 / 0.9987... as aorta compare measured)
+
+
+def write_ref(tmp_path, paths) -> str:
+    from aorta.gate.baseline import combine_runs
+
+    ref = tmp_path / "ref.json"
+    ref.write_text(
+        json.dumps(
+            combine_runs([json.loads(open(p).read()) for p in paths], [str(i) for i in range(len(paths))])
+        )
+    )
+    return str(ref)
+
+
+def test_verdicts_from_a_file_that_holds_none_are_refused(tmp_path, capsys):
+    bad = tmp_path / "v.json"
+    bad.write_text("{}")
+    assert (
+        main(
+            [
+                "history",
+                "--history",
+                str(tmp_path / "h.db"),
+                "add",
+                *write_runs(tmp_path, n=1),
+                "--verdicts",
+                str(bad),
+            ]
+        )
+        == EXIT_USAGE
+    )
+    assert "holds no verdicts" in capsys.readouterr().err
