@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aorta.history.changepoints import detect, difference_noise
+from aorta.history.changepoints import DEFAULT_ALPHA, detect, difference_noise
 
 # (run index, the stack field that changed there, whether the figure moves there, its direction)
 STACK_PLAN: tuple[tuple[int, str, bool, int], ...] = (
@@ -49,32 +49,42 @@ def residuals(run_values: Sequence[float]) -> np.ndarray:
     return logs - logs.mean()
 
 
-def simulate(
-    res: np.ndarray, step: float, rng: np.random.Generator, n_runs: int = 200, stack_aware: bool = True
-) -> Tally:
-    """One simulated history of one figure with steps of ``step`` (0: an A/A history), judged."""
+STACK_AT = {at: field for at, field, _, _ in STACK_PLAN}
+
+
+def history(res: np.ndarray, step: float, rng: np.random.Generator, n_runs: int = 200) -> np.ndarray:
+    """One simulated history of one figure: noise drawn from ``res``, steps of ``step`` where STACK_PLAN says."""
     x = rng.choice(res, size=n_runs, replace=True)
     for at, _, moves, sign in STACK_PLAN:
         if moves and step:
             x[at:] += sign * math.log1p(step)
-    values = np.exp(x)
-    stack_at = {at: field for at, field, _, _ in STACK_PLAN}
-    sigma = None if stack_aware else _blind_sigma(values)
-    found = detect(values, list(stack_at) if stack_aware else [], sigma=sigma)
+    return np.exp(x)
+
+
+def judge(found: Sequence[int], step: float, n_runs: int = 200) -> Tally:
+    """A detector's change points (run indices) on a history of ``step``: found, named, false."""
     truth = {at: field for at, field, moves, _ in STACK_PLAN if moves and step}
     t = Tally(injected=len(truth), runs=n_runs)
     hit: set[int] = set()
-    for cp in found:
-        near = [at for at in truth if abs(cp.index - at) <= TOLERANCE and at not in hit]
+    for index in found:
+        near = [at for at in truth if abs(index - at) <= TOLERANCE and at not in hit]
         if not near:
             t.false += 1
             continue
-        at = near[0]
-        hit.add(at)
+        hit.add(near[0])
         t.found += 1
-        named = name_at(cp.index, stack_at)
-        t.named += named == truth[at]
+        t.named += name_at(index, STACK_AT) == truth[near[0]]
     return t
+
+
+def simulate(
+    res: np.ndarray, step: float, rng: np.random.Generator, n_runs: int = 200, stack_aware: bool = True
+) -> Tally:
+    """One simulated history of one figure with steps of ``step`` (0: an A/A history), judged."""
+    values = history(res, step, rng, n_runs)
+    sigma = None if stack_aware else _blind_sigma(values)
+    found = detect(values, list(STACK_AT) if stack_aware else [], sigma=sigma)
+    return judge([c.index for c in found], step, n_runs)
 
 
 def _blind_sigma(values: np.ndarray) -> float | None:
@@ -107,31 +117,65 @@ def band_text(band: tuple[float, float]) -> str:
     return f">= {lo * 100:g}%" if math.isinf(hi) else f"{lo * 100:g}-{hi * 100:g}%"
 
 
-def run_simulation(
-    figure_runs: dict[str, Sequence[float]], *, seed: int, repeats: int, stack_aware: bool
-) -> dict[tuple[float, tuple[float, float] | None], Tally]:
-    """Per (step, noise band) and per (step, None: every figure), the tally of ``repeats`` simulated histories
-    of each figure (its recorded run figures in ``figure_runs``)."""
+def histories(
+    figure_runs: dict[str, Sequence[float]], *, seed: int, repeats: int
+) -> list[tuple[float, tuple[float, float], np.ndarray]]:
+    """(step, noise band, values) of ``repeats`` simulated histories of each figure (its recorded run figures
+    in ``figure_runs``) for each step; the same seed gives the same histories."""
     rng = np.random.default_rng(seed)
-    out: dict[tuple[float, tuple[float, float] | None], Tally] = {}
+    out = []
     for step in STEPS:
         for _name, values in sorted(figure_runs.items()):
             res = residuals(values)
             band = band_of(float(res.std(ddof=1)))
-            for _ in range(repeats):
-                t = simulate(res, step, rng, stack_aware=stack_aware)
-                for key in ((step, band), (step, None)):
-                    out.setdefault(key, Tally()).add(t)
+            out += [(step, band, history(res, step, rng)) for _ in range(repeats)]
     return out
 
 
-def table_lines(aware: dict, blind: dict, counts: dict[tuple[float, float] | None, int]) -> list[str]:
+def tally(
+    judged: Sequence[tuple[float, tuple[float, float], Sequence[int]]],
+) -> dict[tuple[float, tuple[float, float] | None], Tally]:
+    """Per (step, noise band) and per (step, None: every figure): the tally of the change points found."""
+    out: dict[tuple[float, tuple[float, float] | None], Tally] = {}
+    for step, band, found in judged:
+        t = judge(found, step)
+        for key in ((step, band), (step, None)):
+            out.setdefault(key, Tally()).add(t)
+    return out
+
+
+def run_simulation(
+    figure_runs: dict[str, Sequence[float]],
+    *,
+    seed: int,
+    repeats: int,
+    stack_aware: bool,
+    alpha: float = DEFAULT_ALPHA,
+) -> dict[tuple[float, tuple[float, float] | None], Tally]:
+    """The detector on every simulated history (``histories``), with the stack changes or without them."""
+    judged = []
+    for step, band, values in histories(figure_runs, seed=seed, repeats=repeats):
+        sigma = None if stack_aware else _blind_sigma(values)
+        found = detect(values, list(STACK_AT) if stack_aware else [], sigma=sigma, alpha=alpha)
+        judged.append((step, band, [c.index for c in found]))
+    return tally(judged)
+
+
+def table_lines(
+    aware: dict,
+    blind: dict,
+    counts: dict[tuple[float, float] | None, int],
+    other: dict | None = None,
+    other_name: str = "",
+) -> list[str]:
     """The markdown table: per step and noise band, found / named / false change points, with the stack and
-    without it."""
+    without it (and by another detector, ``other``, where given)."""
+    extra = f" found, {other_name} | false per 100 runs, {other_name} |" if other is not None else ""
     lines = [
         "| step | figures' between-run noise | figures | changes injected | found | named right (of found) "
-        "| false per 100 runs | found, stack-blind | false per 100 runs, stack-blind |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| false per 100 runs | found, stack-blind | false per 100 runs, stack-blind |" + extra,
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        + (" --- | --- |" if other is not None else ""),
     ]
 
     def pct(a: int, b: int) -> str:
@@ -147,5 +191,13 @@ def table_lines(aware: dict, blind: dict, counts: dict[tuple[float, float] | Non
                 f"| {'none (A/A)' if step == 0 else f'{step * 100:g}%'} | {label} | {counts.get(band, 0)} | "
                 f"{t.injected} | {pct(t.found, t.injected)} | {pct(t.named, t.found)} | "
                 f"{100 * t.false / t.runs:.2f} | {pct(b.found, b.injected)} | {100 * b.false / b.runs:.2f} |"
+                + (_other_cells(other.get((step, band))) if other is not None else "")
             )
     return lines
+
+
+def _other_cells(t: Tally | None) -> str:
+    if t is None:
+        return " - | - |"
+    found = f"{100 * t.found / t.injected:.1f}%" if t.injected else "-"
+    return f" {found} | {100 * t.false / t.runs:.2f} |"
