@@ -78,7 +78,7 @@ def _scores(x: np.ndarray, a: int, b: int, sigma: float, min_segment: int) -> tu
 
 
 def detect(
-    values: Sequence[float],
+    values: Sequence[float] | np.ndarray,
     stack_changes: Sequence[int] = (),
     *,
     sigma: float | None = None,
