@@ -94,7 +94,7 @@ def detect(
     if n < 2 * min_segment or any(v <= 0 for v in values):
         return []
     if sigma is None:
-        sigma = series_noise(values, stack_changes)
+        sigma = series_noise(list(values), stack_changes)
     if not sigma or sigma <= 0:
         return []
     x = np.log(np.asarray(values, dtype=float))
