@@ -56,6 +56,8 @@ def test_each_fresh_run_of_the_gate_is_kept(tmp_path, capsys):
         str(REPO / "benchmarks" / "hw_queue" / "test_tiny_kernel_stress.py"),
         "--aorta-streams=1",
         "--aorta-issue-order=breadth",
+        "--aorta-rounds=2",
+        "--aorta-warmup=0",
         f"--aorta-baseline-dir={tmp_path / 'baselines'}",
         "--aorta-save-baseline=cpu-smoke",
         "--aorta-runs=2",
