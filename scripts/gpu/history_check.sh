@@ -18,7 +18,7 @@ STACK=$(python3 -m aorta stack)
 echo "stack: $STACK"
 step 1 "${PYTEST[@]}"
 step 2 "${PYTEST[@]}" --aorta-save-baseline=h40 --aorta-runs=2 "--aorta-baseline-dir=$OUT/baselines"
-step 3 "${PYTEST[@]}" "--aorta-compare=history:$STACK" --aorta-runs=2 "--aorta-verdict-json=$OUT/verdict.json"
+step 3 "${PYTEST[@]}" "--aorta-compare=history:$STACK" --aorta-runs=2 --aorta-confirm=0 "--aorta-verdict-json=$OUT/verdict.json"
 python3 -m aorta history --history "$H" show -k large_gemm --figure device_ms > "$OUT/show.txt" 2>&1
 echo "show: exit $?"
 python3 -m aorta history --history "$H" page "$OUT/history.html" -k large_gemm
