@@ -10,6 +10,7 @@ from aorta.environment.stack_label import add_stack_arguments, run_stack
 from aorta.gate.ab_cli import add_ab_arguments, run_ab
 from aorta.gate.cli import add_compare_arguments, run_compare
 from aorta.gate.noise_cli import add_noise_arguments, run_noise
+from aorta.history.cli import add_history_arguments, run_history
 from aorta.hw_queue.listing import add_list_arguments, run_list
 from aorta.launch.torchrun import add_torchrun_arguments, run_torchrun
 from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
@@ -27,6 +28,7 @@ COMMANDS: dict[str, Command] = {
     "stack": (add_stack_arguments, run_stack),
     "sweep": (add_sweep_arguments, run_sweep_command),
     "torchrun": (add_torchrun_arguments, run_torchrun),
+    "history": (add_history_arguments, run_history),
 }
 
 HELP = {
@@ -40,6 +42,7 @@ HELP = {
     "'aorta trace figures' gives the figures of any trace (Kineto, rocprofv3 CSV or rocpd)",
     "sweep": "run a benchmark command once per cell of a grid of settings, each in a fresh process",
     "torchrun": "torchrun ... -m pytest ..., exiting with rank 0's pytest code (the gate's codes survive)",
+    "history": "the run history: add runs, show trends and change points, draw a page, prune old runs",
     "stack": "a file-name-safe label of this machine's stack (GPU, CUDA/HIP, torch), as run_suite.sh names its JSON",
 }
 

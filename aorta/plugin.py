@@ -48,6 +48,7 @@ pytest_plugins = [
     "aorta.report.plugin",
     "aorta.gate.plugin",
     "aorta.fsdp.plugin",
+    "aorta.history.plugin",
 ]
 
 BENCH_FIXTURE = "hw_queue"

@@ -439,10 +439,15 @@ def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, stat
     current = None if allow and bl.looks_like_path(ref_name) else _current_machine(config)
     try:
         key = "" if current is None else bl.machine_key(current)
-        path = bl.resolve(ref_name, opts.baseline_dir, key)
-        baseline = bl.load_run(path)
+        if ref_name.startswith("history:"):  # the last runs of a stack in the run history (aorta/history)
+            from aorta.history.plugin import compare_baseline
+
+            path, baseline = Path(ref_name), compare_baseline(config, ref_name, key)
+        else:
+            path = bl.resolve(ref_name, opts.baseline_dir, key)
+            baseline = bl.load_run(path)
         bl.baseline_runs(baseline, source=str(path))  # every stored run is checked before any benchmark runs
-    except bl.BaselineError as exc:
+    except ValueError as exc:  # a BaselineError, or the history's errors (HistoryError, NoHistoryBaseline)
         raise pytest.UsageError(f"--aorta-compare: {exc}") from None
     state.baseline_path, state.baseline = path, baseline
     if allow or current is None:  # current is None only where mismatches are allowed
