@@ -1,8 +1,11 @@
-"""The run-level gate's proof, judged offline from pools of fresh-process runs (scripts/gpu/gate_pool.sh).
+"""The run-level gate judged offline from pools of fresh-process runs (the ``pool`` proof's archives).
 
-    python3 scripts/gpu/gate_pairs.py phases POOL_DIR          # one pool: runs, wall time, time per phase
-    python3 scripts/gpu/gate_pairs.py judge OUT_DIR POOL_DIR... [--base-runs 4] [--cand-runs 3] [--pairs 10]
-    python3 scripts/gpu/gate_pairs.py judge OUT_DIR POOL_DIR... --base-pools 3 --cand-runs 2   # across machines
+    python3 -m scripts.gpu.pools phases POOL_DIR          # one pool: runs, wall time, time per phase
+    python3 -m scripts.gpu.pools judge OUT_DIR POOL_DIR... [--base-runs 4] [--cand-runs 3] [--pairs 10]
+    python3 -m scripts.gpu.pools judge OUT_DIR POOL_DIR... --base-pools 3 --cand-runs 2   # across machines
+    python3 -m scripts.gpu.pools same OUT_DIR BEFORE_POOL... -- AFTER_POOL...   # a refactor: an A/A
+
+The proofs ``judge`` and ``same_figures_judge`` run these (``python3 -m scripts.gpu.prove --list``).
 
 ``judge`` forms the compares from the pools (each pool is one device call on one machine, named by its GPU
 line) and runs each through ``aorta compare`` (the gate's own command, the same verdicts as
@@ -36,16 +39,12 @@ from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:  # runs from a checkout that was never installed
-    sys.path.insert(0, str(REPO))
-
-from aorta.gate import baseline as bl  # noqa: E402
-from aorta.gate.compare import deliberate_slowdowns  # noqa: E402
-from aorta.gate.noise import mde, pooled_noise, run_value  # noqa: E402
-from aorta.gate.samples import DEVICE_TIME, baseline_runs  # noqa: E402
-from aorta.gate.verdict import DEFAULT_ALPHA  # noqa: E402
-from aorta.record.table import format_table  # noqa: E402
+from aorta.gate import baseline as bl
+from aorta.gate.compare import deliberate_slowdowns
+from aorta.gate.noise import mde, pooled_noise, run_value
+from aorta.gate.samples import DEVICE_TIME, baseline_runs
+from aorta.gate.verdict import DEFAULT_ALPHA
+from aorta.record.table import format_table
 
 OUTCOMES = ("SLOWER", "FASTER", "SAME", "UNSURE", "NOT_GATEABLE")
 
@@ -62,10 +61,30 @@ def _runs(pool: Path) -> list[Path]:
     return sorted((p for p in pool.glob("*.json") if not p.name.endswith(".verdict.json")), key=k)
 
 
+def find_pools(folders: list[Path]) -> list[Path]:
+    """The pools in the given folders, in the order given: a folder holding run JSON is a pool; otherwise
+    its ``pool_*`` folders are (an unpacked archive of the ``pool`` proof, or of the older pool script)."""
+    found: list[Path] = []
+    for folder in folders:
+        if _runs(folder):
+            found.append(folder)
+            continue
+        found += sorted({p.parent for p in folder.rglob("pool_*/*.json")} - set(found))
+    return found
+
+
+def _gpu_lines(folder: Path) -> list[str]:
+    """The pool's GPU line (nvidia-smi's): in the pool folder (older pools) or beside it (the prove driver's)."""
+    for gpu in (folder / "gpu.txt", folder.parent / "gpu.txt"):
+        if gpu.is_file() and gpu.read_text().strip():
+            return gpu.read_text().splitlines()
+    return []
+
+
 def _machine(pool: Path) -> str:
-    gpu = pool / "gpu.txt"
-    if gpu.is_file() and gpu.read_text().strip():
-        fields = [f.strip() for f in gpu.read_text().splitlines()[0].split(",")]
+    lines = _gpu_lines(pool)
+    if lines:
+        fields = [f.strip() for f in lines[0].split(",")]
         return fields[1][:12] if len(fields) > 1 else fields[0]
     return pool.name
 
@@ -92,12 +111,11 @@ def phases(pool: Path) -> int:
 
 def _load(f: Path) -> dict:
     """A run's document; one recorded before runs named their GPU by UUID is named by its pool's GPU line
-    (gate_pool.sh's nvidia-smi), so that the gate tells the pools' machines apart."""
+    (nvidia-smi's), so that the gate tells the pools' machines apart."""
     doc = json.loads(f.read_text())
     aorta = (doc.setdefault("machine_info", {})).setdefault("aorta", {})
     if not aorta.get("gpu_uuid"):
-        gpu = f.parent / "gpu.txt"
-        lines = gpu.read_text().splitlines() if gpu.is_file() else []  # empty where nvidia-smi is missing
+        lines = _gpu_lines(f.parent)  # empty where nvidia-smi is missing
         fields = [x.strip() for x in lines[0].split(",")] if lines else []
         if len(fields) > 1:  # nvidia-smi's spelling, less the "GPU-" that torch's (the record's) lacks
             aorta["gpu_uuid"] = fields[1].removeprefix("GPU-")
@@ -119,7 +137,7 @@ def _windows(files: list[Path], size: int) -> list[list[Path]]:
 
 
 def _kind(pool: Path, files: list[Path]) -> str:
-    """``aa``, ``slowdown`` or ``change``: the pool's kind.txt (gate_pool.sh), else from the runs' records."""
+    """``aa``, ``slowdown`` or ``change``: the pool's kind.txt (the ``pool`` proof's), else from the runs' records."""
     kind = pool / "kind.txt"
     if kind.is_file() and kind.read_text().split():
         return kind.read_text().split()[0]
@@ -391,6 +409,48 @@ def _tables(compares: list[tuple[str, dict]]) -> None:
         )
 
 
+def _device_ms(files: list[Path]) -> dict[str, float]:
+    """Benchmark -> median over runs of its device-time median (ms)."""
+    per: dict[str, list[float]] = {}
+    for f in files:
+        for b in json.loads(f.read_text()).get("benchmarks", ()):
+            per.setdefault(b["fullname"], []).append(b["stats"]["median"] * 1e3)
+    return {k: statistics.median(v) for k, v in per.items()}
+
+
+def same(out: Path, folders: list[Path]) -> int:
+    """The after runs judged against the before runs through ``aorta compare`` (the before runs are the
+    baseline): exit code and verdict counts, then per benchmark device time before and after, the change,
+    the verdict and the MDE. Exit 0 when nothing was judged SLOWER or FASTER (the ``same_figures`` proof)."""
+    before = sorted(f for d in folders for f in d.rglob("before/*.json"))
+    after = sorted(f for d in folders for f in d.rglob("after/*.json"))
+    if not before or not after:
+        print(f"need runs on both sides: {len(before)} before, {len(after)} after", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    doc = _compare(out, "after_vs_before", before, after)
+    verdicts = _verdicts(doc)
+    counts = Counter(v["outcome"] for v in verdicts)
+    print(
+        f"after ({len(after)} runs) vs before ({len(before)} runs): exit {doc['exit_code']}, "
+        + ", ".join(f"{o} {counts[o]}" for o in OUTCOMES)
+    )
+    ms_b, ms_a = _device_ms(before), _device_ms(after)
+    rows = []
+    for v in verdicts:
+        if v["metric"] != DEVICE_TIME:
+            continue
+        b, c = ms_b.get(v["benchmark"]), ms_a.get(v["benchmark"])
+        change = "-" if not (b and c) else f"{(c / b - 1) * 100:+.1f}%"
+        mde_ = "-" if v.get("mde") is None else f"{v['mde'] * 100:.1f}%"
+        rows.append([v["benchmark"].split("::")[-1], b, c, change, v["outcome"], mde_])
+    print("\n".join(format_table(["benchmark", "before ms", "after ms", "change", "verdict", "MDE"], rows)))
+    moved = [v for v in verdicts if v["outcome"] in ("SLOWER", "FASTER")]
+    for v in moved:
+        print(f"moved: {v['benchmark']} {v['metric']} {v['outcome']}")
+    return 1 if moved else 0
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -408,10 +468,15 @@ def main(argv: list[str]) -> int:
         default=1,
         help="K > 1: each baseline is every run of K A/A pools (K machines), the candidate another pool",
     )
+    s = sub.add_parser("same", help="the after runs against the before runs (a refactor): an A/A")
+    s.add_argument("out", type=Path)
+    s.add_argument("folders", type=Path, nargs="+", help="folders holding before/ and after/ runs")
     a = ap.parse_args(argv)
     if a.cmd == "phases":
         return phases(a.pool)
-    return judge(a.out, a.pools, a.base_runs, a.cand_runs, a.pairs, a.base_pools)
+    if a.cmd == "same":
+        return same(a.out, a.folders)
+    return judge(a.out, find_pools(a.pools), a.base_runs, a.cand_runs, a.pairs, a.base_pools)
 
 
 if __name__ == "__main__":
