@@ -58,12 +58,13 @@ def _gate(k: Knobs, work: Path, base: tuple[str, ...], name: str) -> tuple[tuple
 
 def _hw_queue_suite(k: Knobs, work: Path):
     mode = (f"--aorta-mode={k['mode']}",) if k["mode"] else ()
+    select = f"({k['keywords']}) and not known_answer" if k["keywords"] else "not known_answer"
     steps = k.list("steps")
     if "suite" in steps:
-        yield Run("suite", (*HW_QUEUE, "-k", "not known_answer", *mode, f"--aorta-streams={k['streams']}",
+        yield Run("suite", (*HW_QUEUE, "-k", select, *mode, f"--aorta-streams={k['streams']}",
                             f"--benchmark-json={work}/suite.json"))  # fmt: skip
     if "p0_wide" in steps:
-        yield Run("p0_wide", (*HW_QUEUE, "-m", "p0", "-k", "not known_answer", *mode, "--aorta-streams=64,128",
+        yield Run("p0_wide", (*HW_QUEUE, "-m", "p0", "-k", select, *mode, "--aorta-streams=64,128",
                               "--aorta-issue-order=breadth,depth", f"--benchmark-json={work}/p0_wide.json"))  # fmt: skip
     if "known" in steps:
         yield Run("known", (*PYTEST, KNOWN_ANSWERS, "-rA", "--benchmark-disable", "-s"))
@@ -295,8 +296,9 @@ def two_launchers(nproc: int, select: str, device: str, json_out: str, port: int
 
 
 def _two_launchers(k: Knobs, work: Path):
+    net = {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"} if k["net"] == "1" else {}  # NCCL's network path
     yield Run("two_launchers", two_launchers(k.int("nproc"), k["select"], k["device"], f"{work}/two_launchers.json"),
-              env=TWO_GPU_ENV, limit_s=300)  # fmt: skip
+              env={**TWO_GPU_ENV, **net}, limit_s=300)  # fmt: skip
 
 
 def _scale(k: Knobs, work: Path):
@@ -362,7 +364,7 @@ _PROOFS = [
           what="the default hardware-queue suite as a user runs it, P0 at 64 and 128 streams (both issue orders), "
                "the kernel-timeline known answers; steps bare_matmul and multistep on request",
           fills="Reading the profiler, sizes for a busy GPU, and the suite again",
-          knobs={"streams": "1,4,16", "mode": "", "steps": "suite,p0_wide,known"}),
+          knobs={"streams": "1,4,16", "mode": "", "keywords": "", "steps": "suite,p0_wide,known"}),
     Proof(name="sizes", gpus=1, table=tables.log_tail("sizes"), fills="Reading the profiler, sizes for a busy GPU",
           what="device ms, GPU busy, concurrency and CV of workloads at chosen sizes (GPU mode, 20 rounds)",
           runs=lambda k, work: [Run("sizes", ("python3", "-m", "scripts.gpu.probes", "sizes", k["streams"], *k.words("cases")))],
@@ -441,7 +443,7 @@ _PROOFS = [
     Proof(name="two_launchers", gpus=4, runs=_two_launchers, table=fsdp_tables.scale,
           what="two torchrun launchers on one host meeting through a c10d rendezvous (the multi-node path)",
           fills="Scale: 2 and 4 ranks and two launchers",
-          knobs={"nproc": "2", "select": "baseline", "device": "auto"}),
+          knobs={"nproc": "2", "select": "baseline", "device": "auto", "net": "0"}),
     Proof(name="fsdp_tp_ranks", gpus=4, runs=_tp_ranks, table=fsdp_tables.tp_ranks,
           what="fsdp_tp under torchrun: every rank's median round, the spread, samples/s, per launch and size",
           fills="Scale: 2 and 4 ranks and two launchers",

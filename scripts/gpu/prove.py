@@ -123,9 +123,9 @@ def run_all(proof: Proof, runs: list[Run], work: Path, budget: Budget) -> list[t
                 rows.append((name, NOT_RUN, 0.0))
                 print(f"  {name}: not run, {budget.left_s():.0f} s of the budget left", flush=True)
                 continue
-            t0 = time.monotonic()
+            t0 = budget.clock()
             rc = _one(argv, env, work / f"{name}.log", min(run.limit_s, budget.left_s()))
-            took = time.monotonic() - t0
+            took = budget.clock() - t0
             budget.took(took)
             rows.append((name, rc, took))
             print(f"  {name}: exit {rc} in {took:.0f} s", flush=True)
