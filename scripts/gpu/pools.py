@@ -45,9 +45,7 @@ from aorta.gate.noise import mde, pooled_noise, run_value
 from aorta.gate.samples import DEVICE_TIME, baseline_runs
 from aorta.gate.verdict import DEFAULT_ALPHA
 from aorta.record.table import format_table
-
-OUTCOMES = ("SLOWER", "FASTER", "SAME", "UNSURE", "NOT_GATEABLE")
-
+from scripts.gpu.gate_tables import OUTCOMES, compare_tables, few_benchmark_lines, verdicts
 
 # baseline v candidate runs the projection also counts: a run of the default suite takes 3-4 minutes
 PROJECTED_DESIGNS = ((10, 5), (20, 10), (40, 20))
@@ -89,7 +87,8 @@ def _machine(pool: Path) -> str:
     return pool.name
 
 
-def phases(pool: Path) -> int:
+def phases(pool: Path) -> list[str]:
+    """One pool's runs (its runs.txt where there is one) and each run's host seconds by phase."""
     rows, totals = [], Counter()
     for p in _runs(pool):
         doc = json.loads(p.read_text())
@@ -103,10 +102,8 @@ def phases(pool: Path) -> int:
         )
     keys = sorted(totals)
     log = pool / "runs.txt"
-    if log.is_file():
-        print(log.read_text().rstrip())
-    print("\n".join(format_table(["run", "benchmarks", "phases s", *keys], rows)))
-    return 0
+    head = log.read_text().rstrip().splitlines() if log.is_file() else []
+    return head + format_table(["run", "benchmarks", "phases s", *keys], rows)
 
 
 def _load(f: Path) -> dict:
@@ -231,8 +228,7 @@ def judge(out: Path, pools: list[Path], base_n: int, cand_n: int, max_pairs: int
             doc = _compare(out, f"{kind}_{src.name}_{s.name}", aa[src][:base_n], files[:cand_n], allow)
             doc["_machines"] = (_machine(src), _machine(s))
             compares.append((what, doc))
-    _tables(compares)
-    _few_benchmark_lines(compares)
+    print("\n".join(compare_tables(compares) + few_benchmark_lines(compares)))
     _projection(list(aa.values()) + list(slow.values()))
     return 0
 
@@ -269,7 +265,7 @@ def _judge_across(
             doc = _compare(out, f"{kind}{j + 1}_{s.name}", base, files[:cand_n], allow)
             doc["_machines"] = ("+".join(_machine(p) for p in combo), _machine(s))
             compares.append((what, doc))
-    _tables(compares)
+    print("\n".join(compare_tables(compares)))
     _projection(list(aa.values()) + list(slow.values()))
     return 0
 
@@ -322,93 +318,6 @@ def _projection(pools: list[list[Path]], base_n: int = 6, cand_n: int = 3) -> No
     )
 
 
-def _verdicts(doc: dict) -> list[dict]:
-    return doc["comparisons"][0]["verdicts"]
-
-
-def _few_benchmark_lines(compares: list[tuple[str, dict]]) -> None:
-    """Where a compare judges few benchmarks (the FSDP baseline scenario), every figure's verdict."""
-    for kind, d in compares:
-        vs = _verdicts(d)
-        if len({v["benchmark"] for v in vs}) > 3:
-            continue
-        print(f"{d['_label']} ({kind}, exit {d['exit_code']}):")
-        for v in vs:
-            mde = "-" if v.get("mde") is None else f"{v['mde'] * 100:.1f}%"
-            ch = "-" if v.get("change_ratio") is None else f"{v['change_ratio'] * 100:+.1f}%"
-            print(f"  {v['benchmark'].split('::')[-1]} {v['metric']}: {v['outcome']} {ch} (MDE {mde})")
-        for name, why in (d["comparisons"][0].get("why") or {}).items():  # the causes of each moved benchmark
-            for c in why.get("causes", ()):
-                print(f"  why {name.split('::')[-1]} {why['outcome']}: {c['cause']}: {c['summary']}")
-
-
-def _tables(compares: list[tuple[str, dict]]) -> None:
-    t1 = []
-    for kind, doc in compares:
-        c = Counter(v["outcome"] for v in _verdicts(doc))
-        t1.append(
-            [
-                doc["_label"],
-                kind,
-                "->".join(doc["_machines"]),
-                ",".join(doc["_base"]),
-                ",".join(doc["_cand"]),
-                str(doc["exit_code"]),
-                *(str(c[o]) for o in OUTCOMES),
-            ]
-        )
-    print(
-        "\n".join(
-            format_table(
-                ["compare", "kind", "machines", "baseline runs", "candidate runs", "exit", *OUTCOMES], t1
-            )
-        )
-    )
-    print()
-    benches = sorted(
-        {v["benchmark"] for _, d in compares for v in _verdicts(d) if v["metric"] == "device_ms"}
-    )
-    t2 = []
-    for b in benches:
-        cells, mdes = [], []
-        for _, d in compares:
-            v = next((v for v in _verdicts(d) if v["benchmark"] == b and v["metric"] == "device_ms"), None)
-            if v is None:
-                cells.append("-")
-                continue
-            if v.get("mde") is not None:
-                mdes.append(v["mde"])
-            ch = v.get("change_ratio")
-            cells.append(("-" if ch is None else f"{ch * 100:+.1f}%") + " " + v["outcome"][:4])
-        mde = f"{statistics.median(mdes) * 100:.1f}%" if mdes else "-"
-        t2.append([b.split("::")[-1], mde, *cells])
-    print(
-        "\n".join(
-            format_table(["benchmark (device_ms)", "MDE (median)", *[d["_label"] for _, d in compares]], t2)
-        )
-    )
-    print()
-    aa = [d for k, d in compares if k == "A/A"]
-    clean = sum(d["exit_code"] == 0 and not any(v["outcome"] == "SLOWER" for v in _verdicts(d)) for d in aa)
-    false_slower = sum(v["outcome"] == "SLOWER" for d in aa for v in _verdicts(d))
-    false_faster = sum(v["outcome"] == "FASTER" for d in aa for v in _verdicts(d))
-    print(
-        f"A/A: {clean} of {len(aa)} pairs exit 0 with 0 SLOWER; SLOWER verdicts in all: {false_slower}, FASTER: {false_faster}"
-    )
-    for kind, d in compares:
-        if kind == "A/A":
-            continue
-        dev = [v for v in _verdicts(d) if v["metric"] == "device_ms"]
-        gate = [v for v in dev if v["outcome"] != "NOT_GATEABLE"]
-        mde5 = [v for v in gate if v.get("mde") is not None and v["mde"] <= 0.05]
-        caught = sum(v["outcome"] == "SLOWER" for v in gate)
-        print(
-            f"{kind} ({d['_label']}): exit {d['exit_code']}; {len(dev)} benchmarks; gateable device time "
-            f"{len(gate)} ({len(mde5)} with MDE <= 5%, {len(mde5) / max(len(dev), 1) * 100:.0f}%); "
-            f"SLOWER on {caught} of {len(gate)} gateable ({caught / max(len(gate), 1) * 100:.0f}%)"
-        )
-
-
 def _device_ms(files: list[Path]) -> dict[str, float]:
     """Benchmark -> median over runs of its device-time median (ms)."""
     per: dict[str, list[float]] = {}
@@ -429,15 +338,15 @@ def same(out: Path, folders: list[Path]) -> int:
         return 2
     out.mkdir(parents=True, exist_ok=True)
     doc = _compare(out, "after_vs_before", before, after)
-    verdicts = _verdicts(doc)
-    counts = Counter(v["outcome"] for v in verdicts)
+    vs = verdicts(doc)
+    counts = Counter(v["outcome"] for v in vs)
     print(
         f"after ({len(after)} runs) vs before ({len(before)} runs): exit {doc['exit_code']}, "
         + ", ".join(f"{o} {counts[o]}" for o in OUTCOMES)
     )
     ms_b, ms_a = _device_ms(before), _device_ms(after)
     rows = []
-    for v in verdicts:
+    for v in vs:
         if v["metric"] != DEVICE_TIME:
             continue
         b, c = ms_b.get(v["benchmark"]), ms_a.get(v["benchmark"])
@@ -445,7 +354,7 @@ def same(out: Path, folders: list[Path]) -> int:
         mde_ = "-" if v.get("mde") is None else f"{v['mde'] * 100:.1f}%"
         rows.append([v["benchmark"].split("::")[-1], b, c, change, v["outcome"], mde_])
     print("\n".join(format_table(["benchmark", "before ms", "after ms", "change", "verdict", "MDE"], rows)))
-    moved = [v for v in verdicts if v["outcome"] in ("SLOWER", "FASTER")]
+    moved = [v for v in vs if v["outcome"] in ("SLOWER", "FASTER")]
     for v in moved:
         print(f"moved: {v['benchmark']} {v['metric']} {v['outcome']}")
     return 1 if moved else 0
@@ -473,7 +382,8 @@ def main(argv: list[str]) -> int:
     s.add_argument("folders", type=Path, nargs="+", help="folders holding before/ and after/ runs")
     a = ap.parse_args(argv)
     if a.cmd == "phases":
-        return phases(a.pool)
+        print("\n".join(phases(a.pool)))
+        return 0
     if a.cmd == "same":
         return same(a.out, a.folders)
     return judge(a.out, find_pools(a.pools), a.base_runs, a.cand_runs, a.pairs, a.base_pools)

@@ -17,7 +17,7 @@ the GPU line, one archive for the return trip, and the table printed last. A pro
                                 f"--aorta-verdict-json={work}/slow_{s}.verdict.json"))
               for s in k.list("slowdowns")),
         ],
-        table=tables.gate_compares,
+        table=gate_tables.gate_compares,
     )
 """
 

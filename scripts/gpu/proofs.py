@@ -2,7 +2,7 @@
 
 Run one with ``python3 -m scripts.gpu.prove NAME``; ``--list`` prints these; ``--dry-run`` the commands.
 Adding one: a ``Proof`` in ``PROOFS`` below (``scripts/gpu/proof.py`` says what each field means), a table
-printer in ``tables.py`` or ``fsdp_tables.py`` if no existing one fits, and a "Proof:" line under the
+printer in ``tables.py``, ``gate_tables.py`` or ``fsdp_tables.py`` if none fits, and a "Proof:" line under the
 section of docs/measurements.md that it fills (tests/scripts/test_proofs.py checks both ways).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from scripts.gpu import fsdp_tables, tables
+from scripts.gpu import fsdp_tables, gate_tables, tables
 from scripts.gpu.proof import PYTEST, TORCHRUN, Knobs, Proof, Run
 
 HW_QUEUE = (*PYTEST, "benchmarks/hw_queue")
@@ -44,9 +44,12 @@ def plain_torchrun(nproc: int | str, *args: str) -> tuple[str, ...]:
     return ("python3", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc), *args)
 
 
-def _gate(k: Knobs, work: Path, base: tuple[str, ...], name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(save, compare) commands of one gate over ``base``, its baselines under ``<work>/baselines``."""
-    cmd = (*base, f"--aorta-baseline-dir={work}/baselines")
+def _gate(
+    k: Knobs, work: Path, base: tuple[str, ...], name: str, baselines: Path | None = None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(save, compare) commands of one gate over ``base``, its baselines under ``<work>/baselines`` (or in
+    ``baselines``: an earlier call's, carried in as input)."""
+    cmd = (*base, f"--aorta-baseline-dir={baselines or work / 'baselines'}")
     return (*cmd, f"--aorta-save-baseline={name}", "--aorta-replace-baseline"), (
         *cmd,
         f"--aorta-compare={name}",
@@ -137,14 +140,26 @@ def _queue_connections(k: Knobs, work: Path):
 
 def _gate_proof(k: Knobs, work: Path):
     base = (*HW_QUEUE, *k.words("select"), NO_KNOWN_ANSWERS, f"--aorta-streams={k['streams']}")
-    save, compare = _gate(k, work, base, "proof")
-    if k.int("base_runs"):  # 0: the baselines come from an earlier call's archive (another machine)
+    carried = None if k.int("base_runs") else _carried_baselines(k)
+    save, compare = _gate(k, work, base, "proof", carried)
+    if carried is None:
         yield Run("baseline", (*save, f"--aorta-runs={k['base_runs']}"))
     for i in range(1, k.int("aa") + 1):
         yield Run(f"aa{i}", (*compare, f"--aorta-verdict-json={work}/aa{i}.verdict.json"))
     for s in k.list("slowdowns"):
         yield Run(f"slow_{s}", (*compare, f"--aorta-test-slowdown={s}", f"--aorta-verdict-json={work}/slow_{s}.verdict.json"),
                   expect=(10,))  # fmt: skip
+
+
+def _carried_baselines(k: Knobs) -> Path:
+    """``base_runs=0``: the baselines folder of an earlier call's archive, given as input (the compares then
+    run on another machine than the one that saved it)."""
+    if len(k.inputs) != 1:
+        raise ValueError(
+            "--set base_runs=0: give the earlier call's gate archive (gate.tgz) as the one input"
+        )
+    found = sorted(k.inputs[0].rglob("baselines")) if k.inputs[0].is_dir() else []
+    return found[0] if found else k.inputs[0] / "baselines"
 
 
 def _pool(k: Knobs, work: Path):
@@ -258,7 +273,7 @@ def _stream_dependency(k: Knobs, work: Path):
 
 
 def _stream_dependency_table(work: Path, k: Knobs) -> list[str]:
-    return [*tables.benchmarks_of("sweep")(work, k), *tables.verdict_lines("aa", "extra_dep")(work, k)]
+    return [*tables.benchmarks_of("sweep")(work, k), *gate_tables.verdict_lines("aa", "extra_dep")(work, k)]
 
 
 # -- FSDP on several GPUs ----------------------------------------------------------------------------------
@@ -390,12 +405,12 @@ _PROOFS = [
           table=tables.stream_concurrency_pair("default", "conn32"),
           what="the P0 suite in both issue orders with CUDA_DEVICE_MAX_CONNECTIONS default and raised, report and compare",
           fills="reference_floors.md#Streams and queues", knobs={"streams": "1,4,16,64", "connections": "32"}),
-    Proof(name="gate", gpus=1, runs=_gate_proof, table=tables.gate_compares, collect=(".aorta/runs",),
+    Proof(name="gate", gpus=1, runs=_gate_proof, table=gate_tables.gate_compares, collect=(".aorta/runs",),
           what="the run-level gate: a baseline of fresh runs, A/A compares (exit 0) and calibrated slowdowns (exit 10); "
                "base_runs=0 with an earlier call's archive as input judges on another machine",
           fills="The run-level gate on H100",
           knobs={"select": "-m p0", "streams": "1,16", "base_runs": "5", "aa": "1", "slowdowns": "0.05"}),
-    Proof(name="pool", gpus=1, runs=_pool, files=_pool_files, table=tables.pool_phases,
+    Proof(name="pool", gpus=1, runs=_pool, files=_pool_files, table=gate_tables.pool_phases,
           what="a pool of fresh-process runs (the gate's sample) for the offline judge; slowdown, ballast or env "
                "make it a slowdown or change pool; suite=fsdp on two GPUs",
           fills="The run-level gate on the full default suite",
@@ -415,7 +430,7 @@ _PROOFS = [
     Proof(name="same_figures_judge", gpus=0, runs=_same_judge, table=tables.log_tail("same", 100),
           what="the after runs of same_figures calls judged against the before runs (an A/A: exit 0)",
           fills="The code moved, the figures did not"),
-    Proof(name="why", gpus=1, runs=_why, table=tables.why_checks, collect=(".aorta/runs",),
+    Proof(name="why", gpus=1, runs=_why, table=gate_tables.why_checks, collect=(".aorta/runs",),
           what="every moved verdict says why: TF32 forced (kernel_selection), cuBLASLt, the calibrated slowdown",
           fills="A change past a figure's own MDE",
           knobs={"select": "-k large_gemm_only", "streams": "1", "base_runs": "3", "runs": "2", "slowdown": "0.05",

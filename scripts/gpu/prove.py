@@ -100,6 +100,12 @@ def _one(argv: tuple[str, ...], env: dict[str, str], log: Path, limit_s: float) 
         proc = subprocess.Popen(
             argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
+
+        def stop(signum, frame):  # the driver told to stop (a device call's limit): its run stops with it
+            os.killpg(proc.pid, signal.SIGTERM)
+            raise SystemExit(128 + signum)
+
+        before = signal.signal(signal.SIGTERM, stop)
         try:
             return proc.wait(timeout=limit_s)
         except subprocess.TimeoutExpired:
@@ -111,6 +117,8 @@ def _one(argv: tuple[str, ...], env: dict[str, str], log: Path, limit_s: float) 
                 proc.wait()
             out.write(f"\n[prove: cut at {limit_s:.0f} s]\n")
             return TIMED_OUT
+        finally:
+            signal.signal(signal.SIGTERM, before)
 
 
 def run_all(proof: Proof, runs: list[Run], work: Path, budget: Budget) -> list[tuple[str, int | str, float]]:
@@ -242,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     ap.add_argument("--list", action="store_true", help="every proof, its GPUs, knobs and table")
-    a = ap.parse_args(argv)
+    a = ap.parse_intermixed_args(argv)  # inputs may follow the options
     if a.list:
         print("\n".join(list_lines()))
         return 0
