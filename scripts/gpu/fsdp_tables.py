@@ -55,7 +55,9 @@ def fsdp_suite(work: Path, knobs) -> list[str]:
             )  # fmt: skip
     heads = ["scenario", "step ms (slowest rank)", "exposed transfer ms/step", "overlap ratio", "AG busbw GB/s",
              "RS busbw GB/s", "compute slowdown", "tokens/s"]  # fmt: skip
-    return format_table(heads, rows) + lines
+    merge = work / "merge.log"  # the rank-asymmetry table of the baseline scenario's merged traces
+    tail = merge.read_text().splitlines()[-6:] if merge.is_file() else []
+    return format_table(heads, rows) + lines + tail
 
 
 def fsdp_idle(work: Path, knobs) -> list[str]:
@@ -119,6 +121,12 @@ def scale(work: Path, knobs) -> list[str]:
     """Every run of the scale proof that left a JSON, labelled by its step; the large model's memory last."""
     runs = [(p.stem, json.loads(p.read_text())) for p in sorted(work.glob("*.json"))]
     lines = summary_lines(runs)
+    log = (
+        work / "fsdp4.log"
+    )  # the widest run's straggler evidence, unresolved splits, busbw against the ceiling
+    keys = ("straggler", "resolvable", "busbw from transfer", "busbw vs ceiling")
+    if log.is_file():
+        lines += [x[:300] for x in log.read_text().splitlines() if any(k in x for k in keys)][:40]
     for b in _benchmarks(work / "large.json")[:1]:
         peak = (_metric(b, "peak_memory_bytes") or 0) / 2**30
         lines.append(

@@ -39,6 +39,12 @@ def torchrun(nproc: int | str, *args: str) -> tuple[str, ...]:
     )
 
 
+def fsdp(work: Path, nproc: int | str, *args: str) -> tuple[str, ...]:
+    """The FSDP suite under ``aorta torchrun``, its per-rank files in the work folder (not ./artifacts; the
+    archive leaves the profiler traces out)."""
+    return torchrun(nproc, "benchmarks/fsdp", f"--aorta-artifacts={work}/artifacts", *args)
+
+
 def plain_torchrun(nproc: int | str, *args: str) -> tuple[str, ...]:
     """torchrun itself, for launcher options aorta's wrapper leaves alone (``--numa-binding``, two launchers)."""
     return ("python3", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc), *args)
@@ -174,7 +180,7 @@ def _pool(k: Knobs, work: Path):
     if k["suite"] == "hw_queue":
         launch: tuple[str, ...] = (*HW_QUEUE, NO_KNOWN_ANSWERS)
     elif k["suite"] == "fsdp":
-        launch = torchrun(k["nproc"], "benchmarks/fsdp")
+        launch = fsdp(work, k["nproc"])
     else:
         raise ValueError(f"--set suite={k['suite']}: allowed hw_queue, fsdp")
     env = dict(pair.split("=", 1) for pair in k.words("env"))
@@ -205,7 +211,7 @@ def _same_figures(k: Knobs, work: Path):
     tree = work / "in" / "before"
     yield Run("unpack", ("bash", "-c", f"mkdir -p {tree} && tar xf {k['before_tar']} -C {tree}"))
     sides = ["before", "after"] if k["first"] == "before" else ["after", "before"]
-    launch = (*HW_QUEUE, NO_KNOWN_ANSWERS) if k["suite"] == "hw_queue" else torchrun(2, "benchmarks/fsdp")
+    launch = (*HW_QUEUE, NO_KNOWN_ANSWERS) if k["suite"] == "hw_queue" else fsdp(work, 2)
     for i in range(1, k.int("runs") + 1):
         for side in sides:
             json_out = f"--benchmark-json={work}/{side}/{k['tag']}-{side}-{i}.json"
@@ -241,7 +247,7 @@ def _why(k: Knobs, work: Path):
 
 
 def _why_comm(k: Knobs, work: Path):
-    base = torchrun(k["nproc"], "benchmarks/fsdp", "-k", "baseline")
+    base = fsdp(work, k["nproc"], "-k", "baseline")
     for tag, runs, env in (("wa", k["base_runs"], {}), ("wn", k["runs"], dict([k["change"].split("=", 1)]))):
         yield Run(tag, (*base, f"--benchmark-json={work}/pool_{tag}/{tag}-{{k}}.json", "--aorta-order-seed={k}"),
                   env=env, repeat=int(runs), limit_s=150)  # fmt: skip
@@ -282,15 +288,18 @@ def _stream_dependency_table(work: Path, k: Knobs) -> list[str]:
 def _fsdp_suite(k: Knobs, work: Path):
     run = torchrun(k["nproc"], "benchmarks/fsdp", "-rA", f"--aorta-artifacts={work}/artifacts_fsdp")
     yield Run("fsdp", (*run, "-k", "not compile", f"--benchmark-json={work}/fsdp.json"), limit_s=230)
-    yield Run("fsdp_compile", torchrun(k["nproc"], "benchmarks/fsdp", "-k", "compile",
+    yield Run("fsdp_compile", fsdp(work, k["nproc"], "-k", "compile",
               f"--benchmark-json={work}/fsdp_compile.json"), limit_s=120)  # fmt: skip
+    traces = f"{work}/artifacts_fsdp/torch_profiler/rank*/baseline.pt.trace.json"  # off on ROCm and CPU
+    yield Run("merge", ("bash", "-c", f"python3 -m aorta trace merge {traces} --output {work}/merged_baseline.json"),
+              limit_s=60, expect=(0, 1, 2))  # fmt: skip
     yield Run("report", ("python3", "-m", "aorta", "report", "--run", f"{work}/artifacts_fsdp", "--label", "fsdp",
               "--output", f"{work}/report"), limit_s=60)  # fmt: skip
 
 
 def _fsdp_idle(k: Knobs, work: Path):
     for batch in ("8", k["big_batch"]):
-        yield Run(f"batch{batch}", torchrun(k["nproc"], "benchmarks/fsdp", "-k", k["select"], "--aorta-override",
+        yield Run(f"batch{batch}", fsdp(work, k["nproc"], "-k", k["select"], "--aorta-override",
                   f"dataset.batch_size={batch}", f"--benchmark-json={work}/batch{batch}.json"), limit_s=280)  # fmt: skip
 
 
@@ -305,7 +314,7 @@ def two_launchers(nproc: int, select: str, device: str, json_out: str, port: int
             f"{visible}python3 -m torch.distributed.run --nnodes 2 --node_rank {node} --nproc_per_node {nproc} "
             f"--rdzv-backend c10d --rdzv-endpoint localhost:{port} --rdzv-id aorta-{port} -m pytest benchmarks/fsdp "
             f"-k '{select}' -p no:cacheprovider -p no:randomly -rA --aorta-device {device} --aorta-dist-timeout 120 "
-            f"--benchmark-json={json_out}"
+            f"--aorta-artifacts={Path(json_out).parent}/artifacts_two --benchmark-json={json_out}"
         )
     return ("bash", "-c", f"{launches[0]} & a=$!; {launches[1]}; b=$?; wait $a; exit $(( $? | b ))")
 
@@ -320,17 +329,18 @@ def _scale(k: Knobs, work: Path):
     n, half, dev = k.int("nproc"), k.int("nproc") // 2, ("--aorta-device", k["device"])
     skip = set(k.words("skip"))
     steps = {
-        "fsdp4": (torchrun(n, "benchmarks/fsdp", *dev, "-k", k["select"], f"--benchmark-json={work}/{n}ranks.json"), 270),
-        "large": (torchrun(n, "benchmarks/fsdp", *dev, "-k", "scenario and baseline", "--aorta-config", "config/large.yaml",
+        "fsdp4": (fsdp(work, n, *dev, "-k", k["select"], f"--benchmark-json={work}/{n}ranks.json"), 270),
+        "large": (fsdp(work, n, *dev, "-k", "scenario and baseline", "--aorta-config", "config/large.yaml",
                            f"--benchmark-json={work}/large.json"), 150),
-        "fsdp2": (torchrun(half, "benchmarks/fsdp", *dev, "-k", k["select"], f"--benchmark-json={work}/{half}ranks.json"), 240),
+        "fsdp2": (fsdp(work, half, *dev, "-k", k["select"], f"--benchmark-json={work}/{half}ranks.json"), 240),
         "tp2": (torchrun(half, "benchmarks/hw_queue/test_fsdp_tp.py", *dev, "-k", "bf16", "--aorta-streams=2,4,16",
                          f"--benchmark-json={work}/tp{half}.json"), 60),
         "tp4": (torchrun(n, "benchmarks/hw_queue/test_fsdp_tp.py", *dev, "-k", "bf16", "--aorta-streams=2,4,16",
                          f"--benchmark-json={work}/tp{n}.json"), 60),
         "two": (two_launchers(half, k["two_select"], k["device"], f"{work}/two_launchers.json"), 120),
         "bind4": (plain_torchrun(n, "--numa-binding", "node", "-m", "pytest", "benchmarks/fsdp", "-k", "explicit_prefetch",
-                                 "-p", "no:cacheprovider", "-q", f"--benchmark-json={work}/{n}ranks_numa_bound.json"), 90),
+                                 "-p", "no:cacheprovider", "-q", f"--aorta-artifacts={work}/artifacts",
+                                 f"--benchmark-json={work}/{n}ranks_numa_bound.json"), 90),
         "report": (("python3", "-m", "aorta", "report", "--run", f"{work}/{half}ranks.json", "--label", f"{half}ranks",
                     "--run", f"{work}/{n}ranks.json", "--label", f"{n}ranks", "--output", f"{work}/report"), 40),
     }  # fmt: skip
@@ -349,7 +359,7 @@ def _tp_ranks(k: Knobs, work: Path):
 
 def _straggler_swap(k: Knobs, work: Path):
     for order in ("forward", "reverse"):
-        yield Run(f"swap_{order}", torchrun(k.int("nproc"), "benchmarks/fsdp", "-k", k["select"],
+        yield Run(f"swap_{order}", fsdp(work, k.int("nproc"), "-k", k["select"],
                   f"--benchmark-json={work}/swap_{order}.json"), env={**TWO_GPU_ENV, "CUDA_VISIBLE_DEVICES": k[order]})  # fmt: skip
 
 
@@ -436,6 +446,7 @@ _PROOFS = [
           knobs={"select": "-k large_gemm_only", "streams": "1", "base_runs": "3", "runs": "2", "slowdown": "0.05",
                  "cublaslt": "1"}),
     Proof(name="why_comm", gpus=2, runs=_why_comm, table=_why_comm_table, env=TWO_GPU_ENV,
+          files=lambda k: {"pool_wa/kind.txt": "aa\n", "pool_wn/kind.txt": f"change {k['change']}\n"},
           what="a communication setting's verdict names collective_config; a sweep flags a knob that did nothing",
           fills="A change past a figure's own MDE",
           knobs={"nproc": "2", "base_runs": "3", "runs": "2", "change": "NCCL_MAX_NCHANNELS=2"}),

@@ -161,15 +161,28 @@ def unpack_inputs(paths: list[str], work: Path) -> list[Path]:
     return folders
 
 
-def archive(work: Path, dest: Path) -> None:
-    """One .tgz of the work folder, less the unpacked inputs and profiler traces (hundreds of MB)."""
+ARCHIVE_FILE_LIMIT_BYTES = (
+    64 * 2**20
+)  # a merged trace or a full profiler export: left here, named in the table
+
+
+def archive(work: Path, dest: Path) -> list[str]:
+    """One .tgz of the work folder, less the unpacked inputs, profiler traces (hundreds of MB) and any file
+    over ARCHIVE_FILE_LIMIT_BYTES; returns what was left out."""
+    left_out: list[str] = []
 
     def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         parts = Path(info.name).parts
-        return None if "torch_profiler" in parts or parts[1:2] == ("in",) else info
+        if "torch_profiler" in parts or parts[1:2] == ("in",):
+            return None
+        if info.size > ARCHIVE_FILE_LIMIT_BYTES:
+            left_out.append(f"{'/'.join(parts[1:])} ({info.size / 2**20:.0f} MiB)")
+            return None
+        return info
 
     with tarfile.open(dest, "w:gz") as tar:
         tar.add(work, arcname=work.name, filter=keep)
+    return left_out
 
 
 def dry_run(proof: Proof, runs: list[Run]) -> None:
@@ -204,9 +217,10 @@ def prove(proof: Proof, knobs: Knobs, out: Path, budget: Budget, raw_inputs: lis
             lines = proof.table(work, knobs)
         except Exception as exc:  # the archive still comes back: the table can be printed from it later
             lines = [f"no table: {type(exc).__name__}: {exc}"]
-        archive(work, out / proof.archive_name(knobs))
+        left_out = archive(work, out / proof.archive_name(knobs))
         head = [f"{proof.name} ({proof.fills}): {gpu.splitlines()[0]}"]
         head += [f"{n}: exit {rc}, {s:.0f} s" for n, rc, s in rows]
+        head += [f"left out of the archive: {', '.join(left_out)}"] if left_out else []
         text = "\n".join([*head, "", *lines]) + "\n"
         (out / "table.txt").write_text(text)
         print(f"\nfiles in {out}: {', '.join(sorted(p.name for p in out.iterdir()))}\n")
