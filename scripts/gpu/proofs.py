@@ -3,7 +3,7 @@
 Run one with ``python3 -m scripts.gpu.prove NAME``; ``--list`` prints these; ``--dry-run`` the commands.
 Adding one: a ``Proof`` in ``PROOFS`` below (``scripts/gpu/proof.py`` says what each field means), a table
 printer in ``tables.py``, ``gate_tables.py`` or ``fsdp_tables.py`` if none fits, and a "Proof:" line under the
-section of docs/measurements.md that it fills (tests/scripts/test_proofs.py checks both ways).
+section of docs/measurements.md that it fills (tests/proofs/test_proof_catalogue.py checks both ways).
 """
 
 from __future__ import annotations
@@ -26,17 +26,8 @@ SHORT_FSDP = ("--aorta-override", "training.warmup_steps=2", "--aorta-override",
 
 def torchrun(nproc: int | str, *args: str) -> tuple[str, ...]:
     """``aorta torchrun`` (rank 0's pytest exit code comes through) of pytest with ``args``."""
-    return (
-        *TORCHRUN,
-        str(nproc),
-        "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "--aorta-dist-timeout=120",
-        *args,
-    )
+    return (*TORCHRUN, str(nproc), "-m", "pytest", "-p", "no:cacheprovider", "-q", "--aorta-dist-timeout=120",
+            *args)  # fmt: skip
 
 
 def fsdp(work: Path, nproc: int | str, *args: str) -> tuple[str, ...]:
@@ -56,10 +47,8 @@ def _gate(
     """(save, compare) commands of one gate over ``base``, its baselines under ``<work>/baselines`` (or in
     ``baselines``: an earlier call's, carried in as input)."""
     cmd = (*base, f"--aorta-baseline-dir={baselines or work / 'baselines'}")
-    return (*cmd, f"--aorta-save-baseline={name}", "--aorta-replace-baseline"), (
-        *cmd,
-        f"--aorta-compare={name}",
-    )
+    save = (*cmd, f"--aorta-save-baseline={name}", "--aorta-replace-baseline")
+    return save, (*cmd, f"--aorta-compare={name}")
 
 
 # -- the hardware-queue suite and its probes ---------------------------------------------------------------
@@ -99,16 +88,27 @@ def _probe(name: str, *args: str):
     return lambda k, work: [Run(name, ("python3", "-m", "scripts.gpu.probes", name, *args))]
 
 
+#: the CPUs local to GPU 0 (sysfs, by the PCI bus id nvidia-smi reports), for taskset
+LOCAL_CPUS = (
+    "cat /sys/bus/pci/devices/$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i 0"
+    " | tr A-Z a-z | sed 's/^0000//')/local_cpulist"
+)
+
+
 def _affinity(k: Knobs, work: Path):
+    """Eager tiny kernels in fresh processes, interleaving CPU placements: free, the GPU's local CPUs, one
+    core of them (the third: ``auto``), or the lists the knobs name."""
+    local = f"$({LOCAL_CPUS})" if k["local_cpus"] == "auto" else k["local_cpus"]
+    core = f"$(( $({LOCAL_CPUS} | cut -d, -f1 | cut -d- -f1) + 2 ))" if k["core"] == "auto" else k["core"]
     tiny = (*HW_QUEUE, "-k", "tiny_kernel_stress and eager", "--aorta-streams=1,16", "--aorta-rounds=10")
-    placements = {
-        "free": (),
-        "local": ("taskset", "-c", k["local_cpus"]),
-        "core": ("taskset", "-c", k["core"]),
-    }
     for i in range(1, k.int("reps") + 1):
-        for kind, pin in placements.items():
-            yield Run(f"{kind}-{i}", (*pin, *tiny, f"--benchmark-json={work}/{kind}-{i}.json"))
+        for kind, pin in (
+            ("free", ""),
+            ("local", f'taskset -c "{local}" '),
+            ("core", f'taskset -c "{core}" '),
+        ):
+            cmd = shlex.join((*tiny, f"--benchmark-json={work}/{kind}-{i}.json"))
+            yield Run(f"{kind}-{i}", ("bash", "-c", pin + cmd))
 
 
 def _telemetry(k: Knobs, work: Path):
@@ -407,7 +407,7 @@ _PROOFS = [
           fills="Hardware-queue suite on the GPU's kernel timeline"),
     Proof(name="affinity", gpus=1, runs=_affinity, table=tables.affinity_table,
           what="whether CPU placement (free, the GPU's local CPUs, one core) explains the spread of eager launch cost",
-          fills="Gate noise floors", knobs={"reps": "3", "local_cpus": "0-7", "core": "2"}),
+          fills="Gate noise floors", knobs={"reps": "3", "local_cpus": "auto", "core": "auto"}),
     Proof(name="telemetry", gpus=1, runs=_telemetry, table=tables.telemetry_table,
           what="telemetry through NVML and the nvidia-smi fallback, machine_info read back, whether sampling "
                "disturbs eager tiny kernels, the CUDA launcher's dry run", fills="telemetry.md#GPU telemetry"),

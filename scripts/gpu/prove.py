@@ -161,9 +161,8 @@ def unpack_inputs(paths: list[str], work: Path) -> list[Path]:
     return folders
 
 
-ARCHIVE_FILE_LIMIT_BYTES = (
-    64 * 2**20
-)  # a merged trace or a full profiler export: left here, named in the table
+# A merged trace or a full profiler export is left out of the archive (and named in the table).
+ARCHIVE_FILE_LIMIT_BYTES = 64 * 2**20
 
 
 def archive(work: Path, dest: Path) -> list[str]:
