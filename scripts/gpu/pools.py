@@ -1,8 +1,11 @@
-"""The run-level gate's proof, judged offline from pools of fresh-process runs (scripts/gpu/gate_pool.sh).
+"""The run-level gate judged offline from pools of fresh-process runs (the ``pool`` proof's archives).
 
-    python3 scripts/gpu/gate_pairs.py phases POOL_DIR          # one pool: runs, wall time, time per phase
-    python3 scripts/gpu/gate_pairs.py judge OUT_DIR POOL_DIR... [--base-runs 4] [--cand-runs 3] [--pairs 10]
-    python3 scripts/gpu/gate_pairs.py judge OUT_DIR POOL_DIR... --base-pools 3 --cand-runs 2   # across machines
+    python3 -m scripts.gpu.pools phases POOL_DIR          # one pool: runs, wall time, time per phase
+    python3 -m scripts.gpu.pools judge OUT_DIR POOL_DIR... [--base-runs 4] [--cand-runs 3] [--pairs 10]
+    python3 -m scripts.gpu.pools judge OUT_DIR POOL_DIR... --base-pools 3 --cand-runs 2   # across machines
+    python3 -m scripts.gpu.pools same OUT_DIR BEFORE_POOL... -- AFTER_POOL...   # a refactor: an A/A
+
+The proofs ``judge`` and ``same_figures_judge`` run these (``python3 -m scripts.gpu.prove --list``).
 
 ``judge`` forms the compares from the pools (each pool is one device call on one machine, named by its GPU
 line) and runs each through ``aorta compare`` (the gate's own command, the same verdicts as
@@ -36,19 +39,13 @@ from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:  # runs from a checkout that was never installed
-    sys.path.insert(0, str(REPO))
-
-from aorta.gate import baseline as bl  # noqa: E402
-from aorta.gate.compare import deliberate_slowdowns  # noqa: E402
-from aorta.gate.noise import mde, pooled_noise, run_value  # noqa: E402
-from aorta.gate.samples import DEVICE_TIME, baseline_runs  # noqa: E402
-from aorta.gate.verdict import DEFAULT_ALPHA  # noqa: E402
-from aorta.record.table import format_table  # noqa: E402
-
-OUTCOMES = ("SLOWER", "FASTER", "SAME", "UNSURE", "NOT_GATEABLE")
-
+from aorta.gate import baseline as bl
+from aorta.gate.compare import deliberate_slowdowns
+from aorta.gate.noise import mde, pooled_noise, run_value
+from aorta.gate.samples import DEVICE_TIME, baseline_runs
+from aorta.gate.verdict import DEFAULT_ALPHA
+from aorta.record.table import format_table
+from scripts.gpu.gate_tables import OUTCOMES, compare_tables, few_benchmark_lines, verdicts
 
 # baseline v candidate runs the projection also counts: a run of the default suite takes 3-4 minutes
 PROJECTED_DESIGNS = ((10, 5), (20, 10), (40, 20))
@@ -62,15 +59,36 @@ def _runs(pool: Path) -> list[Path]:
     return sorted((p for p in pool.glob("*.json") if not p.name.endswith(".verdict.json")), key=k)
 
 
+def find_pools(folders: list[Path]) -> list[Path]:
+    """The pools in the given folders, in the order given: a folder holding run JSON is a pool; otherwise
+    its ``pool_*`` folders are (an unpacked archive of the ``pool`` proof, or of the older pool script)."""
+    found: list[Path] = []
+    for folder in folders:
+        if _runs(folder):
+            found.append(folder)
+            continue
+        found += sorted({p.parent for p in folder.rglob("pool_*/*.json")} - set(found))
+    return found
+
+
+def _gpu_lines(folder: Path) -> list[str]:
+    """The pool's GPU line (nvidia-smi's): in the pool folder (older pools) or beside it (the prove driver's)."""
+    for gpu in (folder / "gpu.txt", folder.parent / "gpu.txt"):
+        if gpu.is_file() and gpu.read_text().strip():
+            return gpu.read_text().splitlines()
+    return []
+
+
 def _machine(pool: Path) -> str:
-    gpu = pool / "gpu.txt"
-    if gpu.is_file() and gpu.read_text().strip():
-        fields = [f.strip() for f in gpu.read_text().splitlines()[0].split(",")]
+    lines = _gpu_lines(pool)
+    if lines:
+        fields = [f.strip() for f in lines[0].split(",")]
         return fields[1][:12] if len(fields) > 1 else fields[0]
     return pool.name
 
 
-def phases(pool: Path) -> int:
+def phases(pool: Path) -> list[str]:
+    """One pool's runs (its runs.txt where there is one) and each run's host seconds by phase."""
     rows, totals = [], Counter()
     for p in _runs(pool):
         doc = json.loads(p.read_text())
@@ -84,20 +102,17 @@ def phases(pool: Path) -> int:
         )
     keys = sorted(totals)
     log = pool / "runs.txt"
-    if log.is_file():
-        print(log.read_text().rstrip())
-    print("\n".join(format_table(["run", "benchmarks", "phases s", *keys], rows)))
-    return 0
+    head = log.read_text().rstrip().splitlines() if log.is_file() else []
+    return head + format_table(["run", "benchmarks", "phases s", *keys], rows)
 
 
 def _load(f: Path) -> dict:
     """A run's document; one recorded before runs named their GPU by UUID is named by its pool's GPU line
-    (gate_pool.sh's nvidia-smi), so that the gate tells the pools' machines apart."""
+    (nvidia-smi's), so that the gate tells the pools' machines apart."""
     doc = json.loads(f.read_text())
     aorta = (doc.setdefault("machine_info", {})).setdefault("aorta", {})
     if not aorta.get("gpu_uuid"):
-        gpu = f.parent / "gpu.txt"
-        lines = gpu.read_text().splitlines() if gpu.is_file() else []  # empty where nvidia-smi is missing
+        lines = _gpu_lines(f.parent)  # empty where nvidia-smi is missing
         fields = [x.strip() for x in lines[0].split(",")] if lines else []
         if len(fields) > 1:  # nvidia-smi's spelling, less the "GPU-" that torch's (the record's) lacks
             aorta["gpu_uuid"] = fields[1].removeprefix("GPU-")
@@ -119,7 +134,7 @@ def _windows(files: list[Path], size: int) -> list[list[Path]]:
 
 
 def _kind(pool: Path, files: list[Path]) -> str:
-    """``aa``, ``slowdown`` or ``change``: the pool's kind.txt (gate_pool.sh), else from the runs' records."""
+    """``aa``, ``slowdown`` or ``change``: the pool's kind.txt (the ``pool`` proof's), else from the runs' records."""
     kind = pool / "kind.txt"
     if kind.is_file() and kind.read_text().split():
         return kind.read_text().split()[0]
@@ -213,8 +228,7 @@ def judge(out: Path, pools: list[Path], base_n: int, cand_n: int, max_pairs: int
             doc = _compare(out, f"{kind}_{src.name}_{s.name}", aa[src][:base_n], files[:cand_n], allow)
             doc["_machines"] = (_machine(src), _machine(s))
             compares.append((what, doc))
-    _tables(compares)
-    _few_benchmark_lines(compares)
+    print("\n".join(compare_tables(compares) + few_benchmark_lines(compares)))
     _projection(list(aa.values()) + list(slow.values()))
     return 0
 
@@ -251,7 +265,7 @@ def _judge_across(
             doc = _compare(out, f"{kind}{j + 1}_{s.name}", base, files[:cand_n], allow)
             doc["_machines"] = ("+".join(_machine(p) for p in combo), _machine(s))
             compares.append((what, doc))
-    _tables(compares)
+    print("\n".join(compare_tables(compares)))
     _projection(list(aa.values()) + list(slow.values()))
     return 0
 
@@ -304,91 +318,46 @@ def _projection(pools: list[list[Path]], base_n: int = 6, cand_n: int = 3) -> No
     )
 
 
-def _verdicts(doc: dict) -> list[dict]:
-    return doc["comparisons"][0]["verdicts"]
+def _device_ms(files: list[Path]) -> dict[str, float]:
+    """Benchmark -> median over runs of its device-time median (ms)."""
+    per: dict[str, list[float]] = {}
+    for f in files:
+        for b in json.loads(f.read_text()).get("benchmarks", ()):
+            per.setdefault(b["fullname"], []).append(b["stats"]["median"] * 1e3)
+    return {k: statistics.median(v) for k, v in per.items()}
 
 
-def _few_benchmark_lines(compares: list[tuple[str, dict]]) -> None:
-    """Where a compare judges few benchmarks (the FSDP baseline scenario), every figure's verdict."""
-    for kind, d in compares:
-        vs = _verdicts(d)
-        if len({v["benchmark"] for v in vs}) > 3:
+def same(out: Path, folders: list[Path]) -> int:
+    """The after runs judged against the before runs through ``aorta compare`` (the before runs are the
+    baseline): exit code and verdict counts, then per benchmark device time before and after, the change,
+    the verdict and the MDE. Exit 0 when nothing was judged SLOWER or FASTER (the ``same_figures`` proof)."""
+    before = sorted(f for d in folders for f in d.rglob("before/*.json"))
+    after = sorted(f for d in folders for f in d.rglob("after/*.json"))
+    if not before or not after:
+        print(f"need runs on both sides: {len(before)} before, {len(after)} after", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    doc = _compare(out, "after_vs_before", before, after)
+    vs = verdicts(doc)
+    counts = Counter(v["outcome"] for v in vs)
+    print(
+        f"after ({len(after)} runs) vs before ({len(before)} runs): exit {doc['exit_code']}, "
+        + ", ".join(f"{o} {counts[o]}" for o in OUTCOMES)
+    )
+    ms_b, ms_a = _device_ms(before), _device_ms(after)
+    rows = []
+    for v in vs:
+        if v["metric"] != DEVICE_TIME:
             continue
-        print(f"{d['_label']} ({kind}, exit {d['exit_code']}):")
-        for v in vs:
-            mde = "-" if v.get("mde") is None else f"{v['mde'] * 100:.1f}%"
-            ch = "-" if v.get("change_ratio") is None else f"{v['change_ratio'] * 100:+.1f}%"
-            print(f"  {v['benchmark'].split('::')[-1]} {v['metric']}: {v['outcome']} {ch} (MDE {mde})")
-        for name, why in (d["comparisons"][0].get("why") or {}).items():  # the causes of each moved benchmark
-            for c in why.get("causes", ()):
-                print(f"  why {name.split('::')[-1]} {why['outcome']}: {c['cause']}: {c['summary']}")
-
-
-def _tables(compares: list[tuple[str, dict]]) -> None:
-    t1 = []
-    for kind, doc in compares:
-        c = Counter(v["outcome"] for v in _verdicts(doc))
-        t1.append(
-            [
-                doc["_label"],
-                kind,
-                "->".join(doc["_machines"]),
-                ",".join(doc["_base"]),
-                ",".join(doc["_cand"]),
-                str(doc["exit_code"]),
-                *(str(c[o]) for o in OUTCOMES),
-            ]
-        )
-    print(
-        "\n".join(
-            format_table(
-                ["compare", "kind", "machines", "baseline runs", "candidate runs", "exit", *OUTCOMES], t1
-            )
-        )
-    )
-    print()
-    benches = sorted(
-        {v["benchmark"] for _, d in compares for v in _verdicts(d) if v["metric"] == "device_ms"}
-    )
-    t2 = []
-    for b in benches:
-        cells, mdes = [], []
-        for _, d in compares:
-            v = next((v for v in _verdicts(d) if v["benchmark"] == b and v["metric"] == "device_ms"), None)
-            if v is None:
-                cells.append("-")
-                continue
-            if v.get("mde") is not None:
-                mdes.append(v["mde"])
-            ch = v.get("change_ratio")
-            cells.append(("-" if ch is None else f"{ch * 100:+.1f}%") + " " + v["outcome"][:4])
-        mde = f"{statistics.median(mdes) * 100:.1f}%" if mdes else "-"
-        t2.append([b.split("::")[-1], mde, *cells])
-    print(
-        "\n".join(
-            format_table(["benchmark (device_ms)", "MDE (median)", *[d["_label"] for _, d in compares]], t2)
-        )
-    )
-    print()
-    aa = [d for k, d in compares if k == "A/A"]
-    clean = sum(d["exit_code"] == 0 and not any(v["outcome"] == "SLOWER" for v in _verdicts(d)) for d in aa)
-    false_slower = sum(v["outcome"] == "SLOWER" for d in aa for v in _verdicts(d))
-    false_faster = sum(v["outcome"] == "FASTER" for d in aa for v in _verdicts(d))
-    print(
-        f"A/A: {clean} of {len(aa)} pairs exit 0 with 0 SLOWER; SLOWER verdicts in all: {false_slower}, FASTER: {false_faster}"
-    )
-    for kind, d in compares:
-        if kind == "A/A":
-            continue
-        dev = [v for v in _verdicts(d) if v["metric"] == "device_ms"]
-        gate = [v for v in dev if v["outcome"] != "NOT_GATEABLE"]
-        mde5 = [v for v in gate if v.get("mde") is not None and v["mde"] <= 0.05]
-        caught = sum(v["outcome"] == "SLOWER" for v in gate)
-        print(
-            f"{kind} ({d['_label']}): exit {d['exit_code']}; {len(dev)} benchmarks; gateable device time "
-            f"{len(gate)} ({len(mde5)} with MDE <= 5%, {len(mde5) / max(len(dev), 1) * 100:.0f}%); "
-            f"SLOWER on {caught} of {len(gate)} gateable ({caught / max(len(gate), 1) * 100:.0f}%)"
-        )
+        b, c = ms_b.get(v["benchmark"]), ms_a.get(v["benchmark"])
+        change = "-" if not (b and c) else f"{(c / b - 1) * 100:+.1f}%"
+        mde_ = "-" if v.get("mde") is None else f"{v['mde'] * 100:.1f}%"
+        rows.append([v["benchmark"].split("::")[-1], b, c, change, v["outcome"], mde_])
+    print("\n".join(format_table(["benchmark", "before ms", "after ms", "change", "verdict", "MDE"], rows)))
+    moved = [v for v in vs if v["outcome"] in ("SLOWER", "FASTER")]
+    for v in moved:
+        print(f"moved: {v['benchmark']} {v['metric']} {v['outcome']}")
+    return 1 if moved else 0
 
 
 def main(argv: list[str]) -> int:
@@ -408,10 +377,16 @@ def main(argv: list[str]) -> int:
         default=1,
         help="K > 1: each baseline is every run of K A/A pools (K machines), the candidate another pool",
     )
+    s = sub.add_parser("same", help="the after runs against the before runs (a refactor): an A/A")
+    s.add_argument("out", type=Path)
+    s.add_argument("folders", type=Path, nargs="+", help="folders holding before/ and after/ runs")
     a = ap.parse_args(argv)
     if a.cmd == "phases":
-        return phases(a.pool)
-    return judge(a.out, a.pools, a.base_runs, a.cand_runs, a.pairs, a.base_pools)
+        print("\n".join(phases(a.pool)))
+        return 0
+    if a.cmd == "same":
+        return same(a.out, a.folders)
+    return judge(a.out, find_pools(a.pools), a.base_runs, a.cand_runs, a.pairs, a.base_pools)
 
 
 if __name__ == "__main__":
