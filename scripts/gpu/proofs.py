@@ -562,6 +562,7 @@ _PROOFS = [
           fills="Scale at two GPUs",
           knobs={"nproc": "2", "select": "explicit_prefetch", "forward": "0,1", "reverse": "1,0"}),
     Proof(name="gate_power", gpus=1, runs=_gate_power, table=gate_tables.gate_power, collect=(".aorta/runs",),
+          env={"NCCL_NVLS_ENABLE": "0"},
           what="issue 36: --aorta-runs auto with lean repeats (A/A, calibrated slowdowns), a one-machine baseline judged "
           "on another machine, aorta ab on one GPU and under torchrun (part=save|other|ab|fsdp)",
           fills="The gate with power",

@@ -405,3 +405,15 @@ def test_the_own_mde_verdict_says_so_word_for_word():
         "-86.9% (2.668 -> 0.3494 ms, 3 vs 2 runs), p=1.7e-07, interval -87.5% to -86.2%: past this figure's own "
         "MDE (7.38% with these runs; changes under it are not gateable here: the bound is 5%)"
     )
+
+
+def test_a_power_limited_figure_past_its_own_mde_is_judged_a_host_bound_one_is_not():
+    # H200, aorta ab, fp32 GEMM at one stream, sw_power_cap in every round: 4 runs a side, TF32 forced on B
+    ref, cand = runs_of([2.50, 2.73, 2.95, 2.75]), runs_of([0.370, 0.375, 0.380, 0.374])
+    power = "power-limited: sw_power_cap in 10 of 10 timed rounds; the clock follows the power draw"
+    judged = device(ref, cand, policy=Policy(), hint=power)
+    assert judged.mde > Policy().max_mde and judged.outcome == FASTER
+    host = device(ref, cand, policy=Policy(), hint="host-bound: GPU busy 40% of the round")
+    assert host.outcome == NOT_GATEABLE and "host-bound" in host.reason
+    idle = device(ref, cand, policy=Policy(), hint="GPU idle 35% of the step between short kernels")
+    assert idle.outcome == NOT_GATEABLE
