@@ -183,10 +183,10 @@ def _gate_power(k: Knobs, work: Path):
                   f"--aorta-verdict-json={work}/slow10_other.verdict.json"), expect=(10,))  # fmt: skip
     if part in ("other", "ab"):
         ab = ("python3", "-m", "aorta", "ab", "--budget", k["ab"])
-        yield Run("ab_same", (*ab, "--a", "", "--b", "", "--out", f"{work}/ab_same", "--verdict-json", f"{work}/ab_same.verdict.json",
-                  "--", *P0[3:]), expect=(0, 15))  # fmt: skip
         yield Run("ab_tf32", (*ab, "--a", "", "--b", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1", "--out", f"{work}/ab_tf32",
                   "--verdict-json", f"{work}/ab_tf32.verdict.json", "--", *P0[3:], "-k", "large_gemm"), expect=(0, 15))  # fmt: skip
+        yield Run("ab_same", ("python3", "-m", "aorta", "ab", "--budget", k["ab_same"], "--a", "", "--b", "", "--out", f"{work}/ab_same",
+                  "--verdict-json", f"{work}/ab_same.verdict.json", "--", *P0[3:]), expect=(0, 15))  # fmt: skip
     if part == "fsdp":
         yield Run("ab_fsdp", ("python3", "-m", "aorta", "ab", "--runs", k["pairs"], "--a", "", "--b", "NCCL_MAX_NCHANNELS=4",
                   "--out", f"{work}/ab_fsdp", "--verdict-json", f"{work}/ab_fsdp.verdict.json", "--", "torchrun", "--standalone",
@@ -199,7 +199,6 @@ def _history(k: Knobs, work: Path):
     the history's own runs of this stack, then ``aorta history show`` and ``page``."""
     db = f"{work}/history.db"
     p0 = (*P0, f"--aorta-history={db}")
-    yield Run("plain", p0)
     yield Run(
         "baseline",
         (*p0, "--aorta-save-baseline=h40", "--aorta-runs=2", f"--aorta-baseline-dir={work}/baselines"),
@@ -566,7 +565,7 @@ _PROOFS = [
           what="issue 36: --aorta-runs auto with lean repeats (A/A, calibrated slowdowns), a one-machine baseline judged "
           "on another machine, aorta ab on one GPU and under torchrun (part=save|other|ab|fsdp)",
           fills="The gate with power",
-          knobs={"part": "save", "save": "190s", "compare": "165s", "ab": "120s", "pairs": "2", "nproc": "2",
+          knobs={"part": "save", "save": "190s", "compare": "165s", "ab": "120s", "ab_same": "200s", "pairs": "2", "nproc": "2",
                  "fsdp_select": "baseline"}),
     Proof(name="history", gpus=1, runs=_history, table=gate_tables.gate_power,
           what="issue 40: GPU runs kept in the history by pytest and by a gate's fresh runs, shown and drawn",
