@@ -33,7 +33,12 @@ from aorta.gate.exit_codes import EXIT_MISMATCH, EXIT_SETTINGS_DIFFER, EXIT_USAG
 from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
 from aorta.gate.settings_check import settings_refusal
-from aorta.record.output_paths import OutputPathError, check_appendable, check_output_file
+from aorta.record.output_paths import (
+    OutputPathError,
+    check_appendable,
+    check_not_an_input,
+    check_output_file,
+)
 
 
 def argtype(fn):
@@ -131,10 +136,13 @@ def default_verdict_path(candidate: str) -> Path:
 def _check_output_places(args: argparse.Namespace) -> None:
     if args.verdict_json is None:
         args.verdict_json = str(default_verdict_path(args.cands[-1]))
+    inputs = {"the baseline": args.ref, **{f"the candidate file {c}": c for c in args.cands}}
     if args.verdict_json:
         check_output_file("--verdict-json", args.verdict_json)
+        check_not_an_input("--verdict-json", args.verdict_json, inputs)
     if args.markdown:
         check_output_file("--markdown", args.markdown)
+        check_not_an_input("--markdown", args.markdown, inputs)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         check_appendable("$GITHUB_STEP_SUMMARY", os.environ["GITHUB_STEP_SUMMARY"])
 

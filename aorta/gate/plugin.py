@@ -342,7 +342,25 @@ def _check_output_places(opts: GateOptions) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
-def _check_save(config: pytest.Config, opts: GateOptions) -> None:
+def _check_outputs_are_not_inputs(
+    config: pytest.Config, opts: GateOptions, state: GateState, saved_to: Path | None
+) -> None:
+    """No output of this run written over the baseline it reads or saves to (issue 38, case 1)."""
+    from aorta.gate.input_outputs import check_outputs_are_not_inputs
+    from aorta.plugin import benchmark_json_path
+
+    outputs = {
+        "--benchmark-json": benchmark_json_path(config),
+        "--aorta-verdict-json": opts.verdict_json if opts.compare_ref else None,
+        "--aorta-markdown": opts.markdown,
+    }
+    try:
+        check_outputs_are_not_inputs(outputs, compared=state.baseline_path, saved_to=saved_to)
+    except OutputPathError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _check_save(config: pytest.Config, opts: GateOptions) -> Path | None:
     """A save that would be refused at the end of the run (machine folder a file, a baseline that cannot
     be read, of another machine or stack) is refused now: exit 4 or 13, before any benchmark runs."""
     import platform
@@ -352,7 +370,7 @@ def _check_save(config: pytest.Config, opts: GateOptions) -> None:
     from aorta.gate.save_check import SaveRefused, check_save
 
     if not opts.save_name:
-        return
+        return None
     current = {
         "machine_info": {
             "aorta": machine_info(config.hook.pytest_aorta_session_device(config=config)),
@@ -360,7 +378,7 @@ def _check_save(config: pytest.Config, opts: GateOptions) -> None:
         }
     }
     try:
-        check_save(opts.baseline_dir, opts.save_name, current, replace=opts.replace_baseline)
+        return check_save(opts.baseline_dir, opts.save_name, current, replace=opts.replace_baseline)
     except SaveRefused as exc:
         if exc.exit_code == EXIT_PYTEST_USAGE:
             raise pytest.UsageError(str(exc)) from None
@@ -454,7 +472,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _load_baseline(config, opts.compare_ref, opts, state)
         _refuse_settings_diff(config, state)
     _check_output_places(opts)  # after the inputs: a refused run creates no folder
-    _check_save(config, opts)
+    _check_outputs_are_not_inputs(config, opts, state, _check_save(config, opts))
     config.stash[GATE_OPTIONS] = opts
     config.stash[GATE_STATE] = state
 

@@ -88,3 +88,24 @@ def check_appendable(option: str, path: str | os.PathLike) -> Path:
     except OSError as exc:
         raise OutputPathError(f"{option} {p}: cannot be appended to: {exc.strerror or exc}") from None
     return p
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_not_an_input(option: str, path: str | os.PathLike, inputs: dict[str, str | os.PathLike]) -> None:
+    """``path`` is none of ``inputs`` (``{what: path}``, e.g. ``{"the baseline": ...}``): an output written
+    over an input would replace the stored runs it is judged against. The same file through a link or
+    another spelling counts (``os.path.samefile``); so does the same resolved path of a file not yet there."""
+    p = Path(path)
+    for what, given in inputs.items():
+        q = Path(given)
+        if _same_file(p, q) or os.path.abspath(p) == os.path.abspath(q):
+            raise OutputPathError(
+                f"{option} {p}: is {what} ({q}), an input of this run; writing there would replace the "
+                "runs stored in it: give another path"
+            )
