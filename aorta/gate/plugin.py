@@ -595,7 +595,10 @@ def _confirm(config: pytest.Config, opts: GateOptions, state: GateState, comp: C
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     opts, state = config.stash.get(GATE_OPTIONS, None), config.stash.get(GATE_STATE, None)
-    if opts is None or state is None or not (opts.save_name or opts.compare_ref):
+    if opts is None or state is None:
+        return
+    if not (opts.save_name or opts.compare_ref):
+        _finish_plain_runs(session, int(exitstatus), opts, state)  # --aorta-runs N without a gate
         return
     failed = next((c for c in state.children if not c.ok), None)
     run = None if failed else _candidate(config, opts, state)
@@ -670,13 +673,31 @@ def _time_line(children: list[fresh_runs.ChildRun]) -> str:
     return "aorta gate: time: " + "; ".join(parts)
 
 
+def _finish_plain_runs(session: pytest.Session, exitstatus: int, opts: GateOptions, state: GateState) -> None:
+    """``--aorta-runs N`` without a gate: a failed run's exit code, else the runs as one document at
+    ``--benchmark-json`` (issue 38, case 2)."""
+    if not opts.orchestrates or not state.children:
+        return
+    failed = next((c for c in state.children if not c.ok), None)
+    if failed is not None:
+        state.lines.append(
+            f"aorta gate: {failed.label} failed (exit {failed.exit_code}); its output: {failed.log_path}"
+        )
+        if exitstatus == 0:
+            session.exitstatus = failed.exit_code or int(pytest.ExitCode.TESTS_FAILED)
+        return
+    run = _candidate(session.config, opts, state)
+    if run is not None:
+        _write_combined(session.config, run, state)
+
+
 def _write_combined(config: pytest.Config, run: dict, state: GateState) -> None:
     """``--benchmark-json PATH`` of a run in fresh processes: their runs as one document (this process ran
     no benchmark, so pytest-benchmark writes nothing there)."""
     from aorta.record import write_json_atomic
+    from aorta.record.benchmark_json_option import target_path
 
-    path = state.json_target
-    target = Path(str(getattr(path, "name", path))) if path else None  # pytest-benchmark < 5.3: an open file
+    target = target_path(state.json_target)  # the whole path (a Path's .name is only its basename)
     if target is not None:
         write_json_atomic(target, run)
         state.lines.append(
