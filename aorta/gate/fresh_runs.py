@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from aorta.gate.child_process import die_with_parent, ended, exit_status
+
 CHILD_ENV = "AORTA_FRESH_RUN"  # set in each child: "k/N" (or "confirm k/N"); the child never orchestrates
 # Options the parent keeps to itself: the gate's (the children only measure) and the JSON path (each child
 # writes its own). Value-taking options first, then flags.
@@ -93,6 +95,7 @@ class ChildRun:
     json_path: Path
     log_path: Path
     wall_s: float
+    ended: str = ""  # "exit 1", "killed by signal 9 (SIGKILL), exit 137" (aorta.gate.child_process.ended)
 
     @property
     def ok(self) -> bool:
@@ -141,10 +144,18 @@ def run_children(
         with open(log_path, "w") as log:
             log.write("$ " + " ".join(cmd) + "\n")
             log.flush()
-            code = subprocess.call(cmd, cwd=cwd, env=child_env, stdout=log, stderr=subprocess.STDOUT)
-        run = ChildRun(label, code, json_path, log_path, time.monotonic() - start)
+            raw = subprocess.call(  # the child dies with this process (issue 38, case 6)
+                cmd,
+                cwd=cwd,
+                env=child_env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=die_with_parent(),
+            )
+        code = exit_status(raw)  # killed by signal 9: 137, not -9 (which pytest would give as 247)
+        run = ChildRun(label, code, json_path, log_path, time.monotonic() - start, ended(raw))
         done.append(run)
-        state = "ok" if run.ok else f"FAILED (exit {code}{'' if json_path.is_file() else ', no JSON'})"
+        state = "ok" if run.ok else f"FAILED ({run.ended}{'' if json_path.is_file() else ', no JSON'})"
         say(f"aorta gate: {label}: {state} in {run.wall_s:.1f} s, log {log_path}")
         if not run.ok:
             break

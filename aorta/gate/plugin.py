@@ -604,7 +604,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     run = None if failed else _candidate(config, opts, state)
     if failed is not None:
         state.lines.append(
-            f"aorta gate: {failed.label} failed (exit {failed.exit_code}): nothing compared or saved; "
+            f"aorta gate: {failed.label} failed ({failed.ended}): nothing compared or saved; "
             f"its output: {failed.log_path}"
         )
         if int(exitstatus) == 0:
@@ -632,7 +632,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             failed = next((c for c in state.children if not c.ok), None)
             if failed is not None:
                 state.lines.append(
-                    f"aorta gate: {failed.label} failed (exit {failed.exit_code}): no verdict; its output: "
+                    f"aorta gate: {failed.label} failed ({failed.ended}): no verdict; its output: "
                     f"{failed.log_path}"
                 )
                 session.exitstatus = failed.exit_code or int(pytest.ExitCode.TESTS_FAILED)
@@ -681,7 +681,7 @@ def _finish_plain_runs(session: pytest.Session, exitstatus: int, opts: GateOptio
     failed = next((c for c in state.children if not c.ok), None)
     if failed is not None:
         state.lines.append(
-            f"aorta gate: {failed.label} failed (exit {failed.exit_code}); its output: {failed.log_path}"
+            f"aorta gate: {failed.label} failed ({failed.ended}); its output: {failed.log_path}"
         )
         if exitstatus == 0:
             session.exitstatus = failed.exit_code or int(pytest.ExitCode.TESTS_FAILED)
