@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+import shlex
 import subprocess
 import sys
 import time
@@ -50,6 +51,20 @@ def child_args(
 ) -> list[str]:
     """The parent's pytest arguments for one child: the gate's options and ``--benchmark-json`` removed
     (``--opt value`` and ``--opt=value`` alike), the child's own JSON path, order seed and one run added."""
+    out = without_parent_options(args)
+    out += [
+        f"--benchmark-json={json_path}",
+        f"--aorta-order-seed={seed}",
+        "--aorta-runs=1",
+        "--aorta-confirm=0",
+    ]
+    if only_file is not None:
+        out.append(f"--aorta-only-file={only_file}")
+    return out
+
+
+def without_parent_options(args: Sequence[str]) -> list[str]:
+    """``args`` less the options the parent keeps to itself (``--opt value`` and ``--opt=value`` alike)."""
     out: list[str] = []
     skip_next = False
     for tok in args:
@@ -62,15 +77,13 @@ def child_args(
             skip_next = True
             continue
         out.append(tok)
-    out += [
-        f"--benchmark-json={json_path}",
-        f"--aorta-order-seed={seed}",
-        "--aorta-runs=1",
-        "--aorta-confirm=0",
-    ]
-    if only_file is not None:
-        out.append(f"--aorta-only-file={only_file}")
     return out
+
+
+def child_addopts(value: str) -> str:
+    """``$PYTEST_ADDOPTS`` for a child: the parent's options taken out there too, or every child would save
+    (or compare) again: a baseline with each run stored twice (issue 38, case 11)."""
+    return shlex.join(without_parent_options(shlex.split(value)))
 
 
 def order_items(nodeids: Sequence[str], seed: int) -> list[int]:
@@ -140,6 +153,8 @@ def run_children(
             *child_args(args, json_path=json_path, seed=first_seed + k - 1, only_file=only_file),
         ]
         child_env = {**os.environ, **(env or {}), CHILD_ENV: label}
+        if child_env.get("PYTEST_ADDOPTS"):
+            child_env["PYTEST_ADDOPTS"] = child_addopts(child_env["PYTEST_ADDOPTS"])
         start = time.monotonic()
         with open(log_path, "w") as log:
             log.write("$ " + " ".join(cmd) + "\n")

@@ -87,3 +87,20 @@ def test_a_gate_killed_outright_takes_its_fresh_run_child_with_it(tmp_path, sig)
         parent.wait()
         if child is not None and alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+def test_gate_options_in_pytest_addopts_do_not_reach_the_children(tmp_path, monkeypatch):
+    """Issue 38, case 11: each child would save (or compare) too and the baseline get each run twice."""
+    seen = tmp_path / "addopts.txt"
+    monkeypatch.setenv(
+        "PYTEST_ADDOPTS",
+        "--aorta-save-baseline base --aorta-runs=3 -x --benchmark-json 'out dir/all.json' "
+        "--aorta-replace-baseline --aorta-streams=1",
+    )
+    sys_executable = sys.executable
+    try:
+        sys.executable = str(fake_python(tmp_path, f'printf "%s" "$PYTEST_ADDOPTS" > {seen}'))
+        fresh_runs.run_children(["t.py"], cwd=tmp_path, out_dir=tmp_path, count=1, say=lambda line: None)
+    finally:
+        sys.executable = sys_executable
+    assert seen.read_text() == "-x --aorta-streams=1"
