@@ -4,7 +4,9 @@ torchrun ends with 1 whenever a rank's exit status is not 0, whatever the code: 
 (10 regression, 13 not saved, 14 settings differ, 4 usage error) all read 1, and CI cannot tell a
 regression from a crash. This launcher runs the same torchrun command with each rank's pytest wrapped
 (``aorta.launch.rank_exit``) so that its code is left in a file, and exits with rank 0's code; where rank 0
-passed but another rank failed, or rank 0 left no code (killed, crashed), torchrun's own code stands.
+passed but another rank failed, or rank 0 left no code (killed, crashed), torchrun's own code stands. A
+SIGINT, SIGTERM or SIGHUP to the launcher is passed on to torchrun and the launcher exits 130
+(``EXIT_INTERRUPTED``) once torchrun has stopped; torchrun dies with the launcher (``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from aorta.gate.exit_codes import EXIT_USAGE
+from aorta.gate.child_process import die_with_parent, exit_status, signal_name
+from aorta.gate.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
+from aorta.launch.scratch_folder import codes_folder
 
 PYTEST = ("-m", "pytest")
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # to torchrun, which stops its ranks
 
 
 def add_torchrun_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,7 +80,7 @@ def exit_code(torchrun_code: int, codes: dict[int, int]) -> tuple[int, str]:
 
 
 def run_torchrun(args: argparse.Namespace) -> int:
-    with tempfile.TemporaryDirectory(prefix="aorta-torchrun-") as folder:
+    with codes_folder() as folder:
         try:
             cmd = rank_command(args.args, folder)
         except ValueError as exc:
@@ -85,22 +89,27 @@ def run_torchrun(args: argparse.Namespace) -> int:
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])  # the ranks import this aorta, as the launcher did
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        proc = subprocess.Popen(cmd, env=env)
-        forward = {
-            sig: signal.signal(sig, lambda s, f: proc.send_signal(s))
-            for sig in (signal.SIGTERM, signal.SIGHUP)
-        }
+        got: list[int] = []
+        # torchrun in a session of its own: a terminal's Ctrl-C reaches this launcher only, which passes it on
+        # once, as a CI cancel's SIGINT to this pid is (issue 38, case 8); torchrun hands it to its ranks (each
+        # in a session of its own already). SIGTERM to torchrun when this launcher dies, even by SIGKILL:
+        # torchrun then stops its ranks (case 7).
+        proc = subprocess.Popen(
+            cmd, env=env, start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM)
+        )
+
+        def forward(sig: int, frame: object) -> None:
+            got.append(sig)
+            proc.send_signal(sig)
+
+        previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
         try:
-            while True:
-                try:
-                    torchrun_code = proc.wait()
-                    torchrun_code = 128 - torchrun_code if torchrun_code < 0 else torchrun_code  # a signal
-                    break
-                except KeyboardInterrupt:  # Ctrl-C reached torchrun too (same terminal): wait for it to stop
-                    continue
+            torchrun_code = exit_status(proc.wait())
         finally:
-            for sig, handler in forward.items():
+            for sig, handler in previous.items():
                 signal.signal(sig, handler)
         code, why = exit_code(torchrun_code, read_codes(Path(folder)))
+    if got:
+        code, why = EXIT_INTERRUPTED, f"interrupted by {signal_name(got[0])}, passed on to torchrun ({why})"
     print(f"aorta torchrun: {why}", file=sys.stderr)
     return code
