@@ -30,9 +30,9 @@ from aorta.gate.samples import (
     run_entry,
     stored_runs,
 )
+from aorta.gate.schema import BASELINE_SCHEMA, check_schema
 from aorta.record import RecordError, check_run, load_run, write_json_atomic  # noqa: F401 - load_run: gate API
 
-BASELINE_SCHEMA = 1
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
 
 
@@ -179,6 +179,7 @@ def _save_locked(
     benchmarks = list(run["benchmarks"])
     if path.exists() and not replace:
         old = load_run(path)
+        check_schema(old, str(path))  # a newer aorta's baseline is never rewritten in the old schema
         check_can_add(old, path, run)
         meta = old.get("aorta_baseline") or {}
         old_stack = meta.get("stack") or stack_of(old)

@@ -19,6 +19,7 @@ from typing import Any
 
 from aorta.gate.machines import aorta_machine, machine_id
 from aorta.gate.run_evidence import EVIDENCE_KEY, run_evidence
+from aorta.gate.schema import check_schema
 from aorta.record import RecordError, record_of
 from aorta.record.metric import Metric
 
@@ -26,6 +27,10 @@ DEVICE_TIME = "device_ms"  # the name device time per iteration goes by in verdi
 RUNS_KEY = "runs"
 CANDIDATE_RUNS_KEY = "aorta_runs"  # a candidate's fresh-process runs, in the document the gate writes
 MAX_BASELINE_RUNS = 20  # the oldest runs are dropped past this (the save line says so)
+
+# No time, rate or size aorta measures comes near this (a year is 3e10 ms, 1 PB/s is 1e15 B/s); its square
+# and a sum of them stay far from float overflow (issue 38, case 14).
+MAX_ABS_SAMPLE = 1e15
 
 FigureSamples = dict[str, list[float]]  # figure -> samples, for one benchmark of one run
 
@@ -118,6 +123,7 @@ def baseline_runs(doc: Mapping, source: str = "") -> list[dict[str, FigureSample
     """A document's runs, oldest first, each ``{fullname: {figure: samples}}``; a document without stored
     runs (an older baseline, or a plain run file) is one run. ``RecordError`` names the file (``source``),
     the run and the field when a stored sample is not a finite number, or a device time is negative."""
+    check_schema(doc, source)  # a newer aorta's baseline is not read as this one's (issue 38, case 3)
     stored = stored_runs(doc)
     where = f"{source}: " if source else ""
     if not stored:
@@ -154,5 +160,12 @@ def _check(figs: FigureSamples, at: str) -> None:
         for v in samples:
             if not math.isfinite(v):
                 raise RecordError(f"{at}.{name}: {v!r} is not a finite number")
+            if (
+                abs(v) > MAX_ABS_SAMPLE
+            ):  # 1e308 passed the finiteness check, then overflowed in the statistics
+                raise RecordError(
+                    f"{at}.{name}: {v!r} is out of the range a measurement can take "
+                    f"(at most {MAX_ABS_SAMPLE:g} in size)"
+                )
             if name == DEVICE_TIME and v < 0:
                 raise RecordError(f"{at}.{name}: {v!r}: a device time cannot be negative")
