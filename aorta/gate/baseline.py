@@ -27,8 +27,10 @@ from aorta.gate.samples import (
     MAX_BASELINE_RUNS,
     RUNS_KEY,
     baseline_runs,
+    repeated_run_notes,  # noqa: F401 - gate API (the plugin's note on a run stored twice)
     run_entry,
     stored_runs,
+    unique_runs,
 )
 from aorta.gate.schema import BASELINE_SCHEMA, check_schema
 from aorta.record import RecordError, check_run, load_run, write_json_atomic  # noqa: F401 - load_run: gate API
@@ -190,7 +192,7 @@ def _save_locked(
         mine = {b["fullname"] for b in benchmarks}
         benchmarks += [b for b in old["benchmarks"] if b["fullname"] not in mine]
     added = [dict(e, stack=stack) for e in stored_runs(run)] or [run_entry(run, now, stack)]
-    runs = [*earlier, *added][-MAX_BASELINE_RUNS:]
+    runs = unique_runs([*earlier, *added])[-MAX_BASELINE_RUNS:]  # a run saved twice is kept once
     doc = {k: v for k, v in run.items() if k != CANDIDATE_RUNS_KEY}
     doc["benchmarks"] = benchmarks
     doc["aorta_baseline"] = {

@@ -32,6 +32,7 @@ from aorta.gate.compare import (
 from aorta.gate.exit_codes import EXIT_MISMATCH, EXIT_SETTINGS_DIFFER, EXIT_USAGE
 from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
+from aorta.gate.samples import repeated_run_notes
 from aorta.gate.settings_check import settings_refusal
 from aorta.record.output_paths import (
     OutputPathError,
@@ -194,6 +195,12 @@ def run_compare(args: argparse.Namespace) -> int:
         if len(args.cands) > 1
         else runs[args.cands[0]]
     )
+    for path in [args.ref, *args.cands]:
+        for note in repeated_run_notes(runs[path], path):
+            print(f"aorta compare: note: {note}", file=sys.stderr)
+    if len(args.cands) > 1:
+        for note in repeated_run_notes(cand, "the candidate's files together"):
+            print(f"aorta compare: note: {note}", file=sys.stderr)
     cand_label = (
         _label(args.cands[0], cand)
         if len(args.cands) == 1

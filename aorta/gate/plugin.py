@@ -398,6 +398,7 @@ def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, stat
     except bl.BaselineError as exc:
         raise pytest.UsageError(f"--aorta-compare: {exc}") from None
     state.baseline_path, state.baseline = path, baseline
+    state.lines += [f"aorta gate: note: {n}" for n in bl.repeated_run_notes(baseline, str(path))]
     if allow or current is None:  # current is None only where mismatches are allowed
         return
     reason = mismatch_reason(baseline, current)

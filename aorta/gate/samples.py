@@ -14,7 +14,7 @@ Each stored run is ``{"id", "saved_at", "stack", "machine", "benchmarks": {fulln
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aorta.gate.machines import aorta_machine, machine_id
@@ -22,6 +22,7 @@ from aorta.gate.run_evidence import EVIDENCE_KEY, run_evidence
 from aorta.gate.schema import check_schema
 from aorta.record import RecordError, record_of
 from aorta.record.metric import Metric
+from aorta.record.run_identity import content_hash, repeats
 
 DEVICE_TIME = "device_ms"  # the name device time per iteration goes by in verdicts and thresholds
 RUNS_KEY = "runs"
@@ -95,9 +96,47 @@ def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> 
     }
 
 
-def stored_runs(doc: Mapping) -> list:
-    """The run entries a document keeps (a baseline's, or a multi-run candidate's); [] for a plain run."""
+def _all_stored(doc: Mapping) -> list:
     return list((doc.get("aorta_baseline") or {}).get(RUNS_KEY) or doc.get(CANDIDATE_RUNS_KEY) or [])
+
+
+def _repeated_entries(entries: Sequence) -> dict[int, int]:
+    """Entries holding the same samples as an earlier one: ``{index: index of the first}``."""
+    keys = [
+        content_hash(e["benchmarks"])
+        if isinstance(e, Mapping) and isinstance(e.get("benchmarks"), Mapping) and e["benchmarks"]
+        else f"not a run: {i}"  # nothing measured to compare: never a repeat (a reader refuses it)
+        for i, e in enumerate(entries)
+    ]
+    return repeats(keys)
+
+
+def unique_runs(entries: Sequence) -> list:
+    """``entries`` less each one that holds the same samples as an earlier one: one run is counted once."""
+    again = _repeated_entries(entries)
+    return [e for i, e in enumerate(entries) if i not in again]
+
+
+def stored_runs(doc: Mapping) -> list:
+    """The run entries a document keeps (a baseline's, or a multi-run candidate's), each run once (a run
+    stored twice is one run: ``repeated_run_notes`` says so); [] for a plain run."""
+    return unique_runs(_all_stored(doc))
+
+
+def repeated_run_notes(doc: Mapping, source: str) -> list[str]:
+    """One line per stored run that repeats an earlier one of ``doc`` (issue 38, case 12)."""
+    entries = _all_stored(doc)
+    key = RUNS_KEY if (doc.get("aorta_baseline") or {}).get(RUNS_KEY) else CANDIDATE_RUNS_KEY
+
+    def name(i: int) -> str:
+        e = entries[i]
+        rid = e.get("id") if isinstance(e, Mapping) else None
+        return f"{key}[{i}]" + (f" ({rid})" if rid else "")
+
+    return [
+        f"{source}: {name(i)} holds the same samples as {name(j)}: one run, counted once"
+        for i, j in _repeated_entries(entries).items()
+    ]
 
 
 def run_ids(doc: Mapping) -> list[str]:
@@ -124,7 +163,8 @@ def baseline_runs(doc: Mapping, source: str = "") -> list[dict[str, FigureSample
     runs (an older baseline, or a plain run file) is one run. ``RecordError`` names the file (``source``),
     the run and the field when a stored sample is not a finite number, or a device time is negative."""
     check_schema(doc, source)  # a newer aorta's baseline is not read as this one's (issue 38, case 3)
-    stored = stored_runs(doc)
+    stored = _all_stored(doc)  # every entry checked, named by its place in the file; a repeat counted once
+    again = _repeated_entries(stored)
     where = f"{source}: " if source else ""
     if not stored:
         one: dict[str, FigureSamples] = {
@@ -150,7 +190,8 @@ def baseline_runs(doc: Mapping, source: str = "") -> list[dict[str, FigureSample
                     raise RecordError(f"{at}.{name}: expected a list of finite numbers")
                 run[fullname][name] = [float(v) for v in samples]
             _check(run[fullname], at)
-        out.append(run)
+        if i not in again:
+            out.append(run)
     return out
 
 
