@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from aorta.gate import baseline as bl
-from aorta.gate import fresh_runs
+from aorta.gate import empty_run, fresh_runs
 from aorta.gate.compare import (
     NOTHING_COMPARED,
     Comparison,
@@ -603,6 +603,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     failed = next((c for c in state.children if not c.ok), None)
     run = None if failed else _candidate(config, opts, state)
+    if failed is not None and empty_run.child_timed_nothing(failed.exit_code, failed.json_path.is_file()):
+        state.lines.append(
+            f"aorta gate: {NOTHING_COMPARED}: {failed.label} timed no benchmark (every selected one skipped?), "
+            f"nothing saved; its output: {failed.log_path}"
+        )
+        if int(exitstatus) == 0:
+            session.exitstatus = empty_run.nothing_code(bool(opts.compare_ref))
+        return
     if failed is not None:
         state.lines.append(
             f"aorta gate: {failed.label} failed ({failed.ended}): nothing compared or saved; "
@@ -612,9 +620,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = failed.exit_code or int(pytest.ExitCode.TESTS_FAILED)
         return
     if run is None:
-        state.lines.append(
-            f"aorta gate: {NOTHING_COMPARED}: benchmarks are disabled in this run, nothing saved"
-        )
+        bs = getattr(config, "_benchmarksession", None)
+        why = empty_run.why_no_run(int(exitstatus), bool(getattr(bs, "disabled", False)))
+        state.lines.append(f"aorta gate: {NOTHING_COMPARED}: {why}, nothing saved")
         if int(exitstatus) == 0:
             session.exitstatus = EXIT_NOTHING_COMPARED if opts.compare_ref else EXIT_NOT_SAVED
         return
