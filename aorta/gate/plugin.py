@@ -113,6 +113,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where baselines live (default: .aorta/baselines in the rootdir)",
     )
     g.addoption(
+        "--aorta-runs-dir",
+        metavar="DIR",
+        help="where fresh-process runs write their JSON and logs (default: .aorta/runs in the rootdir)",
+    )
+    g.addoption(
         "--aorta-allow-mismatch",
         action="store_true",
         help="compare even if the baseline is from another GPU model or backend",
@@ -330,6 +335,8 @@ def _refuse_runs_without_benchmarks(config: pytest.Config, opts: GateOptions) ->
 def _check_output_places(opts: GateOptions) -> None:
     """Every file the gate will write can be written: refused now, not after the benchmarks ran."""
     try:
+        if opts.orchestrates or opts.confirm:  # issue 38, case 15: refused now, not INTERNALERROR later
+            check_output_dir("--aorta-runs-dir (default .aorta/runs)", opts.runs_root)
         if opts.save_name:
             check_output_dir("--aorta-baseline-dir", opts.baseline_dir)
         if opts.compare_ref and _rank() == 0:
@@ -445,7 +452,7 @@ def pytest_configure(config: pytest.Config) -> None:
         replace_baseline=config.getoption("aorta_replace_baseline"),
         compare_ref=compare_ref,
         baseline_dir=Path(bdir) if bdir else root / ".aorta" / "baselines",
-        runs_root=root / ".aorta" / "runs",
+        runs_root=Path(config.getoption("aorta_runs_dir") or root / ".aorta" / "runs"),
         settings=_settings(config),
         confirm=confirm,
         runs=runs,
