@@ -47,6 +47,7 @@ from aorta.gate.outputs import (
     write_outputs,
 )
 from aorta.gate.render import overall_exit, terminal_lines
+from aorta.gate.save_line import one_run_hint
 from aorta.record.output_paths import OutputPathError, check_appendable, check_output_dir, check_output_file
 
 MAX_CONFIRM = 20
@@ -764,7 +765,7 @@ def _save(
             f"-> exit {EXIT_NOT_SAVED}"
         ), False
     runs = (
-        "1 run: save it again, or with --aorta-runs N, to give the gate the noise between runs"
+        one_run_hint(int(os.environ.get("WORLD_SIZE", "1") or 1) > 1)  # no --aorta-runs under torchrun
         if n_runs == 1
         else f"{n_runs} runs"
     )
