@@ -124,8 +124,13 @@ def _build_sweep_report(args: argparse.Namespace) -> dict:
 
 def _print_sweep_report(summary: dict, page: Path) -> None:
     print(f"aorta report: {len(summary['sweeps'])} sweeps, {len(summary['heatmaps'])} heatmaps -> {page}")
+    from aorta.report.knob_doubt import doubt_line
+
     for label, items in summary["best"].items():
         for b in items:
+            if b.get("no_knob_evidence"):  # issue 38, case 25: no best named where no setting took effect
+                print(doubt_line(label, b))
+                continue
             print(
                 f"  best in {label}: {b['configuration']} {b['metric']} {b['value']:.4g} {b['unit']} at {b['cell']}"
             )
