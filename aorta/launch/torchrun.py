@@ -16,11 +16,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from aorta.gate.child_process import die_with_parent, exit_status, signal_name
 from aorta.gate.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
+from aorta.launch import rendezvous
 from aorta.launch.scratch_folder import codes_folder
 
 PYTEST = ("-m", "pytest")
@@ -79,13 +81,26 @@ def exit_code(torchrun_code: int, codes: dict[int, int]) -> tuple[int, str]:
     return codes[0], f"rank 0's pytest exit code {codes[0]}{extra}"
 
 
+def _bounded_rendezvous(args: list[str]) -> tuple[list[str], float | None]:
+    """``--aorta-rdzv-timeout`` taken out of torchrun's options and passed on as its ``join_timeout``."""
+    args = args[1:] if args[:1] == ["--"] else args
+    at = next((i for i in range(len(args) - 1) if (args[i], args[i + 1]) == PYTEST), len(args))
+    head, given = rendezvous.take_option(args[:at])
+    head, timeout = rendezvous.bounded(head, rendezvous.DEFAULT_TIMEOUT_S if given is None else given)
+    return head + args[at:], timeout
+
+
 def run_torchrun(args: argparse.Namespace) -> int:
     with codes_folder() as folder:
         try:
-            cmd = rank_command(args.args, folder)
+            launch_args, rdzv_timeout = _bounded_rendezvous(list(args.args))
+            cmd = rank_command(launch_args, folder)
         except ValueError as exc:
             print(f"aorta torchrun: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        if rdzv_timeout is not None:
+            print(rendezvous.waiting_line(launch_args, rdzv_timeout), file=sys.stderr, flush=True)
+        started = time.monotonic()
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])  # the ranks import this aorta, as the launcher did
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
@@ -108,7 +123,11 @@ def run_torchrun(args: argparse.Namespace) -> int:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-        code, why = exit_code(torchrun_code, read_codes(Path(folder)))
+        codes = read_codes(Path(folder))
+        code, why = exit_code(torchrun_code, codes)
+        if rdzv_timeout is not None and torchrun_code and not codes and not got:
+            if time.monotonic() - started >= rdzv_timeout:  # no rank ever started: the rendezvous timed out
+                print(rendezvous.missing_line(launch_args, rdzv_timeout), file=sys.stderr)
     if got:
         code, why = EXIT_INTERRUPTED, f"interrupted by {signal_name(got[0])}, passed on to torchrun ({why})"
     print(f"aorta torchrun: {why}", file=sys.stderr)
