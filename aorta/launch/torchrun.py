@@ -67,6 +67,26 @@ def read_codes(folder: Path) -> dict[int, int]:
     return codes
 
 
+def first_failure(folder: Path) -> str | None:
+    """The rank that failed first and why, from the ``rank<R>.error`` files its ranks left
+    (``aorta.launch.rank_exit.FirstError``); None where none failed."""
+    found = []
+    for p in folder.glob("rank*.error"):
+        try:
+            stamp, what = p.read_text(encoding="utf-8").strip().split(" ", 1)
+            found.append((float(stamp), int(p.stem[4:]), what))
+        except (OSError, ValueError):
+            continue
+    if not found:
+        return None
+    _, rank, what = min(found)
+    others = sorted(r for _, r, _ in found if r != rank)
+    also = (
+        f" (later also rank{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})" if others else ""
+    )
+    return f"rank {rank} failed first: {what}{also}"
+
+
 def exit_code(torchrun_code: int, codes: dict[int, int]) -> tuple[int, str]:
     """(the exit code, the sentence that says where it came from)."""
     others = ", ".join(f"rank {r}: {c}" for r, c in sorted(codes.items()) if r != 0 and c != 0)
@@ -125,6 +145,9 @@ def run_torchrun(args: argparse.Namespace) -> int:
                 signal.signal(sig, handler)
         codes = read_codes(Path(folder))
         code, why = exit_code(torchrun_code, codes)
+        first = first_failure(Path(folder))
+        if first:
+            print(f"aorta torchrun: {first}", file=sys.stderr)
         if rdzv_timeout is not None and torchrun_code and not codes and not got:
             if time.monotonic() - started >= rdzv_timeout:  # no rank ever started: the rendezvous timed out
                 print(rendezvous.missing_line(launch_args, rdzv_timeout), file=sys.stderr)
