@@ -355,10 +355,10 @@ def _check_outputs_are_not_inputs(
 ) -> None:
     """No output of this run written over the baseline it reads or saves to (issue 38, case 1)."""
     from aorta.gate.input_outputs import check_outputs_are_not_inputs
-    from aorta.plugin import benchmark_json_path
+    from aorta.record.benchmark_json_option import target_path
 
     outputs = {
-        "--benchmark-json": benchmark_json_path(config),
+        "--benchmark-json": target_path(config.getoption("benchmark_json", None)),
         "--aorta-verdict-json": opts.verdict_json if opts.compare_ref else None,
         "--aorta-markdown": opts.markdown,
     }
