@@ -15,12 +15,13 @@ record -> verdicts -> report), in that order:
 - ``gate/``         baselines, noise, statistical verdicts, exit codes (``gate/exit_codes.py``)
 - ``report/``       summary JSON, figures, one HTML page, Chrome traces over saved runs
 - ``sweep/``        ``aorta sweep``: one benchmark command per cell of a grid of settings
+- ``history/``     the run history: runs kept in SQLite or PostgreSQL, trends, change points
 - ``launch/``       ``aorta torchrun``: torchrun, exiting with rank 0's pytest code
 
 Top level: ``plugin`` (the pytest entry point), ``hookspec`` (the seams between the plugins), ``options``
 (parsed once), ``stats`` (pure), ``cli``. Imports go only from a layer to those before it: stats, record <-
 timeline <- device <- timing <- hw_queue, fsdp <- telemetry <- environment <- plugin, options, hookspec <-
-gate, report, sweep, launch <- cli (tests/test_architecture.py); a plugin reaches a later layer's plugin
+gate, report, sweep, launch, history <- cli (tests/test_architecture.py); a plugin reaches a later layer's plugin
 through a hook or a fixture named in ``hookspec``, not an import.
 """
 

@@ -7,8 +7,10 @@ import sys
 from collections.abc import Callable, Sequence
 
 from aorta.environment.stack_label import add_stack_arguments, run_stack
+from aorta.gate.ab_cli import add_ab_arguments, run_ab
 from aorta.gate.cli import add_compare_arguments, run_compare
 from aorta.gate.noise_cli import add_noise_arguments, run_noise
+from aorta.history.cli import add_history_arguments, run_history
 from aorta.hw_queue.listing import add_list_arguments, run_list
 from aorta.launch.torchrun import add_torchrun_arguments, run_torchrun
 from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
@@ -19,22 +21,28 @@ Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Na
 COMMANDS: dict[str, Command] = {
     "list": (add_list_arguments, run_list),
     "compare": (add_compare_arguments, run_compare),
+    "ab": (add_ab_arguments, run_ab),
     "noise": (add_noise_arguments, run_noise),
     "report": (add_report_arguments, run_report),
     "trace": (add_trace_arguments, run_trace),
     "stack": (add_stack_arguments, run_stack),
     "sweep": (add_sweep_arguments, run_sweep_command),
     "torchrun": (add_torchrun_arguments, run_torchrun),
+    "history": (add_history_arguments, run_history),
 }
 
 HELP = {
     "list": "every hardware-queue workload with category, priority, stream range and a one-line description",
     "compare": "verdicts (FASTER / SLOWER / SAME / UNSURE) of saved runs against a baseline, with exit codes",
+    "ab": "two stacks on this machine: a command run under launchers A and B in alternating fresh processes, "
+    "B judged against A (exit 0 clean, 10 slower, 15 inconclusive)",
     "noise": "this machine's noise profile from saved runs: each figure's between-run noise, MDE and whether it is gateable",
     "report": "compare saved runs: summary.json, figures and one self-contained report.html",
-    "trace": "trace tools: 'aorta trace merge' merges per-rank profiler traces with a rank-asymmetry check",
+    "trace": "trace tools: 'aorta trace merge' merges per-rank profiler traces with a rank-asymmetry check; "
+    "'aorta trace figures' gives the figures of any trace (Kineto, rocprofv3 CSV or rocpd)",
     "sweep": "run a benchmark command once per cell of a grid of settings, each in a fresh process",
     "torchrun": "torchrun ... -m pytest ..., exiting with rank 0's pytest code (the gate's codes survive)",
+    "history": "the run history: add runs, show trends and change points, draw a page, prune old runs",
     "stack": "a file-name-safe label of this machine's stack (GPU, CUDA/HIP, torch), as run_suite.sh names its JSON",
 }
 

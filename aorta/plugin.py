@@ -48,6 +48,7 @@ pytest_plugins = [
     "aorta.report.plugin",
     "aorta.gate.plugin",
     "aorta.fsdp.plugin",
+    "aorta.history.plugin",
 ]
 
 BENCH_FIXTURE = "hw_queue"
@@ -384,6 +385,7 @@ def hw_queue(
                 test_slowdown=request.config.getoption("aorta_test_slowdown", 0.0) or 0.0,
                 mode=resolved_options(request.config).mode,
                 reference_run=reference,
+                lean=bool(request.config.getoption("aorta_lean_run", False)),
             )
         except (StreamLimit, WorkloadUnavailable) as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")

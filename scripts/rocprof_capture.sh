@@ -17,6 +17,8 @@ repository root (benchmarks/hw_queue unless an argument names a test path). Ever
     benchmark.json     the pytest-benchmark JSON (unless you pass --benchmark-json yourself)
     capture.json       tool, command, host, start/end time (UTC and Unix ns) and exit code, to line
                        the traces up with the benchmark JSON's "datetime"
+    queues.json        the traces read back (`aorta trace figures`, one rank per *kernel_trace.csv):
+                       kernels, busy time and streams per hardware queue, how many queues were used
 
 Environment:
   ROCPROF_OUTPUT_DIR  parent folder of the run folders (default rocprof_traces)
@@ -58,4 +60,15 @@ if [ "$dry_run" = 1 ]; then
     exit 0
 fi
 command -v rocprofv3 >/dev/null 2>&1 || tool_missing "rocprofv3 not found on PATH: install ROCm 6.2 or later (rocprofiler-sdk), or add /opt/rocm/bin to PATH"
-run_capture rocprofv3 "$run_dir" "${cmd[@]}"
+rc=0
+run_capture rocprofv3 "$run_dir" "${cmd[@]}" || rc=$?
+
+# Read the kernel traces back (docs/traces.md): per hardware queue, kernels, busy time and the streams that
+# used it. A read-back that fails is said and leaves the run's own exit code as it was.
+shopt -s nullglob globstar
+kernel_csv=("$run_dir"/**/*kernel_trace.csv)
+if [ "${#kernel_csv[@]}" -gt 0 ]; then
+    "${PYTHON:-python3}" -m aorta trace figures "${kernel_csv[@]}" --json "$run_dir/queues.json" ||
+        echo "$SCRIPT_NAME: note: the traces in $run_dir could not be read back (aorta trace figures failed)" >&2
+fi
+exit "$rc"

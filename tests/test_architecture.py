@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("telemetry",),  # what the GPU's clocks and power did while a benchmark ran
     ("environment",),  # machine info (through device and telemetry), versions, fingerprint
     ("plugin", "options", "hookspec"),  # the pytest entry point and its options
-    ("gate", "report", "sweep", "launch"),  # what runs over saved runs, and the launchers
+    ("gate", "report", "sweep", "launch", "history"),  # what runs over saved runs, and the launchers
     ("cli", "__main__"),  # ``aorta <command>``
 )
 TOP_LEVEL_MODULES = {"__init__", "__main__", "cli", "plugin", "hookspec", "options", "stats"}

@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "scripts"
-ALL = ["launch_cuda.sh", "launch_rocm.sh", "nsys_capture.sh", "rocprof_capture.sh", "gpu/telemetry.sh"]
+ALL = ["launch_cuda.sh", "launch_rocm.sh", "nsys_capture.sh", "rocprof_capture.sh"]
 BASH = shutil.which("bash")
 # What the scripts need from PATH besides their tool (linked into a bare PATH for the tests).
 BASICS = [
@@ -61,7 +61,7 @@ def run(script: str, *args: str, path: str | None = None, **env: str) -> subproc
     )
 
 
-@pytest.mark.parametrize("script", ALL[:4])
+@pytest.mark.parametrize("script", ALL)
 def test_help_says_what_it_runs_and_its_exit_codes(script):
     done = run(script, "--help")
     assert done.returncode == 0
@@ -187,7 +187,6 @@ def test_capture_records_start_and_end_next_to_the_traces(tmp_path, script, tool
 )
 def test_scripts_are_shellcheck_clean():
     files = [str(SCRIPTS / s) for s in ALL] + [str(p) for p in (SCRIPTS / "lib").glob("*.sh")]
-    files += [str(p) for p in sorted((SCRIPTS / "gpu").glob("*.sh")) if str(p) not in files]  # the GPU probes
     done = subprocess.run(
         ["shellcheck", "-x", *files], capture_output=True, text=True, cwd=SCRIPTS, timeout=120
     )

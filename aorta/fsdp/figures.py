@@ -82,7 +82,9 @@ def build_result(
     unavailable.update(kernel_unavailable)
     ov = lead.overlap
     if ov is not None and ov["window_ms"] > 0:  # rank 0's whole window: how to read the figures (notes)
-        idle = idle_ms(ov["window_ms"], ov["compute_busy_ms"], ov["comm_busy_ms"], ov["overlapped_ms"])
+        idle = ov.get("idle_ms")  # copies and memsets are device work, not idle (issue 37)
+        if idle is None:
+            idle = idle_ms(ov["window_ms"], ov["compute_busy_ms"], ov["comm_busy_ms"], ov["overlapped_ms"])
         metrics += [
             Metric(
                 "gpu_idle_share_rank0", idle / ov["window_ms"], "ratio", False, source=RANK0, judged=False

@@ -83,12 +83,19 @@ def _run(
             summary = ta.analyze(window.kernels, steps=window.steps, n_ranks=env.world_size)
             overlap_figs = summary.as_dict()
             per_step, timeline, per_step_reason, per_step_note = step_figures(
-                window.kernels, window.step_ranges, window.steps, env.world_size
+                window.kernels,
+                window.step_ranges,
+                window.steps,
+                env.world_size,
+                missing_launches_us=window.missing_launches_us,
+                gpu_ranges=window.gpu_step_ranges,
             )
             segments = ta.timeline_segments(window.kernels)
-            segments["stream_busy_ms"] = ta.stream_busy_ms(window.kernels)
+            # kernels only, as before copies and memsets were read (issue 37): saved kernel summaries stay comparable
+            only_kernels = [k for k in window.kernels if k.category == "kernel"]
+            segments["stream_busy_ms"] = ta.stream_busy_ms(only_kernels)
             kernels = kernel_summary.summarize_launches(  # which kernels ran: the gate's kernel diff reads it
-                window.kernels, max(window.steps, 1)
+                only_kernels, max(window.steps, 1)
             )
         else:
             overlap_reason = window.reason

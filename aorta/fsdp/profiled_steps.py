@@ -2,8 +2,9 @@
 
 ``torch.profiler`` marks each step it records with a host range ``ProfilerStep#N`` (from one
 ``prof.step()`` to the next; aorta/timeline/profiler_steps.py reads them). A kernel belongs to the step
-whose range holds its **launch**: the host runtime call with the kernel's correlation id
-(``DeviceOp.launch_us``), as Holistic Trace Analysis assigns kernels to iterations. Its device start says
+whose range holds its **launch**: the host runtime call with the kernel's correlation id, else the one
+Kineto's flow events point at (``DeviceOp.launch_us`` and ``.link``: aorta/timeline/launch_links.py), as
+Holistic Trace Analysis assigns kernels to iterations. Its device start says
 nothing about its step when the GPU runs behind the host: on an MI300X trace (TraceLens
 ``resnet_act_checkpoint``, rank 0 of 8) the GPU ran about two steps behind, and by device start 1493 of
 2995 kernels fell in no step and one step read overlap 0.000 instead of 0.249.
@@ -15,7 +16,10 @@ the profiler did not record), and every kernel of a trace with no launch at all 
 without runtime events), goes by its device start, which is right where every step ends with a device
 synchronize (aorta's own profiled steps). A step in
 which no kernel was launched measured nothing: it is left out, not counted as zeros. Kernels and steps
-left out are counted, and ``StepSplit.note`` says how many.
+left out are counted, and ``StepSplit.note`` says how many. Per step it also says which ops were linked by
+flow events or placed by device start, and how many kernel launches no device event answers (records the
+profiler lost); where ops placed by device start meet evidence that the GPU ran behind the host, the
+per-step figures are refused (``lag_evidence``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from aorta.fsdp.collective_match import comm_kernels
 from aorta.timeline import overlap
 from aorta.timeline.device_op import DeviceOp
 
+DEVICE_START = "device start"
+
 
 @dataclass(frozen=True)
 class StepSplit:
@@ -39,10 +45,20 @@ class StepSplit:
     before_window: int  # kernels launched before the window (no launch, correlation id below the first)
     outside: int  # kernels whose launch (or device start) is in no step's range
     by_device_start: int = 0  # kernels without a recorded launch in a trace with launches, placed by start
+    # per step: how its ops were placed ("correlation", "flow", "device start") -> how many
+    links: tuple[dict[str, int], ...] = ()
+    # per step: launch calls in its range that no device op answers (the profiler lost their kernels)
+    missing: tuple[int, ...] = ()
 
     @property
     def total(self) -> int:
         return sum(len(ks) for ks in self.by_step) + self.before_window + self.outside
+
+    @property
+    def what(self) -> str:
+        """ "kernels", or "device ops" where copies or memsets are among them."""
+        ops = [k for ks in self.by_step for k in ks]
+        return "kernels" if all(k.category == "kernel" for k in ops) else "device ops"
 
     @property
     def left_out(self) -> int:
@@ -52,17 +68,36 @@ class StepSplit:
     def empty_steps(self) -> list[int]:
         return [i for i, ks in enumerate(self.by_step) if not ks]
 
+    def step_notes(self) -> list[str]:
+        """Per step, what is not plain: ops linked by flow events or placed by device start, launches that
+        no device op answers."""
+        out = []
+        for i, links in enumerate(self.links):
+            said = []
+            if links.get("flow"):
+                said.append(f"{links['flow']} ops linked to their launch by flow events (no correlation id)")
+            if links.get(DEVICE_START):
+                said.append(f"{links[DEVICE_START]} ops with no launch in the trace, placed by device start")
+            if i < len(self.missing) and self.missing[i]:
+                said.append(
+                    f"{self.missing[i]} kernel launches with no kernel in the trace (the profiler lost their "
+                    "records: the step's figures miss that work)"
+                )
+            if said:
+                out.append(f"step {i}: " + ", ".join(said))
+        return out
+
     def note(self) -> str | None:
         """What the per-step figures leave out, and how kernels were placed, in a sentence; None when all
-        went by their launch and every step launched some."""
+        went by their launch's correlation id and every step launched some."""
         left = []
         if self.before_window:
             left.append(
-                f"{self.before_window} of {self.total} kernels launched before the profiled window (no launch "
+                f"{self.before_window} of {self.total} {self.what} launched before the profiled window (no launch "
                 "in the trace)"
             )
         if self.outside:
-            left.append(f"{self.outside} of {self.total} kernels whose {self.by} is in no step range")
+            left.append(f"{self.outside} of {self.total} {self.what} whose {self.by} is in no step range")
         empty = self.empty_steps
         if empty:
             left.append(
@@ -72,36 +107,97 @@ class StepSplit:
         said = ["left out of the per-step figures: " + "; ".join(left)] if left else []
         if self.by_device_start:
             said.append(
-                f"{self.by_device_start} of {self.total} kernels have no recorded launch: placed by their "
+                f"{self.by_device_start} of {self.total} {self.what} have no recorded launch: placed by their "
                 "device start"
             )
+        said += self.step_notes()
         if not said:
             return None
         return "; ".join(said) + f" (a kernel goes to the step holding its {self.by})"
 
 
-def split_by_step(kernels: Sequence[DeviceOp], ranges: Sequence[tuple[float, float]]) -> StepSplit:
+def split_by_step(
+    kernels: Sequence[DeviceOp],
+    ranges: Sequence[tuple[float, float]],
+    missing_launches_us: Sequence[float] = (),
+) -> StepSplit:
     """Each kernel into the step whose range holds its launch; a kernel launched before the window into
-    none; one whose launch the trace does not hold by its device start (see the module docstring)."""
+    none; one whose launch the trace does not hold by its device start (see the module docstring).
+    ``missing_launches_us``: host times of launch calls no device op answers, counted per step."""
     launched = [k for k in kernels if k.launch_us is not None]
     first = min((k.correlation for k in launched if k.correlation is not None), default=None)
     order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
     starts = [ranges[i][0] for i in order]
     steps: list[list[DeviceOp]] = [[] for _ in ranges]
+    links: list[dict[str, int]] = [{} for _ in ranges]
     before = outside = by_start = 0
+
+    def step_of(t: float) -> int | None:
+        j = bisect.bisect_right(starts, t) - 1
+        return order[j] if j >= 0 and t < ranges[order[j]][1] else None
+
     for k in kernels:
-        t = k.launch_us
+        t, how = k.launch_us, k.link or "correlation"
         if t is None:
             if first is not None and k.correlation is not None and k.correlation < first:
                 before += 1
                 continue
-            t, by_start = k.start_us, by_start + bool(launched)
-        j = bisect.bisect_right(starts, t) - 1
-        if j >= 0 and t < ranges[order[j]][1]:
-            steps[order[j]].append(k)
-        else:
+            t, by_start, how = k.start_us, by_start + bool(launched), DEVICE_START
+        i = step_of(t)
+        if i is None:
             outside += 1
-    return StepSplit(steps, "launch" if launched else "device start", before, outside, by_start)
+        else:
+            steps[i].append(k)
+            links[i][how] = links[i].get(how, 0) + 1
+    missing = [0 for _ in ranges]
+    for t in missing_launches_us:
+        i = step_of(t)
+        if i is not None:
+            missing[i] += 1
+    return StepSplit(
+        steps,
+        "launch" if launched else DEVICE_START,
+        before,
+        outside,
+        by_start,
+        tuple(links),
+        tuple(missing),
+    )
+
+
+def gpu_lag_ms(
+    ranges: Sequence[tuple[float, float]], gpu_ranges: Sequence[tuple[float, float] | None]
+) -> float | None:
+    """How far (ms) the profiler's GPU-side copy of a step ends after the host's step at most; None where no
+    copy ends after its host step."""
+    lags = [g[1] - h[1] for h, g in zip(ranges, gpu_ranges) if g is not None and g[1] > h[1]]
+    return max(lags) / 1e3 if lags else None
+
+
+def lag_evidence(
+    split: StepSplit,
+    ranges: Sequence[tuple[float, float]],
+    gpu_ranges: Sequence[tuple[float, float] | None] = (),
+) -> str | None:
+    """Why placing ops by their device start gives wrong steps here, or None: some ops were placed that way
+    and the GPU runs behind the host (ops start outside every step; the profiler's GPU-side copy of a step
+    ends after the host's step)."""
+    if not any(links.get(DEVICE_START) for links in split.links):
+        return None
+    said = []
+    if split.by == DEVICE_START and split.outside:
+        said.append(f"{split.outside} of {split.total} ops start outside every step")
+    late = [i for i, (h, g) in enumerate(zip(ranges, gpu_ranges)) if g is not None and g[1] > h[1]]
+    lag_ms = gpu_lag_ms(ranges, gpu_ranges)
+    if lag_ms is not None:
+        said.append(f"the GPU's copy of step {late} ends up to {lag_ms:.3f} ms after the host's")
+    if not said:
+        return None
+    return (
+        "ops with no launch in the trace can only be placed by device start, but the GPU runs behind the host ("
+        + "; ".join(said)
+        + "): per-step figures would give work to the wrong step"
+    )
 
 
 def span_us(kernels: Sequence[DeviceOp]) -> tuple[float, float]:
@@ -112,12 +208,20 @@ def span_us(kernels: Sequence[DeviceOp]) -> tuple[float, float]:
 
 
 def step_figures(
-    kernels: Sequence[DeviceOp], ranges: Sequence[tuple[float, float]], steps: int, world_size: int
+    kernels: Sequence[DeviceOp],
+    ranges: Sequence[tuple[float, float]],
+    steps: int,
+    world_size: int,
+    *,
+    missing_launches_us: Sequence[float] = (),
+    gpu_ranges: Sequence[tuple[float, float] | None] = (),
 ) -> tuple[list[dict] | None, dict | None, str | None, str | None]:
     """One rank's profiled window, step by step: (``trace_analysis.analyze`` of each step's kernels, the
     comm kernels / compute intervals / windows that rank 0 matches across ranks, the reason for none, and
     what was left out: ``StepSplit.note``). The active steps are the last ``steps`` ranges the profiler
-    marked; a step that launched no kernel is left out of both lists."""
+    marked; a step that launched no kernel is left out of both lists. Refused where ops placed by device
+    start meet evidence that the GPU ran behind the host (``lag_evidence``; ``gpu_ranges``: the profiler's
+    GPU-side copies of the same steps)."""
     mine = list(ranges)[-steps:]
     if len(mine) != steps:
         return (
@@ -129,16 +233,35 @@ def step_figures(
             ),
             None,
         )
-    split = split_by_step(kernels, mine)
-    by_step = [ks for ks in split.by_step if ks]
+    split = split_by_step(kernels, mine, missing_launches_us)
+    gpu_mine = list(gpu_ranges)[-steps:] if gpu_ranges else []
+    lag = lag_evidence(split, mine, gpu_mine)
+    if lag is not None:
+        return None, None, lag, split.note()
+    note = split.note()
+    behind = gpu_lag_ms(mine, gpu_mine)
+    if behind is not None:  # said, though harmless here: every op went by its launch
+        said = f"the GPU ran behind the host (its copy of a step ends up to {behind:.3f} ms after the host's)"
+        note = f"{note}; {said}" if note else said
+    kept = [i for i, ks in enumerate(split.by_step) if ks]
+    by_step = [split.by_step[i] for i in kept]
     if not by_step:
-        return None, None, f"no kernel was launched in any of the {steps} profiled steps", split.note()
-    per_step = [ta.analyze(ks, steps=1, n_ranks=world_size).as_dict() for ks in by_step]
+        return None, None, f"no kernel was launched in any of the {steps} profiled steps", note
+    per_step = []
+    for i, ks in zip(kept, by_step):
+        figs = ta.analyze(ks, steps=1, n_ranks=world_size).as_dict()
+        figs["step"] = i  # the step's place among the profiled steps (an empty one keeps its number)
+        figs["linked_by"] = dict(split.links[i])
+        figs["launches_without_kernel"] = split.missing[i]
+        per_step.append(figs)
     timeline = {
         "comm": comm_kernels(by_step),
         "compute_us": [
             overlap.union((k.start_us, k.end_us) for k in ks if k.kind == ta.COMPUTE) for ks in by_step
         ],
+        "copy_us": [
+            overlap.union((k.start_us, k.end_us) for k in ks if k.kind == ta.MEMORY) for ks in by_step
+        ],
         "window_us": [span_us(ks) for ks in by_step],
     }
-    return per_step, timeline, None, split.note()
+    return per_step, timeline, None, note

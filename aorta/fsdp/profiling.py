@@ -17,9 +17,10 @@ from pathlib import Path
 
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.config import ProfilingConfig
+from aorta.fsdp.trace_file import read_kineto_trace
 from aorta.timeline.device_op import DeviceOp
-from aorta.timeline.profiler_steps import step_number, step_ranges
-from aorta.timeline.trace_events import LAUNCH_CATEGORIES, load_trace
+from aorta.timeline.profiler_steps import step_number
+from aorta.timeline.trace_events import LAUNCH_CATEGORIES
 
 NO_KERNELS_ON_CPU = "CPU backend (gloo): the profiler records no device kernel timestamps"
 
@@ -32,6 +33,9 @@ class ProfiledWindow:
     reason: str | None = None  # why there are no kernels, when there are none
     trace_note: str | None = None  # why no trace file was written, where none was
     step_ranges: list[tuple[float, float]] = field(default_factory=list)  # ProfilerStep#N host ranges (µs)
+    # from a trace file only: the GPU-side copies of the steps, and kernel launches no device event answers
+    gpu_step_ranges: list[tuple[float, float] | None] = field(default_factory=list)
+    missing_launches_us: list[float] = field(default_factory=list)
 
     @property
     def available(self) -> bool:
@@ -142,9 +146,12 @@ def profile_steps(
             trace_path.parent.mkdir(parents=True, exist_ok=True)
             prof.export_chrome_trace(str(trace_path))
             window.trace_file = str(trace_path)
-            doc = load_trace(trace_path)
-            window.kernels = ta.parse_chrome_trace(doc)
-            window.step_ranges = step_ranges(doc)
+            read = read_kineto_trace(trace_path)  # the reader `aorta trace figures` uses
+            window.kernels, window.step_ranges = read.ops, read.step_ranges
+            window.gpu_step_ranges, window.missing_launches_us = (
+                read.gpu_step_ranges,
+                read.missing_launches_us,
+            )
         else:
             window.kernels = kernels_from_events(prof)
             window.step_ranges = step_ranges_from_events(prof)

@@ -99,6 +99,7 @@ def _single_rank_steps(rank: int, per_step: Sequence[Mapping]) -> list[wt.RankSt
                 transfer_ms=s["comm_busy_ms"],
                 wait_ms=0.0,
                 window_ms=s["window_ms"],
+                copy_only_ms=s.get("copy_only_ms", 0.0),
             )
         )
     return out
@@ -126,7 +127,9 @@ def kernel_figures(ranks: Sequence[RankResult]) -> tuple[list[Metric], dict[str,
     for rank, r in by_rank.items():
         t = timelines[rank]
         if matching is not None and matched_ok and t:
-            per_rank[rank] = wt.rank_steps(rank, matching, t["compute_us"], t["window_us"])
+            per_rank[rank] = wt.rank_steps(
+                rank, matching, t["compute_us"], t["window_us"], copy_us_by_step=t.get("copy_us")
+            )
         else:
             per_rank[rank] = _single_rank_steps(rank, r.per_step or [])
     unavailable: dict[str, str] = {}

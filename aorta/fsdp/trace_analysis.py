@@ -34,12 +34,12 @@ from pathlib import Path
 from aorta.timeline import overlap
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.kernel_timeline import launch_dims
+from aorta.timeline.launch_links import LaunchLinks, launch_links
 from aorta.timeline.trace_events import (
     COMM_KINDS,
     COMPUTE,
+    DEVICE_CATEGORIES,
     MEMORY,
-    is_kernel,
-    launch_times_us,
     load_trace,
 )
 
@@ -111,6 +111,8 @@ def kernel_from_args(
     args: Mapping | None,
     launch_us: float | None = None,
     correlation: int | None = None,
+    category: str = "kernel",
+    link: str | None = None,
 ) -> DeviceOp:
     """A kernel's ``DeviceOp`` from its name, times and its profiler args (Chrome trace ``args``)."""
     args = args or {}
@@ -128,23 +130,29 @@ def kernel_from_args(
         process_group=str(pg) if pg not in (None, "") else None,
         launch_us=launch_us,
         correlation=correlation,
+        category=category,
+        link=link,
         grid=launch_dims(args.get("grid")),
         block=launch_dims(args.get("block")),
     )
 
 
-def parse_chrome_trace(trace: Mapping | Sequence[dict] | str | Path) -> list[DeviceOp]:
-    """Device kernels (``ph == "X"``, ``cat == "kernel"``) of a Chrome trace, sorted by start; each with the
-    host time of its launch (the runtime call with the same ``args.correlation``) where the trace has it."""
+def parse_chrome_trace(
+    trace: Mapping | Sequence[dict] | str | Path, links: LaunchLinks | None = None
+) -> list[DeviceOp]:
+    """Device work of a Chrome trace (``ph == "X"``: kernels, and copies and memsets as ``memory``), sorted by
+    start; each with the host time of its launch where the trace has it, linked by correlation id or else
+    by Kineto's flow events (aorta/timeline/launch_links.py; ``DeviceOp.link`` says which)."""
     data = load_trace(trace) if isinstance(trace, (str, Path)) else trace
     events: Sequence[dict] = list(data.get("traceEvents", []) if isinstance(data, Mapping) else data)
-    launches = launch_times_us(events)
+    links = links if links is not None else launch_links(events)
     out = []
     for ev in events:
-        if ev.get("ph") != "X" or not is_kernel(ev):
+        cat = str(ev.get("cat", "")).lower()
+        if ev.get("ph") != "X" or cat not in DEVICE_CATEGORIES:
             continue
         args = ev.get("args") or {}
-        corr = args.get("correlation")
+        key, launch, how = links.link(ev)
         out.append(
             kernel_from_args(
                 ev["name"],
@@ -152,8 +160,10 @@ def parse_chrome_trace(trace: Mapping | Sequence[dict] | str | Path) -> list[Dev
                 ev.get("dur", 0.0),
                 args.get("stream", ev.get("tid", 0)),
                 args,
-                launches.get(int(corr)) if isinstance(corr, (int, float)) else None,
-                int(corr) if isinstance(corr, (int, float)) else None,
+                launch.ts_us if launch else None,
+                key if isinstance(key, int) else None,
+                cat,
+                how,
             )
         )
     return sorted(out, key=lambda k: (k.start_us, k.end_us))
@@ -179,9 +189,16 @@ class OverlapSummary:
     busbw_gbps: dict[str, float | None]
     algbw_gbps: dict[str, float | None]
     unavailable: dict[str, str] = field(default_factory=dict)
+    copy_busy_ms: float = 0.0  # union of memory work: copies, memsets and the runtime's fill / copy kernels
+    copy_count: int = 0  # copies and memsets the profiler recorded as such (gpu_memcpy / gpu_memset)
+    copy_only_ms: float = 0.0  # memory work with no compute or communication kernel beside it
+    busy_ms: float | None = None  # union of all device work (compute, communication, copies)
 
     @property
     def idle_ms(self) -> float:
+        """The window's time with no device work at all: copies and memsets are work, not idle."""
+        if self.busy_ms is not None:
+            return max(0.0, self.window_ms - self.busy_ms)
         return overlap.idle_ms(self.window_ms, self.compute_busy_ms, self.comm_busy_ms, self.overlapped_ms)
 
     @property
@@ -206,6 +223,9 @@ class OverlapSummary:
             "window_ms": self.window_ms,
             "compute_busy_ms": self.compute_busy_ms,
             "comm_busy_ms": self.comm_busy_ms,
+            "copy_busy_ms": self.copy_busy_ms,
+            "copy_count": self.copy_count,
+            "copy_only_ms": self.copy_only_ms,
             "busy_ms_by_kind": dict(self.busy_ms_by_kind),
             "overlapped_ms": self.overlapped_ms,
             "exposed_comm_ms": self.exposed_comm_ms,
@@ -248,7 +268,7 @@ def analyze(kernels: Sequence[DeviceOp], *, steps: int, n_ranks: int | None = No
     for k in kernels:
         by_kind[k.kind].append(k)
     comm = [k for kind in COMM_KINDS for k in by_kind[kind]]
-    compute_iv, comm_iv = _ms(by_kind[COMPUTE]), _ms(comm)
+    compute_iv, comm_iv, copy_iv = _ms(by_kind[COMPUTE]), _ms(comm), _ms(by_kind[MEMORY])
     comm_busy = overlap.length_ms(comm_iv)
     overlapped = overlap.overlapped_ms(compute_iv, comm_iv)
     unavailable: dict[str, str] = {}
@@ -271,17 +291,21 @@ def analyze(kernels: Sequence[DeviceOp], *, steps: int, n_ranks: int | None = No
         unavailable["overlap_ratio"] = "no communication kernels in the profiled window"
     return OverlapSummary(
         steps=steps,
-        window_ms=overlap.span_ms(compute_iv + comm_iv),
+        window_ms=overlap.span_ms(compute_iv + comm_iv + copy_iv),
         compute_busy_ms=overlap.length_ms(compute_iv),
         comm_busy_ms=comm_busy,
         busy_ms_by_kind={kind: overlap.length_ms(_ms(by_kind[kind])) for kind in COMM_KINDS},
         overlapped_ms=overlapped,
         exposed_comm_ms=comm_busy - overlapped,
         overlap_ratio=ratio,
-        kernel_count_by_kind={kind: len(v) for kind, v in by_kind.items()},
+        kernel_count_by_kind={kind: sum(k.category == "kernel" for k in v) for kind, v in by_kind.items()},
         busbw_gbps=busbw,
         algbw_gbps=algbw,
         unavailable=unavailable,
+        copy_busy_ms=overlap.length_ms(copy_iv),
+        copy_count=sum(k.category != "kernel" for k in kernels),
+        copy_only_ms=overlap.exposed_ms(compute_iv + comm_iv, copy_iv),
+        busy_ms=overlap.length_ms(compute_iv + comm_iv + copy_iv),
     )
 
 

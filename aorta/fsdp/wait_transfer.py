@@ -44,6 +44,9 @@ class RankStep:
     # The part of ``overlapped_ms`` where compute ran beside waiting for peers (not beside a transfer): a rank
     # that waits for a straggler while computing shows this as overlap the straggler itself cannot have.
     overlapped_wait_ms: float = 0.0
+    # Copies and memsets with no kernel beside them (issue 37): device work, so not idle; with it the parts
+    # (compute only, overlapped, exposed transfer and wait, copy only, idle) add up to the window.
+    copy_only_ms: float = 0.0
 
     @property
     def comm_busy_ms(self) -> float:
@@ -86,9 +89,12 @@ def rank_steps(
     compute_us_by_step: Sequence[Sequence[tuple[float, float]]],
     window_us_by_step: Sequence[tuple[float, float]],
     unmatched: Sequence[CommKernel] = (),
+    *,
+    copy_us_by_step: Sequence[Sequence[tuple[float, float]]] | None = None,
 ) -> list[RankStep]:
     """The breakdown of each profiled step of ``rank``. ``compute_us_by_step[i]`` and ``window_us_by_step[i]``
-    are in the rank's own clock; ``unmatched``: its communication kernels no collective matched."""
+    are in the rank's own clock; ``unmatched``: its communication kernels no collective matched;
+    ``copy_us_by_step``: its copies and memsets, device work that is not idle."""
     shift = matching.offset_us.get(rank, 0.0)
     mine: dict[int, list[Collective]] = {}
     for c in matching.collectives:
@@ -106,7 +112,8 @@ def rank_steps(
         comm = overlap.union(transfer + wait_only)
         overlapped = overlap.overlapped_ms(compute, comm)
         (w0, w1) = _ms([window_us], shift)[0]
-        busy = overlap.length_ms(compute + comm)
+        copies = _ms(copy_us_by_step[step], shift) if copy_us_by_step else []
+        busy = overlap.length_ms(compute + comm + copies)
         out.append(
             RankStep(
                 rank=rank,
@@ -120,6 +127,7 @@ def rank_steps(
                 wait_ms=overlap.length_ms(wait_only),
                 window_ms=w1 - w0,
                 overlapped_wait_ms=overlap.overlapped_ms(compute, wait_only),
+                copy_only_ms=overlap.exposed_ms(compute + comm, copies),
             )
         )
     return out

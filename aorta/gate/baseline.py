@@ -189,8 +189,7 @@ def _save_locked(
         if not earlier:  # a baseline saved before runs were kept: its own samples are its one run
             baseline_runs(old)  # validates
             earlier = [run_entry(old, str(meta.get("saved_at") or ""), old_stack)]
-        mine = {b["fullname"] for b in benchmarks}
-        benchmarks += [b for b in old["benchmarks"] if b["fullname"] not in mine]
+        benchmarks = merge_benchmarks(old["benchmarks"], benchmarks)
     added = [dict(e, stack=stack) for e in stored_runs(run)] or [run_entry(run, now, stack)]
     runs = unique_runs([*earlier, *added])[-MAX_BASELINE_RUNS:]  # a run saved twice is kept once
     doc = {k: v for k, v in run.items() if k != CANDIDATE_RUNS_KEY}
@@ -257,6 +256,24 @@ def resolve(ref: str, directory: str | os.PathLike, key: str) -> Path:
     )
 
 
+def is_lean(bench: Mapping) -> bool:
+    """A benchmark entry of a gate's lean repeat run (timed rounds only: aorta/hw_queue/runner.py LEAN_RUN)."""
+    return "lean_run" in (bench.get("extra_info") or {})
+
+
+def merge_benchmarks(older: Sequence[Mapping], newer: Sequence[Mapping]) -> list[Mapping]:
+    """One entry per benchmark, the newer run's, except that a lean repeat run's entry never replaces a full
+    run's: the document keeps every figure's kind (the kernel pass's, the labelled pass's) and the runs keep
+    the samples. Order: the newer run's benchmarks, then those only the older had."""
+    old = {b["fullname"]: b for b in older}
+    out = [
+        old[b["fullname"]] if is_lean(b) and b["fullname"] in old and not is_lean(old[b["fullname"]]) else b
+        for b in newer
+    ]
+    mine = {b["fullname"] for b in newer}
+    return out + [b for b in older if b["fullname"] not in mine]
+
+
 def combine_runs(docs: Sequence[Mapping], ids: Sequence[str]) -> dict:
     """Several fresh-process runs of one command as one candidate document: the last run's document,
     every benchmark any run holds (the latest's entry), and each run's samples in ``aorta_runs`` (a
@@ -264,11 +281,11 @@ def combine_runs(docs: Sequence[Mapping], ids: Sequence[str]) -> dict:
     if not docs or len(docs) != len(ids):
         raise ValueError(f"combine_runs needs one id per run, got {len(docs)} runs and {len(ids)} ids")
     now = datetime.now(UTC).isoformat()
-    by_name: dict[str, Mapping] = {}
+    benchmarks: list[Mapping] = []
     for d in docs:
-        by_name.update({b["fullname"]: b for b in d.get("benchmarks", ())})
+        benchmarks = merge_benchmarks(benchmarks, d.get("benchmarks", ()))
     doc = dict(docs[-1])
-    doc["benchmarks"] = list(by_name.values())
+    doc["benchmarks"] = benchmarks
     entries: list[dict] = []
     for d, i in zip(docs, ids):
         held = stored_runs(d)

@@ -74,6 +74,23 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         help="the candidate's runs (fresh processes of one stack), judged together against REF's runs",
     )
+    add_judging_arguments(parser)
+    parser.add_argument(
+        "--allow-mismatch", action="store_true", help="compare even across GPU models or backends"
+    )
+    parser.add_argument(
+        "--allow-env-diff",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME]",
+        help="scheduling env vars (names or globs, '*' for all) that may differ between REF and CAND; "
+        "any other difference is refused with exit 14",
+    )
+    add_output_arguments(parser, "beside the last CAND.json, as <CAND>.verdict.json")
+
+
+def add_judging_arguments(parser: argparse.ArgumentParser) -> None:
+    """How figures are judged: shared by ``aorta compare`` and ``aorta ab``."""
     parser.add_argument(
         "--min-effect",
         type=argtype(lambda t: parse_ratio("--min-effect", t)),
@@ -98,21 +115,37 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         help="two-sided significance of the t test on run figures (default 0.01)",
     )
     parser.add_argument(
-        "--allow-mismatch", action="store_true", help="compare even across GPU models or backends"
+        "--min-judged",
+        type=argtype(lambda t: parse_share("--min-judged", t)),
+        default=None,
+        metavar="SHARE",
+        help="fewer than SHARE of the figures judged (SLOWER, FASTER or SAME) is inconclusive, exit 15 "
+        "(default 50%%; none judged is always inconclusive)",
     )
-    parser.add_argument(
-        "--allow-env-diff",
-        action="append",
-        default=[],
-        metavar="NAME[,NAME]",
-        help="scheduling env vars (names or globs, '*' for all) that may differ between REF and CAND; "
-        "any other difference is refused with exit 14",
-    )
+
+
+def settings_from(args: argparse.Namespace, **kw) -> GateSettings:
+    """The gate's settings from ``add_judging_arguments``' options (``kw``: the command's own)."""
+    kw["thresholds"] = tuple(args.threshold)
+    for name in ("min_effect", "alpha", "max_mde", "min_judged"):
+        if getattr(args, name) is not None:
+            kw[name] = getattr(args, name)
+    return GateSettings(**kw)
+
+
+def parse_share(option: str, text: str) -> float:
+    value = parse_ratio(option, text)
+    if value > 1:
+        raise ValueError(f"{option}={text!r}: expected a share of the figures from 0 to 100%")
+    return value
+
+
+def add_output_arguments(parser: argparse.ArgumentParser, default_place: str) -> None:
     parser.add_argument(
         "--verdict-json",
         default=None,
         metavar="PATH",
-        help="verdict file (default: beside the last CAND.json, as <CAND>.verdict.json; '' for none)",
+        help=f"verdict file (default: {default_place}; '' for none)",
     )
     parser.add_argument(
         "--markdown",
@@ -181,14 +214,7 @@ def run_compare(args: argparse.Namespace) -> int:
         for refusal in filter(None, refusals):
             print(f"aorta compare: {refusal}", file=sys.stderr)
         return EXIT_SETTINGS_DIFFER
-    kw = {"thresholds": tuple(args.threshold), "allow_mismatch": args.allow_mismatch}
-    if args.min_effect is not None:
-        kw["min_effect"] = args.min_effect
-    if args.alpha is not None:
-        kw["alpha"] = args.alpha
-    if args.max_mde is not None:
-        kw["max_mde"] = args.max_mde
-    settings = GateSettings(**kw)
+    settings = settings_from(args, allow_mismatch=args.allow_mismatch)
     ref = runs[args.ref]
     cand = (
         bl.combine_runs([runs[c] for c in args.cands], list(args.cands))

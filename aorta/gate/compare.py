@@ -12,7 +12,13 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_MISMATCH, EXIT_NOTHING_COMPARED, EXIT_REGRESSION
+from aorta.gate.exit_codes import (
+    EXIT_CLEAN,
+    EXIT_INCONCLUSIVE,
+    EXIT_MISMATCH,
+    EXIT_NOTHING_COMPARED,
+    EXIT_REGRESSION,
+)
 from aorta.gate.machines import aorta_machine, machine_label
 from aorta.gate.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, run_value
 from aorta.gate.samples import (
@@ -46,6 +52,8 @@ from aorta.record import record_of
 __all__ = ["DEVICE_TIME", "aorta_machine", "device_samples_ms", "figures", "machine_label", "metric_samples"]
 
 NOTHING_COMPARED = "NOTHING COMPARED"
+INCONCLUSIVE = "INCONCLUSIVE"
+DEFAULT_MIN_JUDGED = 0.5  # a compare that judged fewer than half its figures is inconclusive, not clean
 STACK_KEYS = ("driver", "cuda", "hip", "torch", "nccl", "rccl")
 
 
@@ -69,6 +77,14 @@ class GateSettings:
     power: float = DEFAULT_POWER
     thresholds: tuple[Threshold, ...] = ()
     allow_mismatch: bool = False
+    # The looks of a sequential gate (--aorta-runs auto, aorta.gate.sequential): each tests at alpha / looks.
+    looks: int = 1
+    min_judged: float = DEFAULT_MIN_JUDGED  # below this share of figures judged: inconclusive (exit 15)
+
+    @property
+    def look_alpha(self) -> float:
+        """The level each test runs at: ``alpha``, shared by the looks of a sequential gate."""
+        return self.alpha / self.looks
 
     def min_effect_for(self, benchmark: str, metric: str) -> float:
         """The run's minimum effect, or the last user rule matching this benchmark and figure."""
@@ -80,7 +96,7 @@ class GateSettings:
 
     def policy_for(self, benchmark: str, metric: str) -> Policy:
         return Policy(
-            alpha=self.alpha,
+            alpha=self.look_alpha,
             power=self.power,
             max_mde=self.max_mde,
             min_effect=self.min_effect_for(benchmark, metric),
@@ -258,7 +274,20 @@ class Comparison:
             return EXIT_MISMATCH
         if self.nothing_compared:
             return EXIT_NOTHING_COMPARED
-        return EXIT_REGRESSION if self.count(SLOWER) else EXIT_CLEAN
+        if self.count(SLOWER):
+            return EXIT_REGRESSION
+        return EXIT_INCONCLUSIVE if self.inconclusive else EXIT_CLEAN
+
+    @property
+    def judged(self) -> int:
+        """Figures with a decision: SLOWER, FASTER or SAME (not NOT_GATEABLE, not UNSURE)."""
+        return sum(self.count(o) for o in (SLOWER, FASTER, SAME))
+
+    @property
+    def inconclusive(self) -> bool:
+        """Judged fewer than ``min_judged`` of its figures (none at all, whatever the share)."""
+        total = len(self.verdicts)
+        return not self.judged or (total > 0 and self.judged < self.settings.min_judged * total)
 
     def summary(self) -> str:
         if self.refused:
@@ -274,7 +303,13 @@ class Comparison:
             extra.append(f"{len(self.new)} not in baseline")
         if self.missing:
             extra.append(f"{len(self.missing)} missing")
-        return ", ".join(parts + extra)
+        text = ", ".join(parts + extra)
+        if self.inconclusive and not self.count(SLOWER):
+            text += (
+                f"; {INCONCLUSIVE}: judged {self.judged} of {len(self.verdicts)} figures, under the "
+                f"{self.settings.min_judged * 100:.3g}% it needs to call the run clean (--aorta-min-judged)"
+            )
+        return text
 
     def slower_benchmarks(self) -> list[str]:
         return list(dict.fromkeys(v.benchmark for v in self.verdicts if v.outcome == SLOWER))
@@ -311,10 +346,12 @@ def compare_runs(
     ref_label: str = "baseline",
     cand_label: str = "this run",
     extra_runs: Sequence[Mapping] = (),
+    extra_ids: Sequence[str] = (),
 ) -> Comparison:
     """Every figure of every benchmark in both, baseline runs against candidate runs. ``cand`` may hold
     several runs (``aorta_runs``); ``extra_runs``: confirmation runs (documents of a few benchmarks each),
-    added to the candidate's runs of the benchmarks they hold."""
+    added to the candidate's runs of the benchmarks they hold; ``extra_ids`` names them (default
+    ``confirm1``..)."""
     comp = Comparison(
         ref_label,
         cand_label,
@@ -338,7 +375,8 @@ def compare_runs(
     cand_runs = list(zip(run_ids(cand), baseline_runs(cand)))
     cand_machines = run_machines(cand)
     for i, doc in enumerate(extra_runs):
-        cand_runs += [(f"confirm{i + 1}", r) for r in baseline_runs(doc)]
+        rid = extra_ids[i] if i < len(extra_ids) else f"confirm{i + 1}"
+        cand_runs += [(rid, r) for r in baseline_runs(doc)]
         cand_machines += run_machines(doc)
     comp.ref_runs, comp.cand_runs = len(ref_runs), len(run_ids(cand))
     for name in comp.matched:
@@ -351,9 +389,10 @@ def compare_runs(
                 ref_runs,
                 cand_runs,
                 machines=(ref_machines, cand_machines),
+                gpu_model=str(aorta_machine(ref).get("gpu_name") or ""),
             )
         )
-    comp.verdicts = control_false_alarms(comp.verdicts, settings.alpha)
+    comp.verdicts = control_false_alarms(comp.verdicts, settings.look_alpha)
     comp.why = explain(comp.verdicts, ref, cand, extra_runs)
     return comp
 
@@ -366,10 +405,13 @@ def benchmark_verdicts(
     ref_runs: Sequence[Mapping[str, Mapping[str, list[float]]]],
     cand_runs: Sequence[tuple[str, Mapping[str, Mapping[str, list[float]]]]],
     machines: tuple[Sequence[str], Sequence[str]] = ((), ()),
+    gpu_model: str = "",
 ) -> list[Verdict]:
     """Verdicts for every figure present on both sides, from the runs that hold it. No false-alarm
     control here: ``compare_runs`` applies it over the whole comparison. ``machines``: the machine of each
-    baseline run and of each candidate run (``run_machines``), in the same order."""
+    baseline run and of each candidate run (``run_machines``), in the same order; ``gpu_model``: the
+    baseline's, whose measured machine spread judges a candidate on another machine than a one-machine
+    baseline (``aorta.gate.machine_rule``)."""
     ref_m = list(machines[0]) if len(machines[0]) == len(ref_runs) else [""] * len(ref_runs)
     cand_m = list(machines[1]) if len(machines[1]) == len(cand_runs) else [""] * len(cand_runs)
     rf, cf = figures(ref_bench), figures(cand_bench)
@@ -410,6 +452,7 @@ def benchmark_verdicts(
                 hint=notes[0] if notes else "",
                 ref_machines=[m for _, m in ref_held],
                 cand_machines=[m for _, _, m in held],
+                gpu_model=gpu_model,
             )
         )
     for metric in rf:

@@ -20,6 +20,9 @@ EXIT_MISMATCH = 11  # refused: the baseline is from another GPU model or backend
 EXIT_NOTHING_COMPARED = 12  # no benchmark of the run is in the baseline: a gate that judged nothing
 EXIT_NOT_SAVED = 13  # --aorta-save-baseline could not write the baseline (pytest itself passed)
 EXIT_SETTINGS_DIFFER = 14  # refused: scheduling settings (env vars) differ from the baseline's, unnamed
+# The gate judged too few figures to call the run clean: fewer than --aorta-min-judged of the compared figures
+# (default half) came out SLOWER, FASTER or SAME; the rest were NOT_GATEABLE or UNSURE. Not a regression.
+EXIT_INCONCLUSIVE = 15
 EXIT_CANNOT_START = 127  # a sweep cell's command could not start (not found, not executable), as a shell's
 EXIT_INTERRUPTED = 130  # stopped by a signal (Ctrl-C, SIGTERM, SIGHUP): a shell's 128 + SIGINT
 
@@ -30,4 +33,5 @@ EXIT_MEANINGS = {
     EXIT_MISMATCH: "refused: different hardware",
     EXIT_NOTHING_COMPARED: "nothing compared: the gate judged no benchmark",
     EXIT_NOT_SAVED: "baseline not saved",
+    EXIT_INCONCLUSIVE: "inconclusive: the gate judged too few figures to call it clean",
 }

@@ -41,16 +41,20 @@ PARENT_VALUE_OPTIONS = (
     "--aorta-allow-env-diff",
     "--aorta-order-seed",
     "--aorta-only-file",
+    "--aorta-budget",
+    "--aorta-full-runs",
+    "--aorta-min-judged",
     "--benchmark-json",
 )
-PARENT_FLAGS = ("--aorta-replace-baseline", "--aorta-allow-mismatch")
+PARENT_FLAGS = ("--aorta-replace-baseline", "--aorta-allow-mismatch", "--aorta-lean-run")
 
 
 def child_args(
-    args: Sequence[str], *, json_path: Path, seed: int, only_file: Path | None = None
+    args: Sequence[str], *, json_path: Path, seed: int, only_file: Path | None = None, lean: bool = False
 ) -> list[str]:
     """The parent's pytest arguments for one child: the gate's options and ``--benchmark-json`` removed
-    (``--opt value`` and ``--opt=value`` alike), the child's own JSON path, order seed and one run added."""
+    (``--opt value`` and ``--opt=value`` alike), the child's own JSON path, order seed and one run added;
+    ``lean``: a repeat run that times the rounds only (``--aorta-lean-run``)."""
     out = without_parent_options(args)
     out += [
         f"--benchmark-json={json_path}",
@@ -60,6 +64,8 @@ def child_args(
     ]
     if only_file is not None:
         out.append(f"--aorta-only-file={only_file}")
+    if lean:
+        out.append("--aorta-lean-run")
     return out
 
 
@@ -108,6 +114,7 @@ class ChildRun:
     json_path: Path
     log_path: Path
     wall_s: float
+    lean: bool = False  # a repeat run that timed the rounds only
     ended: str = ""  # "exit 1", "killed by signal 9 (SIGKILL), exit 137" (aorta.gate.child_process.ended)
 
     @property
@@ -138,40 +145,69 @@ def run_children(
     """Run ``python -m pytest <args>`` ``count`` times in fresh processes, one after another, each
     writing ``<out_dir>/<kind><k>.json`` and its output to ``<kind><k>.log``; stops at the first that
     fails (its exit code is the parent's answer: the gate never judges a partial candidate)."""
-    only_file = None
-    if only is not None:
-        only_file = out_dir / f"{kind}-only.txt"
-        only_file.write_text("".join(f"{n}\n" for n in only))
+    only_file = write_only_file(out_dir, kind, only)
     done: list[ChildRun] = []
     for k in range(1, count + 1):
-        label = f"{kind} {k}/{count}"
-        json_path, log_path = out_dir / f"{kind}{k}.json", out_dir / f"{kind}{k}.log"
-        cmd = [
-            sys.executable,
-            "-m",
-            "pytest",
-            *child_args(args, json_path=json_path, seed=first_seed + k - 1, only_file=only_file),
-        ]
-        child_env = {**os.environ, **(env or {}), CHILD_ENV: label}
-        if child_env.get("PYTEST_ADDOPTS"):
-            child_env["PYTEST_ADDOPTS"] = child_addopts(child_env["PYTEST_ADDOPTS"])
-        start = time.monotonic()
-        with open(log_path, "w") as log:
-            log.write("$ " + " ".join(cmd) + "\n")
-            log.flush()
-            raw = subprocess.call(  # the child dies with this process (issue 38, case 6)
-                cmd,
-                cwd=cwd,
-                env=child_env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent(),
-            )
-        code = exit_status(raw)  # killed by signal 9: 137, not -9 (which pytest would give as 247)
-        run = ChildRun(label, code, json_path, log_path, time.monotonic() - start, ended(raw))
+        run = run_child(
+            args,
+            cwd=cwd,
+            out_dir=out_dir,
+            name=f"{kind}{k}",
+            label=f"{kind} {k}/{count}",
+            seed=first_seed + k - 1,
+            only_file=only_file,
+            say=say,
+            env=env,
+        )
         done.append(run)
-        state = "ok" if run.ok else f"FAILED ({run.ended}{'' if json_path.is_file() else ', no JSON'})"
-        say(f"aorta gate: {label}: {state} in {run.wall_s:.1f} s, log {log_path}")
         if not run.ok:
             break
     return done
+
+
+def write_only_file(out_dir: Path, kind: str, only: Sequence[str] | None) -> Path | None:
+    """The node ids a restricted run takes (``--aorta-only-file``), one a line; None for every benchmark."""
+    if only is None:
+        return None
+    only_file = out_dir / f"{kind}-only.txt"
+    only_file.write_text("".join(f"{n}\n" for n in only))
+    return only_file
+
+
+def run_child(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    out_dir: Path,
+    name: str,
+    label: str,
+    seed: int,
+    only_file: Path | None = None,
+    lean: bool = False,
+    say: Callable[[str], None] = print,
+    env: Mapping[str, str] | None = None,
+) -> ChildRun:
+    """One fresh process: ``python -m pytest <args>`` writing ``<out_dir>/<name>.json``, its output in
+    ``<name>.log``."""
+    json_path, log_path = out_dir / f"{name}.json", out_dir / f"{name}.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *child_args(args, json_path=json_path, seed=seed, only_file=only_file, lean=lean),
+    ]
+    child_env = {**os.environ, **(env or {}), CHILD_ENV: label}
+    if child_env.get("PYTEST_ADDOPTS"):
+        child_env["PYTEST_ADDOPTS"] = child_addopts(child_env["PYTEST_ADDOPTS"])
+    start = time.monotonic()
+    with open(log_path, "w") as log:
+        log.write("$ " + " ".join(cmd) + "\n")
+        log.flush()
+        raw = subprocess.call(  # the child dies with this process (issue 38, case 6)
+            cmd, cwd=cwd, env=child_env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent()
+        )
+    code = exit_status(raw)  # killed by signal 9: 137, not -9 (which pytest would give as 247)
+    run = ChildRun(label, code, json_path, log_path, time.monotonic() - start, lean, ended(raw))
+    state = "ok" if run.ok else f"FAILED ({run.ended}{'' if json_path.is_file() else ', no JSON'})"
+    say(f"aorta gate: {label}{' (lean)' if lean else ''}: {state} in {run.wall_s:.1f} s, log {log_path}")
+    return run

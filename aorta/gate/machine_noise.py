@@ -60,6 +60,49 @@ def _groups(logs: Sequence[float], machines: Sequence[str]) -> list[list[float]]
     return list(out.values())
 
 
+def _run_noise2(groups: Sequence[Sequence[float]]) -> tuple[float, int]:
+    """(the pooled variance of log run figures about each machine's own mean, its degrees of freedom)."""
+    df_run = sum(len(g) - 1 for g in groups)
+    ss_run = sum(sum((x - sum(g) / len(g)) ** 2 for x in g) for g in groups)
+    return (ss_run / df_run if df_run else 0.0), df_run
+
+
+def _machine_means2(groups: Sequence[Sequence[float]]) -> tuple[float, float]:
+    """(the variance of the machines' mean log figures, ``h``: the mean of ``1/runs`` over the machines)."""
+    means = [sum(g) / len(g) for g in groups]
+    grand = sum(means) / len(means)
+    s_mm2 = sum((x - grand) ** 2 for x in means) / (len(means) - 1)
+    return s_mm2, sum(1 / len(g) for g in groups) / len(groups)
+
+
+@dataclass(frozen=True)
+class MachineSpread:
+    """How much machines of one kind differ on one figure (log scale): the between-machine component
+    ``sigma_machine`` (the machine means' spread less their run noise, never below zero) and the run noise
+    ``sigma_run`` within a machine, from ``machines`` machines and ``runs`` runs."""
+
+    sigma_machine: float
+    sigma_run: float
+    machines: int
+    runs: int
+    df_run: int
+
+
+def machine_spread(logs: Sequence[float], machines: Sequence[str]) -> MachineSpread | None:
+    """The estimator ``cross_machine`` uses on a baseline's machines, for one pool of runs (log run figures,
+    one machine per run): None where it cannot be told apart from run noise (fewer than two machines, or no
+    machine with two runs)."""
+    if len(logs) != len(machines):
+        raise ValueError("one machine per run is needed")
+    groups = _groups(logs, machines)
+    s_run2, df_run = _run_noise2(groups)
+    if len(groups) < 2 or not df_run:
+        return None
+    s_mm2, h = _machine_means2(groups)
+    sigma_m2 = max(0.0, s_mm2 - s_run2 * h)
+    return MachineSpread(math.sqrt(sigma_m2), math.sqrt(s_run2), len(groups), len(logs), df_run)
+
+
 def cross_machine(
     ref_logs: Sequence[float],
     ref_machines: Sequence[str],
@@ -74,13 +117,8 @@ def cross_machine(
     big_m, m_c = len(ref_g), len(cand_g)
     if big_m < 2:
         return None
-    df_run = sum(len(g) - 1 for g in (*ref_g, *cand_g))
-    ss_run = sum(sum((x - sum(g) / len(g)) ** 2 for x in g) for g in (*ref_g, *cand_g))
-    s_run2 = ss_run / df_run if df_run else 0.0
-    means = [sum(g) / len(g) for g in ref_g]
-    grand = sum(means) / big_m
-    s_mm2 = sum((x - grand) ** 2 for x in means) / (big_m - 1)
-    h = sum(1 / len(g) for g in ref_g) / big_m
+    s_run2, df_run = _run_noise2((*ref_g, *cand_g))
+    s_mm2, h = _machine_means2(ref_g)
     h_c = sum(1 / len(g) for g in cand_g) / m_c
     a1 = 1 / big_m + 1 / m_c  # on s_mm2
     a2 = h / big_m + h_c / m_c - a1 * h  # on s_run2 (negative where the runs are few)

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from aorta.gate import auto_runs, empty_run, fresh_runs, sequential
 from aorta.gate import baseline as bl
-from aorta.gate import empty_run, fresh_runs
 from aorta.gate.compare import (
     NOTHING_COMPARED,
     Comparison,
@@ -52,6 +52,8 @@ from aorta.record.output_paths import OutputPathError, check_appendable, check_o
 
 MAX_CONFIRM = 20
 MAX_RUNS = 20
+AUTO_RUNS = 0  # --aorta-runs auto: aorta.gate.sequential decides when to stop
+DEFAULT_BUDGET_S = 600.0  # --aorta-budget: the wall an auto gate may take for its runs
 DEFAULT_GATE_RUNS = 3  # fresh-process runs of a gate outside torchrun: the run is the sample
 DEFAULT_CONFIRM = 2  # more fresh-process runs of each suspected regression before the verdict
 
@@ -75,7 +77,22 @@ def parse_confirm(text: str) -> int:
 
 
 def parse_runs(text: str) -> int:
-    return parse_whole("--aorta-runs", text, 1, MAX_RUNS, "fresh-process runs")
+    """A number of fresh-process runs, or ``auto`` (``AUTO_RUNS``: decide, then stop, within ``--aorta-budget``)."""
+    if text.strip().lower() == "auto":
+        return AUTO_RUNS
+    try:
+        return parse_whole("--aorta-runs", text, 1, MAX_RUNS, "fresh-process runs")
+    except ValueError as exc:
+        raise ValueError(
+            f"{exc}, or auto (runs until every figure is decided or --aorta-budget ends)"
+        ) from None
+
+
+def parse_min_judged(text: str) -> float:
+    value = parse_ratio("--aorta-min-judged", text)
+    if value > 1:
+        raise ValueError(f"--aorta-min-judged={text!r}: expected a share of the figures from 0 to 100%")
+    return value
 
 
 def parse_order_seed(text: str) -> int:
@@ -137,7 +154,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=_argtype(parse_runs, "--aorta-runs"),
         default=None,
         help=f"run the benchmarks in N fresh processes and judge (or save) their runs together; default "
-        f"{DEFAULT_GATE_RUNS} with --aorta-compare or --aorta-save-baseline, 1 otherwise and under torchrun",
+        f"{DEFAULT_GATE_RUNS} with --aorta-compare or --aorta-save-baseline, 1 otherwise and under torchrun; "
+        "auto: add runs until every figure is decided (a sequential rule that keeps alpha) or --aorta-budget ends",
+    )
+    g.addoption(
+        "--aorta-budget",
+        metavar="TIME",
+        type=_argtype(lambda t: sequential.parse_budget("--aorta-budget", t), "--aorta-budget"),
+        default=None,
+        help="with --aorta-runs auto: the wall time its runs may take, e.g. 600, 10m, 1h (default 10m); no run "
+        "starts that the slowest so far would carry past it",
+    )
+    g.addoption(
+        "--aorta-full-runs",
+        metavar="N",
+        type=_argtype(
+            lambda t: parse_whole("--aorta-full-runs", t, 1, MAX_RUNS, "full runs"), "--aorta-full-runs"
+        ),
+        default=None,
+        help="of a gate's fresh-process runs, the first N are full (output check, kernel and labelled passes); "
+        "later ones time the rounds only (default 1; every run with a fixed --aorta-runs N)",
+    )
+    g.addoption(
+        "--aorta-lean-run",
+        action="store_true",
+        help="(set by the gate in its repeat runs) time the rounds only: no output check, kernel or labelled pass",
+    )
+    g.addoption(
+        "--aorta-min-judged",
+        metavar="SHARE",
+        type=_argtype(parse_min_judged, "--aorta-min-judged"),
+        default=None,
+        help="a compare that judged (SLOWER, FASTER or SAME) fewer than SHARE of its figures is inconclusive, "
+        "exit 15, not clean (default 50%%; a compare that judged none is always inconclusive)",
     )
     g.addoption(
         "--aorta-confirm",
@@ -231,11 +280,17 @@ class GateOptions:
     verdict_json: Path
     markdown: Path | None
     test_slowdown: float
+    budget_s: float = DEFAULT_BUDGET_S  # --aorta-runs auto: the wall its runs may take
+    full_runs: int = 0  # fresh runs that are full; the rest are lean (0: every run is full)
+
+    @property
+    def auto(self) -> bool:
+        return self.runs == AUTO_RUNS
 
     @property
     def orchestrates(self) -> bool:
         """This process runs the benchmarks in child processes instead of itself."""
-        return self.runs > 1
+        return self.auto or self.runs > 1
 
 
 @dataclass
@@ -245,6 +300,7 @@ class GateState:
     runs_dir: Path | None = None  # where the fresh-process runs write their JSON and logs
     children: list[fresh_runs.ChildRun] = field(default_factory=list)
     json_target: object = None  # --benchmark-json of a run in fresh processes (a path, or an open file)
+    auto: auto_runs.AutoOutcome | None = None  # --aorta-runs auto: its runs, looks and why it stopped
     comparison: Comparison | None = None
     lines: list[str] = field(default_factory=list)
 
@@ -264,7 +320,7 @@ def _runs_and_confirm(config: pytest.Config, gating: bool, comparing: bool) -> t
     nested = multi_rank or bool(os.environ.get(fresh_runs.CHILD_ENV))  # never starts runs of its own
     if multi_rank:
         for flag, value in (("--aorta-runs", runs), ("--aorta-confirm", confirm)):
-            if value is not None and value > (1 if flag == "--aorta-runs" else 0):
+            if value is not None and (value > (1 if flag == "--aorta-runs" else 0) or value == AUTO_RUNS):
                 raise pytest.UsageError(
                     f"{flag}={value} under torchrun: fresh-process runs are started by the gate outside "
                     "torchrun; launch torchrun once per run instead (saving to a baseline adds a run; "
@@ -272,8 +328,13 @@ def _runs_and_confirm(config: pytest.Config, gating: bool, comparing: bool) -> t
                 )
     if runs is None:
         runs = DEFAULT_GATE_RUNS if gating and not nested else 1
+    if runs == AUTO_RUNS and confirm:
+        raise pytest.UsageError(
+            f"--aorta-confirm={confirm} with --aorta-runs auto: the auto gate adds runs to every undecided figure "
+            "itself; leave --aorta-confirm out"
+        )
     if confirm is None:
-        confirm = DEFAULT_CONFIRM if comparing and not nested else 0
+        confirm = DEFAULT_CONFIRM if comparing and not nested and runs != AUTO_RUNS else 0
     return runs, confirm
 
 
@@ -294,6 +355,10 @@ def _settings(config: pytest.Config) -> GateSettings:
         kw["alpha"] = config.getoption("aorta_alpha")
     if config.getoption("aorta_max_mde") is not None:
         kw["max_mde"] = config.getoption("aorta_max_mde")
+    if config.getoption("aorta_min_judged") is not None:
+        kw["min_judged"] = config.getoption("aorta_min_judged")
+    if config.getoption("aorta_runs") == AUTO_RUNS:
+        kw["looks"] = len(sequential.LOOKS)
     return GateSettings(**kw)
 
 
@@ -400,10 +465,15 @@ def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, stat
     current = None if allow and bl.looks_like_path(ref_name) else _current_machine(config)
     try:
         key = "" if current is None else bl.machine_key(current)
-        path = bl.resolve(ref_name, opts.baseline_dir, key)
-        baseline = bl.load_run(path)
+        if ref_name.startswith("history:"):  # the last runs of a stack in the run history (aorta/history)
+            from aorta.history.plugin import compare_baseline
+
+            path, baseline = Path(ref_name), compare_baseline(config, ref_name, key)
+        else:
+            path = bl.resolve(ref_name, opts.baseline_dir, key)
+            baseline = bl.load_run(path)
         bl.baseline_runs(baseline, source=str(path))  # every stored run is checked before any benchmark runs
-    except bl.BaselineError as exc:
+    except ValueError as exc:  # a BaselineError, or the history's errors (HistoryError, NoHistoryBaseline)
         raise pytest.UsageError(f"--aorta-compare: {exc}") from None
     state.baseline_path, state.baseline = path, baseline
     state.lines += [f"aorta gate: note: {n}" for n in bl.repeated_run_notes(baseline, str(path))]
@@ -460,7 +530,18 @@ def pytest_configure(config: pytest.Config) -> None:
         verdict_json=Path(config.getoption("aorta_verdict_json") or root / DEFAULT_VERDICT_JSON),
         markdown=Path(config.getoption("aorta_markdown")) if config.getoption("aorta_markdown") else None,
         test_slowdown=config.getoption("aorta_test_slowdown") or 0.0,
+        budget_s=config.getoption("aorta_budget") or DEFAULT_BUDGET_S,
+        full_runs=config.getoption("aorta_full_runs") or (1 if runs == AUTO_RUNS else 0),
     )
+    if config.getoption("aorta_budget") is not None and not opts.auto:
+        raise pytest.UsageError(
+            f"--aorta-budget={config.getoption('aorta_budget'):g} s needs --aorta-runs auto (a fixed --aorta-runs N "
+            "runs N times whatever the time)"
+        )
+    if opts.auto and not (opts.compare_ref or opts.save_name):
+        raise pytest.UsageError(
+            "--aorta-runs auto needs --aorta-compare NAME|PATH or --aorta-save-baseline NAME"
+        )
     if opts.save_name and opts.test_slowdown:
         raise pytest.UsageError(
             "--aorta-save-baseline with --aorta-test-slowdown: a run slowed on purpose "
@@ -547,6 +628,10 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
         state.json_target = bs.json  # written here, from the children's runs (_write_combined)
         bs.json = None  # pytest-benchmark would only say it has nothing to save
     state.runs_dir = fresh_runs.runs_dir(opts.runs_root)
+    if opts.auto:
+        state.auto = _run_auto(config, opts, state)
+        state.children = state.auto.children
+        return True
     state.children = fresh_runs.run_children(
         config.invocation_params.args,
         cwd=config.invocation_params.dir,
@@ -555,6 +640,62 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
         say=_say(config),
     )
     return True
+
+
+def _run_auto(config: pytest.Config, opts: GateOptions, state: GateState) -> auto_runs.AutoOutcome:
+    """``--aorta-runs auto``: runs until every figure is decided (comparing) or the budget ends (saving)."""
+    assert state.runs_dir is not None
+    out_dir, say = state.runs_dir, _say(config)
+    only_files: dict[tuple[str, ...], Path | None] = {}
+
+    def start(k: int, only, lean: bool) -> fresh_runs.ChildRun:
+        key = tuple(only) if only is not None else ()
+        if key not in only_files:
+            only_files[key] = fresh_runs.write_only_file(out_dir, f"look{len(only_files)}", only)
+        return fresh_runs.run_child(
+            config.invocation_params.args,
+            cwd=config.invocation_params.dir,
+            out_dir=out_dir,
+            name=f"run{k}",
+            label=f"run {k}/auto" + (f" ({len(only)} undecided benchmark(s))" if only is not None else ""),
+            seed=k,
+            only_file=only_files[key],
+            lean=lean,
+            say=say,
+        )
+
+    def judge(full, restricted) -> Comparison:
+        comp = _auto_comparison(opts, state, full, restricted)
+        assert comp is not None
+        return comp
+
+    outcome = auto_runs.run_auto(
+        start,
+        sequential.Budget(opts.budget_s),
+        judge=judge if state.baseline is not None else None,
+        full_runs=opts.full_runs,
+    )
+    for line in outcome.looks:
+        say(f"aorta gate: {line}")
+    return outcome
+
+
+def _auto_comparison(opts: GateOptions, state: GateState, full, restricted) -> Comparison | None:
+    """The auto gate's comparison of its runs so far: the full runs as the candidate, the restricted runs
+    added to the benchmarks they hold."""
+    if state.baseline is None or not full:
+        return None
+    ids = [f"run{k + 1}" for k in range(len(full) + len(restricted))]
+    run = bl.combine_runs([bl.load_run(c.json_path) for c in full], ids[: len(full)])
+    return compare_runs(
+        state.baseline,
+        run,
+        opts.settings,
+        ref_label=_label(state.baseline, state.baseline_path),
+        cand_label=f"this run ({len(ids)} fresh processes, auto)",
+        extra_runs=[bl.load_run(c.json_path) for c in restricted],
+        extra_ids=ids[len(full) :],
+    )
 
 
 def _say(config: pytest.Config):
@@ -573,6 +714,9 @@ def _candidate(config: pytest.Config, opts: GateOptions, state: GateState) -> di
         return build_run(config)
     if not state.children or not all(c.ok for c in state.children):
         return None
+    if state.auto is not None:  # the runs of every benchmark; restricted runs join the comparison
+        docs = [bl.load_run(c.json_path) for c in state.auto.full]
+        return bl.combine_runs(docs, [f"run{k + 1}" for k in range(len(docs))])
     docs = [bl.load_run(c.json_path) for c in state.children]
     return bl.combine_runs(docs, [f"run{k + 1}" for k in range(len(docs))])
 
@@ -644,7 +788,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         label = f"this run ({opts.runs} fresh processes)" if opts.orchestrates else "this run"
         ref_label = _label(baseline, state.baseline_path)
         comp = compare_runs(baseline, run, opts.settings, ref_label=ref_label, cand_label=label)
-        if int(exitstatus) == 0 and not comp.refused:
+        if state.auto is not None:
+            comp = _auto_comparison(opts, state, state.auto.full, state.auto.restricted) or comp
+        elif int(exitstatus) == 0 and not comp.refused:
             extra = _confirm(config, opts, state, comp)
             failed = next((c for c in state.children if not c.ok), None)
             if failed is not None:
@@ -669,7 +815,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             except OSError as exc:
                 state.lines.append(f"aorta gate: could not write the verdict files: {exc}")
                 code = code or int(pytest.ExitCode.USAGE_ERROR)
-    if state.children:
+    if state.auto is not None:
+        state.lines.append(auto_runs.time_line(state.auto))
+    elif state.children:
         state.lines.append(_time_line(state.children))
     if opts.save_name:
         line, saved = _save(run, opts.save_name, opts, config, int(exitstatus), code)

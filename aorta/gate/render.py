@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from aorta.gate.compare import NOTHING_COMPARED, Comparison
 from aorta.gate.exit_codes import (
     EXIT_CLEAN,
+    EXIT_INCONCLUSIVE,
     EXIT_MEANINGS,
     EXIT_MISMATCH,
     EXIT_NOTHING_COMPARED,
@@ -44,9 +45,16 @@ def header_lines(comp: Comparison) -> list[str]:
             if comp.ref_runs == 1
             else ""
         ),
-        f"gate: alpha {comp.settings.alpha:g}, a figure is gateable where its MDE (the change caught with "
+        f"gate: alpha {comp.settings.alpha:g}"
+        + (
+            f" shared by {comp.settings.looks} looks ({comp.settings.look_alpha:.2g} each: --aorta-runs auto)"
+            if comp.settings.looks > 1
+            else ""
+        )
+        + ", a figure is gateable where its MDE (the change caught with "
         f"probability {comp.settings.power:g}) is at most {comp.settings.max_mde * 100:.3g}%; minimum effect "
-        f"{comp.settings.min_effect * 100:.3g}%",
+        f"{comp.settings.min_effect * 100:.3g}%; clean needs {comp.settings.min_judged * 100:.3g}% of the "
+        "figures judged",
     ]
     if comp.env:
         lines.append("env differs: " + ", ".join(f"{k} {_v(a)} -> {_v(b)}" for k, a, b in comp.env))
@@ -154,7 +162,9 @@ def terminal_lines(comp: Comparison, *, verbose: bool = False) -> list[str]:
 def markdown(comps: Sequence[Comparison]) -> str:
     out = []
     for comp in comps:
-        mark = ":red_circle:" if comp.exit_code else ":white_check_mark:"
+        mark = {EXIT_CLEAN: ":white_check_mark:", EXIT_INCONCLUSIVE: ":grey_question:"}.get(
+            comp.exit_code, ":red_circle:"
+        )
         out.append(f"### aorta gate {mark} {comp.ref_label} → {comp.cand_label}\n")
         out.append(
             f"- machine: {comp.ref_machine}"
@@ -256,7 +266,7 @@ def verdict_document(comps: Sequence[Comparison], exit_code: int) -> dict:
 
 def overall_exit(comps: Sequence[Comparison]) -> int:
     codes = {c.exit_code for c in comps}
-    for code in (EXIT_MISMATCH, EXIT_REGRESSION, EXIT_NOTHING_COMPARED):
+    for code in (EXIT_MISMATCH, EXIT_REGRESSION, EXIT_NOTHING_COMPARED, EXIT_INCONCLUSIVE):
         if code in codes:
             return code
     return EXIT_CLEAN

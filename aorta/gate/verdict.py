@@ -31,13 +31,16 @@ figure) turns a SLOWER / FASTER whose adjusted p reaches ``alpha`` into UNSURE.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from scipy import stats as sps
 
 from aorta.gate.machine_noise import cross_machine, new_machines
+from aorta.gate.machine_rule import across_one_machine, machine_name, machines_named
+from aorta.gate.machine_spread import load_table, spread_for
 from aorta.gate.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, pooled_noise, run_value
 
 FASTER, SLOWER, SAME, UNSURE, NOT_GATEABLE = "FASTER", "SLOWER", "SAME", "UNSURE", "NOT_GATEABLE"
@@ -140,13 +143,17 @@ def decide(
     hint: str = "",
     ref_machines: Sequence[str] = (),
     cand_machines: Sequence[str] = (),
+    gpu_model: str = "",
+    spread_table: Mapping | None = None,
 ) -> Verdict:
     """The verdict for one figure from the baseline's runs and the candidate's runs (each a list of the
     run's samples). ``per_round``: the figure has one sample per round (a run needs ``min_samples``);
     otherwise one value per run. ``hint``: why the figure may be noisy, added to a NOT_GATEABLE reason.
     ``ref_machines`` / ``cand_machines``: the machine of each run (``aorta.gate.machines.machine_id``);
     a candidate on a machine the baseline never saw is judged against the noise between machines too
-    (``aorta.gate.machine_noise``)."""
+    (``aorta.gate.machine_noise``), or, where the baseline holds one machine, against the spread measured
+    between ``gpu_model`` machines (``aorta.gate.machine_rule``; ``spread_table``: the shipped one unless
+    given)."""
     rr = [list(r) for r in ref_runs if r]
     cr = [list(r) for r in cand_runs if r]
     rm = [m for r, m in zip(ref_runs, ref_machines) if r] if len(ref_machines) == len(ref_runs) else []
@@ -192,15 +199,30 @@ def decide(
     if noise is None:
         return v.with_outcome(
             NOT_GATEABLE,
-            "one run on each side: the between-run noise is not known; save the baseline from several fresh "
-            "processes (--aorta-runs N) and compare with several",
+            f"{_pct(change)} ({ref_val:.4g} -> {cand_val:.4g} {unit}, 1 vs 1 run): one run on each side: the "
+            "between-run noise is not known; save the baseline from several fresh processes (--aorta-runs N) "
+            "and compare with several",
         )
     m, n = len(rv), len(cv)
     se, df, sigma, machines = noise.sigma * math.sqrt(1.0 / m + 1.0 / n), float(noise.df), noise.sigma, ""
+    across: Callable[[Verdict], Verdict] | None = None  # the one-machine rule (aorta.gate.machine_rule)
     if new_machines(rm, cm):
         cross = cross_machine([math.log(x) for x in rv], rm, [math.log(x) for x in cv], cm)
-        if cross is None:
-            machines = "; another machine than the baseline's one: machine-to-machine noise not measured"
+        if cross is None:  # a baseline of one machine: the machine spread measured on the kind
+            table = load_table() if spread_table is None else spread_table
+            machines = (
+                f"; another machine than the baseline's one ({machine_name(rm[0])} -> {machines_named(cm)})"
+            )
+            across = partial(
+                across_one_machine,
+                se=se,
+                df=df,
+                spread=spread_for(table, gpu_model, benchmark, metric),
+                ref_machine=rm[0],
+                cand_machines=cm,
+                alpha=policy.alpha,
+                unsure=UNSURE,
+            )
         else:
             se, df = cross.se, cross.df
             sigma = math.hypot(cross.sigma_machine, cross.sigma_run)
@@ -247,12 +269,19 @@ def decide(
             SAME, f"{effect}, p={p:.2g}: below the {policy.min_effect * 100:.3g}% minimum effect; {interval}"
         )
     if the_mde > policy.max_mde:  # too noisy for the bound, but this change is past the figure's own MDE
-        return v.with_outcome(
-            word,
-            f"{effect}, p={p:.2g}, {interval}: past this figure's own MDE ({the_mde * 100:.3g}% with these runs; "
-            f"changes under it are not gateable here: the bound is {policy.max_mde * 100:.3g}%)",
+        return _then(
+            across,
+            v.with_outcome(
+                word,
+                f"{effect}, p={p:.2g}, {interval}: past this figure's own MDE ({the_mde * 100:.3g}% with these "
+                f"runs; changes under it are not gateable here: the bound is {policy.max_mde * 100:.3g}%)",
+            ),
         )
-    return v.with_outcome(word, f"{effect}, p={p:.2g}, {interval} (MDE {the_mde * 100:.2g}%)")
+    return _then(across, v.with_outcome(word, f"{effect}, p={p:.2g}, {interval} (MDE {the_mde * 100:.2g}%)"))
+
+
+def _then(rule: Callable[[Verdict], Verdict] | None, v: Verdict) -> Verdict:
+    return v if rule is None else rule(v)
 
 
 def part_bound(max_mde: float, part: float, whole: float) -> tuple[float, str]:

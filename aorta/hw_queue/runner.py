@@ -32,6 +32,12 @@ from aorta.record import BenchRecord
 from aorta.timeline import kernel_summary, kernel_timeline
 from aorta.timing import RoundRecorder, StepFn, TimedRun, TimingPlan, run_forked, slowdown, time_rounds
 
+# Why a gate's repeat run has no kernel-pass figures, and where its output check is.
+LEAN_RUN = (
+    "a gate's repeat run: its output was checked against the one-stream run, and its kernel and labelled passes "
+    "ran, in the gate's full run(s) of this command; this run times the rounds only"
+)
+
 
 @dataclass
 class BenchResult:
@@ -124,7 +130,8 @@ def _graph_step(device, workload: Workload, streams, reference, written: list):
     _poison_written(workload, written)
     replay()
     device.synchronize()  # the replayed result is read next
-    compare_results(workload.result(), reference, *workload.tolerance(), where="graph replay result")
+    if reference is not None:  # a lean repeat run checked its output in the gate's full run
+        compare_results(workload.result(), reference, *workload.tolerance(), where="graph replay result")
     return lambda _rec: replay()
 
 
@@ -138,6 +145,7 @@ def run_workload(
     test_slowdown: float = 0.0,
     mode: str = "eager",
     reference_run: BenchResult | None = None,
+    lean: bool = False,
 ) -> BenchResult:
     """``review`` (optional) sees the timed rounds before any figure is derived: it may drop rounds (those
     taken while the GPU was throttled, by cause: aorta/telemetry/round_policy.py), replace them through its
@@ -148,18 +156,30 @@ def run_workload(
     starts: ``run_mode.choose``); where ``gpu`` cannot be had the run is eager and ``unavailable["mode_gpu"]`` says why.
     ``reference_run``: a reference run of the same workload (the one-stream run, the tiny kernels alone) whose
     figures this one is read against (``Workload.reference_metrics``).
+    ``lean``: a gate's repeat run (``LEAN_RUN``): the one-stream check, the kernel pass, the labelled pass and
+    the per-stream work check ran in the gate's full run(s) of this same command and are not repeated; the
+    timed rounds and the workload's figures from them are as in a full run.
 
     The steps are those of the module docstring, in order; ``phases`` gives ``host_phase_s``."""
     if mode not in run_mode.MODES:
         raise ValueError(f"mode must be one of {run_mode.MODES}, got {mode!r}")
     phases = _Phases()
     _prepare(workload, phases)
-    reference, written = _check(device, workload, streams, phases)
+    reference, written = (
+        _warm(device, workload, streams, phases) if lean else _check(device, workload, streams, phases)
+    )
     chosen, no_intervals = _choose_mode(device, workload, streams, plan, mode, reference, written, phases)
     timed = _time(device, workload, chosen, review, test_slowdown, phases)
-    passes = _kernel_pass(device, workload, streams, chosen, timed, no_intervals, phases)
+    if lean:
+        passes = _Passes(None, None, LEAN_RUN)
+    else:
+        passes = _kernel_pass(device, workload, streams, chosen, timed, no_intervals, phases)
     figures = _figures(device, workload, streams, chosen, timed, passes, reference_run, test_slowdown, phases)
-    figures.details["stream_work"] = _check_stream_work(device, workload, streams, passes, phases)
+    if lean:  # each stream's work was checked from the kernel pass of the gate's full run
+        figures.details["stream_work"] = {"unavailable": LEAN_RUN}
+        figures.details["lean_run"] = LEAN_RUN
+    else:
+        figures.details["stream_work"] = _check_stream_work(device, workload, streams, passes, phases)
     return _record(device, workload, timed, passes, figures, phases)
 
 
@@ -209,6 +229,15 @@ def _check(device, workload: Workload, streams, phases: _Phases) -> tuple[Any, l
     reference, written = check_against_one_stream(device, workload, streams)
     phases.done("check")
     return reference, written
+
+
+def _warm(device, workload: Workload, streams, phases: _Phases) -> tuple[None, list]:
+    """A lean run's stand-in for the check: one untimed multi-stream iteration (libraries loaded, workspaces
+    allocated, as the check leaves them before a graph capture), its output not compared."""
+    run_forked(device, streams, lambda: workload.step(RoundRecorder(device, streams, record_intervals=False)))
+    device.synchronize()
+    phases.done("warm")
+    return None, []
 
 
 def _choose_mode(

@@ -141,7 +141,7 @@ def _print_sweep_report(summary: dict, page: Path) -> None:
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="trace_command", required=True, metavar="merge")
+    sub = parser.add_subparsers(dest="trace_command", required=True, metavar="{merge,figures}")
     merge = sub.add_parser(
         "merge",
         help="merge per-rank profiler traces into one, with a rank-asymmetry check",
@@ -164,6 +164,39 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
         help="flag a rank whose figure differs from the median by more than this (default 0.10)",
     )
 
+    figures = sub.add_parser(
+        "figures",
+        help="per step and rank: kernels, busy, overlap, exposed comm, idle (and per hardware queue) of traces",
+        description="The FSDP suite's figures from your own traces, one file per rank: Kineto Chrome traces "
+        "(.json, .json.gz), rocprofv3 CSV (a file or a folder) or its rocpd database (.db). docs/traces.md",
+    )
+    figures.add_argument("traces", nargs="+", metavar="TRACE")
+    figures.add_argument("--json", metavar="PATH", help="also write every figure as JSON here")
+    figures.add_argument("--steps", action="store_true", help="one row per step (default: median per rank)")
+
+
+def run_trace_figures(args: argparse.Namespace) -> int:
+    from aorta.record import write_json_atomic
+    from aorta.record.output_paths import OutputPathError, check_output_file
+    from aorta.report import trace_figures
+
+    try:
+        if args.json:
+            try:  # before reading any trace
+                check_output_file("--json", Path(args.json))
+            except OutputPathError as exc:
+                raise ReportInputError(str(exc)) from None
+        result = trace_figures.figures(args.traces)
+    except ReportInputError as exc:
+        print(f"aorta trace figures: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for line in trace_figures.format_figures(result, steps=args.steps):
+        print(line)
+    if args.json:
+        write_json_atomic(Path(args.json), result)
+        print(f"figures: {args.json}")
+    return 0
+
 
 def diagnostic_path(output: Path) -> Path:
     name = output.name
@@ -175,6 +208,8 @@ def diagnostic_path(output: Path) -> Path:
 
 
 def run_trace(args: argparse.Namespace) -> int:
+    if args.trace_command == "figures":
+        return run_trace_figures(args)
     import gzip
     import json
 

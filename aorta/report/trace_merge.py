@@ -29,6 +29,7 @@ from pathlib import Path
 from aorta import stats
 from aorta.report.errors import ReportInputError
 from aorta.timeline import overlap, trace_events
+from aorta.timeline.launch_links import launch_links
 from aorta.timeline.profiler_steps import profiler_steps
 
 ALIGN_RULES = ("auto", "base-time", "first-step")
@@ -221,12 +222,32 @@ def merge(traces: list[RankTrace], align: str = "auto") -> dict:
     }
 
 
+def _launching_steps(events: list[dict], steps: list) -> list:
+    """The steps in whose host range some device work was launched (linked by correlation id or flow
+    event); every step where the trace links no device work to a launch (nothing to tell them apart by)."""
+    links = launch_links(events)
+    launched = [
+        launch.ts_us
+        for e in events
+        if trace_events.str_category(e) in trace_events.DEVICE_CATEGORIES
+        for _, launch, _ in [links.link(e)]
+        if launch is not None
+    ]
+    if not launched:
+        return steps
+    return [s for s in steps if any(s["ts"] <= t < s["ts"] + float(s.get("dur", 0.0)) for t in launched)]
+
+
 def rank_figures(t: RankTrace) -> dict:
-    """Kernel count, communication busy time (union of comm kernels) and median step time of one rank."""
+    """Kernel count, communication busy time (union of comm kernels) and median step time of one rank; a
+    step that launched no device work (the profiler's empty last step) is left out of the median and
+    counted."""
     events = _complete(t.events)
     kernels = [e for e in events if is_kernel(e)]
     comm = [(e["ts"], e["ts"] + float(e.get("dur", 0.0))) for e in kernels if is_comm_kernel(e)]
-    step_durs = [float(e.get("dur", 0.0)) / 1e3 for e in profiler_steps(events).values()]
+    steps = list(profiler_steps(events).values())
+    kept = _launching_steps(t.events, steps)
+    step_durs = [float(e.get("dur", 0.0)) / 1e3 for e in kept]
     return {
         "rank": t.rank,
         "source": str(t.path),
@@ -235,6 +256,7 @@ def rank_figures(t: RankTrace) -> dict:
         "comm_ms": overlap.length_ms(comm) / 1e3,
         "step_ms": stats.median(step_durs) if step_durs else None,
         "steps": len(step_durs),
+        "empty_steps_left_out": len(steps) - len(kept),
     }
 
 

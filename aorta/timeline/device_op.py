@@ -34,6 +34,8 @@ class DeviceOp:
     process_group: str | None = None  # profiler arg "Process Group Name", where recorded
     launch_us: float | None = None  # host time of the runtime call that launched it (None: not in the trace)
     correlation: int | None = None  # the profiler's correlation id (op <-> launch), rising in launch order
+    queue: int | None = None  # the hardware queue it ran on, where the profiler says (rocprofv3 Queue_Id)
+    link: str | None = None  # how launch_us was found: "correlation", "flow" (aorta/timeline/launch_links.py)
 
     @property
     def end_us(self) -> float:

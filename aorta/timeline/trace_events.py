@@ -26,8 +26,12 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Iterable, Mapping
+import zlib
+from collections.abc import Mapping
 from pathlib import Path
+
+from aorta.timeline.trace_check import DEVICE_CATEGORIES as DEVICE_CATEGORIES  # re-exported: one home
+from aorta.timeline.trace_check import TraceEventError, checked_events
 
 COMM_KINDS = ("all_gather", "reduce_scatter", "all_reduce", "broadcast", "reduce", "all_to_all", "other_comm")
 COMPUTE = "compute"
@@ -48,9 +52,11 @@ COMM_KERNEL = re.compile(
 )
 LAUNCH_CATEGORIES = tuple(sorted({c for v in VENDOR_NAMES["launch_category"].values() for c in v}))
 MEMORY_KERNEL_PREFIXES = tuple(p for v in VENDOR_NAMES["memory_kernel_prefix"].values() for p in v)
-# Chrome-trace categories: kernels; device work in general (copies and memsets occupy the GPU too).
+# Chrome-trace categories: kernels; device work in general (copies and memsets occupy the GPU too:
+# DEVICE_CATEGORIES, from aorta/timeline/trace_check.py).
 KERNEL_CATEGORIES = ("kernel",)
-DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+# set by load_trace: how many duplicated events it dropped ({"events": all, "device_ops": kernels, copies, memsets})
+DUPLICATES_KEY = "aortaDuplicatesDropped"
 # Matched in order on the name lower-cased with '_' removed (all-reduce and reduce-scatter before reduce):
 # NCCL kernel names (``ncclDevKernel_Broadcast_RING_LL``) and PyTorch's collective names in the profiler's
 # args (``allreduce``, ``broadcast``, ``_allgather_base``, ``reduce_scatter_tensor_coalesced``, ``alltoall_base``).
@@ -95,6 +101,11 @@ def classify_kernel(name: str, collective_name: str | None = None) -> str:
     )
 
 
+def str_category(event: Mapping) -> str:
+    """An event's ``cat``, lower-cased ("" where absent)."""
+    return str(event.get("cat", "")).lower()
+
+
 def is_kernel(event: dict) -> bool:
     return str(event.get("cat", "")).lower() in KERNEL_CATEGORIES
 
@@ -107,35 +118,28 @@ def is_comm_kernel(event: dict) -> bool:
     )
 
 
-def launch_times_us(events: Iterable[Mapping]) -> dict[int, float]:
-    """Correlation id -> host time (µs) of the runtime or driver call that launched that device work. Where
-    two calls share an id (rocprofiler-sdk records an internal call beside ``hipMemsetAsync``), the first."""
-    out: dict[int, float] = {}
-    for ev in events:
-        if ev.get("ph") != "X" or str(ev.get("cat", "")).lower() not in LAUNCH_CATEGORIES:
-            continue
-        corr = (ev.get("args") or {}).get("correlation")
-        if isinstance(corr, (int, float)):
-            ts = float(ev["ts"])
-            out[int(corr)] = min(ts, out.get(int(corr), ts))
-    return out
-
-
 def load_trace(path: str | Path) -> dict:
-    """One Chrome trace (``.json`` or gzipped) as ``{"traceEvents": [...], ...}``; ``TraceFileError`` naming
-    the file when it cannot be read or is not a trace."""
+    """One Chrome trace (``.json`` or gzipped) as ``{"traceEvents": [...], ...}``, its events checked and
+    duplicates dropped (aorta/timeline/trace_check.py; the count under ``DUPLICATES_KEY``); ``TraceFileError``
+    naming the file (and the event's index) when it cannot be read, is not a trace or holds a malformed
+    event."""
     p = Path(path)
     try:
         raw = p.read_bytes()
         if raw[:2] == b"\x1f\x8b":
             raw = gzip.decompress(raw)
         doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        # a damaged gzip member: zlib.error (a corrupt deflate stream), BadGzipFile (CRC, header), EOFError (cut)
+        raise TraceFileError(f"{p}: not a Chrome trace JSON file ({type(exc).__name__}: {exc})") from None
     except OSError as exc:
         raise TraceFileError(f"{p}: cannot read trace: {exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, EOFError, gzip.BadGzipFile) as exc:
-        raise TraceFileError(f"{p}: not a Chrome trace JSON file ({exc})") from None
     if isinstance(doc, list):
         doc = {"traceEvents": doc}
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         raise TraceFileError(f"{p}: not a Chrome trace (no 'traceEvents' list)")
+    try:
+        doc["traceEvents"], doc[DUPLICATES_KEY] = checked_events(doc["traceEvents"])
+    except TraceEventError as exc:
+        raise TraceFileError(f"{p}: {exc}") from None
     return doc

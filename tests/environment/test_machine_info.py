@@ -1,4 +1,4 @@
-"""Host facts recorded in machine_info (the GPU facts need a GPU: scripts/gpu/telemetry.sh)."""
+"""Host facts recorded in machine_info (the GPU facts need a GPU: python3 -m scripts.gpu.prove telemetry)."""
 
 import json
 import os

@@ -54,7 +54,8 @@ class Trace:
         raw = path.read_bytes()
         self.events = json.loads(gzip.decompress(raw) if name.endswith(".gz") else raw)["traceEvents"]
         self.doc = load_trace(path)
-        self.kernels = ta.parse_chrome_trace(self.doc)
+        self.ops = ta.parse_chrome_trace(self.doc)  # kernels, copies and memsets
+        self.kernels = [k for k in self.ops if k.category == "kernel"]
         self.ranges = step_ranges(self.doc)
 
     def raw_kernels(self) -> list[dict]:

@@ -240,3 +240,14 @@ def test_match_of_three_ranks_keeps_the_groups_that_agree_and_aligns_to_the_firs
     ]
     assert m.collectives[0].start_us == {0: 10, 1: 30, 2: 20}
     assert m.collectives[1].dur_us == {0: 30, 1: 20, 2: 10}
+
+
+def test_a_copy_in_an_idle_gap_is_device_work_not_idle(nccl2):
+    """Issue 37: copies and memsets counted as idle. Rank 0's step idles [2300,2500); a copy [2350,2450) in it
+    leaves 100 µs of idle, not 200."""
+    ranks, m = nccl2
+    copies = [[(2350.0, 2450.0)]] + [[] for _ in ranks[0][1][1:]]
+    s = wt.rank_steps(0, m, ranks[0][1], ranks[0][2], copy_us_by_step=copies)[0]
+    assert s.idle_ms == pytest.approx((200 - 100) / 1e3) and s.copy_only_ms == pytest.approx(100 / 1e3)
+    parts = s.compute_only_ms + s.overlapped_ms + s.exposed_transfer_ms + s.exposed_wait_ms + s.idle_ms
+    assert parts + s.copy_only_ms == pytest.approx(s.window_ms)

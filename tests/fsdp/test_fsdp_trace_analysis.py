@@ -58,9 +58,9 @@ def test_busbw_factors_are_those_of_nccl_tests():
     assert ta.busbw_factor("other_comm", 2) is None
 
 
-def test_only_kernels_are_parsed_memcpy_and_cpu_ops_are_not():
+def test_kernels_and_copies_are_parsed_cpu_ops_are_not():
     kernels = ta.parse_chrome_trace(DATA / "trace_nccl_2ranks.json")
-    assert len(kernels) == 5
+    assert len(kernels) == 6 and [k.kind for k in kernels].count("memory") == 1  # the DtoH copy
     assert [k.start_us for k in kernels] == sorted(k.start_us for k in kernels)
     assert kernels[1].stream == 20 and kernels[1].message_bytes == 2097152 * 2 and kernels[1].group_size == 2
 
@@ -79,9 +79,11 @@ def test_nccl_trace_overlap_figures():
     assert s.exposed_comm_ms == pytest.approx((100 + 100) / 1e3)
     assert s.exposed_comm_ms_per_step == pytest.approx(0.2 / 2)
     assert s.overlap_ratio == pytest.approx(250 / 450)
-    assert s.window_ms == pytest.approx((1900 - 1000) / 1e3)
-    # no kernel runs 1400-1500 and 1700-1800
+    assert s.window_ms == pytest.approx((1950 - 1000) / 1e3)  # to the DtoH copy's end
+    # no kernel runs 1400-1500 and 1700-1800; the copy 1900-1950 is copy time, not idle
     assert s.idle_ms == pytest.approx(200 / 1e3) and s.as_dict()["idle_ms"] == s.idle_ms
+    assert (s.copy_busy_ms, s.copy_count) == (pytest.approx(50 / 1e3), 1)
+    assert s.copy_only_ms == pytest.approx(50 / 1e3)  # after the all-reduce, beside no kernel
     # busbw: bytes / kernel time x factor, n = 2
     assert s.algbw_gbps["all_gather"] == pytest.approx(2097152 * 2 / 200e-6 / 1e9)
     assert s.busbw_gbps["all_gather"] == pytest.approx(2097152 * 2 / 200e-6 / 1e9 * 1 / 2)
@@ -92,7 +94,14 @@ def test_nccl_trace_overlap_figures():
 
 def test_rccl_trace_with_generic_kernels_overlap_figures():
     kernels = ta.parse_chrome_trace(DATA / "trace_rccl_4ranks.json")
-    assert [k.kind for k in kernels] == ["compute", "all_gather", "reduce_scatter", "compute", "other_comm"]
+    assert [k.kind for k in kernels] == [
+        "compute",
+        "all_gather",
+        "reduce_scatter",
+        "compute",
+        "other_comm",
+        "memory",  # the memset
+    ]
     s = ta.analyze(kernels, steps=1)
     # compute: GEMM 5000-6000, fill 6250-6350; comm: AG 5200-5700, RS 5800-6200, generic 6300-6400
     assert s.compute_busy_ms == pytest.approx((1000 + 100) / 1e3)

@@ -62,6 +62,6 @@ def test_kernels_from_events_take_their_launch_from_the_runtime_call_with_their_
     assert (split.by, split.before_window, split.outside, split.by_device_start) == ("launch", 1, 0, 1)
     assert split.note() == (
         "left out of the per-step figures: 1 of 3 kernels launched before the profiled window (no launch in "
-        "the trace); 1 of 3 kernels have no recorded launch: placed by their device start (a kernel goes to "
-        "the step holding its launch)"
+        "the trace); 1 of 3 kernels have no recorded launch: placed by their device start; step 1: 1 ops with "
+        "no launch in the trace, placed by device start (a kernel goes to the step holding its launch)"
     )

@@ -8,7 +8,7 @@ from test_gate_offline import BASE, bench, multi, run
 
 from aorta.gate import baseline as bl
 from aorta.gate.compare import compare_runs
-from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_REGRESSION
+from aorta.gate.exit_codes import EXIT_INCONCLUSIVE, EXIT_REGRESSION
 from aorta.gate.render import header_lines
 from aorta.gate.samples import RUNS_KEY, baseline_runs
 from aorta.gate.verdict import NOT_GATEABLE, SLOWER
@@ -75,7 +75,7 @@ def test_a_two_run_baseline_against_one_run_is_not_gateable_for_this_noise(tmp_p
     comp = compare_runs(two_run_baseline(tmp_path), run([bench("a", 10.5, seed=9)]))
     v = next(v for v in comp.verdicts if v.metric == "device_ms")
     assert v.outcome == NOT_GATEABLE and v.mde > 0.05 and "exceeds the 5% bound" in v.reason
-    assert comp.exit_code == EXIT_CLEAN
+    assert comp.exit_code == EXIT_INCONCLUSIVE  # judged nothing: not clean, not a regression
     assert any("runs (the sample): baseline 2, this run 1" in line for line in header_lines(comp))
 
 

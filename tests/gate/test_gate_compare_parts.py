@@ -179,7 +179,7 @@ def test_verdict_reasons_word_for_word():
     )
     assert reason(one, [[1.1] * 5]) == (
         NOT_GATEABLE,
-        "one run on each side: the between-run noise is not known; save the baseline from several fresh "
+        "+10% (1 -> 1.1 ms, 1 vs 1 run): one run on each side: the between-run noise is not known; save the baseline from several fresh "
         "processes (--aorta-runs N) and compare with several",
     )
     base = [[10.0] * 5, [10.05] * 5, [9.95] * 5, [10.02] * 5]

@@ -12,7 +12,13 @@ import pytest
 from aorta.cli import main
 from aorta.gate import baseline as bl
 from aorta.gate.compare import GateSettings, compare_runs, parse_threshold
-from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_MISMATCH, EXIT_NOTHING_COMPARED, EXIT_REGRESSION
+from aorta.gate.exit_codes import (
+    EXIT_CLEAN,
+    EXIT_INCONCLUSIVE,
+    EXIT_MISMATCH,
+    EXIT_NOTHING_COMPARED,
+    EXIT_REGRESSION,
+)
 from aorta.gate.render import header_lines, markdown, terminal_lines
 from aorta.gate.verdict import NOT_GATEABLE, SAME, SLOWER, UNSURE
 
@@ -92,7 +98,7 @@ def test_slower_device_time_and_metric_give_the_regression_code():
 
 def test_one_run_against_one_run_is_not_gateable_and_never_a_regression():
     comp = compare_runs(run([bench("a", 10.0, seed=1)]), run([bench("a", 13.0, seed=2)]))
-    assert {v.outcome for v in comp.verdicts} == {NOT_GATEABLE} and comp.exit_code == EXIT_CLEAN
+    assert {v.outcome for v in comp.verdicts} == {NOT_GATEABLE} and comp.exit_code == EXIT_INCONCLUSIVE
     text = "\n".join(terminal_lines(comp))
     assert "not gateable on this machine (2)" in text and "--aorta-runs" in text
 
@@ -169,8 +175,8 @@ def test_other_gpu_model_is_refused_unless_allowed():
     comp = compare_runs(ref, cand)
     assert comp.exit_code == EXIT_MISMATCH and comp.verdicts == []
     assert "GPU model differs: baseline 'NVIDIA H200', this run 'NVIDIA H100 80GB HBM3'" in comp.mismatch
-    allowed = compare_runs(ref, cand, GateSettings(allow_mismatch=True))
-    assert allowed.exit_code == EXIT_CLEAN and allowed.verdicts
+    allowed = compare_runs(ref, cand, GateSettings(allow_mismatch=True, min_judged=0.0))
+    assert allowed.exit_code == EXIT_INCONCLUSIVE and allowed.verdicts  # one run a side: judged nothing
     assert any("HARDWARE MISMATCH" in line for line in header_lines(allowed))
 
 
@@ -351,8 +357,8 @@ def test_cli_runs_as_a_module_without_torch(tmp_path):
         env={**os.environ, "PYTHONPATH": str(REPO)},
         timeout=60,
     )
-    assert p.returncode == 0, p.stderr
-    assert "aorta compare: exit 0" in p.stdout
+    assert p.returncode == EXIT_INCONCLUSIVE, p.stderr  # one run against itself: nothing judged
+    assert "aorta compare: exit 15" in p.stdout
 
 
 # ---------------------------------------------------------------------- bad samples, nothing compared, outputs
@@ -469,8 +475,8 @@ def test_cli_compare_writes_its_verdict_beside_the_candidate_not_into_the_workin
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    assert main(["compare", ref, cand]) == 0
-    assert json.loads((runs / "new.verdict.json").read_text())["exit_code"] == 0
+    assert main(["compare", ref, cand]) == EXIT_INCONCLUSIVE
+    assert json.loads((runs / "new.verdict.json").read_text())["exit_code"] == EXIT_INCONCLUSIVE
     assert list(elsewhere.iterdir()) == []  # nothing in reports/ of wherever the command ran
 
 

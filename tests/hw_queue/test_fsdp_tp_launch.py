@@ -1,5 +1,5 @@
 """fsdp_tp under a launcher: refused without a process group when torchrun asked for several ranks; the
-wrapper script imports this checkout's aorta without installing; the known-answer test's shard at any size."""
+known-answer test's shard at any size; the fsdp_tp_ranks proof's table of every rank's round."""
 
 import json
 import subprocess
@@ -21,48 +21,6 @@ def test_world_size_from_torchrun_without_a_group_is_refused_not_copied():
 def test_one_process_keeps_the_labelled_copies():
     assert _world({"WORLD_SIZE": "1"}) == (1, 0, None)
     assert _world({}) == (1, 0, None)
-
-
-def test_wrapper_script_imports_this_checkout_without_installing(tmp_path):
-    code = (
-        "import runpy, sys; sys.argv=['x']; "
-        f"g = runpy.run_path({str(REPO / 'scripts/gpu/fsdp_tp_collectives.py')!r}, run_name='probe'); "
-        "import aorta; print(aorta.__file__)"
-    )
-    # -P: the current folder is not put on sys.path, as when torchrun runs a script from elsewhere
-    proc = subprocess.run([sys.executable, "-P", "-c", code], cwd=tmp_path, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert Path(proc.stdout.strip()).resolve().is_relative_to(REPO / "aorta")
-
-
-def test_wrapper_lines_name_comm_and_world():
-    from importlib import util
-
-    spec = util.spec_from_file_location("wrapper", REPO / "scripts/gpu/fsdp_tp_collectives.py")
-    mod = util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    data = {
-        "benchmarks": [
-            {
-                "name": "test_fsdp_tp[streams4-bf16]",
-                "extra_info": {
-                    "metrics": {"samples_per_s": {"value": 1.5e5}},
-                    "workload_info": {"comm": "collectives", "world_size": 4},
-                    "per_rank_median_ms": [1.0, 1.2, 1.1, 1.0],
-                    "per_rank_spread": 1.2,
-                    "streams_requested": 4,
-                    "mode": "gpu",
-                    "gpu_mode": "launch_hold",
-                },
-            }
-        ]
-    }
-    (line,) = mod.lines(json.loads(json.dumps(data)))
-    assert (
-        line.startswith("streams=4 mode=launch_hold comm=collectives world=4 samples/s=150000.0")
-        and "[1.0, 1.2, 1.1, 1.0]" in line
-        and line.endswith("spread=1.2")
-    )
 
 
 def test_known_answer_gathers_the_same_bytes_at_every_world_size():
@@ -98,3 +56,28 @@ def test_torchrun_pytest_fsdp_tp_records_collectives_from_every_rank(tmp_path):
     assert all(len(r["device_ms_per_iteration"]) == 3 for r in e["per_rank"])
     medians = e["per_rank_median_ms"]
     assert e["per_rank_spread"] == pytest.approx(max(medians) / min(medians))
+
+
+def test_the_ranks_table_shows_every_rank_median_and_their_spread(tmp_path):
+    from scripts.gpu import fsdp_tables
+
+    bench = {
+        "name": "test_fsdp_tp[streams4-bf16]",
+        "extra_info": {
+            "metrics": {"samples_per_s": {"value": 1.5e5}},
+            "workload_info": {"comm": "collectives", "world_size": 2},
+            "per_rank": [{"rank": 0, "device_ms_per_iteration": [1.0, 1.2, 1.1]},
+                         {"rank": 1, "device_ms_per_iteration": [2.0, 2.4, 2.2]}],
+        },
+    }  # fmt: skip
+    (tmp_path / "w2_r1.json").write_text(json.dumps({"benchmarks": [bench]}))
+    header, _, row = fsdp_tables.tp_ranks(tmp_path, {})
+    assert row.split() == [
+        "w2_r1",
+        "test_fsdp_tp[streams4-bf16]",
+        "collectives",
+        "1.10",
+        "2.20",
+        "2",
+        "1.5e+05",
+    ]

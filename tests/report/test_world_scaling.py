@@ -10,6 +10,7 @@ from aorta.record import BenchRecord
 from aorta.record.metric import Metric
 from aorta.report.runs import Run
 from aorta.report.world_scaling import view_lines, world_size_view
+from scripts.gpu import fsdp_tables
 
 
 def _bench(scenario, world, step, transfer, wait, ratio, ag_share, compute_only, stragglers, unresolved):
@@ -144,17 +145,6 @@ def test_aorta_report_prints_and_renders_the_view(tmp_path):
     assert "FSDP world-size scaling" in html and "rank 1 (10/10 steps)" in html
 
 
-def _script(name):
-    from importlib import util
-
-    spec = util.spec_from_file_location(
-        name, Path(__file__).resolve().parents[2] / "scripts" / "gpu" / f"{name}.py"
-    )
-    mod = util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_scale_summary_table_lists_scenarios_fsdp_tp_and_the_sweep():
     tp = {
         "name": "test_fsdp_tp[streams4-bf16]",
@@ -172,7 +162,7 @@ def test_scale_summary_table_lists_scenarios_fsdp_tp_and_the_sweep():
             "ceiling": {"all_reduce": [[65536.0, 1.5], [268435456.0, 300.0]]},
         },
     }
-    lines = _script("scale_summary").summary_lines(
+    lines = fsdp_tables.summary_lines(
         [("4ranks", {"benchmarks": FOUR + [tp, sweep]}), ("2ranks", {"benchmarks": TWO})]
     )
     text = "\n".join(lines)
@@ -182,20 +172,3 @@ def test_scale_summary_table_lists_scenarios_fsdp_tp_and_the_sweep():
     )  # baseline at 4 ranks against 2: 99 / 88, fewest ranks first whatever the order given
     assert "collectives" in text and "1.46e+05" in text
     assert "64KiB: 1.5" in text and "256MiB: 300" in text
-
-
-def test_scale_proof_dry_run_lists_every_step_within_the_budget(tmp_path):
-    import os
-    import subprocess
-
-    script = Path(__file__).resolve().parents[2] / "scripts" / "gpu" / "scale_proof.sh"
-    env = {**os.environ, "DRY": "1", "OUT": str(tmp_path)}
-    proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    names = [line.split(",")[0].lstrip("[") for line in proc.stdout.splitlines()]
-    assert names == ["fsdp4", "large", "fsdp2", "tp2", "tp4", "two", "bind4", "report"]
-    assert "-k scenario and baseline --aorta-config config/large.yaml" in proc.stdout
-    assert "--nproc_per_node 4 --numa-binding node -m pytest" in proc.stdout
-    assert "--nproc_per_node 4 -m pytest" in proc.stdout and "-k not compile" in proc.stdout
-    assert "test_fsdp_tp.py -k bf16" in proc.stdout and "fsdp_two_launchers.sh" in proc.stdout
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["steps.tsv"]  # nothing else under $OUT

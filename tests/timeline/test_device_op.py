@@ -32,5 +32,14 @@ def test_both_trace_readers_give_the_same_op_for_the_same_kernel():
     (fsdp_op,) = ta.parse_chrome_trace(trace)
     assert timeline_op == DeviceOp("gemm", 7, 10.5, 20.25, "kernel", (4, 1, 1), (256, 1, 1))
     assert fsdp_op == DeviceOp(
-        "gemm", 7, 10.5, 20.25, "kernel", (4, 1, 1), (256, 1, 1), launch_us=5.0, correlation=3
+        "gemm",
+        7,
+        10.5,
+        20.25,
+        "kernel",
+        (4, 1, 1),
+        (256, 1, 1),
+        launch_us=5.0,
+        correlation=3,
+        link="correlation",
     )

@@ -240,7 +240,7 @@ def test_trim_keeps_exactly_the_fields_the_parser_reads_of_each_kind_of_event():
     }
 
 
-# -- recorded traces (H100, torch 2.11+cu130, scripts/gpu/kernel_timeline_probe.py) and a hand-written ROCm one
+# -- recorded traces (H100, torch 2.11+cu130, python3 -m scripts.gpu.prove kernel_traces) and a hand-written ROCm one
 def _load(name):
     import json
     from pathlib import Path

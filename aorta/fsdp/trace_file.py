@@ -1,0 +1,78 @@
+"""One profiler trace file read for its figures: device work, steps and what the trace lacks (pure: no torch).
+
+What ``aorta trace figures`` reads of a Kineto Chrome trace (``torch.profiler``'s ``*.pt.trace.json``, gzipped or
+not), with the FSDP suite's own readers: the device work (``trace_analysis.parse_chrome_trace``: kernels,
+copies, memsets, each linked to its launch by correlation id or flow event), the profiler's host steps and
+their GPU-side copies (``ProfilerStep#N``, aorta/timeline/profiler_steps.py), the one-kernel launch calls that
+no device event answers (aorta/timeline/launch_links.py) and the duplicated events the loader dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aorta.fsdp.trace_analysis import parse_chrome_trace
+from aorta.timeline.device_op import DeviceOp
+from aorta.timeline.launch_links import launch_links, unanswered
+from aorta.timeline.profiler_steps import GPU_COPY_CATEGORY, profiler_steps, step_number
+from aorta.timeline.trace_events import DEVICE_CATEGORIES, DUPLICATES_KEY, load_trace
+
+
+@dataclass
+class DeviceTrace:
+    """A trace's device work and steps, as the figures read them."""
+
+    path: Path
+    ops: list[DeviceOp]
+    step_ranges: list[tuple[float, float]]  # host ProfilerStep ranges (µs), in step order
+    # the profiler's GPU-side copy of each host step (same order), None where the trace has none
+    gpu_step_ranges: list[tuple[float, float] | None] = field(default_factory=list)
+    missing_launches_us: list[float] = field(default_factory=list)  # launch calls no device op answers
+    duplicates_dropped: int = 0  # duplicated device ops (kernels, copies, memsets) the loader dropped
+    duplicate_events_dropped: int = 0  # every duplicated event dropped (flow events too)
+    rank: int | None = None  # distributedInfo.rank, where the profiler wrote it
+    world_size: int | None = None  # distributedInfo.world_size, where the profiler wrote it
+    source: str = "kineto"  # which reader: kineto, rocprofv3-csv, rocpd
+    api_calls: dict[str, int] = field(default_factory=dict)  # RCCL / HIP API calls by name (rocprofv3)
+    records: dict[str, int] = field(default_factory=dict)  # rows read per record kind (rocprofv3)
+    not_read: list[str] = field(default_factory=list)  # files of the output that hold no trace record
+
+
+def _gpu_step_ranges(events: list[dict], host: dict[int, tuple[float, float]]) -> list:
+    gpu: dict[int, tuple[float, float]] = {}
+    for ev in events:
+        if ev.get("ph") == "X" and str(ev.get("cat", "")).lower() == GPU_COPY_CATEGORY:
+            n = step_number(ev.get("name", ""))
+            if n is not None:
+                gpu.setdefault(n, (float(ev["ts"]), float(ev["ts"]) + float(ev.get("dur", 0.0))))
+    return [gpu.get(n) for n in sorted(host)]
+
+
+def _int_field(info: object, key: str) -> int | None:
+    value = info.get(key) if isinstance(info, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def read_kineto_trace(path: str | Path) -> DeviceTrace:
+    """A Kineto Chrome trace; ``TraceFileError`` naming the file (and event) where it cannot be read."""
+    p = Path(path)
+    doc = load_trace(p)
+    events = doc["traceEvents"]
+    links = launch_links(events)
+    ops = parse_chrome_trace(doc, links)
+    steps = profiler_steps(doc)
+    ranges = [(float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0.0))) for e in steps.values()]
+    answered = {links.link(ev)[0] for ev in events if str(ev.get("cat", "")).lower() in DEVICE_CATEGORIES}
+    info = doc.get("distributedInfo")
+    return DeviceTrace(
+        path=p,
+        ops=ops,
+        step_ranges=ranges,
+        gpu_step_ranges=_gpu_step_ranges(events, dict(zip(steps, ranges))),
+        missing_launches_us=[call.ts_us for call in unanswered(links, answered)],
+        duplicates_dropped=doc[DUPLICATES_KEY]["device_ops"],
+        duplicate_events_dropped=doc[DUPLICATES_KEY]["events"],
+        rank=_int_field(info, "rank"),
+        world_size=_int_field(info, "world_size"),
+    )

@@ -1,0 +1,207 @@
+"""``aorta ab --a LAUNCHER --b LAUNCHER [--runs auto|N] [--budget 10m] -- COMMAND``: the A/B gate on one machine.
+
+Runs COMMAND under both launchers (``aorta.gate.ab``) in alternating fresh processes, pair by pair, and
+judges B's runs against A's with the gate's verdicts (``aorta.gate.compare``). ``--runs auto`` (the default)
+adds pairs at the sequential rule's looks until every figure is decided or ``--budget`` ends
+(``aorta.gate.auto_runs``); the first pair is full, later pairs time the rounds only and run just the
+benchmarks still undecided. Settings that differ between the launchers are the change under test: shown in
+the header, never refused. Exit codes as ``aorta compare``: 0 clean, 10 B SLOWER, 15 inconclusive, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from aorta.gate import baseline as bl
+from aorta.gate.ab import AbError, Launcher, check_command, pair_order, parse_launcher, run_command
+from aorta.gate.auto_runs import AutoOutcome, run_auto, time_line
+from aorta.gate.cli import add_judging_arguments, add_output_arguments, argtype, settings_from
+from aorta.gate.compare import Comparison, compare_runs, parse_whole
+from aorta.gate.exit_codes import EXIT_USAGE
+from aorta.gate.fresh_runs import CHILD_ENV, ChildRun, write_only_file
+from aorta.gate.outputs import write_outputs
+from aorta.gate.render import overall_exit, terminal_lines
+from aorta.gate.sequential import LOOKS, Budget, parse_budget
+from aorta.record.output_paths import OutputPathError, check_output_file
+
+DEFAULT_BUDGET = "10m"
+
+
+def _runs(text: str) -> int:
+    if text.strip().lower() == "auto":
+        return 0
+    return parse_whole("--runs", text, 2, LOOKS[-1], "pairs of runs (or auto)")
+
+
+def add_ab_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--a", required=True, metavar="LAUNCHER", help="side A: 'NAME=VALUE ... [python command]'"
+    )
+    parser.add_argument("--b", required=True, metavar="LAUNCHER", help="side B, judged against A")
+    parser.add_argument("--label-a", default="A", help="side A's name in the verdicts (default A)")
+    parser.add_argument("--label-b", default="B", help="side B's name in the verdicts (default B)")
+    parser.add_argument(
+        "--runs",
+        type=argtype(_runs),
+        default=0,
+        metavar="auto|N",
+        help="N pairs of runs, or auto (default): pairs added until every figure is decided or --budget ends",
+    )
+    parser.add_argument(
+        "--budget",
+        type=argtype(lambda t: parse_budget("--budget", t)),
+        default=None,
+        metavar="TIME",
+        help=f"with --runs auto: the wall the runs may take (default {DEFAULT_BUDGET}); no pair starts that the "
+        "slowest pair so far would carry past it",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="where the runs, logs and verdict go (default .aorta/ab/<time>)",
+    )
+    add_judging_arguments(parser)
+    add_output_arguments(parser, "DIR/verdict.json")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then what both sides run")
+
+
+def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: dict[str, list[Path]]):
+    def start(k: int, only, lean: bool) -> ChildRun:
+        only_file = write_only_file(out, f"pair{k}", only)
+        wall, last = 0.0, None
+        for side in pair_order(k):
+            launcher = a if side == "A" else b
+            json_path, log_path = out / f"{side}{k}.json", out / f"{side}{k}.log"
+            cmd = run_command(
+                launcher,
+                command,
+                json_path=str(json_path),
+                seed=k,
+                lean=lean,
+                only_file=str(only_file) if only_file else None,
+            )
+            env = {**os.environ, **launcher.env, CHILD_ENV: f"ab {side} {k}"}
+            t0 = time.monotonic()
+            with open(log_path, "w") as log:
+                log.write("$ " + " ".join(cmd) + "\n")
+                log.flush()
+                code = subprocess.call(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+            took = time.monotonic() - t0
+            wall += took
+            ok = code == 0 and json_path.is_file()
+            what = "" if only is None else f", {len(only)} undecided benchmark(s)"
+            print(
+                f"aorta ab: {launcher.label} run {k}{' (lean)' if lean else ''}{what}: "
+                f"{'ok' if ok else f'FAILED (exit {code})'} in {took:.1f} s, log {log_path}",
+                flush=True,
+            )
+            last = ChildRun(
+                f"{launcher.label} run {k}",
+                code if code else (0 if ok else 1),
+                json_path,
+                log_path,
+                wall,
+                lean,
+            )
+            if not ok:
+                return last
+            docs[side].append(json_path)
+        assert last is not None
+        return ChildRun(f"pair {k}", 0, last.json_path, last.log_path, wall, lean)
+
+    return start
+
+
+def _judge(args, a: Launcher, b: Launcher, docs: dict[str, list[Path]], settings) -> Comparison:
+    side = {}
+    for name in ("A", "B"):
+        runs = [bl.load_run(p) for p in docs[name]]
+        side[name] = bl.combine_runs(runs, [f"{name.lower()}{k + 1}" for k in range(len(runs))])
+    return compare_runs(
+        side["A"],
+        side["B"],
+        settings,
+        ref_label=f"{a.label} ({len(docs['A'])} runs: {args.a or 'this python'})",
+        cand_label=f"{b.label} ({len(docs['B'])} runs: {args.b or 'this python'})",
+    )
+
+
+def run_ab(args: argparse.Namespace) -> int:
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    try:
+        check_command(command)
+        a = parse_launcher("--a", args.a, args.label_a)
+        b = parse_launcher("--b", args.b, args.label_b)
+        if args.budget is not None and args.runs:
+            raise AbError(
+                f"--budget needs --runs auto (--runs {args.runs} runs that many pairs whatever the time)"
+            )
+        out = (
+            Path(args.out)
+            if args.out
+            else Path(".aorta") / "ab" / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        )
+        if out.exists() and any(out.iterdir()):
+            raise AbError(
+                f"--out {out}: not empty; give a new folder (the runs of an earlier A/B are kept there)"
+            )
+        verdict = (
+            out / "verdict.json"
+            if args.verdict_json is None
+            else (Path(args.verdict_json) if args.verdict_json else None)
+        )
+        if verdict is not None and verdict.parent != out:
+            check_output_file("--verdict-json", verdict)
+    except (AbError, OutputPathError) as exc:
+        print(f"aorta ab: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    out.mkdir(parents=True, exist_ok=True)
+    auto = args.runs == 0
+    budget_s = args.budget or parse_budget("--budget", DEFAULT_BUDGET)
+    settings = settings_from(args, looks=len(LOOKS) if auto else 1)
+    docs: dict[str, list[Path]] = {"A": [], "B": []}
+    start = _pair_runner(a, b, command, out, docs)
+    print(f"aorta ab: A = {args.a!r}, B = {args.b!r}; runs in {out}", flush=True)
+    outcome = run_auto(
+        start,
+        Budget(budget_s if auto else float("inf"), max_runs=LOOKS[-1] if auto else args.runs),
+        judge=lambda full, restricted: _judge(args, a, b, docs, settings),
+        looks=LOOKS if auto else (args.runs,),
+        both_sides=True,
+    )
+    return _finish(args, outcome, out, verdict)
+
+
+def _finish(args, outcome: AutoOutcome, out: Path, verdict: Path | None) -> int:
+    for line in outcome.looks:
+        print(f"aorta ab: {line}")
+    failed = outcome.failed
+    if failed is not None:
+        print(
+            f"aorta ab: {failed.label} failed (exit {failed.exit_code}): no verdict; its output: {failed.log_path}"
+        )
+        print(f"aorta ab: exit {failed.exit_code}")
+        return failed.exit_code
+    comp = outcome.comparison
+    assert comp is not None
+    code = overall_exit([comp])
+    for line in terminal_lines(comp, verbose=args.verbose):
+        print(line)
+    print(time_line(outcome).replace("aorta gate: auto:", "aorta ab:"))
+    try:
+        for line in write_outputs([comp], code, verdict_json=verdict, markdown_path=args.markdown):
+            print(line)
+    except OSError as exc:
+        print(f"aorta ab: could not write the verdict files: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"aorta ab: exit {code}")
+    return code

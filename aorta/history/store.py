@@ -1,0 +1,375 @@
+"""The history store: one SQLite file (the default, ``.aorta/history.db``) or a PostgreSQL database by URL
+(``postgresql://...``, through psycopg 3). The same statements run on both.
+
+Nothing saved is lost: every run is added in one transaction (its row, its figures and its verdicts, or
+nothing), writers queue for the database (SQLite: ``BEGIN IMMEDIATE`` and a busy timeout, WAL journal;
+PostgreSQL: row inserts and an advisory lock around migrations), and a database this aorta cannot read (newer
+schema, a damaged file, not a database) is refused with a ``HistoryError`` that names it, before anything is
+written.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aorta.history.run_rows import RunRow, VerdictRow
+from aorta.history.schema import SCHEMA_VERSION, statements
+
+DEFAULT_PATH = Path(".aorta") / "history.db"
+BUSY_TIMEOUT_MS = 60_000  # a writer waits this long for another to commit before giving up
+MIGRATION_LOCK = 40_040  # PostgreSQL advisory lock key: one process migrates at a time
+
+
+class HistoryError(ValueError):
+    """The history store cannot be used or written: the message names it and what to do."""
+
+
+class HistoryWriteError(HistoryError):
+    """A run could not be written (disk full, locked past the timeout); nothing of it was kept."""
+
+
+def parse_history_url(text: str) -> str:
+    """``--aorta-history`` / ``--history``: a SQLite file path (or ``sqlite:///path``) or a
+    ``postgresql://`` URL; ``ValueError`` naming the value and what is allowed."""
+    value = str(text).strip()
+    if not value:
+        raise ValueError(
+            "--aorta-history='': give a SQLite file (e.g. .aorta/history.db) or a postgresql:// URL"
+        )
+    if value.startswith(("postgresql://", "postgres://")):
+        return value
+    if "://" in value and not value.startswith("sqlite:///"):
+        raise ValueError(
+            f"--aorta-history={value!r}: unknown scheme {value.split('://')[0]!r}; allowed: a file path, "
+            "sqlite:///PATH or postgresql://USER@HOST/DB"
+        )
+    path = Path(value[len("sqlite:///") :] if value.startswith("sqlite:///") else value)
+    if path.is_dir():
+        raise ValueError(f"--aorta-history={value!r}: is a folder; give a file such as {path / 'history.db'}")
+    return str(path)
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    id: int
+    recorded_at: str
+    machine_model: str
+    machine_id: str
+    stack_label: str
+    fingerprint: dict
+    settings: dict
+    commit_id: str
+    source: str
+
+
+@dataclass(frozen=True)
+class StoredFigure:
+    run_id: int
+    benchmark: str
+    figure: str
+    value: float
+    unit: str
+    higher_is_better: bool
+    samples: tuple[float, ...]
+
+
+class HistoryStore:
+    """An open history database. ``open_store(url)`` opens (creating or migrating) it."""
+
+    def __init__(self, conn: Any, dialect: str, where: str) -> None:
+        self.conn, self.dialect, self.where = conn, dialect, where
+
+    # ------------------------------------------------------------------ low level
+    def _sql(self, text: str) -> str:
+        return text.replace("?", "%s") if self.dialect == "postgresql" else text
+
+    def execute(self, text: str, params: Sequence = ()) -> Any:
+        cur = self.conn.cursor()
+        cur.execute(self._sql(text), tuple(params))
+        return cur
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction: everything in it is kept, or nothing."""
+        if self.dialect == "sqlite":
+            self.conn.execute("BEGIN IMMEDIATE")  # take the write lock now: writers queue, none deadlocks
+            try:
+                yield
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+        else:
+            with self.conn.transaction():
+                yield
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ schema
+    def version(self) -> int:
+        """The schema version the database is at (0: empty)."""
+        if self.dialect == "sqlite":
+            found = self.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='aorta_schema'")
+        else:
+            found = self.execute(
+                "SELECT tablename FROM pg_tables WHERE tablename='aorta_schema' AND schemaname = current_schema()"
+            )
+        if found.fetchone() is None:
+            tables = self._table_count()
+            if tables:
+                raise HistoryError(
+                    f"{self.where}: holds {tables} tables but none is aorta's (no aorta_schema): not an aorta "
+                    "history; give another file or database"
+                )
+            return 0
+        row = self.execute("SELECT version FROM aorta_schema").fetchone()
+        return int(row[0]) if row else 0
+
+    def _table_count(self) -> int:
+        if self.dialect == "sqlite":
+            q = "SELECT count(*) FROM sqlite_master WHERE type='table'"
+        else:
+            q = "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
+        return int(self.execute(q).fetchone()[0])
+
+    def migrate(self) -> int:
+        """Create or migrate the schema to ``SCHEMA_VERSION`` in one transaction; refuse a newer one."""
+        with self.transaction():
+            if self.dialect == "postgresql":
+                self.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+            found = self.version()
+            if found > SCHEMA_VERSION:
+                raise HistoryError(
+                    f"{self.where}: history schema version {found} was written by a newer aorta; this aorta "
+                    f"reads up to version {SCHEMA_VERSION}: update aorta (the database is left as it is)"
+                )
+            if found < SCHEMA_VERSION:
+                for stmt in statements(self.dialect, found):
+                    self.execute(stmt)
+                self.execute("DELETE FROM aorta_schema")
+                self.execute("INSERT INTO aorta_schema (version) VALUES (?)", (SCHEMA_VERSION,))
+        return found
+
+    # ------------------------------------------------------------------ writing
+    def add_run(self, run: RunRow, added_at: str) -> int | None:
+        """Add one run, whole or not at all; its id, or None where the same run is already kept."""
+        with self.transaction():
+            key = run.run_key
+            if self.execute("SELECT id FROM runs WHERE run_key = ?", (key,)).fetchone():
+                return None
+            cur = self.execute(
+                "INSERT INTO runs (run_key, recorded_at, added_at, machine_model, machine_id, host, "
+                "stack_label, fingerprint, source, commit_id, settings) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (
+                    key,
+                    run.recorded_at,
+                    added_at,
+                    run.machine_model,
+                    run.machine_id,
+                    run.host,
+                    run.stack_label,
+                    json.dumps(run.fingerprint, sort_keys=True),
+                    run.source,
+                    run.commit_id,
+                    json.dumps(run.settings, sort_keys=True),
+                ),
+            )
+            run_id = int(cur.fetchone()[0])
+            self.conn.cursor().executemany(
+                self._sql(
+                    "INSERT INTO figures (run_id, benchmark, figure, value, unit, higher_is_better, samples) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+                ),
+                [
+                    (
+                        run_id,
+                        f.benchmark,
+                        f.figure,
+                        f.value,
+                        f.unit,
+                        int(f.higher_is_better),
+                        json.dumps(f.samples),
+                    )
+                    for f in run.figures
+                ],
+            )
+            if run.verdicts:
+                self.conn.cursor().executemany(
+                    self._sql(
+                        "INSERT INTO verdicts (run_id, benchmark, figure, verdict, change) VALUES (?, ?, ?, ?, ?)"
+                    ),
+                    [(run_id, v.benchmark, v.figure, v.verdict, v.change) for v in run.verdicts],
+                )
+        return run_id
+
+    def add_verdicts(self, source: str, verdicts: Sequence[VerdictRow]) -> int:
+        """Attach the gate's verdicts to every run added from ``source`` (the runs the verdicts judged), in one
+        transaction; how many runs got them. A verdict a run already holds is kept as it was."""
+        with self.transaction():
+            ids = [
+                int(r[0]) for r in self.execute("SELECT id FROM runs WHERE source = ?", (source,)).fetchall()
+            ]
+            for run_id in ids:
+                for v in verdicts:
+                    self.execute(
+                        "INSERT INTO verdicts (run_id, benchmark, figure, verdict, change) VALUES (?, ?, ?, ?, ?) "
+                        "ON CONFLICT (run_id, benchmark, figure) DO NOTHING",
+                        (run_id, v.benchmark, v.figure, v.verdict, v.change),
+                    )
+        return len(ids)
+
+    def prune(self, before: str) -> int:
+        """Delete the runs recorded before ``before`` (ISO UTC), with their figures; how many went."""
+        with self.transaction():
+            ids = [
+                r[0] for r in self.execute("SELECT id FROM runs WHERE recorded_at < ?", (before,)).fetchall()
+            ]
+            for table in ("verdicts", "figures"):
+                self.execute(
+                    f"DELETE FROM {table} WHERE run_id IN (SELECT id FROM runs WHERE recorded_at < ?)",
+                    (before,),
+                )
+            self.execute("DELETE FROM runs WHERE recorded_at < ?", (before,))
+        return len(ids)
+
+    # ------------------------------------------------------------------ reading
+    def runs(self, machine_model: str | None = None, stack_label: str | None = None) -> list[StoredRun]:
+        """The kept runs, oldest first (by when they ran), optionally of one machine model and stack."""
+        q = (
+            "SELECT id, recorded_at, machine_model, machine_id, stack_label, fingerprint, settings, commit_id, "
+            "source FROM runs"
+        )
+        where, params = [], []
+        if machine_model is not None:
+            where.append("machine_model = ?")
+            params.append(machine_model)
+        if stack_label is not None:
+            where.append("stack_label = ?")
+            params.append(stack_label)
+        if where:
+            q += " WHERE " + " AND ".join(where)
+        rows = self.execute(q + " ORDER BY recorded_at, id", params).fetchall()
+        return [
+            StoredRun(int(r[0]), r[1], r[2], r[3], r[4], json.loads(r[5]), json.loads(r[6]), r[7], r[8])
+            for r in rows
+        ]
+
+    def figures(self, run_ids: Sequence[int] | None = None) -> list[StoredFigure]:
+        q = "SELECT run_id, benchmark, figure, value, unit, higher_is_better, samples FROM figures"
+        rows = self.execute(q + " ORDER BY run_id, benchmark, figure").fetchall()
+        keep = None if run_ids is None else set(run_ids)
+        return [
+            StoredFigure(int(r[0]), r[1], r[2], float(r[3]), r[4], bool(r[5]), tuple(json.loads(r[6])))
+            for r in rows
+            if keep is None or int(r[0]) in keep
+        ]
+
+    def verdicts(self) -> dict[tuple[int, str, str], tuple[str, float | None]]:
+        rows = self.execute("SELECT run_id, benchmark, figure, verdict, change FROM verdicts").fetchall()
+        return {(int(r[0]), r[1], r[2]): (r[3], r[4]) for r in rows}
+
+    def count(self) -> tuple[int, int]:
+        """(runs, figure rows) kept."""
+        return (
+            int(self.execute("SELECT count(*) FROM runs").fetchone()[0]),
+            int(self.execute("SELECT count(*) FROM figures").fetchone()[0]),
+        )
+
+
+def _open_sqlite(path: str) -> HistoryStore:
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(p, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(
+            "PRAGMA journal_mode = WAL"
+        )  # readers never block the writer, a killed writer rolls back
+        conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.DatabaseError as exc:
+        raise HistoryError(
+            f"{p}: cannot be opened as a SQLite history ({exc}): a damaged file, or not a database"
+        ) from None
+    except OSError as exc:
+        raise HistoryError(f"{p}: cannot be created: {exc}") from None
+    return HistoryStore(conn, "sqlite", str(p))
+
+
+def _open_postgresql(url: str) -> HistoryStore:
+    try:
+        import psycopg
+    except ImportError:
+        raise HistoryError(
+            f"{url}: a PostgreSQL history needs psycopg 3: pip install 'aorta[postgresql]'"
+        ) from None
+    try:
+        conn = psycopg.connect(url, autocommit=True)
+    except psycopg.Error as exc:
+        raise HistoryError(f"{_redacted(url)}: cannot connect: {str(exc).strip()}") from None
+    return HistoryStore(conn, "postgresql", _redacted(url))
+
+
+def _redacted(url: str) -> str:
+    """The URL with its password hidden (it goes into messages)."""
+    head, sep, tail = url.partition("@")
+    if not sep or ":" not in head.split("://", 1)[-1]:
+        return url
+    scheme, _, cred = head.partition("://")
+    return f"{scheme}://{cred.split(':', 1)[0]}:***@{tail}"
+
+
+def open_store(url: str) -> HistoryStore:
+    """Open the history at ``url`` (a parsed ``parse_history_url``), creating or migrating its schema."""
+    store = _open_postgresql(url) if url.startswith(("postgresql://", "postgres://")) else _open_sqlite(url)
+    try:
+        store.migrate()
+    except HistoryError:
+        store.close()
+        raise
+    except sqlite3.DatabaseError as exc:
+        store.close()
+        raise HistoryError(
+            f"{store.where}: is not a readable SQLite history ({exc}): a damaged file, or not a database; "
+            "move it aside (aorta starts a new one) or restore it from a copy"
+        ) from None
+    except Exception as exc:  # psycopg's errors: the server refused the schema statements
+        store.close()
+        raise HistoryError(f"{store.where}: the schema could not be read or created: {exc}") from None
+    return store
+
+
+WRITE_ERRORS: tuple[type[BaseException], ...] = (sqlite3.OperationalError, OSError)
+
+
+def add_runs(store: HistoryStore, runs: Sequence[RunRow], added_at: str) -> list[int | None]:
+    """Add each run in its own transaction; ``HistoryWriteError`` (nothing of that run kept) on a write that
+    fails: a full disk, a lock held past the timeout, a server gone."""
+    out = []
+    for run in runs:
+        try:
+            out.append(store.add_run(run, added_at))
+        except HistoryError:
+            raise
+        except Exception as exc:
+            text = str(exc).strip()
+            full = "full" in text.lower()
+            raise HistoryWriteError(
+                f"{store.where}: the run of {run.recorded_at} ({run.source}) could not be written: {text}"
+                + ("; free disk space and add it again" if full else "")
+                + "; nothing of it was kept, the runs before it are"
+            ) from None
+    return out

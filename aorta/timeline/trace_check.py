@@ -1,0 +1,95 @@
+"""A trace's events checked before any figure is read from them (pure: no torch).
+
+A damaged or malformed trace is refused in one line naming the file and the event's index in ``traceEvents``
+(``TraceFileError``), never a ``TypeError`` / ``KeyError`` from deep inside a reader. Only the events aorta
+reads are held to the rules below; any other event (Python functions, CPU ops, metadata) passes as written:
+
+- every event is a JSON object (a ``null`` or a number in the list is refused);
+- a complete event (``ph`` ``"X"``) of a category aorta reads (device work, launches, labelled ranges, the
+  profiler's steps) has a ``name`` string, a numeric ``ts`` and, where present, a numeric ``dur`` >= 0;
+- a flow event (``ph`` ``"s"`` / ``"f"``) of the launch-to-kernel category (``ac2g``) has an ``id`` and a
+  numeric ``ts``.
+
+Duplicated events (a profiler or a merge tool that wrote some records twice: every field the same) are
+dropped and counted: kept, they double every kernel count and make the cross-rank collective match refuse
+on "different numbers of collectives".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+FLOW_CATEGORY = "ac2g"  # Kineto's launch -> device work flow events ("s" at the launch, "f" at the work)
+_READ_CATEGORIES = (
+    "kernel",
+    "gpu_memcpy",
+    "gpu_memset",
+    "cuda_runtime",
+    "cuda_driver",
+    "user_annotation",
+    "gpu_user_annotation",
+)
+
+
+class TraceEventError(ValueError):
+    """One event that breaks the rules above; the loader adds the file's name to the message."""
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def _check(index: int, ev: object) -> None:
+    if not isinstance(ev, dict):
+        raise TraceEventError(f"event {index} is {json.dumps(ev)[:40]}, not a JSON object")
+    ph, cat = ev.get("ph"), str(ev.get("cat", "")).lower()
+    if ph == "X" and (cat in _READ_CATEGORIES or str(ev.get("name", "")).startswith("ProfilerStep#")):
+        if not isinstance(ev.get("name"), str):
+            raise TraceEventError(f"event {index} ({cat}) has no name")
+        if not _number(ev.get("ts")):
+            raise TraceEventError(
+                f"event {index} ({cat} {ev['name'][:60]!r}) has ts {ev.get('ts')!r}, not a number"
+            )
+        if "dur" in ev and not (_number(ev["dur"]) and ev["dur"] >= 0):
+            raise TraceEventError(
+                f"event {index} ({cat} {ev['name'][:60]!r}) has dur {ev['dur']!r}: a duration is a number >= 0"
+            )
+    elif ph in ("s", "f") and cat == FLOW_CATEGORY:
+        if "id" not in ev or not _number(ev.get("ts")):
+            raise TraceEventError(f"event {index} (flow {ph!r}) has no id or no numeric ts")
+
+
+def _key(ev: dict) -> tuple:
+    """Every field of an event aorta reads (a writer that repeats a record repeats its args in one order)."""
+    rest = tuple((k, repr(v)) for k, v in ev.items() if k not in _FIXED)
+    return (*(ev.get(k) for k in _FIXED), rest)
+
+
+_FIXED = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp")
+
+
+DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def checked_events(events: Sequence[object]) -> tuple[list[dict], dict[str, int]]:
+    """The events with exact duplicates dropped, and how many were dropped (``events``: all; ``device_ops``:
+    kernels, copies and memsets, the ones that change figures); ``TraceEventError`` naming the first event
+    that breaks the module's rules."""
+    out: list[dict] = []
+    seen: set[tuple] = set()
+    dropped = {"events": 0, "device_ops": 0}
+    for i, ev in enumerate(events):
+        _check(i, ev)
+        assert isinstance(ev, dict)  # _check refused anything else
+        cat = str(ev.get("cat", "")).lower()
+        # only the events aorta reads: metadata repeats by design (one per track), CPU ops are not read
+        if (ev.get("ph") == "X" and cat in _READ_CATEGORIES) or cat == FLOW_CATEGORY:
+            key = _key(ev)
+            if key in seen:
+                dropped["events"] += 1
+                dropped["device_ops"] += cat in DEVICE_CATEGORIES
+                continue
+            seen.add(key)
+        out.append(ev)
+    return out, dropped

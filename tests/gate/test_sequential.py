@@ -1,0 +1,95 @@
+"""The auto gate's sequential rule (aorta.gate.sequential): its false alarms stay under alpha however often it
+looks, shown by simulation from noise measured on an H100, and it finds real changes."""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aorta.gate.sequential import (
+    LOOKS,
+    Budget,
+    look_alpha,
+    next_look,
+    parse_budget,
+    runs_to_gateable,
+    simulate_gate,
+)
+
+# Between-run noise (SD of log run figures) of p0 figures measured on an H100 (docs/measurements.md, the
+# run-level gate): 0.2% (GEMM TFLOP/s), 1% (stream_concurrency), 3% (hetero_kernels), 8% (tiny_kernel_stress).
+MEASURED_SIGMAS = (0.002, 0.01, 0.03, 0.08)
+
+
+def test_each_look_tests_at_alpha_shared_by_the_looks():
+    assert LOOKS == (3, 5, 8, 12, 20)
+    assert look_alpha(0.01) == pytest.approx(0.002)
+    assert [next_look(n) for n in (0, 2, 3, 4, 12, 19, 20)] == [3, 3, 5, 5, 20, 20, None]
+
+
+def test_five_looks_cannot_raise_false_alarms_past_alpha_by_simulation():
+    # 10,000 A/A compares per noise level, baseline of 3 runs (a CI baseline) and both sides growing (aorta ab)
+    for both in (False, True):
+        table = simulate_gate(MEASURED_SIGMAS, ref_runs=3, shift=0.0, both_sides_grow=both, compares=10_000)
+        for row in table["rows"]:
+            assert row["slower"] + row["faster"] <= 0.01, row
+            assert row["slower"] <= 0.005 + 0.002, row  # about half of alpha each way, with simulation slack
+
+
+def test_without_the_shared_alpha_looking_five_times_would_cry_wolf_more_often():
+    # Figures that never stop for SAME, tested at every look: at 0.01 a look (alpha 0.05 shared by 5) the
+    # false-alarm rate passes 0.01; at 0.002 a look (alpha 0.01 shared) it stays under.
+    kw = dict(ref_runs=5, compares=4_000, seed=3, accept_early=False, min_effect=0.0)
+    naive = simulate_gate([0.01], alpha=0.05, **kw)["rows"][0]
+    shared = simulate_gate([0.01], alpha=0.01, **kw)["rows"][0]
+    assert naive["slower"] + naive["faster"] > 0.01 > shared["slower"] + shared["faster"]
+
+
+def test_power_a_5_percent_slowdown_is_found_on_the_quiet_figures():
+    table = simulate_gate(MEASURED_SIGMAS[:2], ref_runs=10, shift=0.05, compares=4_000, seed=1)
+    quiet, mid = table["rows"]
+    assert quiet["slower"] >= 0.99 and quiet["mean_runs"] == 3  # decided at the first look
+    assert mid["slower"] >= 0.95
+    assert quiet["faster"] == 0 and mid["faster"] == 0
+
+
+def test_the_noisiest_figure_is_left_not_gateable_not_called():
+    row = simulate_gate([0.08], ref_runs=3, shift=0.02, compares=4_000, seed=2)["rows"][0]
+    assert row["not_gateable"] > 0.9 and row["slower"] < 0.01
+
+
+@given(st.floats(0.001, 0.05), st.integers(2, 20), st.integers(1, 20))
+@settings(max_examples=60, deadline=None)
+def test_runs_to_gateable_is_the_fewest_more_runs_that_reach_the_bound(sigma, m, n):
+    more = runs_to_gateable(sigma, m, n, alpha=0.002, power=0.95, max_mde=0.05, limit=40)
+    if more is None:
+        return
+    from scipy import stats as sps
+
+    def mde(mm, nn):
+        df = mm + nn - 2
+        k = sps.t.ppf(1 - 0.001, df) + sps.t.ppf(0.95, df)
+        return math.expm1(k * sigma * math.sqrt(1 / mm + 1 / nn))
+
+    assert mde(m + more, n + more) <= 0.05
+    if more:
+        assert mde(m + more - 1, n + more - 1) > 0.05
+
+
+def test_budget_words_and_refusals():
+    assert parse_budget("--aorta-budget", "10m") == 600
+    assert parse_budget("--aorta-budget", "90") == 90
+    assert parse_budget("--aorta-budget", "1.5h") == 5400
+    for bad in ("", "ten", "0", "-5m", "10d", "9999h"):
+        with pytest.raises(
+            ValueError, match=r"--aorta-budget=.*expected a wall time such as 600, 600s, 10m or 1.5h"
+        ):
+            parse_budget("--aorta-budget", bad)
+
+
+def test_no_run_starts_that_the_slowest_so_far_would_carry_past_the_budget():
+    b = Budget(100.0, max_runs=5)
+    assert b.room_for_another(50.0, [20.0, 50.0], 2)
+    assert not b.room_for_another(51.0, [20.0, 50.0], 2)
+    assert not b.room_for_another(0.0, [1.0], 5)  # the cap
