@@ -80,6 +80,7 @@ def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> 
     return {
         "id": run_id or saved_at,
         "saved_at": saved_at,
+        "measured_at": run.get("datetime"),  # pytest-benchmark's time of the run: part of its identity
         "stack": dict(stack),
         # backend, GPU model and count (a baseline is one kind of machine: aorta.gate.baseline.check_can_add), host
         "machine": {
@@ -103,12 +104,26 @@ def _all_stored(doc: Mapping) -> list:
 def _repeated_entries(entries: Sequence) -> dict[int, int]:
     """Entries holding the same samples as an earlier one: ``{index: index of the first}``."""
     keys = [
-        content_hash(e["benchmarks"])
+        run_key(e["benchmarks"], e.get("measured_at"))
         if isinstance(e, Mapping) and isinstance(e.get("benchmarks"), Mapping) and e["benchmarks"]
         else f"not a run: {i}"  # nothing measured to compare: never a repeat (a reader refuses it)
         for i, e in enumerate(entries)
     ]
     return repeats(keys)
+
+
+def run_key(samples: Mapping, measured_at: object = None) -> str:
+    """A run's identity: its samples and, where recorded, when it was measured (two runs written by hand or a
+    script may share samples; the same run read twice shares both)."""
+    return content_hash(samples if measured_at is None else {"samples": samples, "measured_at": measured_at})
+
+
+def run_keys(doc: Mapping) -> list[str]:
+    """The identity of each of ``doc``'s runs, in ``baseline_runs`` order."""
+    entries = stored_runs(doc)
+    if not entries:
+        return [run_key(baseline_runs(doc)[0], doc.get("datetime"))]
+    return [run_key(e.get("benchmarks") or {}, e.get("measured_at")) for e in entries]
 
 
 def unique_runs(entries: Sequence) -> list:

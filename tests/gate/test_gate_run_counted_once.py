@@ -55,3 +55,12 @@ def test_noise_over_one_file_given_three_times_is_one_run_and_refused(tmp_path, 
         in err
     )
     assert f"aorta noise: 1 run in {path}, {path}, {path}: the noise between runs needs two or more" in err
+
+
+def test_runs_with_the_same_samples_measured_at_other_times_are_two_runs(tmp_path, capsys):
+    """Runs written by a script may share samples; what was measured at two times is two runs."""
+    a, b = run([bench("a", 10.0)]), run([bench("a", 10.0)])
+    a["datetime"], b["datetime"] = "2026-11-01T00:00:00", "2026-11-02T00:00:00"
+    pa, pb = write(tmp_path / "a.json", a), write(tmp_path / "b.json", b)
+    main(["noise", pa, pb])
+    assert "counted once" not in capsys.readouterr().err
