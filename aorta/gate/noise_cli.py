@@ -172,6 +172,11 @@ def run_noise(args: argparse.Namespace) -> int:
     print(
         f"\n{len(runs)} runs; {gateable} of {len(rows)} figures gateable at MDE <= {args.max_mde * 100:g}% with "
         f"{base_n} baseline and {args.candidate_runs} candidate runs (alpha {args.alpha:g}, power 0.95)"
+        + (
+            ""
+            if args.all_figures
+            else "; device time only: --all-figures for every figure, as the save line counts"
+        )
     )
     known = {m for m in machines if m}
     if len(known) > 1:

@@ -25,3 +25,15 @@ def test_the_saved_profile_and_aorta_noise_call_the_same_figures_gateable(tmp_pa
         r for r in json.loads((tmp_path / "noise.json").read_text())["rows"] if r["figure"] == "device_ms"
     )
     assert row["mde"] == saved["mde"] and row["gateable"] == saved["gateable"]
+
+
+def test_the_noise_summary_says_when_it_counts_device_time_only(tmp_path, capsys):
+    for seed, centre in enumerate((10.0, 10.1)):
+        path, _ = bl.save_baseline(run([bench("a", centre, seed=seed)]), tmp_path, "base", {})
+    assert main(["noise", str(path)]) == 0
+    assert (
+        "; device time only: --all-figures for every figure, as the save line counts"
+        in capsys.readouterr().out
+    )
+    assert main(["noise", str(path), "--all-figures"]) == 0
+    assert "device time only" not in capsys.readouterr().out
