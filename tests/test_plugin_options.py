@@ -88,6 +88,7 @@ def test_the_option_set_is_frozen(pytester):
             "--aorta-replace-baseline",
             "--aorta-compare",
             "--aorta-baseline-dir",
+            "--aorta-runs-dir",
             "--aorta-allow-mismatch",
             "--aorta-allow-env-diff",
             "--aorta-runs",

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import yaml
 
+from aorta.fsdp import config_yaml
+
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 DEFAULT_CONFIG = CONFIG_DIR / "default.yaml"
 SMOKE_CONFIG = CONFIG_DIR / "smoke.yaml"
@@ -286,7 +288,7 @@ def parse_override(text: str) -> tuple[list[str], object]:
             f"--aorta-override {text!r}: empty key; expected key.path=value, e.g. training.steps=20"
         )
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = config_yaml.load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
         raise ConfigError(f"--aorta-override {text!r}: value is not valid YAML ({exc})") from None
     return path, value
@@ -316,7 +318,7 @@ def read_yaml(path: str | Path) -> dict:
     if not p.is_file():
         raise ConfigError(f"--aorta-config {str(path)!r}: no such file")
     try:
-        data = yaml.safe_load(p.read_text()) or {}
+        data = config_yaml.load(p.read_text()) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"--aorta-config {str(path)!r}: not valid YAML ({exc})") from None
     if not isinstance(data, dict):
@@ -341,9 +343,21 @@ def load_config(
     The file is checked on its own first, so a section or value that smoke.yaml would replace (``model: 3``,
     ``training: {steps: abc}``) is still an error on a CPU run, not a surprise on the first GPU run.
     """
+    return load_config_noting(path, overrides, smoke=smoke)[0]
+
+
+def load_config_noting(
+    path: str | Path | None = None, overrides: Sequence[str] = (), *, smoke: bool = False
+) -> tuple[FsdpSuiteConfig, list[str]]:
+    """``load_config``, and each value of the user's file (``path``) that smoke sizes replaced
+    (``key.path: theirs -> smoke's``; none for the default file)."""
     file = path or DEFAULT_CONFIG
     data = read_yaml(file)
     check_file(file, data)
+    replaced: list[str] = []
     if smoke:
-        data = _merge(data, read_yaml(SMOKE_CONFIG))
-    return _build(FsdpSuiteConfig, apply_overrides(data, overrides), "")
+        smoke_data = read_yaml(SMOKE_CONFIG)
+        if path is not None:
+            replaced = config_yaml.smoke_replaced(data, smoke_data)
+        data = _merge(data, smoke_data)
+    return _build(FsdpSuiteConfig, apply_overrides(data, overrides), ""), replaced

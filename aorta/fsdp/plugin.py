@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from aorta.fsdp.breakdown_text import breakdown_lines
-from aorta.fsdp.config import ConfigError, FsdpSuiteConfig, load_config
+from aorta.fsdp.config import ConfigError, FsdpSuiteConfig, load_config_noting
 from aorta.timing.replay_clock import ReplayClock, replay_into
 
 if TYPE_CHECKING:  # imported lazily at run time: it brings in torch.distributed
     from aorta.fsdp.distributed import DistEnv
 
 DEFAULT_TIMEOUT_S = 300.0
+MAX_TIMEOUT_S = 86400.0  # a collective that waits a day is a hang; torch's timedelta overflows on inf
 
 
 def parse_timeout(text: str) -> float:
@@ -40,8 +41,10 @@ def parse_timeout(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"--aorta-dist-timeout={text!r}: give seconds as a number > 0"
         ) from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"--aorta-dist-timeout={text!r}: must be > 0 seconds")
+    if not 0 < value <= MAX_TIMEOUT_S:  # inf passed "> 0" and overflowed at setup (issue 38, case 17)
+        raise argparse.ArgumentTypeError(
+            f"--aorta-dist-timeout={text!r}: give seconds > 0 and at most {MAX_TIMEOUT_S:g} (a day)"
+        )
     return value
 
 
@@ -55,6 +58,7 @@ class FsdpState:
     records: list[dict] = field(default_factory=list)
     rows: list[dict] = field(default_factory=list)
     jsonl_written: str | None = None
+    notes: list[str] = field(default_factory=list)  # said in the run's header
     stalled: str | None = None  # a rank did not reach an agreement in time: no further waits for it
     link_ceiling: dict | None = None  # the collective sweep's busbw ceiling, once it ran in this session
     link_ceiling_source: str | None = None
@@ -140,7 +144,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _results_on_rank_0_only(config)
     opts = config.hook.pytest_aorta_options(config=config)
     try:
-        cfg = load_config(
+        cfg, replaced = load_config_noting(
             config.getoption("aorta_config"),
             _step_overrides(opts) + _ballast_override(config) + config.getoption("aorta_override"),
             smoke=opts.resolved_size == "smoke",
@@ -150,6 +154,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = FsdpState(
         cfg, Path(config.getoption("aorta_artifacts")), config.getoption("aorta_dist_timeout")
     )
+    if replaced:  # issue 38, case 19: the user's sizes are never replaced without a word
+        config.stash[STATE].notes.append(
+            f"--aorta-config {config.getoption('aorta_config')}: at smoke size (--aorta-size "
+            f"{opts.size}) config/smoke.yaml replaces {len(replaced)} of its values: {'; '.join(replaced)}; "
+            "--aorta-size full keeps them"
+        )
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    state = config.stash.get(STATE, None)
+    return [f"aorta fsdp: note: {n}" for n in state.notes] if state is not None else []
 
 
 def _step_overrides(opts) -> list[str]:

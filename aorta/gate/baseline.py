@@ -27,12 +27,14 @@ from aorta.gate.samples import (
     MAX_BASELINE_RUNS,
     RUNS_KEY,
     baseline_runs,
+    repeated_run_notes,  # noqa: F401 - gate API (the plugin's note on a run stored twice)
     run_entry,
     stored_runs,
+    unique_runs,
 )
+from aorta.gate.schema import BASELINE_SCHEMA, check_schema
 from aorta.record import RecordError, check_run, load_run, write_json_atomic  # noqa: F401 - load_run: gate API
 
-BASELINE_SCHEMA = 1
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
 
 
@@ -179,6 +181,7 @@ def _save_locked(
     benchmarks = list(run["benchmarks"])
     if path.exists() and not replace:
         old = load_run(path)
+        check_schema(old, str(path))  # a newer aorta's baseline is never rewritten in the old schema
         check_can_add(old, path, run)
         meta = old.get("aorta_baseline") or {}
         old_stack = meta.get("stack") or stack_of(old)
@@ -188,7 +191,7 @@ def _save_locked(
             earlier = [run_entry(old, str(meta.get("saved_at") or ""), old_stack)]
         benchmarks = merge_benchmarks(old["benchmarks"], benchmarks)
     added = [dict(e, stack=stack) for e in stored_runs(run)] or [run_entry(run, now, stack)]
-    runs = [*earlier, *added][-MAX_BASELINE_RUNS:]
+    runs = unique_runs([*earlier, *added])[-MAX_BASELINE_RUNS:]  # a run saved twice is kept once
     doc = {k: v for k, v in run.items() if k != CANDIDATE_RUNS_KEY}
     doc["benchmarks"] = benchmarks
     doc["aorta_baseline"] = {

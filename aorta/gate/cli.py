@@ -32,8 +32,14 @@ from aorta.gate.compare import (
 from aorta.gate.exit_codes import EXIT_MISMATCH, EXIT_SETTINGS_DIFFER, EXIT_USAGE
 from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
+from aorta.gate.samples import repeated_run_notes
 from aorta.gate.settings_check import settings_refusal
-from aorta.record.output_paths import OutputPathError, check_appendable, check_output_file
+from aorta.record.output_paths import (
+    OutputPathError,
+    check_appendable,
+    check_not_an_input,
+    check_output_file,
+)
 
 
 def argtype(fn):
@@ -164,10 +170,13 @@ def default_verdict_path(candidate: str) -> Path:
 def _check_output_places(args: argparse.Namespace) -> None:
     if args.verdict_json is None:
         args.verdict_json = str(default_verdict_path(args.cands[-1]))
+    inputs = {"the baseline": args.ref, **{f"the candidate file {c}": c for c in args.cands}}
     if args.verdict_json:
         check_output_file("--verdict-json", args.verdict_json)
+        check_not_an_input("--verdict-json", args.verdict_json, inputs)
     if args.markdown:
         check_output_file("--markdown", args.markdown)
+        check_not_an_input("--markdown", args.markdown, inputs)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         check_appendable("$GITHUB_STEP_SUMMARY", os.environ["GITHUB_STEP_SUMMARY"])
 
@@ -212,6 +221,12 @@ def run_compare(args: argparse.Namespace) -> int:
         if len(args.cands) > 1
         else runs[args.cands[0]]
     )
+    for path in [args.ref, *args.cands]:
+        for note in repeated_run_notes(runs[path], path):
+            print(f"aorta compare: note: {note}", file=sys.stderr)
+    if len(args.cands) > 1:
+        for note in repeated_run_notes(cand, "the candidate's files together"):
+            print(f"aorta compare: note: {note}", file=sys.stderr)
     cand_label = (
         _label(args.cands[0], cand)
         if len(args.cands) == 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+import shlex
 import subprocess
 import sys
 import time
@@ -19,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+from aorta.gate.child_process import die_with_parent, ended, exit_status
 
 CHILD_ENV = "AORTA_FRESH_RUN"  # set in each child: "k/N" (or "confirm k/N"); the child never orchestrates
 # Options the parent keeps to itself: the gate's (the children only measure) and the JSON path (each child
@@ -52,6 +55,22 @@ def child_args(
     """The parent's pytest arguments for one child: the gate's options and ``--benchmark-json`` removed
     (``--opt value`` and ``--opt=value`` alike), the child's own JSON path, order seed and one run added;
     ``lean``: a repeat run that times the rounds only (``--aorta-lean-run``)."""
+    out = without_parent_options(args)
+    out += [
+        f"--benchmark-json={json_path}",
+        f"--aorta-order-seed={seed}",
+        "--aorta-runs=1",
+        "--aorta-confirm=0",
+    ]
+    if only_file is not None:
+        out.append(f"--aorta-only-file={only_file}")
+    if lean:
+        out.append("--aorta-lean-run")
+    return out
+
+
+def without_parent_options(args: Sequence[str]) -> list[str]:
+    """``args`` less the options the parent keeps to itself (``--opt value`` and ``--opt=value`` alike)."""
     out: list[str] = []
     skip_next = False
     for tok in args:
@@ -64,17 +83,13 @@ def child_args(
             skip_next = True
             continue
         out.append(tok)
-    out += [
-        f"--benchmark-json={json_path}",
-        f"--aorta-order-seed={seed}",
-        "--aorta-runs=1",
-        "--aorta-confirm=0",
-    ]
-    if only_file is not None:
-        out.append(f"--aorta-only-file={only_file}")
-    if lean:
-        out.append("--aorta-lean-run")
     return out
+
+
+def child_addopts(value: str) -> str:
+    """``$PYTEST_ADDOPTS`` for a child: the parent's options taken out there too, or every child would save
+    (or compare) again: a baseline with each run stored twice (issue 38, case 11)."""
+    return shlex.join(without_parent_options(shlex.split(value)))
 
 
 def order_items(nodeids: Sequence[str], seed: int) -> list[int]:
@@ -100,6 +115,7 @@ class ChildRun:
     log_path: Path
     wall_s: float
     lean: bool = False  # a repeat run that timed the rounds only
+    ended: str = ""  # "exit 1", "killed by signal 9 (SIGKILL), exit 137" (aorta.gate.child_process.ended)
 
     @property
     def ok(self) -> bool:
@@ -181,12 +197,17 @@ def run_child(
         *child_args(args, json_path=json_path, seed=seed, only_file=only_file, lean=lean),
     ]
     child_env = {**os.environ, **(env or {}), CHILD_ENV: label}
+    if child_env.get("PYTEST_ADDOPTS"):
+        child_env["PYTEST_ADDOPTS"] = child_addopts(child_env["PYTEST_ADDOPTS"])
     start = time.monotonic()
     with open(log_path, "w") as log:
         log.write("$ " + " ".join(cmd) + "\n")
         log.flush()
-        code = subprocess.call(cmd, cwd=cwd, env=child_env, stdout=log, stderr=subprocess.STDOUT)
-    run = ChildRun(label, code, json_path, log_path, time.monotonic() - start, lean)
-    state = "ok" if run.ok else f"FAILED (exit {code}{'' if json_path.is_file() else ', no JSON'})"
+        raw = subprocess.call(  # the child dies with this process (issue 38, case 6)
+            cmd, cwd=cwd, env=child_env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent()
+        )
+    code = exit_status(raw)  # killed by signal 9: 137, not -9 (which pytest would give as 247)
+    run = ChildRun(label, code, json_path, log_path, time.monotonic() - start, lean, ended(raw))
+    state = "ok" if run.ok else f"FAILED ({run.ended}{'' if json_path.is_file() else ', no JSON'})"
     say(f"aorta gate: {label}{' (lean)' if lean else ''}: {state} in {run.wall_s:.1f} s, log {log_path}")
     return run

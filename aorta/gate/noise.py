@@ -88,7 +88,10 @@ def profile_entry(
     if noise is None:
         entry.update(gateable=False, reason="one run: the between-run noise is not known")
         return entry
-    m = mde(noise, len(run_values), planned_runs, alpha=alpha, power=power)
+    # The compare pools both sides' runs (df = m + n - 2), as ``aorta noise`` plans it: the save line and
+    # ``aorta noise`` then agree on what is gateable (issue 38, case 24: this used the baseline's df alone).
+    planned = Noise(noise.sigma, len(run_values) + planned_runs - 2, noise.runs)
+    m = mde(planned, len(run_values), planned_runs, alpha=alpha, power=power)
     entry.update(noise.as_dict(), mde=m, gateable=m <= max_mde)
     if m > max_mde:
         entry["reason"] = f"MDE {m * 100:.3g}% exceeds the {max_mde * 100:.3g}% bound"

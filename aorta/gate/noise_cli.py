@@ -23,10 +23,11 @@ from aorta.gate.cli import add_max_mde_argument, argtype
 from aorta.gate.compare import parse_alpha, parse_whole
 from aorta.gate.exit_codes import EXIT_USAGE
 from aorta.gate.noise import DEFAULT_MAX_MDE, Noise, mde, pooled_noise, run_value
-from aorta.gate.samples import DEVICE_TIME, baseline_runs, run_machines
+from aorta.gate.samples import DEVICE_TIME, baseline_runs, repeated_run_notes, run_keys, run_machines
 from aorta.gate.verdict import DEFAULT_ALPHA
 from aorta.record import record_of
 from aorta.record.output_paths import OutputPathError, check_output_file
+from aorta.record.run_identity import repeats
 from aorta.record.table import format_table
 
 
@@ -93,16 +94,40 @@ def reading_notes(doc: dict) -> dict[str, str]:
     return out
 
 
+def _each_run_once(
+    runs: list, machines: list[str], sources: list[str], keys: list[str]
+) -> tuple[list, list[str]]:
+    """The same run in two files (or one file given twice) is one run: no noise is seen between a run and
+    itself (issue 38, case 13: ``aorta noise run.json run.json run.json`` read noise 0.00%, gateable)."""
+    again = repeats(keys)
+    for i, j in again.items():
+        print(
+            f"aorta noise: note: run {i + 1} ({sources[i]}) holds the same samples as run {j + 1} "
+            f"({sources[j]}): one run, counted once",
+            file=sys.stderr,
+        )
+    keep = [i for i in range(len(runs)) if i not in again]
+    return [runs[i] for i in keep], [machines[i] for i in keep if i < len(machines)]
+
+
 def run_noise(args: argparse.Namespace) -> int:
     try:
         if args.json:
             check_output_file("--json", args.json)
         runs, notes, machines = [], {}, []
+        sources: list[str] = []
+        keys: list[str] = []
         for path in args.runs:
             doc = bl.load_run(path)
-            runs += baseline_runs(doc, path)
+            for note in repeated_run_notes(doc, path):
+                print(f"aorta noise: note: {note}", file=sys.stderr)
+            found = baseline_runs(doc, path)
+            runs += found
+            keys += run_keys(doc)
+            sources += [path] * len(found)
             machines += run_machines(doc)
             notes.update(reading_notes(doc))
+        runs, machines = _each_run_once(runs, machines, sources, keys)
     except (bl.BaselineError, OutputPathError) as exc:
         print(f"aorta noise: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -147,6 +172,11 @@ def run_noise(args: argparse.Namespace) -> int:
     print(
         f"\n{len(runs)} runs; {gateable} of {len(rows)} figures gateable at MDE <= {args.max_mde * 100:g}% with "
         f"{base_n} baseline and {args.candidate_runs} candidate runs (alpha {args.alpha:g}, power 0.95)"
+        + (
+            ""
+            if args.all_figures
+            else "; device time only: --all-figures for every figure, as the save line counts"
+        )
     )
     known = {m for m in machines if m}
     if len(known) > 1:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.gate import auto_runs, fresh_runs, sequential
+from aorta.gate import auto_runs, empty_run, fresh_runs, sequential
 from aorta.gate import baseline as bl
 from aorta.gate.compare import (
     NOTHING_COMPARED,
@@ -47,6 +47,7 @@ from aorta.gate.outputs import (
     write_outputs,
 )
 from aorta.gate.render import overall_exit, terminal_lines
+from aorta.gate.save_line import one_run_hint
 from aorta.record.output_paths import OutputPathError, check_appendable, check_output_dir, check_output_file
 
 MAX_CONFIRM = 20
@@ -128,6 +129,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--aorta-baseline-dir",
         metavar="DIR",
         help="where baselines live (default: .aorta/baselines in the rootdir)",
+    )
+    g.addoption(
+        "--aorta-runs-dir",
+        metavar="DIR",
+        help="where fresh-process runs write their JSON and logs (default: .aorta/runs in the rootdir)",
     )
     g.addoption(
         "--aorta-allow-mismatch",
@@ -395,6 +401,8 @@ def _refuse_runs_without_benchmarks(config: pytest.Config, opts: GateOptions) ->
 def _check_output_places(opts: GateOptions) -> None:
     """Every file the gate will write can be written: refused now, not after the benchmarks ran."""
     try:
+        if opts.orchestrates or opts.confirm:  # issue 38, case 15: refused now, not INTERNALERROR later
+            check_output_dir("--aorta-runs-dir (default .aorta/runs)", opts.runs_root)
         if opts.save_name:
             check_output_dir("--aorta-baseline-dir", opts.baseline_dir)
         if opts.compare_ref and _rank() == 0:
@@ -407,7 +415,25 @@ def _check_output_places(opts: GateOptions) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
-def _check_save(config: pytest.Config, opts: GateOptions) -> None:
+def _check_outputs_are_not_inputs(
+    config: pytest.Config, opts: GateOptions, state: GateState, saved_to: Path | None
+) -> None:
+    """No output of this run written over the baseline it reads or saves to (issue 38, case 1)."""
+    from aorta.gate.input_outputs import check_outputs_are_not_inputs
+    from aorta.record.benchmark_json_option import target_path
+
+    outputs = {
+        "--benchmark-json": target_path(config.getoption("benchmark_json", None)),
+        "--aorta-verdict-json": opts.verdict_json if opts.compare_ref else None,
+        "--aorta-markdown": opts.markdown,
+    }
+    try:
+        check_outputs_are_not_inputs(outputs, compared=state.baseline_path, saved_to=saved_to)
+    except OutputPathError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _check_save(config: pytest.Config, opts: GateOptions) -> Path | None:
     """A save that would be refused at the end of the run (machine folder a file, a baseline that cannot
     be read, of another machine or stack) is refused now: exit 4 or 13, before any benchmark runs."""
     import platform
@@ -417,7 +443,7 @@ def _check_save(config: pytest.Config, opts: GateOptions) -> None:
     from aorta.gate.save_check import SaveRefused, check_save
 
     if not opts.save_name:
-        return
+        return None
     current = {
         "machine_info": {
             "aorta": machine_info(config.hook.pytest_aorta_session_device(config=config)),
@@ -425,7 +451,7 @@ def _check_save(config: pytest.Config, opts: GateOptions) -> None:
         }
     }
     try:
-        check_save(opts.baseline_dir, opts.save_name, current, replace=opts.replace_baseline)
+        return check_save(opts.baseline_dir, opts.save_name, current, replace=opts.replace_baseline)
     except SaveRefused as exc:
         if exc.exit_code == EXIT_PYTEST_USAGE:
             raise pytest.UsageError(str(exc)) from None
@@ -450,6 +476,7 @@ def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, stat
     except ValueError as exc:  # a BaselineError, or the history's errors (HistoryError, NoHistoryBaseline)
         raise pytest.UsageError(f"--aorta-compare: {exc}") from None
     state.baseline_path, state.baseline = path, baseline
+    state.lines += [f"aorta gate: note: {n}" for n in bl.repeated_run_notes(baseline, str(path))]
     if allow or current is None:  # current is None only where mismatches are allowed
         return
     reason = mismatch_reason(baseline, current)
@@ -496,7 +523,7 @@ def pytest_configure(config: pytest.Config) -> None:
         replace_baseline=config.getoption("aorta_replace_baseline"),
         compare_ref=compare_ref,
         baseline_dir=Path(bdir) if bdir else root / ".aorta" / "baselines",
-        runs_root=root / ".aorta" / "runs",
+        runs_root=Path(config.getoption("aorta_runs_dir") or root / ".aorta" / "runs"),
         settings=_settings(config),
         confirm=confirm,
         runs=runs,
@@ -535,7 +562,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _load_baseline(config, opts.compare_ref, opts, state)
         _refuse_settings_diff(config, state)
     _check_output_places(opts)  # after the inputs: a refused run creates no folder
-    _check_save(config, opts)
+    _check_outputs_are_not_inputs(config, opts, state, _check_save(config, opts))
     config.stash[GATE_OPTIONS] = opts
     config.stash[GATE_STATE] = state
 
@@ -721,22 +748,33 @@ def _confirm(config: pytest.Config, opts: GateOptions, state: GateState, comp: C
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     opts, state = config.stash.get(GATE_OPTIONS, None), config.stash.get(GATE_STATE, None)
-    if opts is None or state is None or not (opts.save_name or opts.compare_ref):
+    if opts is None or state is None:
+        return
+    if not (opts.save_name or opts.compare_ref):
+        _finish_plain_runs(session, int(exitstatus), opts, state)  # --aorta-runs N without a gate
         return
     failed = next((c for c in state.children if not c.ok), None)
     run = None if failed else _candidate(config, opts, state)
+    if failed is not None and empty_run.child_timed_nothing(failed.exit_code, failed.json_path.is_file()):
+        state.lines.append(
+            f"aorta gate: {NOTHING_COMPARED}: {failed.label} timed no benchmark (every selected one skipped?), "
+            f"nothing saved; its output: {failed.log_path}"
+        )
+        if int(exitstatus) == 0:
+            session.exitstatus = empty_run.nothing_code(bool(opts.compare_ref))
+        return
     if failed is not None:
         state.lines.append(
-            f"aorta gate: {failed.label} failed (exit {failed.exit_code}): nothing compared or saved; "
+            f"aorta gate: {failed.label} failed ({failed.ended}): nothing compared or saved; "
             f"its output: {failed.log_path}"
         )
         if int(exitstatus) == 0:
             session.exitstatus = failed.exit_code or int(pytest.ExitCode.TESTS_FAILED)
         return
     if run is None:
-        state.lines.append(
-            f"aorta gate: {NOTHING_COMPARED}: benchmarks are disabled in this run, nothing saved"
-        )
+        bs = getattr(config, "_benchmarksession", None)
+        why = empty_run.why_no_run(int(exitstatus), bool(getattr(bs, "disabled", False)))
+        state.lines.append(f"aorta gate: {NOTHING_COMPARED}: {why}, nothing saved")
         if int(exitstatus) == 0:
             session.exitstatus = EXIT_NOTHING_COMPARED if opts.compare_ref else EXIT_NOT_SAVED
         return
@@ -757,7 +795,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             failed = next((c for c in state.children if not c.ok), None)
             if failed is not None:
                 state.lines.append(
-                    f"aorta gate: {failed.label} failed (exit {failed.exit_code}): no verdict; its output: "
+                    f"aorta gate: {failed.label} failed ({failed.ended}): no verdict; its output: "
                     f"{failed.log_path}"
                 )
                 session.exitstatus = failed.exit_code or int(pytest.ExitCode.TESTS_FAILED)
@@ -800,13 +838,31 @@ def _time_line(children: list[fresh_runs.ChildRun]) -> str:
     return "aorta gate: time: " + "; ".join(parts)
 
 
+def _finish_plain_runs(session: pytest.Session, exitstatus: int, opts: GateOptions, state: GateState) -> None:
+    """``--aorta-runs N`` without a gate: a failed run's exit code, else the runs as one document at
+    ``--benchmark-json`` (issue 38, case 2)."""
+    if not opts.orchestrates or not state.children:
+        return
+    failed = next((c for c in state.children if not c.ok), None)
+    if failed is not None:
+        state.lines.append(
+            f"aorta gate: {failed.label} failed ({failed.ended}); its output: {failed.log_path}"
+        )
+        if exitstatus == 0:
+            session.exitstatus = failed.exit_code or int(pytest.ExitCode.TESTS_FAILED)
+        return
+    run = _candidate(session.config, opts, state)
+    if run is not None:
+        _write_combined(session.config, run, state)
+
+
 def _write_combined(config: pytest.Config, run: dict, state: GateState) -> None:
     """``--benchmark-json PATH`` of a run in fresh processes: their runs as one document (this process ran
     no benchmark, so pytest-benchmark writes nothing there)."""
     from aorta.record import write_json_atomic
+    from aorta.record.benchmark_json_option import target_path
 
-    path = state.json_target
-    target = Path(str(getattr(path, "name", path))) if path else None  # pytest-benchmark < 5.3: an open file
+    target = target_path(state.json_target)  # the whole path (a Path's .name is only its basename)
     if target is not None:
         write_json_atomic(target, run)
         state.lines.append(
@@ -857,7 +913,7 @@ def _save(
             f"-> exit {EXIT_NOT_SAVED}"
         ), False
     runs = (
-        "1 run: save it again, or with --aorta-runs N, to give the gate the noise between runs"
+        one_run_hint(int(os.environ.get("WORLD_SIZE", "1") or 1) > 1)  # no --aorta-runs under torchrun
         if n_runs == 1
         else f"{n_runs} runs"
     )

@@ -14,18 +14,24 @@ Each stored run is ``{"id", "saved_at", "stack", "machine", "benchmarks": {fulln
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aorta.gate.machines import aorta_machine, machine_id
 from aorta.gate.run_evidence import EVIDENCE_KEY, run_evidence
+from aorta.gate.schema import check_schema
 from aorta.record import RecordError, record_of
 from aorta.record.metric import Metric
+from aorta.record.run_identity import content_hash, repeats
 
 DEVICE_TIME = "device_ms"  # the name device time per iteration goes by in verdicts and thresholds
 RUNS_KEY = "runs"
 CANDIDATE_RUNS_KEY = "aorta_runs"  # a candidate's fresh-process runs, in the document the gate writes
 MAX_BASELINE_RUNS = 20  # the oldest runs are dropped past this (the save line says so)
+
+# No time, rate or size aorta measures comes near this (a year is 3e10 ms, 1 PB/s is 1e15 B/s); its square
+# and a sum of them stay far from float overflow (issue 38, case 14).
+MAX_ABS_SAMPLE = 1e15
 
 FigureSamples = dict[str, list[float]]  # figure -> samples, for one benchmark of one run
 
@@ -74,6 +80,7 @@ def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> 
     return {
         "id": run_id or saved_at,
         "saved_at": saved_at,
+        "measured_at": run.get("datetime"),  # pytest-benchmark's time of the run: part of its identity
         "stack": dict(stack),
         # backend, GPU model and count (a baseline is one kind of machine: aorta.gate.baseline.check_can_add), host
         "machine": {
@@ -90,9 +97,61 @@ def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> 
     }
 
 
-def stored_runs(doc: Mapping) -> list:
-    """The run entries a document keeps (a baseline's, or a multi-run candidate's); [] for a plain run."""
+def _all_stored(doc: Mapping) -> list:
     return list((doc.get("aorta_baseline") or {}).get(RUNS_KEY) or doc.get(CANDIDATE_RUNS_KEY) or [])
+
+
+def _repeated_entries(entries: Sequence) -> dict[int, int]:
+    """Entries holding the same samples as an earlier one: ``{index: index of the first}``."""
+    keys = [
+        run_key(e["benchmarks"], e.get("measured_at"))
+        if isinstance(e, Mapping) and isinstance(e.get("benchmarks"), Mapping) and e["benchmarks"]
+        else f"not a run: {i}"  # nothing measured to compare: never a repeat (a reader refuses it)
+        for i, e in enumerate(entries)
+    ]
+    return repeats(keys)
+
+
+def run_key(samples: Mapping, measured_at: object = None) -> str:
+    """A run's identity: its samples and, where recorded, when it was measured (two runs written by hand or a
+    script may share samples; the same run read twice shares both)."""
+    return content_hash(samples if measured_at is None else {"samples": samples, "measured_at": measured_at})
+
+
+def run_keys(doc: Mapping) -> list[str]:
+    """The identity of each of ``doc``'s runs, in ``baseline_runs`` order."""
+    entries = stored_runs(doc)
+    if not entries:
+        return [run_key(baseline_runs(doc)[0], doc.get("datetime"))]
+    return [run_key(e.get("benchmarks") or {}, e.get("measured_at")) for e in entries]
+
+
+def unique_runs(entries: Sequence) -> list:
+    """``entries`` less each one that holds the same samples as an earlier one: one run is counted once."""
+    again = _repeated_entries(entries)
+    return [e for i, e in enumerate(entries) if i not in again]
+
+
+def stored_runs(doc: Mapping) -> list:
+    """The run entries a document keeps (a baseline's, or a multi-run candidate's), each run once (a run
+    stored twice is one run: ``repeated_run_notes`` says so); [] for a plain run."""
+    return unique_runs(_all_stored(doc))
+
+
+def repeated_run_notes(doc: Mapping, source: str) -> list[str]:
+    """One line per stored run that repeats an earlier one of ``doc`` (issue 38, case 12)."""
+    entries = _all_stored(doc)
+    key = RUNS_KEY if (doc.get("aorta_baseline") or {}).get(RUNS_KEY) else CANDIDATE_RUNS_KEY
+
+    def name(i: int) -> str:
+        e = entries[i]
+        rid = e.get("id") if isinstance(e, Mapping) else None
+        return f"{key}[{i}]" + (f" ({rid})" if rid else "")
+
+    return [
+        f"{source}: {name(i)} holds the same samples as {name(j)}: one run, counted once"
+        for i, j in _repeated_entries(entries).items()
+    ]
 
 
 def run_ids(doc: Mapping) -> list[str]:
@@ -118,7 +177,9 @@ def baseline_runs(doc: Mapping, source: str = "") -> list[dict[str, FigureSample
     """A document's runs, oldest first, each ``{fullname: {figure: samples}}``; a document without stored
     runs (an older baseline, or a plain run file) is one run. ``RecordError`` names the file (``source``),
     the run and the field when a stored sample is not a finite number, or a device time is negative."""
-    stored = stored_runs(doc)
+    check_schema(doc, source)  # a newer aorta's baseline is not read as this one's (issue 38, case 3)
+    stored = _all_stored(doc)  # every entry checked, named by its place in the file; a repeat counted once
+    again = _repeated_entries(stored)
     where = f"{source}: " if source else ""
     if not stored:
         one: dict[str, FigureSamples] = {
@@ -144,7 +205,8 @@ def baseline_runs(doc: Mapping, source: str = "") -> list[dict[str, FigureSample
                     raise RecordError(f"{at}.{name}: expected a list of finite numbers")
                 run[fullname][name] = [float(v) for v in samples]
             _check(run[fullname], at)
-        out.append(run)
+        if i not in again:
+            out.append(run)
     return out
 
 
@@ -154,5 +216,12 @@ def _check(figs: FigureSamples, at: str) -> None:
         for v in samples:
             if not math.isfinite(v):
                 raise RecordError(f"{at}.{name}: {v!r} is not a finite number")
+            if (
+                abs(v) > MAX_ABS_SAMPLE
+            ):  # 1e308 passed the finiteness check, then overflowed in the statistics
+                raise RecordError(
+                    f"{at}.{name}: {v!r} is out of the range a measurement can take "
+                    f"(at most {MAX_ABS_SAMPLE:g} in size)"
+                )
             if name == DEVICE_TIME and v < 0:
                 raise RecordError(f"{at}.{name}: {v!r}: a device time cannot be negative")

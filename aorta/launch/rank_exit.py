@@ -8,15 +8,46 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+
+
+class FirstError:
+    """Keeps this rank's first failure, when and what (its last line: ``torch.OutOfMemoryError: ...``), in
+    ``DIR/rank<RANK>.error``: ranks other than 0 print nothing (issue 38, case 23), so the launcher reads it
+    there and names the rank that failed first and why."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.done = False
+
+    def _keep(self, report) -> None:
+        if self.done or not report.failed:
+            return
+        self.done = True
+        lines = [ln for ln in str(getattr(report, "longreprtext", "") or "").splitlines() if ln.strip()]
+        why = next((ln for ln in reversed(lines) if ln.startswith("E ")), lines[-1] if lines else "failed")
+        try:
+            with open(self.path, "w", encoding="utf-8") as f:
+                f.write(
+                    f"{time.time():.3f} {getattr(report, 'nodeid', '')}: {why.lstrip('E').strip()[:500]}\n"
+                )
+        except OSError:
+            pass
+
+    def pytest_runtest_logreport(self, report) -> None:
+        self._keep(report)
+
+    def pytest_collectreport(self, report) -> None:
+        self._keep(report)
 
 
 def main(argv: list[str]) -> int:
     folder, args = argv[0], argv[1:]
     import pytest
 
-    sys.argv = ["pytest", *args]  # as `python -m pytest ARGS` sees them
-    code = int(pytest.console_main())
     rank = os.environ.get("RANK", "0")
+    sys.argv = ["pytest", *args]  # as `python -m pytest ARGS` sees them
+    code = int(pytest.main(args, plugins=[FirstError(os.path.join(folder, f"rank{rank}.error"))]))
     tmp = os.path.join(folder, f".rank{rank}.code.tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as f:

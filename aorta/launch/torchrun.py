@@ -4,7 +4,9 @@ torchrun ends with 1 whenever a rank's exit status is not 0, whatever the code: 
 (10 regression, 13 not saved, 14 settings differ, 4 usage error) all read 1, and CI cannot tell a
 regression from a crash. This launcher runs the same torchrun command with each rank's pytest wrapped
 (``aorta.launch.rank_exit``) so that its code is left in a file, and exits with rank 0's code; where rank 0
-passed but another rank failed, or rank 0 left no code (killed, crashed), torchrun's own code stands.
+passed but another rank failed, or rank 0 left no code (killed, crashed), torchrun's own code stands. A
+SIGINT, SIGTERM or SIGHUP to the launcher is passed on to torchrun and the launcher exits 130
+(``EXIT_INTERRUPTED``) once torchrun has stopped; torchrun dies with the launcher (``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
@@ -14,13 +16,17 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from aorta.gate.exit_codes import EXIT_USAGE
+from aorta.gate.child_process import die_with_parent, exit_status, signal_name
+from aorta.gate.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
+from aorta.launch import rendezvous
+from aorta.launch.scratch_folder import codes_folder
 
 PYTEST = ("-m", "pytest")
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # to torchrun, which stops its ranks
 
 
 def add_torchrun_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +67,26 @@ def read_codes(folder: Path) -> dict[int, int]:
     return codes
 
 
+def first_failure(folder: Path) -> str | None:
+    """The rank that failed first and why, from the ``rank<R>.error`` files its ranks left
+    (``aorta.launch.rank_exit.FirstError``); None where none failed."""
+    found = []
+    for p in folder.glob("rank*.error"):
+        try:
+            stamp, what = p.read_text(encoding="utf-8").strip().split(" ", 1)
+            found.append((float(stamp), int(p.stem[4:]), what))
+        except (OSError, ValueError):
+            continue
+    if not found:
+        return None
+    _, rank, what = min(found)
+    others = sorted(r for _, r, _ in found if r != rank)
+    also = (
+        f" (later also rank{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})" if others else ""
+    )
+    return f"rank {rank} failed first: {what}{also}"
+
+
 def exit_code(torchrun_code: int, codes: dict[int, int]) -> tuple[int, str]:
     """(the exit code, the sentence that says where it came from)."""
     others = ", ".join(f"rank {r}: {c}" for r, c in sorted(codes.items()) if r != 0 and c != 0)
@@ -75,32 +101,57 @@ def exit_code(torchrun_code: int, codes: dict[int, int]) -> tuple[int, str]:
     return codes[0], f"rank 0's pytest exit code {codes[0]}{extra}"
 
 
+def _bounded_rendezvous(args: list[str]) -> tuple[list[str], float | None]:
+    """``--aorta-rdzv-timeout`` taken out of torchrun's options and passed on as its ``join_timeout``."""
+    args = args[1:] if args[:1] == ["--"] else args
+    at = next((i for i in range(len(args) - 1) if (args[i], args[i + 1]) == PYTEST), len(args))
+    head, given = rendezvous.take_option(args[:at])
+    head, timeout = rendezvous.bounded(head, rendezvous.DEFAULT_TIMEOUT_S if given is None else given)
+    return head + args[at:], timeout
+
+
 def run_torchrun(args: argparse.Namespace) -> int:
-    with tempfile.TemporaryDirectory(prefix="aorta-torchrun-") as folder:
+    with codes_folder() as folder:
         try:
-            cmd = rank_command(args.args, folder)
+            launch_args, rdzv_timeout = _bounded_rendezvous(list(args.args))
+            cmd = rank_command(launch_args, folder)
         except ValueError as exc:
             print(f"aorta torchrun: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        if rdzv_timeout is not None:
+            print(rendezvous.waiting_line(launch_args, rdzv_timeout), file=sys.stderr, flush=True)
+        started = time.monotonic()
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])  # the ranks import this aorta, as the launcher did
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        proc = subprocess.Popen(cmd, env=env)
-        forward = {
-            sig: signal.signal(sig, lambda s, f: proc.send_signal(s))
-            for sig in (signal.SIGTERM, signal.SIGHUP)
-        }
+        got: list[int] = []
+        # torchrun in a session of its own: a terminal's Ctrl-C reaches this launcher only, which passes it on
+        # once, as a CI cancel's SIGINT to this pid is (issue 38, case 8); torchrun hands it to its ranks (each
+        # in a session of its own already). SIGTERM to torchrun when this launcher dies, even by SIGKILL:
+        # torchrun then stops its ranks (case 7).
+        proc = subprocess.Popen(
+            cmd, env=env, start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM)
+        )
+
+        def forward(sig: int, frame: object) -> None:
+            got.append(sig)
+            proc.send_signal(sig)
+
+        previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
         try:
-            while True:
-                try:
-                    torchrun_code = proc.wait()
-                    torchrun_code = 128 - torchrun_code if torchrun_code < 0 else torchrun_code  # a signal
-                    break
-                except KeyboardInterrupt:  # Ctrl-C reached torchrun too (same terminal): wait for it to stop
-                    continue
+            torchrun_code = exit_status(proc.wait())
         finally:
-            for sig, handler in forward.items():
+            for sig, handler in previous.items():
                 signal.signal(sig, handler)
-        code, why = exit_code(torchrun_code, read_codes(Path(folder)))
+        codes = read_codes(Path(folder))
+        code, why = exit_code(torchrun_code, codes)
+        first = first_failure(Path(folder))
+        if first:
+            print(f"aorta torchrun: {first}", file=sys.stderr)
+        if rdzv_timeout is not None and torchrun_code and not codes and not got:
+            if time.monotonic() - started >= rdzv_timeout:  # no rank ever started: the rendezvous timed out
+                print(rendezvous.missing_line(launch_args, rdzv_timeout), file=sys.stderr)
+    if got:
+        code, why = EXIT_INTERRUPTED, f"interrupted by {signal_name(got[0])}, passed on to torchrun ({why})"
     print(f"aorta torchrun: {why}", file=sys.stderr)
     return code

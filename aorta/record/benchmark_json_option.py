@@ -11,6 +11,7 @@ option is left as it is.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 OPTION = "--benchmark-json"
@@ -24,3 +25,13 @@ def as_path_option(parser: object) -> bool:
             action.type = Path
             return True
     return False
+
+
+def target_path(value: object) -> Path | None:
+    """Where ``--benchmark-json`` is to be written: the path itself (a ``str`` or ``Path``: the whole path,
+    never only its basename), or the name of a file pytest-benchmark < 5.3 opened; None when not given."""
+    if value is None:
+        return None
+    if isinstance(value, (str, os.PathLike)):
+        return Path(os.fspath(value))
+    return Path(str(getattr(value, "name", value)))

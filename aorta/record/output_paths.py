@@ -34,7 +34,34 @@ def _try_write(option: str, path: Path, folder: Path) -> None:
     os.unlink(tmp)
 
 
+def _check_links_and_names(option: str, shown: Path, path: Path) -> None:
+    """No part of ``path`` is a symbolic link that leads nowhere (a loop, a missing target: ``exists()`` says
+    False and the write fails after the run) and no name is longer than the filesystem takes (issue 38,
+    case 16: both were refused only after the run, or as an INTERNALERROR)."""
+    folder = Path(path.anchor or ".")
+    for name in path.parts[1:] if path.anchor else path.parts:  # the deepest existing folder, by os.path
+        if not os.path.isdir(folder / name):  # (which never raises; Path.exists does on a long name)
+            break
+        folder = folder / name
+    try:
+        name_max = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    for name in path.parts:
+        if len(os.fsencode(name)) > name_max:
+            raise OutputPathError(
+                f"{option} {shown}: the name {name[:40]}... is {len(os.fsencode(name))} bytes long; this "
+                f"filesystem takes at most {name_max}"
+            )
+    for part in [path, *path.parents]:
+        if os.path.islink(part) and not os.path.exists(part):
+            raise OutputPathError(
+                f"{option} {shown}: {part} is a symbolic link that leads nowhere (a loop or a missing target)"
+            )
+
+
 def _check_folder(option: str, shown: Path, folder: Path) -> None:
+    _check_links_and_names(option, shown, folder)
     if folder.exists() and not folder.is_dir():
         raise OutputPathError(f"{option} {shown}: {folder} is a file, not a folder")
     base = _nearest_existing(folder)
@@ -54,6 +81,7 @@ def check_output_renamed_into_place(option: str, path: str | os.PathLike) -> Pat
     """``path`` (a file or folder) will be built beside itself and renamed into place: its parent folder
     must exist or be creatable, and be writable."""
     p = Path(path)
+    _check_links_and_names(option, p, p)
     _check_folder(option, p, p.parent)
     return p
 
@@ -63,6 +91,7 @@ def check_output_file(option: str, path: str | os.PathLike, *, create_parent: bo
     is writable. With ``create_parent=False`` the folder must exist already (for writers that do not
     create it, such as pytest-benchmark's ``--benchmark-json``)."""
     p = Path(path)
+    _check_links_and_names(option, p, p)
     if p.is_dir():
         raise OutputPathError(f"{option} {p}: is a folder; give a file name")
     if not create_parent and not p.parent.is_dir():
@@ -88,3 +117,24 @@ def check_appendable(option: str, path: str | os.PathLike) -> Path:
     except OSError as exc:
         raise OutputPathError(f"{option} {p}: cannot be appended to: {exc.strerror or exc}") from None
     return p
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_not_an_input(option: str, path: str | os.PathLike, inputs: dict[str, str | os.PathLike]) -> None:
+    """``path`` is none of ``inputs`` (``{what: path}``, e.g. ``{"the baseline": ...}``): an output written
+    over an input would replace the stored runs it is judged against. The same file through a link or
+    another spelling counts (``os.path.samefile``); so does the same resolved path of a file not yet there."""
+    p = Path(path)
+    for what, given in inputs.items():
+        q = Path(given)
+        if _same_file(p, q) or os.path.abspath(p) == os.path.abspath(q):
+            raise OutputPathError(
+                f"{option} {p}: is {what} ({q}), an input of this run; writing there would replace the "
+                "runs stored in it: give another path"
+            )

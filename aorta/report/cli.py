@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from aorta.gate.exit_codes import EXIT_USAGE, EXIT_WRITE_FAILED
+from aorta.gate.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
+from aorta.record.stop_signals import Stopped, stop_signals_raise
 from aorta.report.errors import ReportInputError
 
 
@@ -52,7 +53,15 @@ def run_report(args: argparse.Namespace) -> int:
     """Build the report (runs, or sweeps with ``--sweep``); bad input is exit 2 with one line, before any file
     is written."""
     try:
-        summary = _build_sweep_report(args) if args.sweep else _build_run_report(args)
+        with stop_signals_raise():  # SIGTERM, SIGHUP: the report's temp folder is removed (issue 38, case 5)
+            summary = _build_sweep_report(args) if args.sweep else _build_run_report(args)
+    except (Stopped, KeyboardInterrupt) as exc:
+        name = exc.name if isinstance(exc, Stopped) else "SIGINT"
+        print(
+            f"aorta report: interrupted by {name}: no report written; --output {args.output} is as it was",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     except ReportInputError as exc:
         print(f"aorta report: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -115,8 +124,13 @@ def _build_sweep_report(args: argparse.Namespace) -> dict:
 
 def _print_sweep_report(summary: dict, page: Path) -> None:
     print(f"aorta report: {len(summary['sweeps'])} sweeps, {len(summary['heatmaps'])} heatmaps -> {page}")
+    from aorta.report.knob_doubt import doubt_line
+
     for label, items in summary["best"].items():
         for b in items:
+            if b.get("no_knob_evidence"):  # issue 38, case 25: no best named where no setting took effect
+                print(doubt_line(label, b))
+                continue
             print(
                 f"  best in {label}: {b['configuration']} {b['metric']} {b['value']:.4g} {b['unit']} at {b['cell']}"
             )

@@ -101,7 +101,11 @@ def _comparison_section(summary: dict) -> str:
             _td(label),
             _td(b["configuration"]),
             _td(b["metric"]),
-            _td(b["cell"]),
+            _td(
+                f"none: no evidence {', '.join(b['no_knob_evidence'])} took effect"
+                if b.get("no_knob_evidence")
+                else b["cell"]
+            ),
             _td(b["value"], num=True),
             _td(b["unit"]),
             _td(b["cells_compared"], num=True),

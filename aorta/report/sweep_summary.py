@@ -13,6 +13,7 @@ from collections import Counter
 
 from aorta.environment.fingerprint import differences, fingerprint
 from aorta.report import summary as summ
+from aorta.report.knob_doubt import knobs_without_any_evidence
 from aorta.report.sweeps import Sweep
 from aorta.report.verdicts import by_benchmark_metric, gate_verdicts
 
@@ -253,6 +254,12 @@ def build_sweep_summary(sweeps: list[Sweep]) -> dict:
         ],
         "differences": stack_differences(sweeps),
         "heatmaps": heatmaps,
-        "best": {s.label: best_cells(s, configs[s.label]) for s in sweeps},
+        "best": {
+            s.label: [
+                {**b, "no_knob_evidence": knobs_without_any_evidence(s.folder)}
+                for b in best_cells(s, configs[s.label])
+            ]
+            for s in sweeps
+        },
         "comparisons": comparisons,
     }

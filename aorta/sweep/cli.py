@@ -2,7 +2,7 @@
 
 Exit codes: 0 every cell ran and passed; 1 at least one cell failed or timed out (each is recorded in the
 manifest and the sweep went on); 2 bad input (a grid value, an override, the command or --output), refused
-before the first cell; 3 a file of the sweep could not be written (disk full: the manifest on disk is the last
+before the first cell (another sweep running into the same folder included); 3 a file of the sweep could not be written (disk full: the manifest on disk is the last
 one written whole; a rerun resumes); 130 interrupted (Ctrl-C, SIGTERM or SIGHUP: the running cell and its
 process group are stopped and recorded as interrupted).
 """
@@ -10,9 +10,11 @@ process group are stopped and recorded as interrupted).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from aorta.gate.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
@@ -107,14 +109,36 @@ def prepare(args: argparse.Namespace, environ) -> tuple[Path, dict, list[Cell], 
 def run_sweep_command(args: argparse.Namespace) -> int:
     import os
 
-    from aorta.sweep.knob_check import check_knobs
-    from aorta.sweep.runner import run_sweep
-
     try:
         folder, doc, cells, cmd, notes = prepare(args, os.environ)
+        with contextlib.ExitStack() as held:
+            held.enter_context(_folder_lock(folder))
+            folder, doc, cells, cmd, notes = prepare(args, os.environ)  # read again, now that it is ours
+            return _run_locked(args, folder, doc, cells, cmd, notes)
     except SweepUsageError as exc:
         print(f"aorta sweep: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """One sweep at a time per folder (issue 38, case 4: two at once ran every cell twice and deleted each
+    other's cell folders): the second is refused at once, naming the first."""
+    from aorta.gate.lock import LockBusy, locked
+
+    folder = folder.resolve()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with locked(folder, wait_s=0, what=f"sweep folder {folder}"):
+            yield
+    except LockBusy as exc:
+        raise SweepUsageError(f"--output {folder}: {exc}; or choose another folder") from None
+
+
+def _run_locked(args, folder: Path, doc: dict, cells: list[Cell], cmd: list[str], notes: list[str]) -> int:
+    from aorta.sweep.knob_check import check_knobs
+    from aorta.sweep.runner import run_sweep
+
     for note in notes:
         print(f"aorta sweep: note: {note}")
     previous = {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS}

@@ -79,7 +79,7 @@ def test_bad_timeout_is_a_usage_error(pytester):
     pytester.makepyfile("def test_x():\n    pass\n")
     result = pytester.runpytest_inprocess("--aorta-dist-timeout", "-5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--aorta-dist-timeout='-5': must be > 0 seconds*"])
+    result.stderr.fnmatch_lines(["*--aorta-dist-timeout='-5': give seconds > 0 and at most 86400 (a day)*"])
 
 
 @pytest.mark.parametrize(

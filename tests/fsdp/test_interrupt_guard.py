@@ -1,10 +1,16 @@
 """Ctrl-C ends a rank within seconds even where its main thread cannot run Python's handler (issue 24, case
-15: under torchrun a rank blocked in a collective took 31 s, torchrun's SIGKILL timeout)."""
+15: under torchrun a rank blocked in a collective took 31 s, torchrun's SIGKILL timeout).
 
+The ranks here start with SIGINT at its default even where this test command inherited it ignored (``cmd &``
+in a script, as CI wrappers start it: Python then leaves SIGINT ignored and no Ctrl-C ever arrives), and are
+killed in ``finally`` whatever happens (issue 38, case 10: six were found running 82 minutes later)."""
+
+import contextlib
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,18 +34,39 @@ while True:
 """
 
 
+def _sigint_as_a_terminal_gives_it() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # in the child, before exec: an inherited SIG_IGN undone
+
+
+@contextlib.contextmanager
+def rank(script: str) -> Iterator[subprocess.Popen]:
+    """A stand-in rank, ready for Ctrl-C; killed on the way out, whatever happened."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=_sigint_as_a_terminal_gives_it,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
 def test_a_rank_that_cannot_leave_ends_shortly_after_ctrl_c():
-    proc = subprocess.Popen([sys.executable, "-c", STUCK], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "ready"
-    t0 = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    code = proc.wait(timeout=20)
-    assert code == 130 and time.monotonic() - t0 < 10  # grace 1 s; torchrun would have waited 30 s
+    with rank(STUCK) as proc:
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=20)
+        assert code == 130 and time.monotonic() - t0 < 10  # grace 1 s; torchrun would have waited 30 s
 
 
 def test_a_rank_that_can_leave_ends_as_before():
-    script = STUCK.replace("        pass", "        sys.exit(2)")
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "ready"
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=20) == 2  # its own exit, not the guard's
+    with rank(STUCK.replace("        pass", "        sys.exit(2)")) as proc:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 2  # its own exit, not the guard's

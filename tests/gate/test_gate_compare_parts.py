@@ -57,7 +57,7 @@ def test_suspects_are_slower_verdicts_and_unsure_ones_in_the_bad_direction_once_
 
 
 def test_a_noise_profile_figure_by_figure_with_every_reason_a_figure_is_not_gateable():
-    from aorta.gate.noise import mde, noise_profile, pooled_noise
+    from aorta.gate.noise import Noise, mde, noise_profile, pooled_noise
 
     runs = [
         {"a": {"ms": [10.0, 11.0, 30.0], "zero": [0.0], "gap": []}},
@@ -65,18 +65,20 @@ def test_a_noise_profile_figure_by_figure_with_every_reason_a_figure_is_not_gate
         {"a": {"ms": [9.0], "zero": [2.0], "gap": [6.0]}},
     ]
     # run values (medians): a.ms 11, 12, 9; a.zero 0, 0.5, 2; a.gap 5, 6 (the empty run left out); b.ms one run
-    got = noise_profile(runs, alpha=0.05, planned_runs=4, max_mde=1.0, power=0.5)
+    got = noise_profile(runs, alpha=0.05, planned_runs=4, max_mde=0.35, power=0.5)
     ms, gap = pooled_noise([11.0, 12.0, 9.0]), pooled_noise([5.0, 6.0])
     assert ms is not None and gap is not None
-    mde_ms, mde_gap = mde(ms, 3, 4, alpha=0.05, power=0.5), mde(gap, 2, 4, alpha=0.05, power=0.5)
-    assert mde_ms == pytest.approx(0.6239, abs=1e-4) and mde_gap == pytest.approx(
-        3.1315, abs=1e-4
+    # the compare's degrees of freedom, m + n - 2, as aorta noise plans them (issue 38, case 24)
+    mde_ms = mde(Noise(ms.sigma, 3 + 4 - 2, 3), 3, 4, alpha=0.05, power=0.5)
+    mde_gap = mde(Noise(gap.sigma, 2 + 4 - 2, 2), 2, 4, alpha=0.05, power=0.5)
+    assert mde_ms == pytest.approx(0.3360, abs=1e-4) and mde_gap == pytest.approx(
+        0.3634, abs=1e-4
     )  # power 0.5
     assert got == {
         "runs": 3,
         "alpha": 0.05,
         "power": 0.5,
-        "max_mde": 1.0,
+        "max_mde": 0.35,
         "planned_runs": 4,
         "gateable": 1,
         "not_gateable": 3,
@@ -94,7 +96,7 @@ def test_a_noise_profile_figure_by_figure_with_every_reason_a_figure_is_not_gate
                     "df": 1,
                     "mde": mde_gap,
                     "gateable": False,
-                    "reason": "MDE 313% exceeds the 100% bound",
+                    "reason": "MDE 36.3% exceeds the 35% bound",
                 },
             },
             "b": {
@@ -131,6 +133,7 @@ def test_a_run_entry_keeps_the_machine_the_host_and_each_benchmarks_samples():
         == {
             "id": "r9",
             "saved_at": "2026-01-02T03:04:05",
+            "measured_at": None,  # pytest-benchmark's "datetime" of the run, where it has one (its identity)
             "stack": {"torch": "2.11"},
             # which machine: the GPU's UUID where recorded, else the host name
             "machine": {"backend": "cuda", "gpu_name": "H100", "gpu_count": 2, "host": "box7", "id": "box7"},

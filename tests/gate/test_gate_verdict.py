@@ -362,7 +362,9 @@ def test_the_noise_profile_of_figures_below_one_and_at_its_bound():
     assert small["gateable"] is True and small["df"] == 3
     at_bound = profile_entry([0.5, 0.501, 0.499, 0.5005], alpha=0.01, planned_runs=3, max_mde=small["mde"])
     assert at_bound["gateable"] is True and "reason" not in at_bound
-    k = scipy_stats.t.ppf(0.995, 3) + scipy_stats.t.ppf(0.95, 3)
+    k = scipy_stats.t.ppf(0.995, 5) + scipy_stats.t.ppf(
+        0.95, 5
+    )  # the compare's df: 4 + 3 - 2 (issue 38, case 24)
     assert small["mde"] == pytest.approx(math.expm1(k * small["sigma_log"] * math.sqrt(1 / 4 + 1 / 3)))
     profile = noise_profile(
         [{"b": {"device_ms": [1.0] * 5}}, {"b": {"device_ms": [1.01] * 5}}],
