@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from aorta.timeline import kernel_summary
-from aorta.timeline.kernel_timeline import parse_rounds
+from aorta.timeline.kernel_timeline import KernelRound, parse_rounds
 
 
 def trace(rounds: int = 2):
@@ -79,6 +79,18 @@ def test_launches_and_device_time_per_iteration_with_streams_and_launch_shape():
     assert s["other"] == {"kernels": 0, "launches": 0.0, "device_ms": 0.0}
 
 
+def test_a_round_that_recorded_no_kernels_is_not_counted_as_iterations():
+    # Three rounds of K=2, the profiler kept nothing of the middle one: 2 rounds with kernels, 4 iterations,
+    # so kernel A (3 launches of 10 µs a round) still reads 1.5 launches and 15 µs per iteration
+    rounds = parse_rounds(trace(3))
+    rounds[1] = KernelRound(index=rounds[1].index)
+    s = kernel_summary.summarize(rounds, iterations_per_round=2)
+    assert (s["rounds"], s["iterations"]) == (2, 4)
+    a = next(k for k in s["kernels"] if k["name"] == "A<float>")
+    assert (a["launches"], a["device_ms"]) == (1.5, 0.015)
+    assert s["total"] == {"kernels": 2, "launches": 2.0, "device_ms": 0.04}
+
+
 def test_past_top_n_the_rest_is_one_bucket():
     s = kernel_summary.summarize(parse_rounds(trace()), iterations_per_round=1, top_n=1)
     assert [k["name"] for k in s["kernels"]] == ["B"]
@@ -124,7 +136,7 @@ def test_rccls_generic_kernel_is_kept_apart_per_collective_from_the_profilers_ar
 def test_a_recorded_h100_kernel_pass_keeps_its_top_ten_and_buckets_the_rest():
     import json
 
-    from aorta.timeline.kernel_timeline import parse_rounds
+    from aorta.timeline.kernel_timeline import KernelRound, parse_rounds
 
     doc = json.loads((Path(__file__).parents[1] / "data" / "kernels_async_dataload_cuda.json").read_text())
     s = kernel_summary.summarize(parse_rounds(doc), iterations_per_round=1)
