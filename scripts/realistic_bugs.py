@@ -42,7 +42,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 LIST = Path(__file__).with_name("realistic_bugs.toml")
-COPIED = ("aorta", "tests", "scripts", "benchmarks", "config", "docs", "conftest.py", "pytest.ini", "pyproject.toml")
+COPIED = (
+    "aorta",
+    "tests",
+    "scripts",
+    "benchmarks",
+    "config",
+    "docs",
+    "conftest.py",
+    "pytest.ini",
+    "pyproject.toml",
+)
 
 
 @dataclass(frozen=True)
@@ -90,7 +100,9 @@ def _copy_tree(dest: Path) -> None:
     for name in COPIED:
         src = REPO / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "mutants"))
+            shutil.copytree(
+                src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "mutants")
+            )
         elif src.is_file():
             shutil.copy2(src, dest / name)
 
@@ -111,7 +123,19 @@ def try_bug(bug: Bug, root: Path, timeout_s: float) -> tuple[str, str]:
     clean = path.read_text(encoding="utf-8")
     path.write_text(clean.replace(bug.old, bug.new, 1), encoding="utf-8")
     try:
-        cmd = [sys.executable, "-m", "pytest", "-m", "not slow", "-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-m",
+            "not slow",
+            "-x",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+        ]
         proc = subprocess.run(
             [*cmd, *bug.tests], cwd=root, env=_env(root), capture_output=True, text=True, timeout=timeout_s
         )
@@ -140,7 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(args.ids) - {b.id for b in bugs})
     if unknown:
         ap.error(f"no such bug: {', '.join(unknown)}")
-    bugs = [b for b in bugs if (not args.ids or b.id in args.ids) and (not args.package or b.package in args.package)]
+    bugs = [
+        b
+        for b in bugs
+        if (not args.ids or b.id in args.ids) and (not args.package or b.package in args.package)
+    ]
     if args.list:
         for b in bugs:
             print(f"{b.id:32} {b.file}: {b.what}")
@@ -165,9 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     for pkg, rs in results.items():
         c = Counter(rs)
         total.update(c)
-        print(f"{pkg:10} caught {c['caught']} of {len(rs)}" + "".join(
-            f", {k} {c[k]}" for k in ("missed", "stale", "error") if c[k]
-        ))
+        print(
+            f"{pkg:10} caught {c['caught']} of {len(rs)}"
+            + "".join(f", {k} {c[k]}" for k in ("missed", "stale", "error") if c[k])
+        )
     n = sum(total.values())
     if n:
         print(f"{'all':10} caught {total['caught']} of {n} ({100 * total['caught'] / n:.1f}%)")

@@ -23,7 +23,13 @@ def test_the_active_steps_are_the_last_n_ranges_the_profiler_marked():
 
 
 def test_kernels_launched_in_the_warm_up_step_are_left_out_and_said():
-    kernels = [kernel(10.0, 10.0), kernel(50.0, 10.0), kernel(110.0, 20.0), kernel(210.0, 30.0), kernel(310.0, 40.0)]
+    kernels = [
+        kernel(10.0, 10.0),
+        kernel(50.0, 10.0),
+        kernel(110.0, 20.0),
+        kernel(210.0, 30.0),
+        kernel(310.0, 40.0),
+    ]
     per_step, _, _, note = step_figures(kernels, RANGES, steps=3, world_size=1)
     assert len(per_step) == 3
     assert note == (

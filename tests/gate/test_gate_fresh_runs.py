@@ -121,7 +121,13 @@ def test_after_a_child_fails_no_further_child_is_started(tmp_path, monkeypatch):
 def test_every_child_writes_its_own_json_and_log_with_its_own_seed(tmp_path, monkeypatch):
     started = scripted_children(monkeypatch, [(0, True)] * 2)
     runs = fresh_runs.run_children(
-        ["benchmarks"], cwd=tmp_path, out_dir=tmp_path, count=2, kind="confirm", first_seed=7, say=lambda s: None
+        ["benchmarks"],
+        cwd=tmp_path,
+        out_dir=tmp_path,
+        count=2,
+        kind="confirm",
+        first_seed=7,
+        say=lambda s: None,
     )
     assert [r.json_path.name for r in runs] == ["confirm1.json", "confirm2.json"]
     assert [r.log_path.name for r in runs] == ["confirm1.log", "confirm2.log"]

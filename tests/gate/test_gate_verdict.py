@@ -140,7 +140,9 @@ def test_a_host_bound_figure_is_not_judged_past_its_own_mde_either():
     ref, cand = runs_of([2.666, 2.70, 2.64]), runs_of([0.349, 0.350])
     v = device(ref, cand, policy=Policy(), hint="host-bound: the host enqueue is the round")
     assert v.outcome == NOT_GATEABLE and v.change_ratio == pytest.approx(-0.87, abs=0.01)
-    assert "exceeds the 5% bound" in v.reason and v.reason.endswith("; host-bound: the host enqueue is the round")
+    assert "exceeds the 5% bound" in v.reason and v.reason.endswith(
+        "; host-bound: the host enqueue is the round"
+    )
 
 
 @pytest.mark.parametrize("past, outcome", [(1 - 1e-6, NOT_GATEABLE), (1 + 1e-6, SLOWER)])

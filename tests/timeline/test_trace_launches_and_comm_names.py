@@ -16,7 +16,14 @@ def runtime(name: str, ts: float, corr: int) -> dict:
 def kernel(name: str, ts: float, dur: float, corr: int | None = None, stream: int = 7, **args) -> dict:
     if corr is not None:
         args["correlation"] = corr
-    return {"ph": "X", "cat": "kernel", "name": name, "ts": ts, "dur": dur, "args": {"stream": stream, **args}}
+    return {
+        "ph": "X",
+        "cat": "kernel",
+        "name": name,
+        "ts": ts,
+        "dur": dur,
+        "args": {"stream": stream, **args},
+    }
 
 
 def test_two_calls_sharing_a_correlation_id_launch_at_the_first_and_the_kernel_is_in_that_step():
@@ -32,7 +39,10 @@ def test_two_calls_sharing_a_correlation_id_launch_at_the_first_and_the_kernel_i
     assert launch_times_us(events) == {41: 95.0, 42: 120.0}
     kernels = ta.parse_chrome_trace({"traceEvents": events})
     split = split_by_step(kernels, [(0.0, 100.0), (100.0, 200.0)])
-    assert [[k.name for k in ks] for ks in split.by_step] == [["__amd_rocclr_fillBufferAligned.kd"], ["Cijk_gemm"]]
+    assert [[k.name for k in ks] for ks in split.by_step] == [
+        ["__amd_rocclr_fillBufferAligned.kd"],
+        ["Cijk_gemm"],
+    ]
 
 
 @pytest.mark.parametrize(
