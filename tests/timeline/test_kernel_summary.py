@@ -136,7 +136,7 @@ def test_rccls_generic_kernel_is_kept_apart_per_collective_from_the_profilers_ar
 def test_a_recorded_h100_kernel_pass_keeps_its_top_ten_and_buckets_the_rest():
     import json
 
-    from aorta.timeline.kernel_timeline import KernelRound, parse_rounds
+    from aorta.timeline.kernel_timeline import parse_rounds
 
     doc = json.loads((Path(__file__).parents[1] / "data" / "kernels_async_dataload_cuda.json").read_text())
     s = kernel_summary.summarize(parse_rounds(doc), iterations_per_round=1)
