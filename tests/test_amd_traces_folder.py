@@ -40,6 +40,7 @@ def test_no_test_finds_the_traces_by_a_path_of_its_own():
     own = [
         p.relative_to(TESTS)
         for p in TESTS.rglob("*.py")
-        if p.name not in ("amd_traces.py", "test_amd_traces_folder.py") and re.search(r"""["']amd_traces["']""", p.read_text(encoding="utf-8"))
+        if p.name not in ("amd_traces.py", "test_amd_traces_folder.py")
+        and re.search(r"""["']amd_traces["']""", p.read_text(encoding="utf-8"))
     ]
     assert own == []
