@@ -2,11 +2,14 @@
 (the first host call carrying its correlation id) decides its step, and every vendor's collective kernel name
 counts as communication, RCCL's and MSCCL's included."""
 
+import gzip
+import json
+
 import pytest
 
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.profiled_steps import split_by_step
-from aorta.timeline.trace_events import classify_kernel, launch_times_us
+from aorta.timeline.trace_events import classify_kernel, launch_times_us, load_trace
 
 
 def runtime(name: str, ts: float, corr: int) -> dict:
@@ -84,3 +87,12 @@ def test_a_generic_kernel_takes_its_kind_from_the_profilers_collective_name():
     assert classify_kernel("ncclDevKernel_Generic(x)", "_allgather_base") == "all_gather"
     assert classify_kernel("rcclGenericKernel(x)", "reduce_scatter_tensor_coalesced") == "reduce_scatter"
     assert classify_kernel("ncclDevKernel_Generic(x)", "alltoall_base") == "all_to_all"
+
+
+def test_a_trace_is_read_by_its_bytes_whatever_its_name(tmp_path):
+    doc = {"traceEvents": [kernel("Cijk_gemm", 0.0, 10.0)]}
+    zipped = tmp_path / "rank0.pt.trace.json"  # gzipped, named without .gz (saved from a browser, renamed)
+    zipped.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    plain = tmp_path / "rank1.pt.trace.json.gz"  # named .gz, written plain
+    plain.write_text(json.dumps(doc))
+    assert load_trace(zipped) == doc == load_trace(plain)
