@@ -239,6 +239,12 @@ def test_round_barrier_runs_after_the_hold_and_before_each_start_event():
     assert run.device_ms == [13 - 10, 22 - 20]
 
 
+def test_k_is_rounded_up_so_a_batched_round_reaches_its_target():
+    # 0.5 ms / 0.015 ms = 33.3 iterations: 34 make a 0.51 ms round; 33 would fall short at 0.495 ms
+    assert choose_iterations(0.015, target_ms=0.5) == 34
+    assert choose_iterations(0.0199, target_ms=0.5) == 26  # just under the 20 µs event floor
+
+
 def test_choose_iterations():
     assert choose_iterations(0.5) == 1
     assert choose_iterations(0.001, target_ms=0.5) == 500
