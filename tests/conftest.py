@@ -26,6 +26,12 @@ TEST_FOLDERS = sorted(p for p in Path(__file__).resolve().parent.iterdir() if an
 sys.path[:0] = [str(p) for p in TEST_FOLDERS if str(p) not in sys.path]
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    from amd_traces import header_line
+
+    return header_line()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if _entry_point() is None:
         raise pytest.UsageError(

@@ -13,9 +13,8 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
-import os
-from pathlib import Path
 
+import amd_traces
 import pytest
 
 from aorta.fsdp import collective_match as cm
@@ -26,9 +25,7 @@ from aorta.fsdp.rank_result import RankResult
 from aorta.timeline.profiler_steps import step_ranges
 from aorta.timeline.trace_events import load_trace
 
-AMD_TRACES = Path(
-    os.environ.get("AORTA_AMD_TRACES") or Path(__file__).resolve().parents[3] / "shared" / "amd_traces"
-)
+AMD_TRACES = amd_traces.folder()
 MI250 = "hta_mi250_minitoy_train_ROCm6_2_kineto.json.gz"
 MI350X = "rocm_aorta_smci350-zts-gtu-c6-25_200691.1758927066581847260.pt.trace.json"
 MI300X_RCCL = "tracelens_mi300_resnet_act_checkpoint.json.gz"
@@ -48,9 +45,7 @@ class Trace:
     def __init__(self, name: str):
         path = AMD_TRACES / name
         if not path.is_file():
-            pytest.skip(
-                f"{path} is absent: the real AMD traces live beside the checkout (../shared/amd_traces)"
-            )
+            pytest.skip(amd_traces.absent(path))
         raw = path.read_bytes()
         self.events = json.loads(gzip.decompress(raw) if name.endswith(".gz") else raw)["traceEvents"]
         self.doc = load_trace(path)

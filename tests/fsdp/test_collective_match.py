@@ -90,6 +90,24 @@ def test_skew_transfer_and_wait_per_collective(nccl2):
     assert (rs0.last_rank, rs0.transfer_us, rs0.wait_us(0)) == (1, 2303 - 2000, 400 - 303)
 
 
+def test_a_rank_whose_kernel_was_shorter_than_the_last_arrivals_waited_0_not_a_negative_time():
+    # Two ranks, three all-gathers on one stream, clocks equal (the median end offset is 0). In the third,
+    # rank 1 arrives last (450) and its kernel ends 60 µs after rank 0's: transfer 110 µs, rank 0's kernel
+    # 100 µs, so rank 0 waited for nobody (0), not -10 µs
+    def ag(start, end):
+        return cm.CommKernel("all_gather", "stream:1", start, end, 0, stream="1")
+
+    m = cm.match(
+        {
+            0: [ag(0, 100), ag(200, 300), ag(400, 500)],
+            1: [ag(0, 100), ag(200, 300), ag(450, 560)],
+        }
+    )
+    third = m.collectives[2]
+    assert (third.last_rank, third.transfer_us, m.alignment_error_us) == (1, 110, 60)
+    assert (third.wait_us(0), third.wait_us(1)) == (0.0, 0.0)
+
+
 def test_rank_0s_step_splits_into_compute_overlap_exposed_transfer_wait_and_idle(nccl2):
     ranks, m = nccl2
     s = wt.rank_steps(0, m, ranks[0][1], ranks[0][2])[0]

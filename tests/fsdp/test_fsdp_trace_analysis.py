@@ -116,6 +116,22 @@ def test_rccl_trace_with_generic_kernels_overlap_figures():
     assert "no all_reduce kernels" in s.unavailable["busbw_gbps.all_reduce"]
 
 
+def test_memset_and_copy_kernels_hide_no_communication():
+    # ROCm 7's runtime fill kernel runs beside an all-reduce: device work, but no compute to hide it behind.
+    # compute [0,100), fill [100,200), all-reduce [50,250): overlapped = [50,100) only
+    s = ta.analyze(
+        [
+            kernel("Cijk_gemm", 0.0, 100.0),
+            kernel("__amd_rocclr_fillBufferAligned.kd", 100.0, 100.0, stream=1),
+            kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)", 50.0, 200.0, stream=2),
+        ],
+        steps=1,
+    )
+    assert (s.compute_busy_ms, s.overlapped_ms, s.exposed_comm_ms) == pytest.approx((0.1, 0.05, 0.15))
+    assert s.overlap_ratio == pytest.approx(0.25)
+    assert s.kernel_count_by_kind["memory"] == 1
+
+
 def test_no_comm_kernels_leave_ratio_unavailable_not_zero():
     s = ta.analyze([DeviceOp("gemm", 0, 0.0, 10.0)], steps=1)
     assert s.overlap_ratio is None and "no communication" in s.unavailable["overlap_ratio"]

@@ -139,3 +139,21 @@ def test_past_the_cap_the_oldest_runs_are_dropped_and_the_newest_kept(tmp_path, 
     runs = baseline_runs(bl.load_run(path))
     medians = [sorted(r["benchmarks/hw_queue/test_x.py::a"]["device_ms"])[10] for r in runs]
     assert medians == pytest.approx([12.0, 13.0, 14.0], rel=0.01)  # runs 3, 4 and 5, oldest first
+
+
+def test_a_baseline_name_resolves_to_this_machines_file_before_another_machines(tmp_path):
+    for key in ("a100-x1", "h100-x1", "mi300x-x8"):  # another machine's sorts before this one's
+        (tmp_path / key).mkdir()
+        (tmp_path / key / "rocm-7.0.8.json").write_text("{}")
+    assert bl.resolve("rocm-7.0.8", tmp_path, "h100-x1") == tmp_path / "h100-x1" / "rocm-7.0.8.json"
+    # none of this machine's own: another machine's (the hardware check then decides)
+    assert bl.resolve("rocm-7.0.8", tmp_path, "h200-x1") == tmp_path / "a100-x1" / "rocm-7.0.8.json"
+
+
+def test_several_candidate_runs_show_the_latest_runs_stack(tmp_path):
+    older, newer = (
+        run([bench("a", 10.0, seed=s)], torch=t) for s, t in ((1, "2.11.0+cu130"), (2, "2.12.0+cu130"))
+    )
+    combined = bl.combine_runs([older, newer], ["run1", "run2"])
+    comp = compare_runs(multi("a", BASE), combined)
+    assert ("torch", "2.11.0+cu130", "2.12.0+cu130") in comp.stack

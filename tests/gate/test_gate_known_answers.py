@@ -340,6 +340,17 @@ def _metric(unit, higher_is_better):
     return {"value": 1.0, "unit": unit, "higher_is_better": higher_is_better}
 
 
+def test_a_figure_the_record_marks_reported_only_gets_no_verdict_however_far_it_moves():
+    # time waiting for a peer rank is launch skew, not the stack: reported, never judged
+    wait = {"value": 1.0, "unit": "ms", "higher_is_better": False, "samples": [1.0] * 5, "judged": False}
+    ref_bench, cand_bench = _record({"peer_wait_ms": wait}), _record({"peer_wait_ms": wait})
+    rounds = [1.0, 1.01, 0.99, 1.0, 1.02]
+    ref_runs = [{"t": {"device_ms": rounds, "peer_wait_ms": [1.0] * 5}} for _ in range(3)]
+    cand_runs = [(f"r{i}", {"t": {"device_ms": rounds, "peer_wait_ms": [3.0] * 5}}) for i in range(3)]
+    got = benchmark_verdicts("t", ref_bench, cand_bench, GateSettings(), ref_runs, cand_runs)
+    assert [(v.metric, v.outcome) for v in got] == [("device_ms", SAME)]
+
+
 def test_a_benchmark_gets_a_verdict_per_figure_both_sides_hold_from_the_runs_that_hold_it():
     ref_bench = _record({"rate": _metric("GB/s", True), "gone": _metric("TB", False)})
     cand_bench = _record(

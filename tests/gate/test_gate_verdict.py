@@ -134,6 +134,17 @@ def test_a_change_past_the_figures_own_mde_is_judged_though_the_mde_exceeds_the_
     assert "past this figure's own MDE" in v.reason and "not gateable here" in v.reason
 
 
+def test_a_host_bound_figure_is_not_judged_past_its_own_mde_either():
+    # The TF32 case above, judged FASTER as a device figure, on a figure with a reading note (host-bound):
+    # its runs fall into modes by process, so the own-MDE exception does not apply and it stays NOT_GATEABLE
+    ref, cand = runs_of([2.666, 2.70, 2.64]), runs_of([0.349, 0.350])
+    v = device(ref, cand, policy=Policy(), hint="host-bound: the host enqueue is the round")
+    assert v.outcome == NOT_GATEABLE and v.change_ratio == pytest.approx(-0.87, abs=0.01)
+    assert "exceeds the 5% bound" in v.reason and v.reason.endswith(
+        "; host-bound: the host enqueue is the round"
+    )
+
+
 @pytest.mark.parametrize("past, outcome", [(1 - 1e-6, NOT_GATEABLE), (1 + 1e-6, SLOWER)])
 def test_past_its_own_mde_on_both_sides(past, outcome):
     a = 0.02  # 2.8% between runs at 2 v 2: an MDE far above a 1% bound

@@ -146,3 +146,16 @@ def test_a_spec_refuses_a_type_it_cannot_check():
             params={"f": list[int]},
         )
     assert ints("a", "b") == {"a": int, "b": int}
+
+
+@pytest.mark.parametrize(
+    "n, reason",
+    [
+        (200, "large_gemm_only supports at most 128 streams (asked for 200)"),
+        (128, None),
+        (1, None),
+        (0, "large_gemm_only needs at least 1 streams (asked for 0)"),
+    ],
+)
+def test_a_stream_count_outside_a_workloads_range_is_skipped_saying_which_bound(n, reason):
+    assert SPECS["large_gemm_only"].stream_skip_reason(n) == reason

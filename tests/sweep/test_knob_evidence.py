@@ -2,6 +2,7 @@
 kernels in the trace, the recorded config, cells that differ only in the knob), and the flag when there is
 none. Pure cases first; one slow test runs a real sweep (FSDP on CPU, gloo) over a real setting and a no-op."""
 
+import io
 import json
 import os
 import subprocess
@@ -130,6 +131,36 @@ def test_an_override_is_read_back_from_the_recorded_config():
 
 def test_a_cell_without_a_run_gets_no_row():
     assert sweep_evidence([CellRun("c1", env={"A": "1"}, doc=None)]) == []
+
+
+def test_a_failed_cells_leftover_json_is_no_evidence_and_gets_no_row(tmp_path):
+    # cell 2 failed after its JSON was written (a crash in teardown): what it wrote is not a finished run
+    from aorta.sweep.knob_check import check_knobs
+
+    for name, value in (("c1", "1"), ("c2", "2")):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc(env={"NCCL_ALGO": value})))
+        (tmp_path / f"{name}.log").write_text(f"NCCL INFO NCCL_ALGO set by environment to {value}\n")
+    manifest = {
+        "cells": [
+            {
+                "id": "NCCL_ALGO=1",
+                "env": {"NCCL_ALGO": "1"},
+                "status": "ok",
+                "benchmark_json": "c1.json",
+                "log": "c1.log",
+            },
+            {
+                "id": "NCCL_ALGO=2",
+                "env": {"NCCL_ALGO": "2"},
+                "status": "failed",
+                "benchmark_json": "c2.json",
+                "log": "c2.log",
+            },
+        ]
+    }
+    out = io.StringIO()
+    report = check_knobs(tmp_path, manifest, out=out)
+    assert [row["cell"] for row in report] == ["NCCL_ALGO=1"]
 
 
 @pytest.mark.slow  # four torchrun launches of the FSDP baseline scenario on CPU (about 12 s each)

@@ -278,3 +278,17 @@ def test_run_suite_leaves_the_json_path_to_pytest():
     script = (REPO / "scripts" / "run_suite.sh").read_text()
     assert 'echo "benchmark JSON: $out"' not in script  # the plugin prints it: once
     assert "no benchmark JSON written" in script
+
+
+def test_a_result_is_accepted_from_its_own_attempt_or_a_writer_that_records_none(tmp_path):
+    from aorta.sweep.runner import foreign_attempt
+
+    def written_by(attempt):
+        p = tmp_path / "benchmark.json"
+        cell = {} if attempt is None else {"attempt": attempt}
+        p.write_text(json.dumps({"machine_info": {"aorta": {"sweep_cell": cell}}}))
+        return p
+
+    assert foreign_attempt(written_by("a1b2c3d4e5f6"), "a1b2c3d4e5f6") is None  # this attempt's own
+    assert foreign_attempt(written_by("0ld0ld0ld0ld"), "a1b2c3d4e5f6") == "0ld0ld0ld0ld"
+    assert foreign_attempt(written_by(None), "a1b2c3d4e5f6") is None  # not written by aorta's sweep

@@ -103,3 +103,13 @@ def test_report_over_a_manifest_with_a_damaged_field_exits_2_naming_it(tmp_path,
     assert f"--sweep {folder}: {folder / 'sweep.json'}: damaged sweep manifest: " in err
     assert words in err and "Traceback" not in err
     assert not (tmp_path / "rep").exists()
+
+
+def test_resuming_into_a_folder_of_another_label_is_refused_naming_it(tmp_path):
+    from aorta.sweep.grid import SweepUsageError
+    from aorta.sweep.manifest import check_same_sweep
+
+    old = {"label": "rocm-7.0.8", "grid": [], "command": ["pytest"], "base_env": {}}
+    with pytest.raises(SweepUsageError, match='label: was "rocm-7.0.8", now "rocm-7.0.10"'):
+        check_same_sweep(old, old | {"label": "rocm-7.0.10"}, tmp_path)
+    check_same_sweep(old, dict(old), tmp_path)  # the same sweep resumes

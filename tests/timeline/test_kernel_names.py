@@ -1,15 +1,14 @@
 """Kernel names normalised to one name per kernel, and grouped by op: on real names from NVIDIA (cuBLAS,
-nvjet, CUTLASS, NCCL, aten) and AMD traces (Tensile, MIOpen, RCCL, rocclr; ../shared/amd_traces, read in place)."""
+nvjet, CUTLASS, NCCL, aten) and AMD traces (Tensile, MIOpen, RCCL, rocclr; read in place from $AORTA_AMD_TRACES or ../shared/amd_traces beside the
+checkout: tests/amd_traces.py)."""
 
 from collections import Counter
-from pathlib import Path
 
+import amd_traces
 import pytest
 
 from aorta.timeline.kernel_names import GEMM, MAX_NAME_CHARS, family, normalise
 from aorta.timeline.trace_events import load_trace
-
-AMD = Path(__file__).resolve().parents[3] / "shared" / "amd_traces"
 
 
 @pytest.mark.parametrize(
@@ -111,7 +110,6 @@ def test_rccl_generic_kernels_take_their_op_from_the_profilers_collective_arg():
     assert family("anything", "gpu_memcpy") == "memory"
 
 
-@pytest.mark.skipif(not AMD.is_dir(), reason="../shared/amd_traces is not next to this checkout")
 @pytest.mark.parametrize(
     "trace, kernels, names, gemm, families",
     [
@@ -122,7 +120,10 @@ def test_rccl_generic_kernels_take_their_op_from_the_profilers_collective_arg():
     ],
 )
 def test_real_amd_traces_keep_one_name_per_kernel(trace, kernels, names, gemm, families):
-    events = [e for e in load_trace(AMD / trace)["traceEvents"] if e.get("cat") == "kernel"]
+    path = amd_traces.folder() / trace
+    if not path.is_file():
+        pytest.skip(amd_traces.absent(path))
+    events = [e for e in load_trace(path)["traceEvents"] if e.get("cat") == "kernel"]
     assert len(events) == kernels
     raw = Counter(e["name"] for e in events)
     norm = Counter(normalise(e["name"]) for e in events)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from aorta.timeline import kernel_summary
-from aorta.timeline.kernel_timeline import parse_rounds
+from aorta.timeline.kernel_timeline import KernelRound, parse_rounds
 
 
 def trace(rounds: int = 2):
@@ -77,6 +77,18 @@ def test_launches_and_device_time_per_iteration_with_streams_and_launch_shape():
     assert a == {"name": "A<float>", "family": "A", "launches": 1.5, "device_ms": 0.015, "streams": 1}
     assert s["total"] == {"kernels": 2, "launches": 2.0, "device_ms": 0.04}
     assert s["other"] == {"kernels": 0, "launches": 0.0, "device_ms": 0.0}
+
+
+def test_a_round_that_recorded_no_kernels_is_not_counted_as_iterations():
+    # Three rounds of K=2, the profiler kept nothing of the middle one: 2 rounds with kernels, 4 iterations,
+    # so kernel A (3 launches of 10 µs a round) still reads 1.5 launches and 15 µs per iteration
+    rounds = parse_rounds(trace(3))
+    rounds[1] = KernelRound(index=rounds[1].index)
+    s = kernel_summary.summarize(rounds, iterations_per_round=2)
+    assert (s["rounds"], s["iterations"]) == (2, 4)
+    a = next(k for k in s["kernels"] if k["name"] == "A<float>")
+    assert (a["launches"], a["device_ms"]) == (1.5, 0.015)
+    assert s["total"] == {"kernels": 2, "launches": 2.0, "device_ms": 0.04}
 
 
 def test_past_top_n_the_rest_is_one_bucket():

@@ -75,6 +75,24 @@ def test_calibration_pads_an_iteration_by_the_fraction_asked(monkeypatch):
     assert device.ms == pytest.approx(3.01)  # the padded iteration: about 1.5 x the plain one
 
 
+def test_a_device_that_slows_during_calibration_is_padded_for_its_step_as_it_runs_now(monkeypatch):
+    # The step takes 2 ms in the first pass, 4 ms from then on (clocks dropped, another load arrived). The plain
+    # step is timed again after each padded pass, so the padding ends up half of 4 ms: 1.99 ms of spin (the join
+    # and fork add 0.01 ms), measured +50% against the 4 ms the device runs at now
+    device = _LinearDevice()
+    monkeypatch.setattr(slowdown, "time_rounds", _scripted_rounds(device))
+    calls = []
+
+    def step(rec):
+        calls.append(1)
+        device.ms += 2.0 if len(calls) == 1 else 4.0
+
+    units, info = slowdown.calibrate(device, step, [object()], 0.5, TimingPlan(warmup_rounds=0, rounds=3))
+    assert units == 199_000
+    assert info["calibration_base_ms"] == pytest.approx(4.0)
+    assert info["calibrated_ratio"] == pytest.approx(0.5)
+
+
 def test_the_runner_calibrates_the_slowdown_asked_for(monkeypatch):
     asked = []
 

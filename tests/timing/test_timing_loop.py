@@ -73,6 +73,54 @@ def test_round_time_comes_from_the_start_and_end_events():
     assert dev.syncs == 1 + 2  # after warm-up, then once per round (per_round)
 
 
+class OrderedDevice(ScriptedDevice):
+    """Logs what the loop enqueues, in order: events recorded, streams forked and joined, the step's blocks."""
+
+    def __init__(self, event_times):
+        super().__init__(event_times)
+        self.log = []
+
+    def event(self):
+        dev, ev = self, ScriptedEvent(self)
+        record = ev.record
+
+        def logged(stream=None):
+            dev.log.append(f"event on {stream}")
+            record(stream)
+
+        ev.record = logged
+        return ev
+
+    def wait_event(self, stream, event):
+        self.log.append(f"{stream} waits for the start")
+
+    def wait_stream(self, a, b):
+        self.log.append(f"{a} waits for {b}")
+
+    def use(self, stream):
+        self.log.append(f"work on {stream}")
+        return super().use(stream)
+
+
+def test_a_round_forks_every_stream_from_its_start_event_and_its_end_event_waits_for_every_stream():
+    # DESIGN.md: a round's time is from a start event that every stream waits for to an end event recorded
+    # after the origin stream has waited for every stream: work on a side stream is inside the round
+    dev = OrderedDevice([0, 5])
+    time_rounds(
+        dev, ["s0", "s1"], two_stream_step, TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1)
+    )
+    assert dev.log == [
+        "event on origin",
+        "s0 waits for the start",
+        "s1 waits for the start",
+        "work on s0",
+        "work on s1",
+        "origin waits for s0",
+        "origin waits for s1",
+        "event on origin",
+    ]
+
+
 def test_end_only_synchronizes_once_and_still_reads_every_round():
     dev = ScriptedDevice([0, 2] + [2, 5])
     run = time_rounds(
@@ -237,6 +285,12 @@ def test_round_barrier_runs_after_the_hold_and_before_each_start_event():
         ("hold", 2), ("barrier", 2), ("step", 1),
     ]  # fmt: skip
     assert run.device_ms == [13 - 10, 22 - 20]
+
+
+def test_k_is_rounded_up_so_a_batched_round_reaches_its_target():
+    # 0.5 ms / 0.015 ms = 33.3 iterations: 34 make a 0.51 ms round; 33 would fall short at 0.495 ms
+    assert choose_iterations(0.015, target_ms=0.5) == 34
+    assert choose_iterations(0.0199, target_ms=0.5) == 26  # just under the 20 µs event floor
 
 
 def test_choose_iterations():
