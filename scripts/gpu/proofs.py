@@ -191,7 +191,7 @@ def _gate_power(k: Knobs, work: Path):
         yield Run("ab_fsdp", ("python3", "-m", "aorta", "ab", "--runs", k["pairs"], "--a", "", "--b", "NCCL_MAX_NCHANNELS=4",
                   "--out", f"{work}/ab_fsdp", "--verdict-json", f"{work}/ab_fsdp.verdict.json", "--", "torchrun", "--standalone",
                   "--nproc_per_node", k["nproc"], "-m", "pytest", "benchmarks/fsdp", "-k", k["fsdp_select"], "-p", "no:cacheprovider",
-                  "-q", f"--aorta-artifacts={work}/artifacts"), expect=(10,))  # fmt: skip
+                  "-q", f"--aorta-artifacts={work}/artifacts", *SHORT_FSDP), expect=(10,))  # fmt: skip
 
 
 def _history(k: Knobs, work: Path):
