@@ -4,18 +4,14 @@ absent) where the real one would (``<run dir>/<host>/<pid>_kernel_trace.csv``); 
 ``queues.json`` with the 4 hardware queues, and the run's own exit code is kept."""
 
 import json
-import os
 import sys
 from pathlib import Path
 
+import amd_traces
 import pytest
 from test_scripts import bare_path, run
 
-SAMPLE = (
-    Path(os.environ.get("AORTA_AMD_TRACES") or Path(__file__).resolve().parents[2] / "shared" / "amd_traces")
-    / "rocprofv3"
-    / "kernel_trace.csv"
-)
+SAMPLE = amd_traces.folder() / "rocprofv3" / "kernel_trace.csv"
 
 
 @pytest.mark.slow  # a capture run and a Python process: seconds

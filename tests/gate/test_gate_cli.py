@@ -5,7 +5,7 @@ from test_gate_offline import bench, run, write
 
 from aorta.cli import main
 from aorta.gate import cli as gate_cli
-from aorta.gate.exit_codes import EXIT_SETTINGS_DIFFER, EXIT_USAGE
+from aorta.gate.exit_codes import EXIT_INCONCLUSIVE, EXIT_SETTINGS_DIFFER, EXIT_USAGE
 
 TREE = {"NCCL_NVLS_ENABLE": "0", "NCCL_ALGO": "Tree"}
 
@@ -18,7 +18,9 @@ def test_scheduling_settings_that_differ_in_any_candidate_file_refuse_the_compar
     err = capsys.readouterr().err
     assert f"scheduling settings differ between {ref} and {other}: NCCL_ALGO" in err
     assert f"between {ref} and {same}" not in err
-    assert main(["compare", ref, same, other, "--allow-env-diff", "NCCL_ALGO"]) == 0
+    assert (
+        main(["compare", ref, same, other, "--allow-env-diff", "NCCL_ALGO"]) == EXIT_INCONCLUSIVE
+    )  # compared
 
 
 def test_a_verdict_that_cannot_be_written_exits_4_saying_where(tmp_path, capsys, monkeypatch):

@@ -97,8 +97,8 @@ def test_torchrun_killed_by_a_signal_exits_128_plus_the_signal(monkeypatch, caps
     from aorta.launch import torchrun
 
     class Killed:
-        def __init__(self, cmd, env):
-            pass
+        def __init__(self, cmd, env, **kw):
+            self.pid = 0
 
         def wait(self):
             return -signal_number  # Popen's return code of a child ended by a signal

@@ -17,16 +17,14 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 
+import amd_traces
 import pytest
 
 from aorta.cli import main
 
-AMD_TRACES = Path(
-    os.environ.get("AORTA_AMD_TRACES") or Path(__file__).resolve().parents[3] / "shared" / "amd_traces"
-)
+AMD_TRACES = amd_traces.folder()
 TRACES = (
     "hta_mi250_minitoy_train_ROCm6_2_kineto.json.gz",
     "rocm_aorta_smci350-zts-gtu-c6-25_200691.1758927066581847260.pt.trace.json",

@@ -11,20 +11,17 @@ Expected values are counted here with the csv module, never with aorta's reader.
 from __future__ import annotations
 
 import csv
-import os
 import sqlite3
 from pathlib import Path
 
+import amd_traces
 import pytest
 
 from aorta.cli import main
 from aorta.report import trace_figures
 from aorta.report.errors import ReportInputError
 
-SAMPLES = (
-    Path(os.environ.get("AORTA_AMD_TRACES") or Path(__file__).resolve().parents[3] / "shared" / "amd_traces")
-    / "rocprofv3"
-)
+SAMPLES = amd_traces.folder() / "rocprofv3"
 UUID = "_00000000_0000_4000_8000_000000000037"  # rocpd's {{uuid}} table suffix, one session
 
 
