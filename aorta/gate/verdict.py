@@ -241,7 +241,8 @@ def decide(
     # Too noisy for the bound, yet a change past the figure's own MDE is no coin toss: judged, unless a reading
     # note says the figure measures the host (launch path, idle GPU), whose runs fall into modes by process
     # and machine (tiny_kernel_stress eager at 16 streams: +46% between two H100s, 0.6% between runs of one)
-    beyond = p < policy.alpha and abs(change) >= max(the_mde, policy.min_effect) and not measures_the_host(hint)
+    host = measures_the_host(hint)
+    beyond = p < policy.alpha and abs(change) >= max(the_mde, policy.min_effect) and not host
     if the_mde > policy.max_mde and not beyond:
         why = f"; {hint}" if hint else ""
         return v.with_outcome(
