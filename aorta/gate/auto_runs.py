@@ -105,7 +105,7 @@ def run_auto(
             (out.full if only is None else out.restricted).append(child)
             n += 1
             if not child.ok:
-                out.stop_reason = f"{child.label} failed (exit {child.exit_code})"
+                out.stop_reason = f"{child.label} failed ({child.ended or f'exit {child.exit_code}'})"
                 return out
         if judge is None:
             out.stop_reason = (

@@ -62,7 +62,8 @@ def combined(d: float, se: float, df: float, spread: Spread) -> tuple[float, flo
     df_m = max(1, spread.machines - 1)
     denom = machine_var**2 / df_m + (se**4 / df if df > 0 else 0.0)
     df_c = var**2 / denom if denom > 0 else df
-    if df > 0:  # never more degrees of freedom than the run noise's: another machine never makes a change surer
+    # never more degrees of freedom than the run noise's: another machine never makes a change surer
+    if df > 0:
         df_c = min(df_c, df)
     se_c = math.sqrt(var)
     p = (0.0 if d else 1.0) if se_c == 0 else float(2.0 * sps.t.sf(abs(d) / se_c, df_c))

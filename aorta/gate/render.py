@@ -245,7 +245,12 @@ def verdict_document(comps: Sequence[Comparison], exit_code: int) -> dict:
                     "power": c.settings.power,
                     "max_mde": c.settings.max_mde,
                     "min_effect": c.settings.min_effect,
+                    "looks": c.settings.looks,  # > 1: --aorta-runs auto, each look at alpha / looks
+                    "look_alpha": c.settings.look_alpha,
+                    "min_judged": c.settings.min_judged,
                 },
+                "judged": c.judged,
+                "inconclusive": c.inconclusive,
                 "not_gateable": [
                     {
                         "benchmark": v.benchmark,
