@@ -102,6 +102,12 @@ def test_the_option_set_is_frozen(pytester):
             "--aorta-verdict-json",
             "--aorta-markdown",
             "--aorta-test-slowdown",
+            "--aorta-budget",
+            "--aorta-full-runs",
+            "--aorta-lean-run",
+            "--aorta-min-judged",
+            # aorta.history.plugin
+            "--aorta-history",
             # aorta.fsdp.plugin (the old spelling --override stays as an alias)
             "--aorta-config",
             "--aorta-override",

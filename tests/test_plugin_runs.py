@@ -262,5 +262,6 @@ def test_a_run_from_the_repository_root_loads_the_plugin_once(autoload):
         "aorta.report.plugin",
         "aorta.gate.plugin",
         "aorta.fsdp.plugin",
+        "aorta.history.plugin",
     ], proc.stdout[:4000]
     assert "aorta: device-timed results" in proc.stdout

@@ -62,9 +62,6 @@ def combined(d: float, se: float, df: float, spread: Spread) -> tuple[float, flo
     df_m = max(1, spread.machines - 1)
     denom = machine_var**2 / df_m + (se**4 / df if df > 0 else 0.0)
     df_c = var**2 / denom if denom > 0 else df
-    # never more degrees of freedom than the run noise's: another machine never makes a change surer
-    if df > 0:
-        df_c = min(df_c, df)
     se_c = math.sqrt(var)
     p = (0.0 if d else 1.0) if se_c == 0 else float(2.0 * sps.t.sf(abs(d) / se_c, df_c))
     return se_c, max(1.0, df_c), p
@@ -89,6 +86,9 @@ def across_one_machine(
         return verdict
     d = math.log1p(verdict.change_ratio)
     se_c, df_c, p = combined(d, se, df, spread)
+    # Satterthwaite's df can exceed the run noise's (a still baseline, the machine spread's own df): another
+    # machine never makes a change surer than run noise alone says
+    p = max(p, verdict.p_value or 0.0)
     both = f"baseline machine {machine_name(ref_machine)}, this run's {machines_named(cand_machines)}"
     sigma = f"machines of this kind differ by {spread.sigma * 100:.2g}% ({spread.source})"
     if math.isinf(se_c):

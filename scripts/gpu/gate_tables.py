@@ -202,10 +202,12 @@ def compare_tables(compares: list[tuple[str, dict]]) -> list[str]:
     out.append("")
     aa = [d for k, d in compares if k == "A/A"]
     clean = sum(d["exit_code"] == 0 and not any(v["outcome"] == "SLOWER" for v in verdicts(d)) for d in aa)
+    unsure = sum(d["exit_code"] == 15 and not any(v["outcome"] == "SLOWER" for v in verdicts(d)) for d in aa)
     false_slower = sum(v["outcome"] == "SLOWER" for d in aa for v in verdicts(d))
     false_faster = sum(v["outcome"] == "FASTER" for d in aa for v in verdicts(d))
     out.append(
-        f"A/A: {clean} of {len(aa)} pairs exit 0 with 0 SLOWER; SLOWER verdicts in all: {false_slower}, FASTER: {false_faster}"
+        f"A/A: {clean + unsure} of {len(aa)} pairs with 0 SLOWER ({clean} exit 0, {unsure} exit 15 inconclusive); "
+        f"SLOWER verdicts in all: {false_slower}, FASTER: {false_faster}"
     )
     for kind, d in compares:
         if kind == "A/A":

@@ -211,7 +211,7 @@ runs = st.lists(st.floats(0.5, 2.0), min_size=2, max_size=5)
 
 @settings(max_examples=100, deadline=None)
 @given(runs, runs, st.floats(0.0, 0.05))
-@example([0.5, 0.5, 0.5], [2.0, 1.5], 0.03125)  # a still baseline: the machine's df once made p smaller
+@example([0.5, 0.5, 0.5], [2.0, 1.5], 0.03125)  # a still baseline: Satterthwaite once made p smaller
 def test_another_machine_never_makes_a_verdict_more_sure_than_run_noise_alone(ref, cand, sigma):
     table = {"models": {H100: {"summary": {"figures": 1, "median": 0.0, "p90": sigma, "machines": 5}}}}
     kw = dict(per_round=False, ref_machines=[A] * len(ref), gpu_model=H100, spread_table=table)

@@ -130,17 +130,19 @@ def test_two_launchers_run_one_job_and_rank_0_records_both_ranks(tmp_path, capsy
 @pytest.mark.slow  # 3 compares through aorta compare: about 20 s
 def test_the_offline_judge_catches_the_stored_slowdown_as_measurements_md_says(tmp_path, capsys):
     """measurements.md, "A change past a figure's own MDE": the 5% slowdown pool s5 judged against pools a and
-    c (2 v 2 runs, another H100) is caught on 16 of 24 and 19 of 24 gateable device times; the A/A is clean."""
+    c (2 v 2 runs, another H100). Before the one-machine rule it was caught on 16 of 24 and 19 of 24 gateable
+    device times; with it (a one-machine baseline: the machines' measured spread must be beaten too, and never
+    with a p below the run noise's) on 0 of 24 (inconclusive) and 18 of 24; the A/A has no SLOWER."""
     pools = REPO / "docs" / "data" / "gate_pools"
     args = ["judge", *(str(pools / f"pool_{p}.tgz") for p in ("a", "c", "s5")), "--set", "pairs=1"]
     assert prove.main([*args, "--out", str(tmp_path)]) == 0
     table = (tmp_path / "table.txt").read_text()
-    assert "A/A: 1 of 1 pairs exit 0 with 0 SLOWER" in table
+    assert "A/A: 1 of 1 pairs with 0 SLOWER" in table
     assert (
-        "(slowdown_pool_a_pool_s5): exit 10; 72 benchmarks;" in table
-        and "SLOWER on 16 of 24 gateable" in table
+        "(slowdown_pool_a_pool_s5): exit 15; 72 benchmarks;" in table
+        and "SLOWER on 0 of 24 gateable" in table
     )
     assert (
         "(slowdown_pool_c_pool_s5): exit 10; 72 benchmarks;" in table
-        and "SLOWER on 19 of 24 gateable" in table
+        and "SLOWER on 18 of 24 gateable" in table
     )
