@@ -111,6 +111,15 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _open(url: str, who: str, after: str = ""):
+    """The store at ``url``, or None with one line on stderr saying why it cannot be opened."""
+    try:
+        return open_store(url)
+    except HistoryError as exc:
+        print(f"{who}: error: {exc}{after}", file=sys.stderr)
+        return None
+
+
 def run_history(args: argparse.Namespace) -> int:
     try:
         url = _url(args)
@@ -130,10 +139,8 @@ def run_history(args: argparse.Namespace) -> int:
         except Exception as exc:
             print(f"aorta history page: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
-    try:
-        store = open_store(url)
-    except HistoryError as exc:
-        print(f"aorta history: error: {exc}", file=sys.stderr)
+    store = _open(url, "aorta history")
+    if store is None:
         return EXIT_USAGE
     with store:
         if action == "prune":
@@ -204,10 +211,8 @@ def _add(url: str, paths: list[Path], verdict_path: Path | None) -> int:
         except (RecordError, ValueError) as exc:
             print(f"aorta history add: error: {exc}; nothing added", file=sys.stderr)
             return EXIT_USAGE
-    try:
-        store = open_store(url)
-    except HistoryError as exc:
-        print(f"aorta history add: error: {exc}; nothing added", file=sys.stderr)
+    store = _open(url, "aorta history add", "; nothing added")
+    if store is None:
         return EXIT_USAGE
     with store:
         for p, rows in batches:

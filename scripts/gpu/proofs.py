@@ -205,37 +205,9 @@ def _history(k: Knobs, work: Path):
     )
     yield Run("compare", ("bash", "-c", 'exec "$@" "--aorta-compare=history:$(python3 -m aorta stack)"', "compare", *p0,
               "--aorta-runs=2", "--aorta-confirm=0", f"--aorta-verdict-json={work}/history.verdict.json"), expect=(0, 15))  # fmt: skip
-    yield Run(
-        "show",
-        (
-            "python3",
-            "-m",
-            "aorta",
-            "history",
-            "--history",
-            db,
-            "show",
-            "-k",
-            "large_gemm",
-            "--figure",
-            "device_ms",
-        ),
-    )
-    yield Run(
-        "page",
-        (
-            "python3",
-            "-m",
-            "aorta",
-            "history",
-            "--history",
-            db,
-            "page",
-            f"{work}/history.html",
-            "-k",
-            "large_gemm",
-        ),
-    )
+    history = ("python3", "-m", "aorta", "history", "--history", db)
+    yield Run("show", (*history, "show", "-k", "large_gemm", "--figure", "device_ms"))
+    yield Run("page", (*history, "page", f"{work}/history.html", "-k", "large_gemm"))
 
 
 def _carried_baselines(k: Knobs) -> Path:

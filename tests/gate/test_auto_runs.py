@@ -75,7 +75,8 @@ def test_the_quiet_benchmark_stops_at_the_first_look_the_noisy_one_gets_the_late
     assert out.looks[0].startswith("look at 3 run(s)")
 
 
-def test_no_run_starts_past_the_budget_and_the_stop_says_so(tmp_path):
+def auto_on_a_clock(tmp_path, budget_s):
+    """An auto gate whose every run takes 100 s of a fake clock."""
     fake = FakeRuns(tmp_path, wall_s=100.0)
     now = [0.0]
 
@@ -83,20 +84,17 @@ def test_no_run_starts_past_the_budget_and_the_stop_says_so(tmp_path):
         now[0] += 100.0
         return fake.start(k, only, lean)
 
-    out = run_auto(start, Budget(250.0), judge=fake.judge(baseline_of_both()), clock=lambda: now[0])
+    return fake, run_auto(start, Budget(budget_s), judge=fake.judge(baseline_of_both()), clock=lambda: now[0])
+
+
+def test_no_run_starts_past_the_budget_and_the_stop_says_so(tmp_path):
+    fake, out = auto_on_a_clock(tmp_path, budget_s=250.0)
     assert len(fake.started) == 2 and "250 s budget" in out.stop_reason
     assert len(out.looks) == 1  # judged once: no look without a new run
 
 
 def test_a_budget_that_ends_after_a_look_judges_no_more(tmp_path):
-    fake = FakeRuns(tmp_path, wall_s=100.0)
-    now = [0.0]
-
-    def start(k, only, lean):
-        now[0] += 100.0
-        return fake.start(k, only, lean)
-
-    out = run_auto(start, Budget(350.0), judge=fake.judge(baseline_of_both()), clock=lambda: now[0])
+    fake, out = auto_on_a_clock(tmp_path, budget_s=350.0)
     assert len(fake.started) == 3 and len(out.looks) == 1
     assert out.stop_reason == "the 350 s budget (1 benchmark(s) undecided)"
 
