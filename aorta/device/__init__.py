@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 
+from aorta.device import profiler_detach
+
 BACKENDS = ("auto", "cuda", "rocm", "cpu")
 
 # Environment variables that change how work is scheduled or communicated (recorded with every run). Named
@@ -33,7 +35,7 @@ SCHEDULING_ENV_PATTERN = re.compile(
     r"^(CUDA_DEVICE_MAX_CONNECTIONS|CUDA_VISIBLE_DEVICES|CUDA_LAUNCH_BLOCKING|CUDA_MODULE_LOADING|"
     r"CUDA_SCALE_LAUNCH_QUEUES|CUBLAS_WORKSPACE_CONFIG|GPU_MAX_HW_QUEUES|HIP_VISIBLE_DEVICES|"
     r"HIP_LAUNCH_BLOCKING|HIP_FORCE_DEV_KERNARG|AMD_SERIALIZE_KERNEL|AMD_SERIALIZE_COPY|ROCR_VISIBLE_DEVICES|"
-    r"TORCH_BLAS_PREFER_HIPBLASLT|TORCH_BLAS_PREFER_CUBLASLT|TORCH_ALLOW_TF32_CUBLAS_OVERRIDE|"
+    r"TORCH_BLAS_PREFER_HIPBLASLT|TORCH_BLAS_PREFER_CUBLASLT|TORCH_ALLOW_TF32_CUBLAS_OVERRIDE|TEARDOWN_CUPTI|"
     r"NCCL_.*|RCCL_.*|HSA_.*|TORCH_NCCL_.*|PYTORCH_.*ALLOC.*)$"
 )
 
@@ -132,6 +134,8 @@ class Device:
         self.launch_log: Any = (
             None  # a LaunchLog noting spins while one iteration is logged (aorta/hw_queue/launch_log.py)
         )
+        # Before any profiler starts: CUPTI detached when a kernel pass stops (aorta/device/profiler_detach.py)
+        self.profiler_detach = profiler_detach.apply(backend, torch.version.cuda) if self.is_gpu else None
         if self.is_gpu:
             torch.cuda.set_device(index)
 

@@ -75,6 +75,7 @@ def machine_info(device: Device) -> dict:
         "math_libraries": device.math_libraries(),
         "hardware_queues": device.hardware_queue_setting(),
         "env": Device.scheduling_env(),
+        "profiler_detach": device.profiler_detach,
         "host": host_info(),
     }
     cell = sweep_cell()

@@ -37,6 +37,13 @@ LEAN_RUN = (
     "a gate's repeat run: its output was checked against the one-stream run, and its kernel and labelled passes "
     "ran, in the gate's full run(s) of this command; this run times the rounds only"
 )
+# A lean run of a workload with figures from the kernel timeline keeps its kernel (and labelled) pass: those
+# figures are judged run by run like device time, so each run must measure them.
+LEAN_RUN_KERNEL_PASS = (
+    "a gate's repeat run: its output was checked against the one-stream run, and each stream's work from the "
+    "kernel pass, in the gate's full run(s) of this command; this run times the rounds and keeps the kernel "
+    "pass for the figures read from kernel timestamps"
+)
 
 
 @dataclass
@@ -156,9 +163,10 @@ def run_workload(
     starts: ``run_mode.choose``); where ``gpu`` cannot be had the run is eager and ``unavailable["mode_gpu"]`` says why.
     ``reference_run``: a reference run of the same workload (the one-stream run, the tiny kernels alone) whose
     figures this one is read against (``Workload.reference_metrics``).
-    ``lean``: a gate's repeat run (``LEAN_RUN``): the one-stream check, the kernel pass, the labelled pass and
-    the per-stream work check ran in the gate's full run(s) of this same command and are not repeated; the
-    timed rounds and the workload's figures from them are as in a full run.
+    ``lean``: a gate's repeat run (``LEAN_RUN``): the one-stream check and the per-stream work check ran in the
+    gate's full run(s) of this same command and are not repeated; the kernel and labelled passes are repeated
+    only for a workload with figures from the kernel timeline (``LEAN_RUN_KERNEL_PASS``); the timed rounds and
+    the workload's figures from them are as in a full run.
 
     The steps are those of the module docstring, in order; ``phases`` gives ``host_phase_s``."""
     if mode not in run_mode.MODES:
@@ -170,14 +178,16 @@ def run_workload(
     )
     chosen, no_intervals = _choose_mode(device, workload, streams, plan, mode, reference, written, phases)
     timed = _time(device, workload, chosen, review, test_slowdown, phases)
-    if lean:
-        passes = _Passes(None, None, LEAN_RUN)
-    else:
+    kernel_pass = not lean or workload.has_kernel_figures()
+    if kernel_pass:
         passes = _kernel_pass(device, workload, streams, chosen, timed, no_intervals, phases)
+    else:
+        passes = _Passes(None, None, LEAN_RUN)
     figures = _figures(device, workload, streams, chosen, timed, passes, reference_run, test_slowdown, phases)
     if lean:  # each stream's work was checked from the kernel pass of the gate's full run
-        figures.details["stream_work"] = {"unavailable": LEAN_RUN}
-        figures.details["lean_run"] = LEAN_RUN
+        why = LEAN_RUN_KERNEL_PASS if kernel_pass else LEAN_RUN
+        figures.details["stream_work"] = {"unavailable": why}
+        figures.details["lean_run"] = why
     else:
         figures.details["stream_work"] = _check_stream_work(device, workload, streams, passes, phases)
     return _record(device, workload, timed, passes, figures, phases)

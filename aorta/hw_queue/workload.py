@@ -111,6 +111,11 @@ class Workload:
         """Metrics that need the whole timed run (e.g. overlap from intervals) and unavailable ones."""
         return [], {}
 
+    def has_kernel_figures(self) -> bool:
+        """Whether this workload reads figures from the kernel timeline (overrides ``extra_metrics``): a
+        gate's lean repeat run keeps its kernel pass, or those figures would have one sample in all."""
+        return type(self).extra_metrics is not Workload.extra_metrics
+
     def unavailable(self) -> dict[str, str]:
         """Figures this workload cannot give whatever the device (name -> why), e.g. an overlap on one stream."""
         return {}

@@ -307,3 +307,29 @@ def gate_power(work: Path, knobs) -> list[str]:
         ]
         lines += [f"[{log.stem}] {ln[:200]}" for ln in said[-8:]]
     return lines
+
+
+def pool_noise(work: Path, knobs) -> list[str]:
+    """Fresh-process pools side by side (``<pool>-<k>.json``, pytest-benchmark JSON): per benchmark and pool,
+    each run's device ms per iteration (median of its rounds) and the between-run SD of their logs."""
+    import math
+
+    runs: dict[tuple[str, str], list[float]] = {}
+    for path in sorted(work.glob("*-[0-9]*.json")):
+        pool = path.stem.rsplit("-", 1)[0]
+        try:
+            doc = json.loads(path.read_text())
+        except ValueError as exc:
+            runs.setdefault(("(unreadable)", pool), []).append(float("nan"))
+            print(f"{path.name}: {exc}")
+            continue
+        for b in doc.get("benchmarks", ()):
+            per = (b.get("extra_info") or {}).get("device_ms_per_iteration") or []
+            if per:
+                runs.setdefault((b["name"], pool), []).append(statistics.median(per))
+    rows = []
+    for (name, pool), vals in sorted(runs.items()):
+        logs = [math.log(v) for v in vals if v > 0]
+        sd = statistics.stdev(logs) if len(logs) > 1 else float("nan")
+        rows.append([name, pool, str(len(vals)), f"{sd * 100:.1f}%", " ".join(f"{v:.4g}" for v in vals)])
+    return format_table(["benchmark", "pool", "runs", "between-run SD", "device ms per run"], rows)

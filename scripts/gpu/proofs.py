@@ -194,6 +194,21 @@ def _gate_power(k: Knobs, work: Path):
                   "-q", f"--aorta-artifacts={work}/artifacts", *SHORT_FSDP), expect=(10,))  # fmt: skip
 
 
+def _harness_noise(k: Knobs, work: Path):
+    """Issue 36 item 6: does the harness add the between-process noise? Pools of fresh processes of the same
+    benchmarks: full runs with CUPTI left attached after each kernel pass (``TEARDOWN_CUPTI=0``, as before) and
+    detached (aorta's default), lean runs, and the host-bound eager variants with the process on one CPU
+    (``taskset``) or wherever the scheduler puts it."""
+    sel = (*HW_QUEUE, "-m", "p0", NO_KNOWN_ANSWERS, "-k", k["select"])
+    for pool, env, extra in (("attached", {"TEARDOWN_CUPTI": "0"}, ()), ("detached", {"TEARDOWN_CUPTI": None}, ()),
+                             ("lean", {"TEARDOWN_CUPTI": None}, ("--aorta-lean-run",))):
+        yield Run(pool, (*sel, *extra, f"--benchmark-json={work}/{pool}-{{k}}.json"), env=env, repeat=k.int("runs"))
+    eager = (*HW_QUEUE, "-m", "p0", NO_KNOWN_ANSWERS, "-k", "tiny_kernel_stress and eager", "--aorta-lean-run")
+    yield Run("eager_free", (*eager, f"--benchmark-json={work}/eager_free-{{k}}.json"), repeat=k.int("eager_runs"))
+    yield Run("eager_pinned", ("taskset", "-c", k["cpu"], *eager, f"--benchmark-json={work}/eager_pinned-{{k}}.json"),
+              repeat=k.int("eager_runs"))  # fmt: skip
+
+
 def _history(k: Knobs, work: Path):
     """Issue 40 on a GPU: runs kept by pytest (--aorta-history), by a gate's fresh runs and by a compare against
     the history's own runs of this stack, then ``aorta history show`` and ``page``."""
@@ -539,6 +554,12 @@ _PROOFS = [
           fills="The gate with power",
           knobs={"part": "save", "save": "190s", "compare": "165s", "ab": "120s", "ab_same": "200s", "pairs": "2", "nproc": "2",
                  "fsdp_select": "baseline"}),
+    Proof(name="harness_noise", gpus=1, runs=_harness_noise, table=gate_tables.pool_noise,
+          what="issue 36 item 6: pools of fresh processes with CUPTI attached or detached after kernel passes, lean runs, "
+          "and the host-bound eager variants pinned to one CPU or not",
+          fills="The profiler's residue",
+          knobs={"select": "tiny_kernel_stress or hetero_kernels or stream_concurrency", "runs": "2", "eager_runs": "3",
+                 "cpu": "3"}),
     Proof(name="history", gpus=1, runs=_history, table=gate_tables.gate_power,
           what="issue 40: GPU runs kept in the history by pytest and by a gate's fresh runs, shown and drawn",
           fills="history.md#Trends and change points", knobs={}),

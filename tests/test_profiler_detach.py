@@ -1,0 +1,42 @@
+"""The profiler leaves nothing attached after a kernel pass: Kineto detaches CUPTI only when
+``TEARDOWN_CUPTI=1``, so aorta sets it before any profiler starts, where that is safe, and says why not
+where it is not (aorta/device/profiler_detach.py)."""
+
+from __future__ import annotations
+
+from aorta.device import profiler_detach
+
+
+def test_a_cuda_build_at_or_past_12_6_detaches_cupti():
+    env: dict[str, str] = {}
+    why = profiler_detach.apply("cuda", "13.0", env)
+    assert env == {"TEARDOWN_CUPTI": "1"}
+    assert "detaches CUPTI" in why
+
+
+def test_the_users_own_setting_is_kept():
+    env = {"TEARDOWN_CUPTI": "0"}
+    why = profiler_detach.apply("cuda", "13.0", env)
+    assert env == {"TEARDOWN_CUPTI": "0"}
+    assert "set by the user" in why
+
+
+def test_cuda_before_12_6_stays_attached_and_says_what_that_costs():
+    for version in ("12.4", "11.8", None, "unknown"):
+        env: dict[str, str] = {}
+        why = profiler_detach.apply("cuda", version, env)
+        assert env == {}
+        assert "stays attached" in why and "12.6" in why
+
+
+def test_rocm_and_cpu_are_left_alone():
+    for backend in ("rocm", "cpu"):
+        env: dict[str, str] = {}
+        profiler_detach.apply(backend, None, env)
+        assert env == {}
+
+
+def test_the_setting_is_recorded_with_each_run():
+    from aorta.device import SCHEDULING_ENV_PATTERN
+
+    assert SCHEDULING_ENV_PATTERN.match("TEARDOWN_CUPTI")
