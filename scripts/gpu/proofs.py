@@ -187,6 +187,10 @@ def _gate_power(k: Knobs, work: Path):
                   "--verdict-json", f"{work}/ab_tf32.verdict.json", "--", *P0[3:], "-k", "large_gemm"), expect=(0, 15))  # fmt: skip
         yield Run("ab_same", ("python3", "-m", "aorta", "ab", "--budget", k["ab_same"], "--a", "", "--b", "", "--out", f"{work}/ab_same",
                   "--verdict-json", f"{work}/ab_same.verdict.json", "--", *P0[3:]), expect=(0, 15))  # fmt: skip
+        if k["ab_slow"]:  # B with a calibrated slowdown: its pytest options through PYTEST_ADDOPTS
+            yield Run("ab_slow", ("python3", "-m", "aorta", "ab", "--budget", k["ab_slow"], "--a", "",
+                      "--b", f"PYTEST_ADDOPTS=--aorta-test-slowdown={k['ab_slowdown']}", "--out", f"{work}/ab_slow",
+                      "--verdict-json", f"{work}/ab_slow.verdict.json", "--", *P0[3:]), expect=(10,))  # fmt: skip
     if part == "fsdp":
         yield Run("ab_fsdp", ("python3", "-m", "aorta", "ab", "--runs", k["pairs"], "--a", "", "--b", "NCCL_MAX_NCHANNELS=4",
                   "--out", f"{work}/ab_fsdp", "--verdict-json", f"{work}/ab_fsdp.verdict.json", "--", "torchrun", "--standalone",
@@ -552,7 +556,7 @@ _PROOFS = [
           what="issue 36: --aorta-runs auto with lean repeats (A/A, calibrated slowdowns), a one-machine baseline judged "
           "on another machine, aorta ab on one GPU and under torchrun (part=save|other|ab|fsdp)",
           fills="The gate with power",
-          knobs={"part": "save", "save": "190s", "compare": "165s", "ab": "120s", "ab_same": "200s", "pairs": "2", "nproc": "2",
+          knobs={"part": "save", "save": "190s", "compare": "165s", "ab": "120s", "ab_same": "200s", "ab_slow": "", "ab_slowdown": "0.02", "pairs": "2", "nproc": "2",
                  "fsdp_select": "baseline"}),
     Proof(name="harness_noise", gpus=1, runs=_harness_noise, table=gate_tables.pool_noise,
           what="issue 36 item 6: pools of fresh processes with CUPTI attached or detached after kernel passes, lean runs, "
