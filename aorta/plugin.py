@@ -35,7 +35,7 @@ from aorta.options import (
     parse_sync_mode,
     parse_warmup,
 )
-from aorta.record import BenchRecord
+from aorta.record import BenchRecord, child_status
 from aorta.record.output_paths import OutputPathError, check_output_file
 from aorta.telemetry.throttle import AllRoundsThrottled
 from aorta.timeline import kernel_capture
@@ -263,6 +263,32 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = SessionState()
+    if os.environ.get(child_status.DONE_ENV):
+        config.pluginmanager.register(_ChildDone(), "aorta-child-done")
+
+
+class _ChildDone:
+    """In a gate's or ``aorta ab``'s child: the session's final exit status written as pytest's last act, so
+    a parent can tell a child that finished but hangs at exit from one still running
+    (aorta/gate/child_process.py, ``call_to_end``)."""
+
+    status = 0
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
+        result = yield
+        self.status = int(session.exitstatus)
+        return result
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        child_status.write_done(self.status)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    device = config.stash.get(DEVICE, None)
+    if device is not None:  # no CUPTI detach left pending while the process exits (profiler_detach.py)
+        device.settle_profiler()
 
 
 def _check_benchmark_json(config: pytest.Config) -> None:

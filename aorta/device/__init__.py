@@ -337,6 +337,19 @@ class Device:
         if self.is_gpu:
             torch.cuda.synchronize(self.torch_device)
 
+    def settle_profiler(self) -> float:
+        """After a profiler session stops, where CUPTI is to detach (aorta/device/profiler_detach.py): Kineto
+        detaches it from a thread that waits for the next CUDA call to return, so this makes CUDA calls for
+        ``profiler_detach.SETTLE_S`` to let it finish here, not in the next benchmark's timed rounds or while
+        the process exits. Returns the seconds spent (0 where nothing is to detach)."""
+        if not (self.is_gpu and profiler_detach.detaching()):
+            return 0.0
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < profiler_detach.SETTLE_S:
+            torch.cuda.synchronize(self.torch_device)
+            time.sleep(0.002)
+        return time.perf_counter() - t0
+
     def spin(self, cycles: int) -> None:
         """Enqueue one single-thread kernel that spins ``cycles`` GPU clock cycles (no memory traffic).
 

@@ -21,6 +21,9 @@ from collections.abc import MutableMapping
 
 TEARDOWN_ENV = "TEARDOWN_CUPTI"
 FIRST_SAFE_CUDA = (12, 6)  # torch's own bound for CUPTI teardown beside CUDA graphs
+# Kineto detaches CUPTI from a thread that waits for the next CUDA call to return (CuptiActivityApi.cpp,
+# teardownContext): CUDA calls for this long after each profiler session let it finish there and then.
+SETTLE_S = 0.1
 
 
 def _cuda_tuple(version: str | None) -> tuple[int, ...] | None:
@@ -44,6 +47,11 @@ def decide(backend: str, cuda_version: str | None, environ: MutableMapping[str, 
             "process carry its callbacks"
         )
     return "1", f"{TEARDOWN_ENV}=1: the profiler detaches CUPTI when each kernel pass stops"
+
+
+def detaching(environ: MutableMapping[str, str] | None = None) -> bool:
+    """Whether a stopped profiler session detaches CUPTI in this process."""
+    return (os.environ if environ is None else environ).get(TEARDOWN_ENV) == "1"
 
 
 def apply(backend: str, cuda_version: str | None, environ: MutableMapping[str, str] | None = None) -> str:

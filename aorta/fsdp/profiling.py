@@ -164,6 +164,7 @@ def profile_steps(
             step()
             device.synchronize()  # each step's kernels end inside its own profiler step
             prof.step()
+    device.settle_profiler()  # CUPTI detached before the next step is timed (aorta/device/profiler_detach.py)
     if not device.is_gpu:
         window.kernels = []
         window.reason = NO_KERNELS_ON_CPU

@@ -21,7 +21,7 @@ from pathlib import Path
 from aorta.gate import baseline as bl
 from aorta.gate.ab import AbError, Launcher, check_command, pair_order, parse_launcher, run_command
 from aorta.gate.auto_runs import AutoOutcome, run_auto, time_line
-from aorta.gate.child_process import die_with_parent, ended, exit_status
+from aorta.gate.child_process import call_to_end, ended, exit_status
 from aorta.gate.cli import add_judging_arguments, add_output_arguments, argtype, settings_from
 from aorta.gate.compare import Comparison, compare_runs, parse_whole
 from aorta.gate.exit_codes import EXIT_USAGE
@@ -93,8 +93,8 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
             with open(log_path, "w") as log:
                 log.write("$ " + " ".join(cmd) + "\n")
                 log.flush()
-                raw = subprocess.call(  # dies with this process (issue 38, case 6)
-                    cmd, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent()
+                raw, hung = call_to_end(  # dies with this process (issue 38, case 6)
+                    cmd, done_file=str(out / f"{side}{k}.done"), env=env, stdout=log, stderr=subprocess.STDOUT
                 )
             code = exit_status(raw)  # killed by signal 9: 137, not -9 (issue 38, case 9)
             took = time.monotonic() - t0
@@ -106,6 +106,8 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
                 f"{'ok' if ok else f'FAILED ({ended(raw)})'} in {took:.1f} s, log {log_path}",
                 flush=True,
             )
+            if hung:
+                print(f"aorta ab: {launcher.label} run {k} {hung}", flush=True)
             last = ChildRun(
                 f"{launcher.label} run {k}",
                 code if code else (0 if ok else 1),

@@ -18,6 +18,8 @@ import signal
 import sys
 from collections.abc import Callable
 
+from aorta.record.child_status import DONE_ENV, read_done
+
 PR_SET_PDEATHSIG = 1
 SIGNAL_BASE = 128  # a shell's exit status of a process ended by signal N: 128 + N
 
@@ -59,3 +61,41 @@ def ended(returncode: int) -> str:
     if returncode < 0:
         return f"killed by signal {-returncode} ({signal_name(-returncode)}), exit {exit_status(returncode)}"
     return f"exit {returncode}"
+
+
+# A child still alive this long after it wrote its session's exit status (aorta/record/child_status.py) is
+# killed and that status kept.
+EXIT_GRACE_S = 30.0
+
+
+def call_to_end(
+    cmd, *, done_file: str, grace_s: float = EXIT_GRACE_S, poll_s: float = 0.25, **popen
+) -> tuple[int, str]:
+    """Run ``cmd`` (dying with this process) until it exits, or until ``grace_s`` after it wrote ``done_file``
+    while still alive: then it is killed and the status it wrote is returned. Returns (raw returncode, note:
+    "" or the sentence saying the child hung at exit)."""
+    import subprocess
+    import time
+
+    if os.path.exists(done_file):
+        os.unlink(done_file)
+    env = {**(popen.pop("env", None) or os.environ), DONE_ENV: done_file}
+    proc = subprocess.Popen(cmd, env=env, preexec_fn=die_with_parent(), **popen)
+    done_at = None
+    while True:
+        try:
+            return proc.wait(timeout=poll_s), ""
+        except subprocess.TimeoutExpired:
+            pass
+        if done_at is None and os.path.exists(done_file):
+            done_at = time.monotonic()
+        if done_at is not None and time.monotonic() - done_at > grace_s:
+            status = read_done(done_file)
+            proc.kill()
+            proc.wait()
+            if status is None:
+                return proc.returncode, ""
+            return status, (
+                f"ended its session (exit {status}) but was still running {grace_s:.0f} s later (hung at exit): "
+                "killed, its results kept"
+            )

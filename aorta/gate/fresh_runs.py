@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from aorta.gate.child_process import die_with_parent, ended, exit_status
+from aorta.gate.child_process import call_to_end, ended, exit_status
 
 CHILD_ENV = "AORTA_FRESH_RUN"  # set in each child: "k/N" (or "confirm k/N"); the child never orchestrates
 # Options the parent keeps to itself: the gate's (the children only measure) and the JSON path (each child
@@ -203,11 +203,13 @@ def run_child(
     with open(log_path, "w") as log:
         log.write("$ " + " ".join(cmd) + "\n")
         log.flush()
-        raw = subprocess.call(  # the child dies with this process (issue 38, case 6)
-            cmd, cwd=cwd, env=child_env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent()
+        raw, hung = call_to_end(  # the child dies with this process (issue 38, case 6)
+            cmd, done_file=str(out_dir / f"{name}.done"), cwd=cwd, env=child_env, stdout=log, stderr=subprocess.STDOUT
         )
     code = exit_status(raw)  # killed by signal 9: 137, not -9 (which pytest would give as 247)
     run = ChildRun(label, code, json_path, log_path, time.monotonic() - start, lean, ended(raw))
     state = "ok" if run.ok else f"FAILED ({run.ended}{'' if json_path.is_file() else ', no JSON'})"
     say(f"aorta gate: {label}{' (lean)' if lean else ''}: {state} in {run.wall_s:.1f} s, log {log_path}")
+    if hung:
+        say(f"aorta gate: {label} {hung}")
     return run

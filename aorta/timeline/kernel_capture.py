@@ -77,6 +77,7 @@ class KernelCapture:
         t0 = time.perf_counter()
         self._session.stop(*exc)
         self.cost["profiler_stop_s"] = round(time.perf_counter() - t0, 4)
+        self.cost["profiler_detach_s"] = round(self.device.settle_profiler(), 4)
         if exc[0] is not None:
             return False
         try:

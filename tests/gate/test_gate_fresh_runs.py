@@ -94,9 +94,9 @@ def scripted_children(monkeypatch, outcomes: list[tuple[int, bool]]) -> list[lis
         if writes:
             path = next(a.split("=", 1)[1] for a in cmd if a.startswith("--benchmark-json="))
             Path(path).write_text("{}")
-        return code
+        return code, ""
 
-    monkeypatch.setattr(fresh_runs.subprocess, "call", call)
+    monkeypatch.setattr(fresh_runs, "call_to_end", call)
     return started
 
 

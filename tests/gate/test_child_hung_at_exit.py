@@ -1,0 +1,68 @@
+"""A child that ended its session but hangs at exit (seen on an H100: 9 minutes after writing its results)
+is killed after a grace period and its session's exit status kept; a child that exits is waited for."""
+
+from __future__ import annotations
+
+import sys
+
+from aorta.gate import child_process
+from aorta.record import child_status
+
+HANG_AFTER_DONE = (
+    "import os, sys, time\n"
+    "from aorta.record.child_status import write_done\n"
+    "write_done(int(sys.argv[1]))\n"
+    "time.sleep(60)\n"
+)
+
+
+def test_a_child_hung_after_its_session_is_killed_and_its_status_kept(tmp_path):
+    for status in (0, 10):
+        raw, note = child_process.call_to_end(
+            [sys.executable, "-c", HANG_AFTER_DONE, str(status)], done_file=str(tmp_path / "x.done"), grace_s=0.5
+        )
+        assert raw == status
+        assert f"ended its session (exit {status})" in note and "hung at exit" in note
+
+
+def test_a_child_that_exits_is_waited_for_with_its_own_code(tmp_path):
+    raw, note = child_process.call_to_end(
+        [sys.executable, "-c", "import sys, time; time.sleep(1.0); sys.exit(3)"],
+        done_file=str(tmp_path / "y.done"),
+        grace_s=0.1,
+    )
+    assert (raw, note) == (3, "")
+
+
+def test_a_child_that_never_finished_its_session_is_not_cut_short(tmp_path):
+    (tmp_path / "z.done").write_text("0\n")  # a stale file from an earlier run is removed first
+    raw, note = child_process.call_to_end(
+        [sys.executable, "-c", "import time; time.sleep(1.0)"], done_file=str(tmp_path / "z.done"), grace_s=0.1
+    )
+    assert (raw, note) == (0, "")
+
+
+def test_only_rank_0_writes_the_status(tmp_path):
+    path = tmp_path / "r.done"
+    child_status.write_done(5, {child_status.DONE_ENV: str(path), "RANK": "1"})
+    assert not path.exists()
+    child_status.write_done(5, {child_status.DONE_ENV: str(path), "RANK": "0"})
+    assert child_status.read_done(str(path)) == 5
+
+
+def test_a_pytest_child_writes_its_final_exit_status(tmp_path):
+    import os
+    import subprocess
+
+    (tmp_path / "test_one.py").write_text("def test_fails():\n    assert False\n")
+    done = tmp_path / "p.done"
+    env = {**os.environ, child_status.DONE_ENV: str(done)}
+    env.pop("RANK", None)
+    code = subprocess.call(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_one.py")],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+    )
+    assert code == 1
+    assert child_status.read_done(str(done)) == 1
