@@ -179,9 +179,11 @@ def _gate_power(k: Knobs, work: Path):
             return
         yield Run("aa_other", (*compare, *auto, f"--aorta-budget={k['compare']}", f"--aorta-verdict-json={work}/aa_other.verdict.json"),
                   expect=(0, 15))  # fmt: skip
-        yield Run("slow10_other", (*compare, *auto, f"--aorta-budget={k['compare']}", "--aorta-test-slowdown=0.10",
-                  f"--aorta-verdict-json={work}/slow10_other.verdict.json"), expect=(10,))  # fmt: skip
-    if part in ("other", "ab"):
+        slow = k["other_slowdown"]
+        yield Run(f"slow{round(float(slow) * 100)}_other", (*compare, *auto, f"--aorta-budget={k['compare']}",
+                  f"--aorta-test-slowdown={slow}", f"--aorta-verdict-json={work}/slow{round(float(slow) * 100)}_other.verdict.json"),
+                  expect=(10,))  # fmt: skip
+    if part == "ab" or (part == "other" and k["ab"]):
         ab = ("python3", "-m", "aorta", "ab", "--budget", k["ab"])
         yield Run("ab_tf32", (*ab, "--a", "", "--b", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1", "--out", f"{work}/ab_tf32",
                   "--verdict-json", f"{work}/ab_tf32.verdict.json", "--", *P0[3:], "-k", "large_gemm"), expect=(0, 15))  # fmt: skip
@@ -556,7 +558,7 @@ _PROOFS = [
           what="issue 36: --aorta-runs auto with lean repeats (A/A, calibrated slowdowns), a one-machine baseline judged "
           "on another machine, aorta ab on one GPU and under torchrun (part=save|other|ab|fsdp)",
           fills="The gate with power",
-          knobs={"part": "save", "save": "190s", "compare": "165s", "ab": "120s", "ab_same": "200s", "ab_slow": "", "ab_slowdown": "0.02", "pairs": "2", "nproc": "2",
+          knobs={"part": "save", "save": "190s", "compare": "165s", "ab": "120s", "ab_same": "200s", "ab_slow": "", "other_slowdown": "0.10", "ab_slowdown": "0.02", "pairs": "2", "nproc": "2",
                  "fsdp_select": "baseline"}),
     Proof(name="harness_noise", gpus=1, runs=_harness_noise, table=gate_tables.pool_noise,
           what="issue 36 item 6: pools of fresh processes with CUPTI attached or detached after kernel passes, lean runs, "
