@@ -10,7 +10,7 @@ from aorta.device import profiler_detach
 def test_a_cuda_build_at_or_past_12_6_detaches_cupti():
     env: dict[str, str] = {}
     why = profiler_detach.apply("cuda", "13.0", env)
-    assert env == {"TEARDOWN_CUPTI": "1"}
+    assert env["TEARDOWN_CUPTI"] == "1"
     assert "detaches CUPTI" in why
 
 
@@ -40,3 +40,19 @@ def test_the_setting_is_recorded_with_each_run():
     from aorta.device import SCHEDULING_ENV_PATTERN
 
     assert SCHEDULING_ENV_PATTERN.match("TEARDOWN_CUPTI")
+
+
+def test_a_second_decision_or_a_child_process_gives_the_first_ones_reason():
+    env: dict[str, str] = {}
+    first = profiler_detach.apply("cuda", "13.0", env)
+    assert profiler_detach.apply("cuda", "13.0", env) == first  # not "set by the user"
+    child = dict(env)  # a gate child inherits the parent's environment
+    assert profiler_detach.apply("cuda", "13.0", child) == first
+    child["TEARDOWN_CUPTI"] = "0"  # the user changed it after aorta set it: theirs, kept
+    assert "set by the user" in profiler_detach.apply("cuda", "13.0", child)
+
+
+def test_the_build_decides_not_the_device_in_use():
+    assert profiler_detach.build_backend("13.0", None) == "cuda"
+    assert profiler_detach.build_backend(None, "6.4.1") == "rocm"
+    assert profiler_detach.build_backend(None, None) == "cpu"

@@ -28,6 +28,13 @@ from aorta.device import profiler_detach
 
 BACKENDS = ("auto", "cuda", "rocm", "cpu")
 
+# Decided when aorta.device is imported, before any profiler starts and before the gate reads the scheduling
+# environment: CUPTI detached when each profiler session stops (aorta/device/profiler_detach.py). By the torch
+# build, not the device in use, so every aorta process of one install records the same setting.
+PROFILER_DETACH = profiler_detach.apply(
+    profiler_detach.build_backend(torch.version.cuda, getattr(torch.version, "hip", None)), torch.version.cuda
+)
+
 # Environment variables that change how work is scheduled or communicated (recorded with every run). Named
 # one by one outside the NCCL/RCCL/HSA families: a broad HIP_* or CUDA_* would take in install paths
 # (HIP_PATH, CUDA_HOME), which differ between stacks without changing how the work runs.
@@ -134,8 +141,7 @@ class Device:
         self.launch_log: Any = (
             None  # a LaunchLog noting spins while one iteration is logged (aorta/hw_queue/launch_log.py)
         )
-        # Before any profiler starts: CUPTI detached when a kernel pass stops (aorta/device/profiler_detach.py)
-        self.profiler_detach = profiler_detach.apply(backend, torch.version.cuda) if self.is_gpu else None
+        self.profiler_detach = PROFILER_DETACH if self.is_gpu else None
         if self.is_gpu:
             torch.cuda.set_device(index)
 

@@ -20,6 +20,7 @@ import os
 from collections.abc import MutableMapping
 
 TEARDOWN_ENV = "TEARDOWN_CUPTI"
+SET_BY_AORTA = "AORTA_SET_TEARDOWN_CUPTI"  # the value aorta set, so it is not taken for the user's
 FIRST_SAFE_CUDA = (12, 6)  # torch's own bound for CUPTI teardown beside CUDA graphs
 # Kineto detaches CUPTI from a thread that waits for the next CUDA call to return (CuptiActivityApi.cpp,
 # teardownContext): CUDA calls for this long after each profiler session let it finish there and then.
@@ -46,7 +47,7 @@ def decide(backend: str, cuda_version: str | None, environ: MutableMapping[str, 
             f"CUDA >= {FIRST_SAFE_CUDA[0]}.{FIRST_SAFE_CUDA[1]}); figures timed after a kernel pass in the same "
             "process carry its callbacks"
         )
-    return "1", f"{TEARDOWN_ENV}=1: the profiler detaches CUPTI when each kernel pass stops"
+    return "1", f"{TEARDOWN_ENV}=1: the profiler detaches CUPTI when each kernel pass stops"  # as in apply
 
 
 def detaching(environ: MutableMapping[str, str] | None = None) -> bool:
@@ -55,9 +56,18 @@ def detaching(environ: MutableMapping[str, str] | None = None) -> bool:
 
 
 def apply(backend: str, cuda_version: str | None, environ: MutableMapping[str, str] | None = None) -> str:
-    """Set the variable where ``decide`` says so (before any profiler starts); return the reason line."""
+    """Set the variable where ``decide`` says so (before any profiler starts); return the reason line. The
+    setting is marked as aorta's (``SET_BY_AORTA``), so a second decision, here or in a child process that
+    inherits the environment, gives the same reason rather than calling it the user's."""
     env = os.environ if environ is None else environ
+    if env.get(SET_BY_AORTA) == env.get(TEARDOWN_ENV, "") != "":
+        return f"{TEARDOWN_ENV}={env[TEARDOWN_ENV]}: the profiler detaches CUPTI when each kernel pass stops"
     value, why = decide(backend, cuda_version, env)
     if value is not None:
-        env[TEARDOWN_ENV] = value
+        env[TEARDOWN_ENV] = env[SET_BY_AORTA] = value
     return why
+
+
+def build_backend(cuda_version: str | None, hip_version: str | None) -> str:
+    """The backend this torch build was made for (``cuda``, ``rocm`` or ``cpu``), whatever device runs."""
+    return "rocm" if hip_version else "cuda" if cuda_version else "cpu"
