@@ -35,14 +35,18 @@ def figure_values(paths: list[str]) -> dict[tuple[str, str], list[float]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--group", nargs="+", action="append", required=True, metavar="RUN.json")
-    ap.add_argument("--alpha", type=float, default=0.01, help="the gate's alpha (default 0.01), split over its looks")
+    ap.add_argument(
+        "--alpha", type=float, default=0.01, help="the gate's alpha (default 0.01), split over its looks"
+    )
     ap.add_argument("--runs", default="3,5,8,12,20", help="runs a side to project for")
     args = ap.parse_args(argv)
     groups = [figure_values(g) for g in args.group]
     keys = sorted(set().union(*groups))
     look_alpha = args.alpha / len(LOOKS)
-    print(f"{len(keys)} figures; noise pooled over {len(groups)} group(s) of {[len(g) for g in args.group]} file(s); "
-          f"alpha {look_alpha:g} per look, power {noise.DEFAULT_POWER}")
+    print(
+        f"{len(keys)} figures; noise pooled over {len(groups)} group(s) of {[len(g) for g in args.group]} file(s); "
+        f"alpha {look_alpha:g} per look, power {noise.DEFAULT_POWER}"
+    )
     print("runs a side | MDE <= 5% | MDE <= 2%")
     for n in (int(x) for x in args.runs.split(",")):
         within = {0.05: 0, 0.02: 0}
@@ -53,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
             m = noise.mde(noise.Noise(pooled.sigma, 2 * n - 2, pooled.runs), n, n, alpha=look_alpha)
             for bound in within:
                 within[bound] += m <= bound
-        print(f"{n:>11} | {within[0.05]} ({within[0.05] / len(keys):.0%}) | {within[0.02]} ({within[0.02] / len(keys):.0%})")
+        print(
+            f"{n:>11} | {within[0.05]} ({within[0.05] / len(keys):.0%}) | {within[0.02]} ({within[0.02] / len(keys):.0%})"
+        )
     return 0
 
 

@@ -134,7 +134,9 @@ def test_the_device_layer_imports_nothing_of_aorta():
         name: _imports(path) for name, path in MODULES.items() if name.split(".")[:2] == ["aorta", "device"]
     }
     assert device, "no aorta/device modules found"
-    outside = {name: {m for m in found if m.split(".")[:2] != ["aorta", "device"]} for name, found in device.items()}
+    outside = {
+        name: {m for m in found if m.split(".")[:2] != ["aorta", "device"]} for name, found in device.items()
+    }
     wrong = {name: sorted(found) for name, found in outside.items() if found}
     assert wrong == {}, f"aorta/device imports aorta modules: {wrong}"
 

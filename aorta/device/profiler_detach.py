@@ -34,7 +34,9 @@ def _cuda_tuple(version: str | None) -> tuple[int, ...] | None:
         return None
 
 
-def decide(backend: str, cuda_version: str | None, environ: MutableMapping[str, str]) -> tuple[str | None, str]:
+def decide(
+    backend: str, cuda_version: str | None, environ: MutableMapping[str, str]
+) -> tuple[str | None, str]:
     """The value ``TEARDOWN_CUPTI`` should take (None: leave the environment alone) and why, in one line."""
     if backend != "cuda":
         return None, f"{backend} backend: CUPTI is not used"

@@ -204,7 +204,12 @@ def run_child(
         log.write("$ " + " ".join(cmd) + "\n")
         log.flush()
         raw, hung = call_to_end(  # the child dies with this process (issue 38, case 6)
-            cmd, done_file=str(out_dir / f"{name}.done"), cwd=cwd, env=child_env, stdout=log, stderr=subprocess.STDOUT
+            cmd,
+            done_file=str(out_dir / f"{name}.done"),
+            cwd=cwd,
+            env=child_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     code = exit_status(raw)  # killed by signal 9: 137, not -9 (which pytest would give as 247)
     run = ChildRun(label, code, json_path, log_path, time.monotonic() - start, lean, ended(raw))

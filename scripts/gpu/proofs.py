@@ -206,11 +206,26 @@ def _harness_noise(k: Knobs, work: Path):
     detached (aorta's default), lean runs, and the host-bound eager variants with the process on one CPU
     (``taskset``) or wherever the scheduler puts it."""
     sel = (*HW_QUEUE, "-m", "p0", NO_KNOWN_ANSWERS, "-k", k["select"])
-    for pool, env, extra in (("attached", {"TEARDOWN_CUPTI": "0"}, ()), ("detached", {"TEARDOWN_CUPTI": None}, ()),
-                             ("lean", {"TEARDOWN_CUPTI": None}, ("--aorta-lean-run",))):
-        yield Run(pool, (*sel, *extra, f"--benchmark-json={work}/{pool}-{{k}}.json"), env=env, repeat=k.int("runs"))
-    eager = (*HW_QUEUE, "-m", "p0", NO_KNOWN_ANSWERS, "-k", "tiny_kernel_stress and eager", "--aorta-lean-run")
-    yield Run("eager_free", (*eager, f"--benchmark-json={work}/eager_free-{{k}}.json"), repeat=k.int("eager_runs"))
+    for pool, env, extra in (
+        ("attached", {"TEARDOWN_CUPTI": "0"}, ()),
+        ("detached", {"TEARDOWN_CUPTI": None}, ()),
+        ("lean", {"TEARDOWN_CUPTI": None}, ("--aorta-lean-run",)),
+    ):
+        yield Run(
+            pool, (*sel, *extra, f"--benchmark-json={work}/{pool}-{{k}}.json"), env=env, repeat=k.int("runs")
+        )
+    eager = (
+        *HW_QUEUE,
+        "-m",
+        "p0",
+        NO_KNOWN_ANSWERS,
+        "-k",
+        "tiny_kernel_stress and eager",
+        "--aorta-lean-run",
+    )
+    yield Run(
+        "eager_free", (*eager, f"--benchmark-json={work}/eager_free-{{k}}.json"), repeat=k.int("eager_runs")
+    )
     yield Run("eager_pinned", ("taskset", "-c", k["cpu"], *eager, f"--benchmark-json={work}/eager_pinned-{{k}}.json"),
               repeat=k.int("eager_runs"))  # fmt: skip
 

@@ -19,7 +19,9 @@ HANG_AFTER_DONE = (
 def test_a_child_hung_after_its_session_is_killed_and_its_status_kept(tmp_path):
     for status in (0, 10):
         raw, note = child_process.call_to_end(
-            [sys.executable, "-c", HANG_AFTER_DONE, str(status)], done_file=str(tmp_path / "x.done"), grace_s=0.5
+            [sys.executable, "-c", HANG_AFTER_DONE, str(status)],
+            done_file=str(tmp_path / "x.done"),
+            grace_s=0.5,
         )
         assert raw == status
         assert f"ended its session (exit {status})" in note and "hung at exit" in note
@@ -37,7 +39,9 @@ def test_a_child_that_exits_is_waited_for_with_its_own_code(tmp_path):
 def test_a_child_that_never_finished_its_session_is_not_cut_short(tmp_path):
     (tmp_path / "z.done").write_text("0\n")  # a stale file from an earlier run is removed first
     raw, note = child_process.call_to_end(
-        [sys.executable, "-c", "import time; time.sleep(1.0)"], done_file=str(tmp_path / "z.done"), grace_s=0.1
+        [sys.executable, "-c", "import time; time.sleep(1.0)"],
+        done_file=str(tmp_path / "z.done"),
+        grace_s=0.1,
     )
     assert (raw, note) == (0, "")
 

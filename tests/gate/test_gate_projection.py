@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 import math
 
-from scripts import gate_projection
-
 from aorta.gate import noise
+from scripts import gate_projection
 
 
 def run_file(tmp_path, name, values):
@@ -16,7 +15,12 @@ def run_file(tmp_path, name, values):
     benchmark to its device ms, one round."""
     doc = {
         "benchmarks": [
-            {"fullname": f"t.py::{b}", "name": b, "stats": {"data": [v / 1e3]}, "extra_info": {"device_ms_per_iteration": [v]}}
+            {
+                "fullname": f"t.py::{b}",
+                "name": b,
+                "stats": {"data": [v / 1e3]},
+                "extra_info": {"device_ms_per_iteration": [v]},
+            }
             for b, v in values.items()
         ]
     }
