@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from aorta.gate import child_process
 from aorta.record import child_status
 
@@ -27,23 +29,21 @@ def test_a_child_hung_after_its_session_is_killed_and_its_status_kept(tmp_path):
         assert f"ended its session (exit {status})" in note and "hung at exit" in note
 
 
-def test_a_child_that_exits_is_waited_for_with_its_own_code(tmp_path):
+@pytest.mark.parametrize(
+    ("code", "stale"),
+    [(3, False), (0, True)],  # a stale status file from an earlier run is removed first, never taken
+    ids=["its-own-code", "stale-status-file"],
+)
+def test_a_child_that_exits_is_waited_for_and_never_cut_short(tmp_path, code, stale):
+    done = tmp_path / "c.done"
+    if stale:
+        done.write_text("0\n")
     raw, note = child_process.call_to_end(
-        [sys.executable, "-c", "import sys, time; time.sleep(1.0); sys.exit(3)"],
-        done_file=str(tmp_path / "y.done"),
+        [sys.executable, "-c", f"import sys, time; time.sleep(1.0); sys.exit({code})"],
+        done_file=str(done),
         grace_s=0.1,
     )
-    assert (raw, note) == (3, "")
-
-
-def test_a_child_that_never_finished_its_session_is_not_cut_short(tmp_path):
-    (tmp_path / "z.done").write_text("0\n")  # a stale file from an earlier run is removed first
-    raw, note = child_process.call_to_end(
-        [sys.executable, "-c", "import time; time.sleep(1.0)"],
-        done_file=str(tmp_path / "z.done"),
-        grace_s=0.1,
-    )
-    assert (raw, note) == (0, "")
+    assert (raw, note) == (code, "")
 
 
 def test_only_rank_0_writes_the_status(tmp_path):
