@@ -28,6 +28,7 @@ from aorta.gate.samples import (
     figures,
     metric_samples,
     per_round_figures,
+    run_blocks,
     run_ids,
     run_machines,
 )
@@ -374,10 +375,12 @@ def compare_runs(
     ref_machines = run_machines(ref)
     cand_runs = list(zip(run_ids(cand), baseline_runs(cand)))
     cand_machines = run_machines(cand)
+    ref_blocks, cand_blocks = run_blocks(ref), run_blocks(cand)
     for i, doc in enumerate(extra_runs):
         rid = extra_ids[i] if i < len(extra_ids) else f"confirm{i + 1}"
         cand_runs += [(rid, r) for r in baseline_runs(doc)]
         cand_machines += run_machines(doc)
+        cand_blocks += run_blocks(doc)
     comp.ref_runs, comp.cand_runs = len(ref_runs), len(run_ids(cand))
     for name in comp.matched:
         comp.verdicts.extend(
@@ -390,6 +393,7 @@ def compare_runs(
                 cand_runs,
                 machines=(ref_machines, cand_machines),
                 gpu_model=str(aorta_machine(ref).get("gpu_name") or ""),
+                blocks=(ref_blocks, cand_blocks),
             )
         )
     comp.verdicts = control_false_alarms(comp.verdicts, settings.look_alpha)
@@ -406,14 +410,18 @@ def benchmark_verdicts(
     cand_runs: Sequence[tuple[str, Mapping[str, Mapping[str, list[float]]]]],
     machines: tuple[Sequence[str], Sequence[str]] = ((), ()),
     gpu_model: str = "",
+    blocks: tuple[Sequence[str | None], Sequence[str | None]] = ((), ()),
 ) -> list[Verdict]:
     """Verdicts for every figure present on both sides, from the runs that hold it. No false-alarm
     control here: ``compare_runs`` applies it over the whole comparison. ``machines``: the machine of each
     baseline run and of each candidate run (``run_machines``), in the same order; ``gpu_model``: the
     baseline's, whose measured machine spread judges a candidate on another machine than a one-machine
-    baseline (``aorta.gate.machine_rule``)."""
+    baseline (``aorta.gate.machine_rule``); ``blocks``: the block of each run (``run_blocks``, same order), on
+    which the runs are paired where both sides name them (``aorta.gate.blocks``)."""
     ref_m = list(machines[0]) if len(machines[0]) == len(ref_runs) else [""] * len(ref_runs)
     cand_m = list(machines[1]) if len(machines[1]) == len(cand_runs) else [""] * len(cand_runs)
+    ref_b = list(blocks[0]) if len(blocks[0]) == len(ref_runs) else [None] * len(ref_runs)
+    cand_b = list(blocks[1]) if len(blocks[1]) == len(cand_runs) else [None] * len(cand_runs)
     rf, cf = figures(ref_bench), figures(cand_bench)
     per_round = per_round_figures(cand_bench)
     record = record_of(cand_bench)
@@ -423,12 +431,14 @@ def benchmark_verdicts(
         if metric not in rf:
             continue
         ref_held = [
-            (r[name][metric], m) for r, m in zip(ref_runs, ref_m) if name in r and r[name].get(metric)
+            (r[name][metric], m, b)
+            for r, m, b in zip(ref_runs, ref_m, ref_b)
+            if name in r and r[name].get(metric)
         ]
-        ref = [s for s, _ in ref_held]
+        ref = [s for s, _, _ in ref_held]
         held = [
-            (rid, r[name][metric], m)
-            for (rid, r), m in zip(cand_runs, cand_m)
+            (rid, r[name][metric], m, b)
+            for (rid, r), m, b in zip(cand_runs, cand_m, cand_b)
             if name in r and r[name].get(metric)
         ]
         policy = settings.policy_for(name, metric)
@@ -445,14 +455,16 @@ def benchmark_verdicts(
                 unit,
                 hib,
                 ref,
-                [s for _, s, _ in held],
+                [s for _, s, _, _ in held],
                 policy=policy,
                 per_round=metric in per_round,
-                cand_run_ids=[rid for rid, _, _ in held],
+                cand_run_ids=[rid for rid, _, _, _ in held],
                 hint=notes[0] if notes else "",
-                ref_machines=[m for _, m in ref_held],
-                cand_machines=[m for _, _, m in held],
+                ref_machines=[m for _, m, _ in ref_held],
+                cand_machines=[m for _, _, m, _ in held],
                 gpu_model=gpu_model,
+                ref_blocks=[b for _, _, b in ref_held],
+                cand_blocks=[b for _, _, _, b in held],
             )
         )
     for metric in rf:

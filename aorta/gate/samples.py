@@ -17,6 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from aorta.gate.blocks import RUN_KEY, block_key
 from aorta.gate.machines import aorta_machine, machine_id
 from aorta.gate.run_evidence import EVIDENCE_KEY, run_evidence
 from aorta.gate.schema import check_schema
@@ -81,6 +82,8 @@ def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> 
         "id": run_id or saved_at,
         "saved_at": saved_at,
         "measured_at": run.get("datetime"),  # pytest-benchmark's time of the run: part of its identity
+        # what the run shares with a run of the other side: order seed, kind, selection (aorta.gate.blocks)
+        "block": run.get(RUN_KEY),
         "stack": dict(stack),
         # backend, GPU model and count (a baseline is one kind of machine: aorta.gate.baseline.check_can_add), host
         "machine": {
@@ -163,6 +166,14 @@ def run_ids(doc: Mapping) -> list[str]:
         str(e.get("id") or f"run{i + 1}") if isinstance(e, Mapping) else f"run{i + 1}"
         for i, e in enumerate(stored)
     ]
+
+
+def run_blocks(doc: Mapping) -> list[str | None]:
+    """The block of each of a document's runs, in ``baseline_runs`` order (None: not recorded)."""
+    stored = stored_runs(doc)
+    if not stored:
+        return [block_key(doc.get(RUN_KEY))]
+    return [block_key(e.get("block")) if isinstance(e, Mapping) else None for e in stored]
 
 
 def run_machines(doc: Mapping) -> list[str]:

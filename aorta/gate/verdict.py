@@ -31,6 +31,7 @@ figure) turns a SLOWER / FASTER whose adjusted p reaches ``alpha`` into UNSURE.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -38,6 +39,7 @@ from typing import Any
 
 from scipy import stats as sps
 
+from aorta.gate.blocks import pair
 from aorta.gate.machine_noise import cross_machine, new_machines
 from aorta.gate.machine_rule import across_one_machine, machine_name, machines_named
 from aorta.gate.machine_spread import load_table, spread_for
@@ -99,6 +101,9 @@ class Verdict:
     cand_runs: int = 0
     cand_run_ids: tuple[str, ...] = field(default=())  # which candidate runs the verdict used
     min_effect: float = DEFAULT_MIN_EFFECT
+    pairs: int = (
+        0  # blocks both sides hold, where the runs were judged paired (aorta.gate.blocks); 0: unpaired
+    )
 
     @property
     def notable(self) -> bool:
@@ -145,6 +150,8 @@ def decide(
     cand_machines: Sequence[str] = (),
     gpu_model: str = "",
     spread_table: Mapping | None = None,
+    ref_blocks: Sequence[str | None] = (),
+    cand_blocks: Sequence[str | None] = (),
 ) -> Verdict:
     """The verdict for one figure from the baseline's runs and the candidate's runs (each a list of the
     run's samples). ``per_round``: the figure has one sample per round (a run needs ``min_samples``);
@@ -153,7 +160,11 @@ def decide(
     a candidate on a machine the baseline never saw is judged against the noise between machines too
     (``aorta.gate.machine_noise``), or, where the baseline holds one machine, against the spread measured
     between ``gpu_model`` machines (``aorta.gate.machine_rule``; ``spread_table``: the shipped one unless
-    given)."""
+    given). ``ref_blocks`` / ``cand_blocks``: each run's block (``aorta.gate.blocks.block_key``); where every
+    run names one and two or more blocks are shared, the figure is judged on the paired differences within
+    blocks (a paired t test on log ratios, ``df = pairs - 1``) instead of as independent runs."""
+    rb = [b for r, b in zip(ref_runs, ref_blocks) if r] if len(ref_blocks) == len(ref_runs) else []
+    cb = [b for r, b in zip(cand_runs, cand_blocks) if r] if len(cand_blocks) == len(cand_runs) else []
     rr = [list(r) for r in ref_runs if r]
     cr = [list(r) for r in cand_runs if r]
     rm = [m for r, m in zip(ref_runs, ref_machines) if r] if len(ref_machines) == len(ref_runs) else []
@@ -191,12 +202,21 @@ def decide(
         return base.with_outcome(
             NOT_GATEABLE, "values at or below zero: a relative change is not defined (a figure near zero)"
         )
-    ref_val, cand_val = _geomean(rv), _geomean(cv)
-    d = math.log(cand_val) - math.log(ref_val)
+    multi_machine = new_machines(rm, cm) and len(set(rm)) > 1  # judged against machine noise, unpaired
+    paired = None if multi_machine else pair(rv, rb, cv, cb)
+    if paired is not None:  # within blocks: what both sides shared (order, kind, selection) cancels
+        ref_val, cand_val = (
+            math.exp(statistics.fmean(paired.ref_logs)),
+            math.exp(statistics.fmean(paired.cand_logs)),
+        )
+        d = paired.mean
+    else:
+        ref_val, cand_val = _geomean(rv), _geomean(cv)
+        d = math.log(cand_val) - math.log(ref_val)
     change = math.expm1(d)
     v = replace(base, ref_value=ref_val, cand_value=cand_val, change_ratio=change)
     noise = pooled_noise(rv, cv)
-    if noise is None:
+    if paired is None and noise is None:
         return v.with_outcome(
             NOT_GATEABLE,
             f"{_pct(change)} ({ref_val:.4g} -> {cand_val:.4g} {unit}, 1 vs 1 run): one run on each side: the "
@@ -204,10 +224,21 @@ def decide(
             "and compare with several",
         )
     m, n = len(rv), len(cv)
-    se, df, sigma, machines = noise.sigma * math.sqrt(1.0 / m + 1.0 / n), float(noise.df), noise.sigma, ""
+    if paired is not None:
+        # the SD of one run's log figure within its block: the paired differences' SD / sqrt(2)
+        sigma = paired.sd / math.sqrt(2.0)
+        se, df, machines = paired.sd / math.sqrt(paired.pairs), float(paired.pairs - 1), ""
+        v = replace(v, pairs=paired.pairs)
+    else:
+        assert noise is not None
+        se, df, sigma, machines = noise.sigma * math.sqrt(1.0 / m + 1.0 / n), float(noise.df), noise.sigma, ""
     across: Callable[[Verdict], Verdict] | None = None  # the one-machine rule (aorta.gate.machine_rule)
     if new_machines(rm, cm):
-        cross = cross_machine([math.log(x) for x in rv], rm, [math.log(x) for x in cv], cm)
+        cross = (
+            None
+            if paired is not None
+            else cross_machine([math.log(x) for x in rv], rm, [math.log(x) for x in cv], cm)
+        )
         if cross is None:  # a baseline of one machine: the machine spread measured on the kind
             table = load_table() if spread_table is None else spread_table
             machines = (
@@ -235,7 +266,7 @@ def decide(
     p = (0.0 if d else 1.0) if se == 0 else float(2.0 * sps.t.sf(abs(d) / se, df))
     ci_low, ci_high = math.expm1(d - tq * se), math.expm1(d + tq * se)
     v = replace(v, ci_low=ci_low, ci_high=ci_high, mde=the_mde, noise_sigma=sigma, p_value=p)
-    runs = f"{m} vs {n} runs{machines}"
+    runs = f"{m} vs {n} runs{machines}" if paired is None else f"{paired.note()}{machines}"
     effect = f"{_pct(change)} ({ref_val:.4g} -> {cand_val:.4g} {unit}, {runs})".replace(" ,", ",")
     interval = f"interval {_pct(ci_low)} to {_pct(ci_high)}"
     # Too noisy for the bound, yet a change past the figure's own MDE is no coin toss: judged, unless a reading
@@ -249,7 +280,7 @@ def decide(
             NOT_GATEABLE,
             f"{effect}: MDE {the_mde * 100:.3g}% with these runs exceeds the {policy.max_mde * 100:.3g}% bound"
             f"{policy.bound_note} "
-            f"(between-run noise {noise.sigma * 100:.2g}%){why}",
+            f"({'within-block' if paired is not None else 'between-run'} noise {sigma * 100:.2g}%){why}",
         )
     if d == 0:
         return v.with_outcome(SAME, f"{effect}: no change (MDE {the_mde * 100:.2g}%)")

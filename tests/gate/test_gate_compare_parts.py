@@ -134,6 +134,7 @@ def test_a_run_entry_keeps_the_machine_the_host_and_each_benchmarks_samples():
             "id": "r9",
             "saved_at": "2026-01-02T03:04:05",
             "measured_at": None,  # pytest-benchmark's "datetime" of the run, where it has one (its identity)
+            "block": None,  # what it shares with a run of the other side (aorta.gate.blocks): none recorded
             "stack": {"torch": "2.11"},
             # which machine: the GPU's UUID where recorded, else the host name
             "machine": {"backend": "cuda", "gpu_name": "H100", "gpu_count": 2, "host": "box7", "id": "box7"},

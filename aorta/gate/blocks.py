@@ -1,0 +1,117 @@
+"""Runs as blocks of an experiment: what a baseline run and a candidate run share, and the paired differences.
+
+A gate's fresh run records what it shares with a run of the other side (``RUN_KEY`` in its JSON, written by
+the child itself): its order seed (the benchmarks' order, and in ``aorta ab`` the pair's time slot), its kind
+(``lean``: benchmarks only, or ``full``: the checks, kernel and labelled passes too) and its selection (which
+benchmarks it ran). Two runs of one block measure under the same harness conditions, so the difference of
+their log figures carries the stack's change and the run noise, not the harness's: on H200 pairing run k of
+a baseline with run k of a candidate cut the median between-run noise of the 66 p0 figures from 2.08% to
+0.70% (issue 45). Only runs of the kind ``lean`` (or a full run that measured as a lean one does: nothing in
+it would have run otherwise) are samples; a full run of hardware-queue benchmarks is the check run.
+
+Pure: plain numbers in, plain numbers out (DESIGN.md, "Design the runs as an experiment").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+RUN_KEY = "aorta_run"  # in a run's JSON: {"seed", "kind", "selection", "sample"} (aorta.gate.plugin)
+LEAN, FULL = "lean", "full"
+
+
+def selection_id(nodeids: Sequence[str]) -> str:
+    """A short id of the set of benchmarks a run took (order apart: the seed says the order)."""
+    return hashlib.sha256("\n".join(sorted(nodeids)).encode()).hexdigest()[:12]
+
+
+def run_block(seed: int, kind: str, selection: str, sample: bool) -> dict:
+    """What a run records of itself: ``sample`` False for a check run (a full run of workloads whose lean
+    run measures otherwise), which never counts as a sample."""
+    if kind not in (LEAN, FULL):
+        raise ValueError(f"a run's kind is {LEAN!r} or {FULL!r}, got {kind!r}")
+    return {"seed": int(seed), "kind": kind, "selection": selection, "sample": bool(sample)}
+
+
+def block_key(block: Mapping | None) -> str | None:
+    """The key two runs must share to be paired (None: the run recorded no block, an older aorta's)."""
+    if not isinstance(block, Mapping) or "seed" not in block:
+        return None
+    return f"seed {block.get('seed')}, {block.get('kind')}, selection {block.get('selection')}"
+
+
+def is_sample(block: Mapping | None) -> bool:
+    """A run whose figures are samples: every run without a block (older aorta), and every run that says so."""
+    return not isinstance(block, Mapping) or bool(block.get("sample", True))
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Paired log differences of one figure: one per block that both sides hold (each side's runs of a
+    block averaged on the log scale first)."""
+
+    diffs: tuple[float, ...]  # log(candidate) - log(baseline), one per shared block
+    ref_logs: tuple[float, ...]  # each shared block's baseline mean log, same order
+    cand_logs: tuple[float, ...]
+    unpaired_ref: int  # baseline runs of blocks the candidate lacks (left out)
+    unpaired_cand: int  # candidate runs of blocks the baseline lacks (left out)
+
+    @property
+    def pairs(self) -> int:
+        return len(self.diffs)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.diffs)
+
+    @property
+    def sd(self) -> float:
+        """SD of the paired differences (needs two pairs)."""
+        return statistics.stdev(self.diffs)
+
+    def note(self) -> str:
+        left = self.unpaired_ref + self.unpaired_cand
+        out = f"{self.pairs} pairs (runs paired by order seed, kind and selection)"
+        return out + (f"; {left} run(s) without a partner left out" if left else "")
+
+
+def pair(
+    ref_values: Sequence[float],
+    ref_blocks: Sequence[str | None],
+    cand_values: Sequence[float],
+    cand_blocks: Sequence[str | None],
+) -> Paired | None:
+    """The paired differences where every run names its block and at least two blocks are shared; None
+    otherwise (the compare then treats the runs as independent, as before blocks were recorded). Values must
+    be positive (log ratios)."""
+    if len(ref_blocks) != len(ref_values) or len(cand_blocks) != len(cand_values):
+        return None
+    if any(b is None for b in (*ref_blocks, *cand_blocks)):
+        return None
+    if any(v <= 0 for v in (*ref_values, *cand_values)):
+        return None
+    ref = _by_block(ref_values, ref_blocks)
+    cand = _by_block(cand_values, cand_blocks)
+    shared = [b for b in cand if b in ref]
+    if len(shared) < 2:
+        return None
+    rl = tuple(statistics.fmean(ref[b]) for b in shared)
+    cl = tuple(statistics.fmean(cand[b]) for b in shared)
+    return Paired(
+        diffs=tuple(c - r for c, r in zip(cl, rl)),
+        ref_logs=rl,
+        cand_logs=cl,
+        unpaired_ref=sum(len(v) for b, v in ref.items() if b not in cand),
+        unpaired_cand=sum(len(v) for b, v in cand.items() if b not in ref),
+    )
+
+
+def _by_block(values: Sequence[float], blocks: Sequence[str | None]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for v, b in zip(values, blocks):
+        out.setdefault(str(b), []).append(math.log(v))
+    return out
