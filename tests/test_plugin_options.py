@@ -103,7 +103,6 @@ def test_the_option_set_is_frozen(pytester):
             "--aorta-markdown",
             "--aorta-test-slowdown",
             "--aorta-budget",
-            "--aorta-full-runs",
             "--aorta-lean-run",
             "--aorta-min-judged",
             # aorta.history.plugin

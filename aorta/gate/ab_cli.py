@@ -25,7 +25,7 @@ from aorta.gate.child_process import call_to_end, ended, exit_status
 from aorta.gate.cli import add_judging_arguments, add_output_arguments, argtype, settings_from
 from aorta.gate.compare import Comparison, compare_runs, parse_whole
 from aorta.gate.exit_codes import EXIT_USAGE
-from aorta.gate.fresh_runs import CHILD_ENV, ChildRun, write_only_file
+from aorta.gate.fresh_runs import CHILD_ENV, ChildRun, recorded_sample, write_only_file
 from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
 from aorta.gate.sequential import LOOKS, Budget, parse_budget
@@ -74,12 +74,17 @@ def add_ab_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: dict[str, list[Path]]):
+    """``start(k, only, lean)`` for ``run_auto``: pair k runs A and B in alternating order with the same
+    seed and selection (one block: ``aorta.gate.blocks``); pair 0 is the check pair (full runs)."""
+
     def start(k: int, only, lean: bool) -> ChildRun:
         only_file = write_only_file(out, f"pair{k}", only)
-        wall, last = 0.0, None
+        wall, last, sample = 0.0, None, True
+        name = "check" if k == 0 else f"pair {k}"
         for side in pair_order(k):
             launcher = a if side == "A" else b
-            json_path, log_path = out / f"{side}{k}.json", out / f"{side}{k}.log"
+            stem = f"{side}check" if k == 0 else f"{side}{k}"
+            json_path, log_path = out / f"{stem}.json", out / f"{stem}.log"
             cmd = run_command(
                 launcher,
                 command,
@@ -94,22 +99,23 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
                 log.write("$ " + " ".join(cmd) + "\n")
                 log.flush()
                 raw, hung = call_to_end(  # dies with this process (issue 38, case 6)
-                    cmd, done_file=str(out / f"{side}{k}.done"), env=env, stdout=log, stderr=subprocess.STDOUT
+                    cmd, done_file=str(out / f"{stem}.done"), env=env, stdout=log, stderr=subprocess.STDOUT
                 )
             code = exit_status(raw)  # killed by signal 9: 137, not -9 (issue 38, case 9)
             took = time.monotonic() - t0
             wall += took
             ok = code == 0 and json_path.is_file()
             what = "" if only is None else f", {len(only)} undecided benchmark(s)"
+            kind = " (check run)" if k == 0 else " (lean)" if lean else ""
             print(
-                f"aorta ab: {launcher.label} run {k}{' (lean)' if lean else ''}{what}: "
+                f"aorta ab: {launcher.label} {'check run' if k == 0 else f'run {k}'}{kind if k else ''}{what}: "
                 f"{'ok' if ok else f'FAILED ({ended(raw)})'} in {took:.1f} s, log {log_path}",
                 flush=True,
             )
             if hung:
                 print(f"aorta ab: {launcher.label} run {k} {hung}", flush=True)
             last = ChildRun(
-                f"{launcher.label} run {k}",
+                f"{launcher.label} {name}",
                 code if code else (0 if ok else 1),
                 json_path,
                 log_path,
@@ -118,9 +124,13 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
             )
             if not ok:
                 return last
-            docs[side].append(json_path)
+            sample = sample and recorded_sample(json_path)
+            docs[side if k else f"{side}check"].append(json_path)
         assert last is not None
-        return ChildRun(f"pair {k}", 0, last.json_path, last.log_path, wall, lean)
+        if k == 0 and sample:  # the check pair measured as lean pairs do: it is pair 1 of the samples
+            for side in ("A", "B"):
+                docs[side].extend(docs[f"{side}check"])
+        return ChildRun(name, 0, last.json_path, last.log_path, wall, lean, sample=sample)
 
     return start
 
@@ -129,7 +139,9 @@ def _judge(args, a: Launcher, b: Launcher, docs: dict[str, list[Path]], settings
     side = {}
     for name in ("A", "B"):
         runs = [bl.load_run(p) for p in docs[name]]
-        side[name] = bl.combine_runs(runs, [f"{name.lower()}{k + 1}" for k in range(len(runs))])
+        checks = [p for p in docs.get(f"{name}check", []) if p not in docs[name]]
+        check = bl.load_run(checks[0]) if checks else None
+        side[name] = bl.combine_runs(runs, [f"{name.lower()}{k + 1}" for k in range(len(runs))], check=check)
     return compare_runs(
         side["A"],
         side["B"],
@@ -174,7 +186,7 @@ def run_ab(args: argparse.Namespace) -> int:
     auto = args.runs == 0
     budget_s = args.budget or parse_budget("--budget", DEFAULT_BUDGET)
     settings = settings_from(args, looks=len(LOOKS) if auto else 1)
-    docs: dict[str, list[Path]] = {"A": [], "B": []}
+    docs: dict[str, list[Path]] = {"A": [], "B": [], "Acheck": [], "Bcheck": []}
     start = _pair_runner(a, b, command, out, docs)
     print(f"aorta ab: A = {args.a!r}, B = {args.b!r}; runs in {out}", flush=True)
     outcome = run_auto(
@@ -183,6 +195,7 @@ def run_ab(args: argparse.Namespace) -> int:
         judge=lambda full, restricted: _judge(args, a, b, docs, settings),
         looks=LOOKS if auto else (args.runs,),
         both_sides=True,
+        say=lambda line: print(f"aorta ab: {line}", flush=True),
     )
     return _finish(args, outcome, out, verdict)
 

@@ -3,9 +3,11 @@
 The loop (``run_auto``) knows nothing of pytest: it is given a way to start one run (``start``) and, when
 comparing, a way to judge the runs so far (``judge``). At each look of ``aorta.gate.sequential.LOOKS`` the
 runs are judged with each test at ``alpha / len(LOOKS)``; the benchmarks with a figure still undecided
-(``undecided``) get the next runs, restricted to them; the rest stop. The first ``full_runs`` runs are full
-(output check, kernel and labelled passes); later runs time the rounds only (lean). Saving a baseline has no
-verdicts to wait for: its runs continue until the budget or the run cap.
+(``undecided``) get the next runs, restricted to them where the runs are not paired with a baseline's; the
+rest stop. The first run is the check run (output checks, kernel and labelled passes, the suite's checks);
+later runs are lean (benchmarks only) and are the samples, all measured the same way (issue 45): the check
+run is a sample only where a lean run would have run just the same. Saving a baseline has no verdicts to wait
+for: its runs continue until the budget or the run cap.
 """
 
 from __future__ import annotations
@@ -56,21 +58,45 @@ def undecided(comp: Comparison, runs_left: int, *, both_sides: bool = False) -> 
     return list(dict.fromkeys(out))
 
 
+# A lean run's wall before any was measured, as a share of the check run's: p0 runs measured 0.33-0.45
+# (H100 28-31 s lean against 72-87 s full; H200 19-25 s against 55-65 s). Only the first lean run is so
+# predicted; every later one from the lean runs of its selection.
+FIRST_LEAN_SHARE = 0.5
+
+
 @dataclass
 class AutoOutcome:
-    full: list[ChildRun] = field(default_factory=list)  # runs of every benchmark
-    restricted: list[ChildRun] = field(default_factory=list)  # runs of the undecided benchmarks
+    full: list[ChildRun] = field(default_factory=list)  # sample runs of every benchmark
+    restricted: list[ChildRun] = field(default_factory=list)  # sample runs of the undecided benchmarks
+    check: ChildRun | None = None  # the first run: full (output checks, kernel and labelled passes)
     comparison: Comparison | None = None
     stop_reason: str = ""
     looks: list[str] = field(default_factory=list)  # one line per look
+    selections: dict[str, tuple[str, ...] | None] = field(default_factory=dict)  # label -> what it ran
+
+    @property
+    def samples(self) -> list[ChildRun]:
+        return [*self.full, *self.restricted]
 
     @property
     def children(self) -> list[ChildRun]:
-        return [*self.full, *self.restricted]
+        extra = [self.check] if self.check is not None and self.check not in self.full else []
+        return [*extra, *self.samples]
 
     @property
     def failed(self) -> ChildRun | None:
         return next((c for c in self.children if not c.ok), None)
+
+    def predicted_wall(self, only: Sequence[str] | None) -> float:
+        """The wall the next lean run of ``only`` is planned at: the slowest lean run of that selection so
+        far, else of any larger one, else a share of the check run's (``FIRST_LEAN_SHARE``)."""
+        lean = [c for c in self.samples if c.lean]
+        same = [c.wall_s for c in lean if self.selections.get(c.label) == (tuple(only) if only else None)]
+        if same:
+            return max(same)
+        if lean:
+            return max(c.wall_s for c in lean)
+        return self.check.wall_s * FIRST_LEAN_SHARE if self.check is not None else 0.0
 
 
 def run_auto(
@@ -78,45 +104,74 @@ def run_auto(
     budget: Budget,
     *,
     judge: Judge | None = None,
-    full_runs: int = 1,
     looks: Sequence[int] = LOOKS,
     clock: Callable[[], float] = time.monotonic,
     both_sides: bool = False,
+    restrict: bool = True,
+    max_samples: int | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> AutoOutcome:
-    """Runs until decided (``judge`` given) or until the budget or cap (saving). Never judges a partial
-    candidate: a failed run ends the loop (``AutoOutcome.failed``). ``both_sides``: each run adds to both
-    sides (``aorta ab``'s pairs), which the projection of how many more runs would decide a figure uses."""
+    """Runs until decided (``judge`` given) or until the budget or cap (saving). Run 0 is the check run
+    (full); it is a sample only where it measured as a lean run does (``ChildRun.sample``). Later runs are
+    lean, of the undecided benchmarks where ``restrict`` (a compare whose runs are paired with a baseline's
+    runs of every benchmark takes every benchmark: a restricted run would have no partner). ``max_samples``:
+    at most this many sample runs (the baseline's blocks). Never judges a partial candidate: a failed run
+    ends the loop (``AutoOutcome.failed``). ``both_sides``: each run adds to both sides (``aorta ab``'s
+    pairs), which the projection of how many more runs would decide a figure uses."""
     out = AutoOutcome()
     t0 = clock()
+    out.check = start(0, None, False)
+    out.selections[out.check.label] = None
+    if not out.check.ok:
+        out.stop_reason = f"{out.check.label} failed ({out.check.ended or f'exit {out.check.exit_code}'})"
+        return out
+    if out.check.sample:
+        out.full.append(out.check)
+    cap = min(
+        budget.max_runs, looks[-1] if judge is not None else budget.max_runs, max_samples or budget.max_runs
+    )
+    if say is not None:
+        left = budget.seconds - (clock() - t0)
+        guess = out.predicted_wall(None)
+        fits = int(left // guess) if guess > 0 else cap
+        say(
+            f"check run {out.check.wall_s:.0f} s ({'a sample' if out.check.sample else 'not a sample'}); "
+            f"repeat runs planned at {guess:.0f} s each until one is measured: the budget holds about "
+            f"{min(fits, cap)} more"
+            + (" (fewer than 3: the first look comes at the budget's end)" if fits < 3 and judge else "")
+        )
     only: list[str] | None = None
-    n = judged_at = 0
+    k, judged_at = 1, -1
     while True:
-        target = next_look(n, looks) if judge is not None else budget.max_runs
+        n = len(out.samples)
+        target = next_look(n, looks) if judge is not None else cap
+        target = None if target is None else min(target, cap)
         out_of_room = False
         while target is not None and n < target:
-            lean_next = n >= full_runs
-            walls = [c.wall_s for c in out.children if c.lean == lean_next] or [
-                c.wall_s for c in out.children
-            ]
-            if n >= 1 and not budget.room_for_another(clock() - t0, walls, n):
+            if not budget.room_for_another(clock() - t0, [out.predicted_wall(only)], n):
                 out_of_room = True
                 break
-            child = start(n + 1, only, lean_next)
-            (out.full if only is None else out.restricted).append(child)
+            child = start(k, only if restrict else None, True)
+            k += 1
+            out.selections[child.label] = tuple(only) if (only and restrict) else None
+            (out.full if not (only and restrict) else out.restricted).append(child)
             n += 1
             if not child.ok:
                 out.stop_reason = f"{child.label} failed ({child.ended or f'exit {child.exit_code}'})"
                 return out
         if judge is None:
             out.stop_reason = (
-                f"the {budget.seconds:.0f} s budget" if out_of_room else f"the cap of {budget.max_runs} runs"
+                f"the {budget.seconds:.0f} s budget" if out_of_room else f"the cap of {cap} runs"
             )
             return out
         if out.comparison is not None and n == judged_at:  # no run since the last look: nothing new to judge
             out.stop_reason = f"the {budget.seconds:.0f} s budget ({len(only or ())} benchmark(s) undecided)"
             return out
+        if n == 0:
+            out.stop_reason = f"the {budget.seconds:.0f} s budget (no repeat run fits)"
+            return out
         out.comparison, judged_at = judge(out.full, out.restricted), n
-        left = min(budget.max_runs, looks[-1]) - n
+        left = cap - n
         still = undecided(out.comparison, left, both_sides=both_sides)
         out.looks.append(
             f"look at {n} run(s), {clock() - t0:.0f} s: {out.comparison.judged} of "
@@ -132,7 +187,7 @@ def run_auto(
 
 
 def run_ids(outcome: AutoOutcome) -> tuple[list[str], list[str]]:
-    """The ids of the full runs (``run1``..) and of the restricted runs (numbered on from them)."""
+    """The ids of the sample runs of every benchmark (``run1``..) and of the restricted ones (numbered on)."""
     full = [f"run{k + 1}" for k in range(len(outcome.full))]
     rest = [f"run{len(full) + k + 1}" for k in range(len(outcome.restricted))]
     return full, rest
@@ -142,6 +197,10 @@ def time_line(outcome: AutoOutcome) -> str:
     """Where an auto gate's wall went: full runs, lean runs, and why it stopped."""
     lean_walls = [c.wall_s for c in outcome.children if c.lean]
     parts = [f"{len(outcome.children)} run(s) {sum(c.wall_s for c in outcome.children):.0f} s"]
+    if outcome.check is not None:
+        parts.append(
+            f"check run {outcome.check.wall_s:.0f} s{'' if outcome.check.sample else ' (not a sample)'}"
+        )
     if lean_walls:
         parts.append(f"repeat runs {min(lean_walls):.0f}-{max(lean_walls):.0f} s each")
     return "aorta gate: auto: " + ", ".join(parts) + f"; stopped at {outcome.stop_reason}"

@@ -274,14 +274,16 @@ def merge_benchmarks(older: Sequence[Mapping], newer: Sequence[Mapping]) -> list
     return out + [b for b in older if b["fullname"] not in mine]
 
 
-def combine_runs(docs: Sequence[Mapping], ids: Sequence[str]) -> dict:
+def combine_runs(docs: Sequence[Mapping], ids: Sequence[str], *, check: Mapping | None = None) -> dict:
     """Several fresh-process runs of one command as one candidate document: the last run's document,
     every benchmark any run holds (the latest's entry), and each run's samples in ``aorta_runs`` (a
-    document that already holds several runs, a baseline or an earlier combination, gives each of them)."""
+    document that already holds several runs, a baseline or an earlier combination, gives each of them).
+    ``check``: the check run's document (``aorta.gate.blocks``): its benchmarks' entries (output checks,
+    kernel and labelled passes) join the document, its samples do not (it is not a sample)."""
     if not docs or len(docs) != len(ids):
         raise ValueError(f"combine_runs needs one id per run, got {len(docs)} runs and {len(ids)} ids")
     now = datetime.now(UTC).isoformat()
-    benchmarks: list[Mapping] = []
+    benchmarks: list[Mapping] = list(check.get("benchmarks", ())) if check is not None else []
     for d in docs:
         benchmarks = merge_benchmarks(benchmarks, d.get("benchmarks", ()))
     doc = dict(docs[-1])

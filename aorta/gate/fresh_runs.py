@@ -10,6 +10,7 @@ together. Confirmation runs (``--aorta-confirm``) are the same, restricted to th
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shlex
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from aorta.gate.blocks import RUN_KEY, is_sample
 from aorta.gate.child_process import call_to_end, ended, exit_status
 
 CHILD_ENV = "AORTA_FRESH_RUN"  # set in each child: "k/N" (or "confirm k/N"); the child never orchestrates
@@ -42,7 +44,6 @@ PARENT_VALUE_OPTIONS = (
     "--aorta-order-seed",
     "--aorta-only-file",
     "--aorta-budget",
-    "--aorta-full-runs",
     "--aorta-min-judged",
     "--benchmark-json",
 )
@@ -116,10 +117,21 @@ class ChildRun:
     wall_s: float
     lean: bool = False  # a repeat run that timed the rounds only
     ended: str = ""  # "exit 1", "killed by signal 9 (SIGKILL), exit 137" (aorta.gate.child_process.ended)
+    sample: bool = True  # its figures are samples (a check run's are not: aorta.gate.blocks)
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and self.json_path.is_file()
+
+
+def recorded_sample(json_path: Path) -> bool:
+    """Whether the run at ``json_path`` says its figures are samples (``aorta.gate.blocks.RUN_KEY``); a run
+    without the record (or without its JSON) is taken as one."""
+    try:
+        doc = json.loads(json_path.read_text())
+    except (OSError, ValueError):
+        return True
+    return is_sample(doc.get(RUN_KEY) if isinstance(doc, dict) else None)
 
 
 def runs_dir(root: Path) -> Path:
@@ -212,7 +224,16 @@ def run_child(
             stderr=subprocess.STDOUT,
         )
     code = exit_status(raw)  # killed by signal 9: 137, not -9 (which pytest would give as 247)
-    run = ChildRun(label, code, json_path, log_path, time.monotonic() - start, lean, ended(raw))
+    run = ChildRun(
+        label,
+        code,
+        json_path,
+        log_path,
+        time.monotonic() - start,
+        lean,
+        ended(raw),
+        recorded_sample(json_path),
+    )
     state = "ok" if run.ok else f"FAILED ({run.ended}{'' if json_path.is_file() else ', no JSON'})"
     say(f"aorta gate: {label}{' (lean)' if lean else ''}: {state} in {run.wall_s:.1f} s, log {log_path}")
     if hung:

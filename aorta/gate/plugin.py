@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.gate import auto_runs, empty_run, fresh_runs, sequential
+from aorta.gate import auto_runs, blocks, empty_run, fresh_runs, sequential
 from aorta.gate import baseline as bl
 from aorta.gate.compare import (
     NOTHING_COMPARED,
@@ -47,6 +47,7 @@ from aorta.gate.outputs import (
     write_outputs,
 )
 from aorta.gate.render import overall_exit, terminal_lines
+from aorta.gate.samples import stored_runs
 from aorta.gate.save_line import one_run_hint
 from aorta.record.output_paths import OutputPathError, check_appendable, check_output_dir, check_output_file
 
@@ -166,19 +167,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "starts that the slowest so far would carry past it",
     )
     g.addoption(
-        "--aorta-full-runs",
-        metavar="N",
-        type=_argtype(
-            lambda t: parse_whole("--aorta-full-runs", t, 1, MAX_RUNS, "full runs"), "--aorta-full-runs"
-        ),
-        default=None,
-        help="of a gate's fresh-process runs, the first N are full (output check, kernel and labelled passes); "
-        "later ones time the rounds only (default 1; every run with a fixed --aorta-runs N)",
-    )
-    g.addoption(
         "--aorta-lean-run",
         action="store_true",
-        help="(set by the gate in its repeat runs) time the rounds only: no output check, kernel or labelled pass",
+        help="(set by the gate in its repeat runs, after its check run) benchmarks only: no output check, no "
+        "kernel or labelled pass but for figures read from the kernel timeline, no test that is not a benchmark",
     )
     g.addoption(
         "--aorta-min-judged",
@@ -281,7 +273,6 @@ class GateOptions:
     markdown: Path | None
     test_slowdown: float
     budget_s: float = DEFAULT_BUDGET_S  # --aorta-runs auto: the wall its runs may take
-    full_runs: int = 0  # fresh runs that are full; the rest are lean (0: every run is full)
 
     @property
     def auto(self) -> bool:
@@ -306,6 +297,8 @@ class GateState:
 
 
 GATE_OPTIONS = pytest.StashKey[GateOptions]()
+RUN_BLOCK = pytest.StashKey[dict]()
+LEAN_MODE_FIXTURE = "hw_queue"  # aorta.plugin's fixture: its workloads skip their checks in a lean run
 GATE_STATE = pytest.StashKey[GateState]()
 
 
@@ -531,7 +524,6 @@ def pytest_configure(config: pytest.Config) -> None:
         markdown=Path(config.getoption("aorta_markdown")) if config.getoption("aorta_markdown") else None,
         test_slowdown=config.getoption("aorta_test_slowdown") or 0.0,
         budget_s=config.getoption("aorta_budget") or DEFAULT_BUDGET_S,
-        full_runs=config.getoption("aorta_full_runs") or (1 if runs == AUTO_RUNS else 0),
     )
     if config.getoption("aorta_budget") is not None and not opts.auto:
         raise pytest.UsageError(
@@ -608,10 +600,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = [i for i in items if i.nodeid in wanted]
+    if config.getoption("aorta_lean_run", False):  # a repeat run times benchmarks only (issue 45, item 3)
+        checks = [i for i in items if not blocks.is_benchmark_item(i)]
+        if checks:
+            config.hook.pytest_deselected(items=checks)
+            items[:] = [i for i in items if blocks.is_benchmark_item(i)]
     seed = config.getoption("aorta_order_seed")
     if seed:
         order = fresh_runs.order_items([i.nodeid for i in items], seed)
         items[:] = [items[k] for k in order]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What this run shares with a run of the other side of a compare (``aorta.gate.blocks``): recorded in
+    its JSON by ``pytest_benchmark_update_json``."""
+    config = session.config
+    lean = bool(config.getoption("aorta_lean_run", False))
+    items = session.items
+    # a full run is a sample only where a lean run of the same command would run the same way: no check
+    # among its tests and no workload with a lean mode (the hardware-queue runner's)
+    like_lean = all(
+        blocks.is_benchmark_item(i) and LEAN_MODE_FIXTURE not in getattr(i, "fixturenames", ()) for i in items
+    )
+    config.stash[RUN_BLOCK] = blocks.run_block(
+        config.getoption("aorta_order_seed") or 0,
+        blocks.LEAN if lean else blocks.FULL,
+        blocks.selection_id([i.nodeid for i in items]),
+        sample=lean or like_lean,
+    )
+
+
+def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json: dict) -> None:
+    block = config.stash.get(RUN_BLOCK, None)
+    if block is not None:
+        output_json[blocks.RUN_KEY] = block
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -643,22 +665,27 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
 
 
 def _run_auto(config: pytest.Config, opts: GateOptions, state: GateState) -> auto_runs.AutoOutcome:
-    """``--aorta-runs auto``: runs until every figure is decided (comparing) or the budget ends (saving)."""
+    """``--aorta-runs auto``: a check run, then lean runs until every figure is decided (comparing) or the
+    budget ends (saving). Comparing with a baseline whose runs name their blocks, run k takes the seed of the
+    baseline's k-th sample block and every benchmark, so each run has a partner (``aorta.gate.blocks``)."""
     assert state.runs_dir is not None
     out_dir, say = state.runs_dir, _say(config)
     only_files: dict[tuple[str, ...], Path | None] = {}
+    entries = stored_runs(state.baseline) if state.baseline is not None else []
+    seeds = blocks.paired_seeds(entries)
 
     def start(k: int, only, lean: bool) -> fresh_runs.ChildRun:
         key = tuple(only) if only is not None else ()
         if key not in only_files:
             only_files[key] = fresh_runs.write_only_file(out_dir, f"look{len(only_files)}", only)
+        label = "check run" if k == 0 else f"run {k}/auto"
         return fresh_runs.run_child(
             config.invocation_params.args,
             cwd=config.invocation_params.dir,
             out_dir=out_dir,
-            name=f"run{k}",
-            label=f"run {k}/auto" + (f" ({len(only)} undecided benchmark(s))" if only is not None else ""),
-            seed=k,
+            name="check" if k == 0 else f"run{k}",
+            label=label + (f" ({len(only)} undecided benchmark(s))" if only is not None else ""),
+            seed=0 if k == 0 else (seeds[k - 1] if k - 1 < len(seeds) else k),
             only_file=only_files[key],
             lean=lean,
             say=say,
@@ -673,28 +700,36 @@ def _run_auto(config: pytest.Config, opts: GateOptions, state: GateState) -> aut
         start,
         sequential.Budget(opts.budget_s),
         judge=judge if state.baseline is not None else None,
-        full_runs=opts.full_runs,
+        restrict=not seeds,
+        max_samples=(len(seeds) + blocks.check_was_sample(entries)) if seeds else None,
+        say=lambda line: say(f"aorta gate: {line}"),
     )
     for line in outcome.looks:
         say(f"aorta gate: {line}")
     return outcome
 
 
+def _auto_docs(outcome_full, restricted, check) -> tuple[list[dict], list[str], dict | None]:
+    docs = [bl.load_run(c.json_path) for c in [*outcome_full, *restricted]]
+    ids = [f"run{k + 1}" for k in range(len(docs))]
+    lead = bl.load_run(check.json_path) if check is not None and check not in outcome_full else None
+    return docs, ids, lead
+
+
 def _auto_comparison(opts: GateOptions, state: GateState, full, restricted) -> Comparison | None:
-    """The auto gate's comparison of its runs so far: the full runs as the candidate, the restricted runs
-    added to the benchmarks they hold."""
-    if state.baseline is None or not full:
+    """The auto gate's comparison of its sample runs so far (restricted ones included, each with its own
+    benchmarks); the check run's entries join the document, not its samples."""
+    if state.baseline is None or not (full or restricted):
         return None
-    ids = [f"run{k + 1}" for k in range(len(full) + len(restricted))]
-    run = bl.combine_runs([bl.load_run(c.json_path) for c in full], ids[: len(full)])
+    check = state.auto.check if state.auto is not None else None
+    docs, ids, lead = _auto_docs(full, restricted, check)
+    run = bl.combine_runs(docs, ids, check=lead)
     return compare_runs(
         state.baseline,
         run,
         opts.settings,
         ref_label=_label(state.baseline, state.baseline_path),
         cand_label=f"this run ({len(ids)} fresh processes, auto)",
-        extra_runs=[bl.load_run(c.json_path) for c in restricted],
-        extra_ids=ids[len(full) :],
     )
 
 
@@ -714,9 +749,9 @@ def _candidate(config: pytest.Config, opts: GateOptions, state: GateState) -> di
         return build_run(config)
     if not state.children or not all(c.ok for c in state.children):
         return None
-    if state.auto is not None:  # the runs of every benchmark; restricted runs join the comparison
-        docs = [bl.load_run(c.json_path) for c in state.auto.full]
-        return bl.combine_runs(docs, [f"run{k + 1}" for k in range(len(docs))])
+    if state.auto is not None:  # every sample run, restricted ones included; the check run's entries
+        docs, ids, lead = _auto_docs(state.auto.full, state.auto.restricted, state.auto.check)
+        return bl.combine_runs(docs, ids, check=lead) if docs else None
     docs = [bl.load_run(c.json_path) for c in state.children]
     return bl.combine_runs(docs, [f"run{k + 1}" for k in range(len(docs))])
 
@@ -789,7 +824,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         ref_label = _label(baseline, state.baseline_path)
         comp = compare_runs(baseline, run, opts.settings, ref_label=ref_label, cand_label=label)
         if state.auto is not None:
-            comp = _auto_comparison(opts, state, state.auto.full, state.auto.restricted) or comp
+            comp = state.auto.comparison or comp
         elif int(exitstatus) == 0 and not comp.refused:
             extra = _confirm(config, opts, state, comp)
             failed = next((c for c in state.children if not c.ok), None)

@@ -36,7 +36,9 @@ class FakeRuns:
         path = self.folder / f"run{k}.json"
         self.docs[path] = run(benches)
         path.write_text(json.dumps(self.docs[path]))
-        return ChildRun(f"run {k}/auto", 0, path, path, self.wall_s, lean)
+        # run 0 is the check run: full, and not a sample (a hardware-queue command with checks apart)
+        label = "check run" if k == 0 else f"run {k}/auto"
+        return ChildRun(label, 0, path, path, self.wall_s, lean, sample=k > 0)
 
     def judge(self, baseline):
         def judge(full, restricted):
@@ -63,11 +65,12 @@ def baseline_of_both(runs=10):
 
 def test_the_quiet_benchmark_stops_at_the_first_look_the_noisy_one_gets_the_later_runs(tmp_path):
     fake = FakeRuns(tmp_path)
-    out = run_auto(fake.start, Budget(10_000), judge=fake.judge(baseline_of_both()), full_runs=1)
-    assert [k for k, _, _ in fake.started[:3]] == [1, 2, 3]
-    assert [only for _, only, _ in fake.started[:3]] == [None, None, None]
+    out = run_auto(fake.start, Budget(10_000), judge=fake.judge(baseline_of_both()))
+    assert [k for k, _, _ in fake.started[:4]] == [0, 1, 2, 3]  # the check run, then the samples
+    assert [only for _, only, _ in fake.started[:4]] == [None, None, None, None]
     assert [lean for _, _, lean in fake.started] == [False] + [True] * (len(fake.started) - 1)
-    later = {only for _, only, _ in fake.started[3:]}
+    assert out.check is not None and out.check not in out.samples  # its figures are never samples
+    later = {only for _, only, _ in fake.started[4:]}
     assert later == {("benchmarks/hw_queue/test_x.py::noisy",)}  # only the undecided benchmark runs on
     assert out.comparison is not None and out.comparison.exit_code == EXIT_CLEAN
     quiet = [v for v in out.comparison.verdicts if v.benchmark.endswith("quiet")]
