@@ -81,7 +81,7 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
         only_file = write_only_file(out, f"pair{k}", only)
         wall, last, sample = 0.0, None, True
         name = "check" if k == 0 else f"pair {k}"
-        for side in pair_order(k):
+        for side in pair_order(k) if k else ("A", "B"):
             launcher = a if side == "A" else b
             stem = f"{side}check" if k == 0 else f"{side}{k}"
             json_path, log_path = out / f"{stem}.json", out / f"{stem}.log"

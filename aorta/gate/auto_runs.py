@@ -12,6 +12,7 @@ for: its runs continue until the budget or the run cap.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -133,7 +134,7 @@ def run_auto(
     if say is not None:
         left = budget.seconds - (clock() - t0)
         guess = out.predicted_wall(None)
-        fits = int(left // guess) if guess > 0 else cap
+        fits = int(left // guess) if guess > 0 and math.isfinite(left) else cap
         say(
             f"check run {out.check.wall_s:.0f} s ({'a sample' if out.check.sample else 'not a sample'}); "
             f"repeat runs planned at {guess:.0f} s each until one is measured: the budget holds about "
