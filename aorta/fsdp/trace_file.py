@@ -41,6 +41,7 @@ class DeviceTrace:
     step_numbers: list[int] = field(default_factory=list)  # N of each ProfilerStep#N range, in step order
     process: int | None = None  # the process's pid, where one output holds several (rocprofv3's host folder)
     reader_note: str | None = None  # what the reader left out or dropped, and why (rocprofv3)
+    launch_calls: int = 0  # host calls that launch one kernel (hipLaunchKernel ...), answered or not
 
 
 def _gpu_step_ranges(events: list[dict], host: dict[int, tuple[float, float]]) -> list:
@@ -83,6 +84,7 @@ def read_kineto_trace(path: str | Path | Source) -> DeviceTrace:
         duplicates_dropped=doc[DUPLICATES_KEY]["device_ops"],
         duplicate_events_dropped=doc[DUPLICATES_KEY]["events"],
         step_numbers=list(steps),
+        launch_calls=len(links.one_kernel_calls),
         rank=_int_field(info, "rank"),
         world_size=_int_field(info, "world_size"),
     )

@@ -160,7 +160,7 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
 
 
 def _no_device_work(trace: DeviceTrace) -> str:
-    launches = len(trace.missing_launches_us)
+    launches = trace.launch_calls or len(trace.missing_launches_us)
     if launches:
         return (
             f"the trace holds {launches} kernel launches but no kernel, copy or memset: the profiler recorded the "

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import BinaryIO
 
 CHUNK_BYTES = 1 << 20
+_LOOKAHEAD = 64  # characters past a value that show it is whole (longer than any JSON number a trace holds)
 _WS = re.compile(r"[ \t\n\r]*")
 EVENTS_KEY = "traceEvents"
 
@@ -71,15 +72,18 @@ class _Text:
             try:
                 obj, end = decoder.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
-                # the parser ran out of text: the value goes on in the next chunk, or the file is cut short
-                ran_out = exc.pos >= len(self.buf) - 1 or exc.msg.startswith("Unterminated string")
-                if ran_out and self.more():
+                # near the window's end the parser may have run out of text (``1.5e`` of ``1.5e3``): read on
+                near_end = exc.pos >= len(self.buf) - _LOOKAHEAD or exc.msg.startswith("Unterminated string")
+                if near_end and self.more():
                     continue
+                ran_out = exc.pos >= len(self.buf) - 1 or exc.msg.startswith("Unterminated string")
                 why = "the file ends inside it (cut short)" if ran_out else exc.msg
                 raise TraceJSONError(f"{what} at {self.where(exc.pos)}: {why}") from None
-            if end < len(self.buf) or self.eof or not self.more():
+            # a number at the window's end may go on in the next chunk (``1`` of ``1.5e3``): read on
+            if end + _LOOKAHEAD <= len(self.buf) or self.eof:
                 self.pos = end
                 return obj
+            self.more()  # and decode again: the window may have moved
 
 
 def _expect(text: _Text, allowed: str, what: str) -> str:

@@ -1,0 +1,425 @@
+"""Traces as ROCm tools and users' hands really leave them (issue 49): each case read exactly, or refused in one
+line naming the file, the place and why, with a non-zero exit.
+
+The rocprofv3 CSV samples (../shared/amd_traces/rocprofv3, read in place) are laid out the ways rocprofv3 writes
+them: one host's folder of ``<pid>_kernel_trace.csv`` ..., ``--sys-trace`` outputs, and a rocpd database whose
+``rocpd_event.stack_id`` holds the internal correlation id and ``correlation_id`` the external one (0), as
+rocprofiler-sdk's ``generateRocpd.cpp`` writes them. Expected values are counted here with the csv module.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from unittest import mock
+
+import amd_traces
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aorta.cli import main
+from aorta.report import trace_figures
+from aorta.report.errors import ReportInputError
+from aorta.timeline import trace_json
+from aorta.timeline.trace_events import TraceFileError, load_trace
+
+SAMPLES = amd_traces.folder() / "rocprofv3"
+KINETO = amd_traces.folder() / "rocm_aorta_smci350-zts-gtu-c6-25_200691.1758927066581847260.pt.trace.json"
+MI300X = amd_traces.folder() / "tracelens_mi300_resnet_act_checkpoint.json.gz"
+
+
+@pytest.fixture(scope="module")
+def kernel_csv() -> bytes:
+    if not (SAMPLES / "kernel_trace.csv").is_file():
+        pytest.skip(amd_traces.absent(SAMPLES))
+    return (SAMPLES / "kernel_trace.csv").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def kineto() -> bytes:
+    if not KINETO.is_file():
+        pytest.skip(amd_traces.absent(KINETO))
+    return KINETO.read_bytes()
+
+
+def rows(data: bytes) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(data.decode())))
+
+
+def write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def refused(argv: list[str], capsys) -> str:
+    """The one line ``aorta trace figures`` refuses with, checked to exit 2 with no traceback."""
+    assert main(["trace", "figures", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err.removeprefix("aorta trace figures: error: ").rstrip("\n")
+
+
+def piped(data: bytes) -> str:
+    """A pipe's path (/dev/fd/N) that carries ``data`` once, as ``<(cat file)`` does in a shell."""
+    r, w = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(w, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return f"/dev/fd/{r}"
+
+
+# --------------------------------------------------------------------------- bytes read once
+@pytest.mark.parametrize("name", ["hta_mi250_minitoy_train_ROCm6_2_kineto.json.gz", "rocm_aorta"])
+def test_a_corrupt_gzip_is_one_line_naming_the_file_not_a_traceback(kineto, tmp_path, capsys, name):
+    real = amd_traces.folder() / name
+    raw = bytearray(real.read_bytes() if real.is_file() else gzip.compress(kineto))
+    raw[200] ^= 0xFF  # one byte flipped inside the deflate stream, within the first 4 KiB it decompresses to
+    p = write(tmp_path / "rank0.json.gz", bytes(raw))
+    line = refused([str(p)], capsys)
+    assert line.startswith(f"{p}: a damaged gzip file (")
+
+
+def test_a_csv_through_a_pipe_gives_the_figures_of_the_file(kernel_csv, tmp_path):
+    (from_file,) = trace_figures.figures([write(tmp_path / "kernel_trace.csv", kernel_csv)])["ranks"]
+    (from_pipe,) = trace_figures.figures([piped(kernel_csv)])["ranks"]
+    assert from_pipe["kernels"] == from_file["kernels"] == len(rows(kernel_csv)) == 9
+    for key in ("steps", "hardware_queues", "records"):
+        assert from_pipe[key] == from_file[key], key
+
+
+def test_a_gzipped_kineto_trace_through_a_pipe_gives_the_figures_of_the_file(kineto):
+    (from_file,) = trace_figures.figures([KINETO])["ranks"]
+    (from_pipe,) = trace_figures.figures([piped(gzip.compress(kineto))])["ranks"]
+    assert from_pipe["steps"] == from_file["steps"] and from_pipe["kernels"] == from_file["kernels"] == 20
+
+
+@pytest.mark.parametrize("name", ["kernel_trace.csv", "trace.json"])
+def test_a_utf8_byte_order_mark_is_read_past(kernel_csv, kineto, tmp_path, name):
+    data = kernel_csv if name.endswith(".csv") else kineto
+    (plain,) = trace_figures.figures([write(tmp_path / name, data)])["ranks"]
+    (marked,) = trace_figures.figures([write(tmp_path / f"bom_{name}", b"\xef\xbb\xbf" + data)])["ranks"]
+    assert marked["steps"] == plain["steps"] and marked["kernels"] == plain["kernels"]
+
+
+def test_a_gzipped_csv_is_read_as_the_csv(kernel_csv, tmp_path):
+    (plain,) = trace_figures.figures([write(tmp_path / "kernel_trace.csv", kernel_csv)])["ranks"]
+    zipped_csv = write(tmp_path / "kernel_trace.csv.gz", gzip.compress(kernel_csv))
+    (zipped,) = trace_figures.figures([zipped_csv])["ranks"]
+    assert zipped["hardware_queues"] == plain["hardware_queues"] and zipped["steps"] == plain["steps"]
+
+
+# --------------------------------------------------------------------------- CSV rows as rocprofv3 writes them
+def test_duplicated_csv_rows_are_dropped_and_counted(kernel_csv, tmp_path):
+    lines = kernel_csv.decode().splitlines(keepends=True)
+    doubled = write(tmp_path / "kernel_trace.csv", "".join([*lines, lines[1], lines[2]]).encode())
+    (rank,) = trace_figures.figures([doubled])["ranks"]
+    (once,) = trace_figures.figures([write(tmp_path / "once.csv", kernel_csv)])["ranks"]
+    assert rank["kernels"] == 9 and rank["hardware_queues"] == once["hardware_queues"]
+    assert rank["duplicates_dropped"] == {"device_ops": 2, "events": 2}
+    assert "2 duplicated rows dropped (each kept once)" in rank["note"]
+
+
+def test_an_empty_queue_id_cell_is_refused_naming_the_line(kernel_csv, tmp_path, capsys):
+    lines = kernel_csv.decode().splitlines(keepends=True)
+    cells = lines[3].split(",")
+    cells[2] = ""  # Queue_Id
+    p = write(tmp_path / "kernel_trace.csv", "".join([*lines[:3], ",".join(cells), *lines[4:]]).encode())
+    assert refused([str(p)], capsys) == (
+        f"{p}: line 4: a kernel dispatch with Queue_Id '' (rocprofv3 writes the hardware queue of every dispatch)"
+    )
+
+
+@pytest.mark.parametrize("name, column", [("kernel_trace.csv", "Start_Timestamp"), ("api", "End_Timestamp")])
+def test_a_line_cut_inside_a_timestamp_is_refused_as_cut(kernel_csv, tmp_path, capsys, name, column):
+    if name == "api":  # a HIP API trace ends each line with its End_Timestamp: the cut keeps every field
+        text = (SAMPLES / "hip_runtime_trace.csv").read_text()
+        name = "hip_api_trace.csv"
+    else:
+        text = kernel_csv.decode()
+    last = text.rstrip("\n").rsplit("\n", 1)[1]
+    value = rows(text.encode())[-1][column]
+    cut = text[: text.rindex(last) + last.index(value) + len(value) // 2]  # the file ends mid-timestamp
+    p = write(tmp_path / name, cut.encode())
+    line = refused([str(p)], capsys)
+    n = text.rstrip("\n").count("\n") + 1
+    assert line.startswith(f"{p}: line {n}: ") and "cut short" in line and "before it starts" not in line
+
+
+def test_a_sys_trace_folder_is_read_with_its_other_records_counted(kernel_csv, tmp_path):
+    """rocprofv3 --sys-trace: HIP, HSA, marker and RCCL API calls, kernels, copies, memory allocations and
+    scratch memory, each in ``<pid>_<kind>.csv``, and agent_info.csv beside them."""
+    ks = rows(kernel_csv)
+    t0 = int(ks[0]["Start_Timestamp"])
+    write(tmp_path / "4242_kernel_trace.csv", kernel_csv)
+    api = '"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+    write(
+        tmp_path / "4242_hsa_api_trace.csv",
+        f'{api}"HSA_CORE_API","hsa_init",4242,4242,90,{t0 - 900},{t0 - 800}\n'.encode(),
+    )
+    write(
+        tmp_path / "4242_marker_api_trace.csv",
+        f'{api}"MARKER_CORE_API","step",4242,4242,91,{t0 - 50},{t0 + 10}\n'.encode(),
+    )
+    write(
+        tmp_path / "4242_memory_allocation_trace.csv",
+        '"Kind","Operation","Agent_Id","Allocation_Size","Address","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+        f'"MEMORY_ALLOCATION","MEMORY_ALLOCATION_ALLOCATE","Agent 4",4096,"0x7f00",92,{t0 - 700},{t0 - 600}\n'.encode(),
+    )
+    write(
+        tmp_path / "4242_scratch_memory_trace.csv",
+        '"Kind","Operation","Agent_Id","Queue_Id","Thread_Id","Alloc_Flags","Start_Timestamp","End_Timestamp"\n'
+        f'"SCRATCH_MEMORY","SCRATCH_MEMORY_ALLOC","Agent 4",1,4242,"NONE",{t0 - 500},{t0 - 400}\n'.encode(),
+    )
+    write(tmp_path / "4242_agent_info.csv", b'"Node_Id","Logical_Node_Id","Agent_Type"\n4,4,"GPU"\n')  # fmt: skip
+    (rank,) = trace_figures.figures([tmp_path])["ranks"]
+    assert rank["kernels"] == len(ks) and rank["files_not_read"] == ["4242_agent_info.csv"]
+    assert rank["records"]["MEMORY_ALLOCATION"] == rank["records"]["SCRATCH_MEMORY"] == 1
+    assert rank["api_calls"] == {"HSA_CORE_API hsa_init": 1, "MARKER_CORE_API step": 1}
+    assert "records read but in no figure: MEMORY_ALLOCATION 1, SCRATCH_MEMORY 1" in rank["note"]
+
+
+# --------------------------------------------------------------------------- one folder per host
+def two_processes(folder: Path, kernel_csv: bytes) -> tuple[list[dict], list[dict]]:
+    """A host's folder: process 100 ran the sample's first five kernels, process 200 the rest, 1 s later."""
+    ks = rows(kernel_csv)
+    later = [dict(k, Start_Timestamp=int(k["Start_Timestamp"]) + 10**9, End_Timestamp=int(k["End_Timestamp"]) + 10**9)
+             for k in ks[5:]]  # fmt: skip
+    for name, part in (("100_kernel_trace.csv", ks[:5]), ("200_kernel_trace.csv", later)):
+        out = io.StringIO()
+        w = csv.DictWriter(out, fieldnames=list(ks[0]), quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
+        w.writeheader()
+        w.writerows(part)
+        write(folder / name, out.getvalue().encode())
+    return ks[:5], ks[5:]
+
+
+def test_a_hosts_folder_is_read_one_rank_per_process_with_its_own_queues(kernel_csv, tmp_path, capsys):
+    first, second = two_processes(tmp_path, kernel_csv)
+    result = trace_figures.figures([tmp_path])
+    assert [(r["process"], r["kernels"]) for r in result["ranks"]] == [(100, 5), (200, 4)]
+    for rank, ks in zip(result["ranks"], (first, second)):
+        queues = sorted({int(k["Queue_Id"]) for k in ks})
+        assert [q["queue"] for q in rank["hardware_queues"]] == queues
+        assert [q["kernels"] for q in rank["hardware_queues"]] == [
+            sum(int(k["Queue_Id"]) == q for k in ks) for q in queues
+        ]
+        window_ms = (
+            max(int(k["End_Timestamp"]) for k in ks) - min(int(k["Start_Timestamp"]) for k in ks)
+        ) / 1e6
+        assert rank["steps"][0]["window_ms"] == pytest.approx(window_ms, abs=1e-6)  # not the 1 s between them
+    assert "one rank per process, in pid order" in result["ranks_from"]
+
+
+def test_a_hosts_folder_with_files_of_no_process_is_refused_naming_the_pids(kernel_csv, tmp_path, capsys):
+    two_processes(tmp_path, kernel_csv)
+    write(tmp_path / "kernel_trace.csv", kernel_csv)
+    line = refused([str(tmp_path)], capsys)
+    assert line.startswith(f"{tmp_path}: files of processes 100, 200 beside files named without a process id")
+
+
+def test_a_file_of_another_run_in_the_folder_is_left_out_with_the_reason(kernel_csv, tmp_path):
+    write(tmp_path / "kernel_trace.csv", kernel_csv)
+    (alone,) = trace_figures.figures([tmp_path / "kernel_trace.csv"])["ranks"]
+    (SAMPLES / "memory_copy_trace.csv").is_file() or pytest.skip(amd_traces.absent(SAMPLES))
+    write(tmp_path / "memory_copy_trace.csv", (SAMPLES / "memory_copy_trace.csv").read_bytes())
+    (rank,) = trace_figures.figures([tmp_path])["ranks"]
+    assert rank["steps"] == alone["steps"] and rank["ops"] == 9  # idle is not the hours between the runs
+    assert rank["records"]["MEMORY_COPY"] == 4
+    assert "memory_copy_trace.csv (2414192684.609 to 2414192706.692 ms; the kernels' " in rank["note"]
+
+
+# --------------------------------------------------------------------------- rocpd as rocprofv3 writes it
+ROCPD_SAMPLES = amd_traces.folder() / "rocprofv3" / "rocpd_from_samples.db"
+
+
+def test_the_rocpd_samples_are_not_linked_by_the_external_correlation_id():
+    """Every event of rocprofv3's database has correlation_id 0 (the external id): joined on it, every op was
+    'linked' to the first HIP call. The kernels' own launches are in another process (pid 238), another run."""
+    if not ROCPD_SAMPLES.is_file():
+        pytest.skip(amd_traces.absent(ROCPD_SAMPLES))
+    con = sqlite3.connect(f"file:{ROCPD_SAMPLES}?mode=ro", uri=True)
+    assert con.execute("SELECT DISTINCT correlation_id FROM rocpd_event").fetchall() == [(0,)]
+    con.close()
+    (rank,) = trace_figures.figures([ROCPD_SAMPLES])["ranks"]
+    assert rank["linked_by"] == {"none": 9} and rank["process"] == 1
+    assert [q["kernels"] for q in rank["hardware_queues"]] == [4, 2, 2, 1]
+    assert "process 238: 8 API calls, no device work" in rank["note"]
+
+
+UUID = "_0198c0de_1234_7abc_8def_0123456789ab"
+GUID = UUID[1:].replace("_", "-")
+TABLES = {
+    "rocpd_string": '"id" INTEGER, "guid" TEXT, "string" TEXT',
+    "rocpd_info_process": '"id" INTEGER, "guid" TEXT, "nid" INTEGER, "ppid" INTEGER, "pid" INTEGER',
+    "rocpd_info_kernel_symbol": '"id" INTEGER, "guid" TEXT, "kernel_name" TEXT, "display_name" TEXT',
+    "rocpd_event": '"id" INTEGER, "guid" TEXT, "category_id" INTEGER, "stack_id" INTEGER, '
+    '"parent_stack_id" INTEGER, "correlation_id" INTEGER',
+    "rocpd_region": '"id" INTEGER, "guid" TEXT, "pid" INTEGER, "tid" INTEGER, "start" BIGINT, "end" BIGINT, '
+    '"name_id" INTEGER, "event_id" INTEGER',
+    "rocpd_kernel_dispatch": '"id" INTEGER, "guid" TEXT, "pid" INTEGER, "agent_id" INTEGER, "kernel_id" INTEGER, '
+    '"queue_id" INTEGER, "stream_id" INTEGER, "start" BIGINT, "end" BIGINT, "event_id" INTEGER',
+}
+
+
+def rocpd(
+    path: Path, kernels: list[dict], processes: dict[int, list[int]], launch_lead_ns: int = 5000
+) -> Path:
+    """A rocpd database as rocprofv3 writes one: uuid-suffixed tables under unsuffixed views, every row with
+    its session's guid, the internal correlation id in ``stack_id``, ``correlation_id`` 0, ``pid`` columns
+    pointing at ``rocpd_info_process.id``; each kernel's hipLaunchKernel ``launch_lead_ns`` before it, with
+    the same internal id. ``processes``: os pid -> the indices of ``kernels`` it ran. Row ids count down
+    from 1000, so an id is never a correlation id by accident."""
+    con = sqlite3.connect(path)
+    for t, cols in TABLES.items():
+        con.execute(f"CREATE TABLE `{t}{UUID}` ({cols})")
+        con.execute(f"CREATE VIEW `{t}` AS SELECT * FROM `{t}{UUID}`")
+    ins = lambda t, **v: con.execute(  # noqa: E731
+        f"INSERT INTO `{t}{UUID}` (guid, {', '.join(v)}) VALUES (?, {', '.join('?' * len(v))})",
+        (GUID, *v.values()),
+    )
+    for s, text in ((1, "KERNEL_DISPATCH"), (2, "HIP_RUNTIME_API"), (3, "hipLaunchKernel")):
+        ins("rocpd_string", id=s, string=text)
+    rid = 1000
+    for proc_id, (pid, indices) in enumerate(sorted(processes.items()), start=1):
+        ins("rocpd_info_process", id=proc_id, nid=1, ppid=1, pid=pid)
+        for i in indices:
+            k, corr = kernels[i], int(kernels[i]["Correlation_Id"]) + 100 * proc_id
+            start, end = int(k["Start_Timestamp"]), int(k["End_Timestamp"])
+            ins("rocpd_info_kernel_symbol", id=rid, kernel_name=k["Kernel_Name"])
+            ins("rocpd_event", id=rid, category_id=1, stack_id=corr, parent_stack_id=corr, correlation_id=0)
+            ins("rocpd_kernel_dispatch", id=rid, pid=proc_id, agent_id=4, kernel_id=rid, queue_id=int(k["Queue_Id"]),
+                stream_id=int(k["Stream_Id"]), start=start, end=end, event_id=rid)  # fmt: skip
+            ins(
+                "rocpd_event",
+                id=rid - 1,
+                category_id=2,
+                stack_id=corr,
+                parent_stack_id=corr,
+                correlation_id=0,
+            )
+            ins("rocpd_region", id=rid - 1, pid=proc_id, tid=pid, start=start - launch_lead_ns,
+                end=start - launch_lead_ns + 100, name_id=3, event_id=rid - 1)  # fmt: skip
+            rid -= 2
+    con.commit()
+    con.close()
+    return path
+
+
+def test_rocpd_kernels_are_linked_to_their_own_launch_by_stack_id(kernel_csv, tmp_path):
+    ks = rows(kernel_csv)
+    db = rocpd(tmp_path / "host_results.db", ks, {777: list(range(len(ks)))})
+    (trace,) = trace_figures.read_traces(db)
+    launches = sorted(op.launch_us for op in trace.ops)
+    assert launches == sorted((int(k["Start_Timestamp"]) - 5000) / 1e3 for k in ks)  # each its own, not one
+    assert len(set(launches)) == len(ks) and all(op.link == "correlation" for op in trace.ops)
+    assert trace.process == 777 and trace.source == "rocpd"
+
+
+def test_a_rocpd_database_of_two_processes_is_two_ranks_with_their_own_queues(kernel_csv, tmp_path):
+    ks = rows(kernel_csv)
+    db = rocpd(tmp_path / "merged.db", ks, {31: [0, 1, 2, 3, 4], 47: [5, 6, 7, 8]})
+    result = trace_figures.figures([db])
+    assert [(r["process"], r["kernels"], r["linked_by"]) for r in result["ranks"]] == [
+        (31, 5, {"correlation": 5}),
+        (47, 4, {"correlation": 4}),
+    ]
+    for rank, part in zip(result["ranks"], (ks[:5], ks[5:])):
+        assert sum(q["kernels"] for q in rank["hardware_queues"]) == len(part)
+        assert {q["queue"] for q in rank["hardware_queues"]} == {int(k["Queue_Id"]) for k in part}
+    with pytest.raises(ReportInputError, match=r"holds 2 processes \(pids 31, 47\): read each as a rank"):
+        trace_figures.read_trace(db)
+
+
+# --------------------------------------------------------------------------- Kineto: values JSON forbids
+def test_a_kernel_lasting_infinity_is_refused_naming_the_event(kineto, tmp_path, capsys):
+    doc = json.loads(kineto)
+    i = next(i for i, e in enumerate(doc["traceEvents"]) if e.get("cat") == "kernel")
+    text = json.dumps(doc).replace(f'"dur": {json.dumps(doc["traceEvents"][i]["dur"])}', '"dur": Infinity', 1)
+    assert "Infinity" in text
+    p = write(tmp_path / "rank0.json", text.encode())
+    line = refused([str(p)], capsys)
+    assert line.startswith(f"{p}: event ") and "has dur inf: a duration is a number >= 0" in line
+
+
+def test_a_host_only_trace_says_it_holds_launches_but_no_kernels(tmp_path, capsys):
+    if not MI300X.is_file():
+        pytest.skip(amd_traces.absent(MI300X))
+    doc = json.loads(gzip.decompress(MI300X.read_bytes()))
+    device = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") not in device]
+    launches = sum(  # host calls that launch one kernel each (the issue counted 2238)
+        e.get("cat") in ("cuda_runtime", "cuda_driver") and "LaunchKernel" in e.get("name", "")
+        for e in doc["traceEvents"]
+    )
+    p = write(tmp_path / "host_only.json", json.dumps(doc).encode())
+    line = refused([str(p)], capsys)
+    assert (
+        line.startswith(f"{p}: the trace holds ") and "kernel launches but no kernel, copy or memset" in line
+    )
+    assert int(line.split("holds ")[1].split()[0]) == launches == 2238
+
+
+def test_a_trace_with_no_device_work_is_refused_naming_the_file(tmp_path, capsys):
+    p = write(
+        tmp_path / "rank0.json", b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1}]}'
+    )
+    assert refused([str(p)], capsys) == f"{p}: the trace holds no device work (no kernel, copy or memset)"
+
+
+# --------------------------------------------------------------------------- the streamed JSON
+@settings(max_examples=60, deadline=None)
+@given(
+    events=st.lists(
+        st.fixed_dictionaries(
+            {
+                "ph": st.sampled_from("XsfiM"),
+                "cat": st.sampled_from(["kernel", "cpu_op", "ac2g", "ü"]),
+                "name": st.text(max_size=8),
+                "ts": st.integers(0, 10**15),
+                "dur": st.floats(0, 1e9),
+                "id": st.integers(0, 9),
+            }  # fmt: skip
+        ),
+        max_size=12,
+    ),
+    chunk=st.integers(1, 64),
+    indent=st.sampled_from([None, 0, 2]),
+)
+def test_the_streamed_json_reads_what_json_load_reads_at_any_chunk_size(events, chunk, indent):
+    doc = {"schemaVersion": 1, "traceEvents": events, "deviceProperties": [{"name": "MI300X"}], "n": 1.5e3}
+    raw = json.dumps(doc, indent=indent, ensure_ascii=False).encode()
+    seen: list = []
+    with mock.patch.object(trace_json, "CHUNK_BYTES", chunk):  # values split across chunks, mid-character too
+        read = trace_json.read_trace_json(io.BytesIO(raw), lambda i, ev: seen.append(i) is None)
+    assert read == json.loads(raw) and seen == list(range(len(events)))
+
+
+@pytest.mark.parametrize("cut", [0.3, 0.7, 0.999])
+def test_a_kineto_trace_cut_short_is_refused_naming_where(kineto, tmp_path, cut):
+    p = write(tmp_path / "rank0.json", kineto[: int(len(kineto) * cut)])
+    with pytest.raises(TraceFileError, match=rf"^{p}: not a Chrome trace JSON file \(.*(cut short|expected)"):
+        load_trace(p)
+
+
+def test_only_the_events_read_are_kept_and_every_one_is_checked(kineto, tmp_path):
+    full = load_trace(write(tmp_path / "t.json", kineto))
+    kept = load_trace(tmp_path / "t.json", only_read=True)
+    assert len(kept["traceEvents"]) < len(full["traceEvents"])
+    assert [e for e in full["traceEvents"] if e.get("cat") == "kernel"] == [
+        e for e in kept["traceEvents"] if e.get("cat") == "kernel"
+    ]
+    doc = json.loads(kineto)
+    doc["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": "x", "ts": 1})
+    doc["traceEvents"].append(None)  # not read, but still not an event
+    with pytest.raises(TraceFileError, match=r"event \d+ is null, not a JSON object"):
+        load_trace(write(tmp_path / "bad.json", json.dumps(doc).encode()), only_read=True)
