@@ -145,8 +145,10 @@ def _span(span: tuple[int, int] | None, start: int, end: int) -> tuple[int, int]
     return (start, end) if span is None else (min(span[0], start), max(span[1], end))
 
 
-def _read_file(source: Source) -> _File:
-    out, seen = _File(source.path.name), set()
+def _read_file(source: Source, seen: set[tuple]) -> _File:
+    """One file's records; ``seen``: the rows of the process's files read so far (a row repeated in another
+    file of the process, a file copied beside itself, is a duplicate too)."""
+    out = _File(source.path.name)
     for line, row in _rows(source):
         where = f"{source.path}: line {line}"
         kind = row.get("Kind")
@@ -157,7 +159,7 @@ def _read_file(source: Source) -> _File:
                 f"{where}: a row that is no record of rocprofv3 (no Kind, no Domain and Function: columns "
                 f"{', '.join(list(row)[:4])} ...)"
             )
-        key = tuple(row.values())
+        key = tuple(row.items())
         if key in seen:
             out.duplicates[what] += 1
             continue
@@ -271,14 +273,14 @@ def read_processes(path: Path, source: Source | None = None) -> list[RocprofTrac
     """rocprofv3 CSV output (a file, a ``<prefix>kernel_trace.csv`` with its siblings, or a host's folder),
     one ``RocprofTrace`` per process in pid order. ``source``: ``path`` already opened (a pipe: read once)."""
     if source is not None and not path.is_dir() and not path.name.endswith(KERNEL_SUFFIX):
-        return [_process(path, None, [_read_file(source)], [])]
+        return [_process(path, None, [_read_file(source, set())], [])]
     out = []
     for pid, paths in sorted(_by_process(path).items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
         not_read = [p.name for p in paths if len(paths) > 1 and not _is_record_file(p)]
-        files = []
+        files, seen = [], set()  # type: ignore[var-annotated]
         for p in paths:
             if p.name not in not_read:
                 with open_source(p) as s:
-                    files.append(_read_file(s))
+                    files.append(_read_file(s, seen))
         out.append(_process(path, pid, files, not_read))
     return out

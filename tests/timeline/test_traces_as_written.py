@@ -129,6 +129,13 @@ def test_duplicated_csv_rows_are_dropped_and_counted(kernel_csv, tmp_path):
     assert "2 duplicated rows dropped (each kept once)" in rank["note"]
 
 
+def test_a_file_copied_beside_itself_in_a_process_folder_is_counted_once(kernel_csv, tmp_path):
+    write(tmp_path / "100_kernel_trace.csv", kernel_csv)
+    write(tmp_path / "100_kernel_trace (copy).csv", kernel_csv)
+    (rank,) = trace_figures.figures([tmp_path])["ranks"]
+    assert rank["kernels"] == 9 and rank["duplicates_dropped"]["device_ops"] == 9 and rank["process"] == 100
+
+
 def test_an_empty_queue_id_cell_is_refused_naming_the_line(kernel_csv, tmp_path, capsys):
     lines = kernel_csv.decode().splitlines(keepends=True)
     cells = lines[3].split(",")
