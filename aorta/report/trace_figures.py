@@ -278,6 +278,8 @@ def format_figures(result: dict, *, steps: bool = False) -> list[str]:
             lines.append(_row(e["rank"], f"med{len(rows)}", med))
         if not rows:
             lines.append(f"{e['rank']:>4}  no figures: {e['per_step_reason']}")
+        if e.get("process") is not None:
+            lines.append(f"      rank {e['rank']}: process {e['process']} of {e['path']}")
         for key in ("note", "per_step_reason"):
             if e.get(key) and rows:
                 lines.append(f"      rank {e['rank']}: {e[key]}")

@@ -131,7 +131,8 @@ def _trace(path: Path, pid: int | None, p: _Process) -> RocprofTrace:
 def read_processes(path: Path) -> list[RocprofTrace]:
     """A rocpd database (or a folder of them: one per process, as rocprofv3 writes ``<pid>_results.db``)."""
     if path.is_dir():
-        return [t for db in sorted(path.glob("*.db")) for t in read_processes(db)]
+        traces = [t for db in sorted(path.glob("*.db")) for t in read_processes(db)]
+        return sorted(traces, key=lambda t: (t.process is None, t.process or 0))  # pid order, as the CSV's
     try:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     except sqlite3.Error as exc:

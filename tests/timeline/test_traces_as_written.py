@@ -347,6 +347,17 @@ def test_a_rocpd_database_of_two_processes_is_two_ranks_with_their_own_queues(ke
         trace_figures.read_trace(db)
 
 
+def test_a_hosts_folder_of_rocpd_databases_is_one_rank_per_process(kernel_csv, tmp_path, capsys):
+    ks = rows(kernel_csv)
+    rocpd(tmp_path / "1000_results.db", ks, {1000: [0, 1, 2]})  # pid order, not the names'
+    rocpd(tmp_path / "200_results.db", ks, {200: [3, 4, 5, 6, 7, 8]})
+    result = trace_figures.figures([tmp_path])
+    assert [(r["process"], r["kernels"]) for r in result["ranks"]] == [(200, 6), (1000, 3)]
+    assert main(["trace", "figures", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"rank 0: process 200 of {tmp_path / '200_results.db'}" in out
+
+
 # --------------------------------------------------------------------------- Kineto: values JSON forbids
 def test_a_kernel_lasting_infinity_is_refused_naming_the_event(kineto, tmp_path, capsys):
     doc = json.loads(kineto)
