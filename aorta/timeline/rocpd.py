@@ -23,6 +23,7 @@ GPU, or with no start or end of ns, is refused in one line naming the table and 
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
@@ -145,8 +146,37 @@ def read_processes(path: Path) -> list[RocprofTrace]:
         con.close()
 
 
-def _read(path: Path, con: sqlite3.Connection) -> list[RocprofTrace]:
+_TABLES = (
+    "rocpd_string",
+    "rocpd_event",
+    "rocpd_region",
+    "rocpd_kernel_dispatch",
+    "rocpd_memory_copy",
+    "rocpd_info_kernel_symbol",
+    "rocpd_info_process",
+)
+_SESSION = re.compile(
+    r"_[0-9a-f]{8}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{12}"
+)  # rocpd's {{uuid}} suffix
+
+
+def _views(con: sqlite3.Connection) -> set[str]:
+    """The tables and views by the names read here. A database whose views were dropped (or a tool that copied
+    only the tables) still holds each session's ``<table>_<uuid>``: read through temporary views over them
+    (every session's rows: their guids keep them apart), in the connection's own temp schema, so the file
+    stays unchanged."""
     names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    for base in _TABLES:
+        sessions = sorted(n for n in names if n.startswith(base) and _SESSION.fullmatch(n[len(base) :]))
+        if base not in names and sessions:
+            union = " UNION ALL ".join(f'SELECT * FROM "{t}"' for t in sessions)
+            con.execute(f'CREATE TEMP VIEW "{base}" AS {union}')
+            names.add(base)
+    return names
+
+
+def _read(path: Path, con: sqlite3.Connection) -> list[RocprofTrace]:
+    names = _views(con)
     if "rocpd_kernel_dispatch" not in names:
         raise RocprofFileError(
             f"{path}: an SQLite database without rocprofv3's rocpd_kernel_dispatch view; read are {READ}"

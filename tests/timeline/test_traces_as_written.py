@@ -129,6 +129,22 @@ def test_duplicated_csv_rows_are_dropped_and_counted(kernel_csv, tmp_path):
     assert "2 duplicated rows dropped (each kept once)" in rank["note"]
 
 
+@settings(max_examples=30, deadline=None)
+@given(again=st.lists(st.integers(0, 8), max_size=6), order=st.randoms(use_true_random=False))
+def test_any_rows_repeated_anywhere_give_the_figures_of_the_rows_once(
+    kernel_csv, tmp_path_factory, again, order
+):
+    header, *body = kernel_csv.decode().splitlines(keepends=True)
+    lines = body + [body[i] for i in again]
+    order.shuffle(lines)
+    once_csv = write(tmp_path_factory.mktemp("once") / "kernel_trace.csv", kernel_csv)
+    repeated = write(tmp_path_factory.mktemp("dup") / "kernel_trace.csv", "".join([header, *lines]).encode())
+    (once,) = trace_figures.figures([once_csv])["ranks"]
+    (rank,) = trace_figures.figures([repeated])["ranks"]
+    assert rank["hardware_queues"] == once["hardware_queues"] and rank["steps"] == once["steps"]
+    assert rank["duplicates_dropped"]["device_ops"] == len(again)
+
+
 def test_a_file_copied_beside_itself_in_a_process_folder_is_counted_once(kernel_csv, tmp_path):
     write(tmp_path / "100_kernel_trace.csv", kernel_csv)
     write(tmp_path / "100_kernel_trace (copy).csv", kernel_csv)
@@ -330,6 +346,24 @@ def test_rocpd_kernels_are_linked_to_their_own_launch_by_stack_id(kernel_csv, tm
     assert launches == sorted((int(k["Start_Timestamp"]) - 5000) / 1e3 for k in ks)  # each its own, not one
     assert len(set(launches)) == len(ks) and all(op.link == "correlation" for op in trace.ops)
     assert trace.process == 777 and trace.source == "rocpd"
+
+
+def test_a_rocpd_database_without_its_views_is_read_from_the_uuid_suffixed_tables(kernel_csv, tmp_path):
+    ks = rows(kernel_csv)
+    with_views = rocpd(tmp_path / "a.db", ks, {5: list(range(len(ks)))})
+    (expected,) = trace_figures.figures([with_views])["ranks"]
+    bare = rocpd(tmp_path / "b.db", ks, {5: list(range(len(ks)))})
+    con = sqlite3.connect(bare)
+    for t in TABLES:
+        con.execute(f"DROP VIEW `{t}`")
+    con.commit()
+    con.close()
+    before = bare.read_bytes()
+    (rank,) = trace_figures.figures([bare])["ranks"]
+    assert {k: rank[k] for k in ("steps", "hardware_queues", "linked_by", "process")} == {
+        k: expected[k] for k in ("steps", "hardware_queues", "linked_by", "process")
+    }
+    assert rank["linked_by"] == {"correlation": 9} and bare.read_bytes() == before
 
 
 def test_a_rocpd_database_of_two_processes_is_two_ranks_with_their_own_queues(kernel_csv, tmp_path):
