@@ -1,8 +1,8 @@
 """A Chrome trace's JSON read as a stream, one event at a time (pure: no torch; stdlib json only).
 
 ``json.load`` of a whole trace holds the text and every event as Python objects at once: a 1.1M-event
-MI300X trace (20 copies of a real one) peaked at 1.86 GB for 196 MB from the original, though three events in
-four (Python functions, CPU ops) feed no figure. Here the top-level object is walked key by key, and the
+MI300X trace (20 copies of a real one) peaked at 1.84 GB for 196 MB from the original, though three events in
+four (Python functions, CPU ops) feed no figure; read here, 357 MB and 122 MB (docs/traces.md, "Large traces"). Here the top-level object is walked key by key, and the
 ``traceEvents`` list element by element (``json.JSONDecoder.raw_decode`` on a window of the text, so every
 value is decoded by the standard library's own parser); each event is handed to ``take(index, event)``,
 which checks it and says whether to keep it. What is held at once: the window (1 MiB of text and the event
