@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from aorta.timeline.device_op import DeviceOp
-from aorta.timeline.rocprof import READ, ROCPD, RocprofFileError, RocprofTrace, linked, overlaps
+from aorta.timeline.rocprof import READ, ROCPD, RocprofFileError, RocprofTrace, linked, same_run
 
 # a record's pid column is rocpd_info_process.id; the process's own pid is that row's pid
 _PROCESS = (
@@ -70,7 +70,7 @@ class _Process:
         self.api: Counter[str] = Counter()
         self.calls: Counter[str] = Counter()
         self.launches: dict[int, float] = {}
-        self.calls_ns: tuple[int, int] | None = None
+        self.launches_ns: tuple[int, int] | None = None  # first to last HIP call: where the launches are
         self.rows: dict[str, list[tuple]] = {"kernel": [], "gpu_memcpy": []}
 
 
@@ -107,12 +107,13 @@ def _trace(path: Path, pid: int | None, p: _Process) -> RocprofTrace:
     kernels, copies = p.rows["kernel"], p.rows["gpu_memcpy"]
     ref = _span(kernels) or _span(copies)
     apart = []
-    if ref and copies and kernels and not overlaps(_span(copies), ref):  # type: ignore[arg-type]
+    if ref and copies and kernels and not same_run(_span(copies), ref):  # type: ignore[arg-type]
         apart.append(f"rocpd_memory_copy ({len(copies)} rows)")
         copies = []
     launches = p.launches
-    if ref and p.calls_ns and not overlaps(p.calls_ns, ref):
-        apart.append(f"rocpd_region ({sum(p.calls.values())} API calls)")
+    if ref and p.launches_ns and not same_run(p.launches_ns, ref):
+        hip = {c: n for c, n in p.calls.items() if c.startswith("HIP")}
+        apart.append(f"rocpd_region's {', '.join(hip)} calls ({sum(hip.values())})")
         launches = {}
     ops = [_op(r, "kernel", launches) for r in kernels] + [_op(r, "gpu_memcpy", launches) for r in copies]
     records = {"KERNEL_DISPATCH": len(kernels), **p.calls}
@@ -188,13 +189,11 @@ def _read(path: Path, con: sqlite3.Connection) -> list[RocprofTrace]:
             p.api[f"{category} {name}".strip()] += 1
             p.calls[category or "REGION"] += 1
             if isinstance(start, int) and isinstance(end, int):
-                p.calls_ns = (
-                    (start, end)
-                    if p.calls_ns is None
-                    else (min(p.calls_ns[0], start), max(p.calls_ns[1], end))
-                )
-                if corr is not None and category.startswith("HIP"):
-                    p.launches[int(corr)] = min(start / 1e3, p.launches.get(int(corr), start / 1e3))
+                if category.startswith("HIP"):
+                    was = p.launches_ns or (start, end)
+                    p.launches_ns = (min(was[0], start), max(was[1], end))
+                    if corr is not None:
+                        p.launches[int(corr)] = min(start / 1e3, p.launches.get(int(corr), start / 1e3))
     for table, category, query, alias in (
         ("rocpd_kernel_dispatch", "kernel", _KERNELS, "K"),
         ("rocpd_memory_copy", "gpu_memcpy", _COPIES, "M"),

@@ -16,9 +16,9 @@ rocpd's ``rocpd_event.stack_id``) where the output holds the HIP API call with t
 ``correlation``). Every op keeps its hardware queue (``DeviceOp.queue``): the AMD queue its dispatch packet
 went to (``GPU_MAX_HW_QUEUES`` per device per process, 4 by default), which a Kineto trace does not record.
 
-The files of one process are one run: a file whose times do not overlap the kernels' (another run's file
-copied beside them, as the documentation's samples are) is counted but left out of the figures and the
-links, and the rank's note says which file and why (``RocprofTrace.apart``).
+The files of one process are one run: a file whose times are apart from the kernels' (``same_run``: another
+run's file copied beside them, as the documentation's samples are) is counted but left out of the figures and
+the links, and the rank's note says which file and why (``RocprofTrace.apart``).
 """
 
 from __future__ import annotations
@@ -130,8 +130,15 @@ def read(path: Path, kind: str) -> RocprofTrace:
     return traces[0]
 
 
-def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] <= b[1] and b[0] <= a[1]
+ONE_RUN_GAP_NS = 10**9
+
+
+def same_run(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Two files' spans (ns) that can be one run: they overlap, or the gap between them is under 1 s or under
+    both spans' lengths together (calls made only at start-up, before the first kernel, are the same run;
+    the documentation's samples, days apart, are not)."""
+    gap = max(a[0], b[0]) - min(a[1], b[1])
+    return gap <= max(ONE_RUN_GAP_NS, (a[1] - a[0]) + (b[1] - b[0]))
 
 
 def apart_note(trace: RocprofTrace) -> str | None:

@@ -27,11 +27,11 @@ import io
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from aorta.timeline.device_op import DeviceOp
-from aorta.timeline.rocprof import CSV, RocprofFileError, RocprofTrace, linked, overlaps
+from aorta.timeline.rocprof import CSV, RocprofFileError, RocprofTrace, linked, same_run
 from aorta.timeline.trace_source import DAMAGED_GZIP, Source, damaged_gzip, open_source
 
 KERNEL_SUFFIX = "kernel_trace.csv"
@@ -232,7 +232,7 @@ def _process(path: Path, pid: int | None, files: list[_File], not_read: list[str
     lo, hi = (min(s[0] for s in ref), max(s[1] for s in ref)) if ref else (0, 0)
     kept, apart = [], []
     for f in files:
-        if ref and f.span_ns and not overlaps(f.span_ns, (lo, hi)):
+        if ref and f.span_ns and not same_run(f.span_ns, (lo, hi)):
             apart.append(
                 f"{f.name} ({f.span_ns[0] / 1e6:.3f} to {f.span_ns[1] / 1e6:.3f} ms; the kernels' "
                 f"{lo / 1e6:.3f} to {hi / 1e6:.3f} ms)"
@@ -264,8 +264,6 @@ def _process(path: Path, pid: int | None, files: list[_File], not_read: list[str
 
 
 def _with_launch(op: DeviceOp, launch: float, link: str | None) -> DeviceOp:
-    from dataclasses import replace
-
     return replace(op, launch_us=launch, link=link)
 
 

@@ -209,6 +209,7 @@ def test_a_sys_trace_folder_is_read_with_its_other_records_counted(kernel_csv, t
     assert rank["records"]["MEMORY_ALLOCATION"] == rank["records"]["SCRATCH_MEMORY"] == 1
     assert rank["api_calls"] == {"HSA_CORE_API hsa_init": 1, "MARKER_CORE_API step": 1}
     assert "records read but in no figure: MEMORY_ALLOCATION 1, SCRATCH_MEMORY 1" in rank["note"]
+    assert "left out" not in rank["note"]  # hsa_init ran before the first kernel: the same run, not another's
 
 
 # --------------------------------------------------------------------------- one folder per host
