@@ -198,6 +198,8 @@ def figures(paths: Sequence[str | Path]) -> dict:
     usable = [r for r in results if r.per_step]
     if len(results) > 1 and len(usable) == len(results):
         paired, pairing = pair_steps(results)
+        if not any(t.step_ranges for t in traces):
+            pairing = "no ProfilerStep#N ranges: each rank's whole trace is one window"
         if not paired:
             out["across_ranks"] = {"reason": pairing}
             return out
