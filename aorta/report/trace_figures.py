@@ -129,6 +129,7 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
             world_size,
             missing_launches_us=trace.missing_launches_us,
             gpu_ranges=trace.gpu_step_ranges,
+            step_numbers=trace.step_numbers,
         )
         numbers = trace.step_numbers[-n:] if len(trace.step_numbers) >= n else list(range(n))
         for figs in per_step or []:  # the step's number N of ProfilerStep#N: what ranks are paired by
