@@ -79,10 +79,14 @@ def _span(rows: Sequence[tuple]) -> tuple[int, int] | None:
 
 
 def _check(path: Path, table: str, row: tuple) -> None:
-    rid, start, end = row[:3]
+    rid, start, end, queue = row[:4]
     if not isinstance(start, int) or not isinstance(end, int) or end < start:
         raise RocprofFileError(
             f"{path}: table {table}, row id {rid}: start {start!r} and end {end!r} are no span of ns"
+        )
+    if table == "rocpd_kernel_dispatch" and not isinstance(queue, int):
+        raise RocprofFileError(
+            f"{path}: table {table}, row id {rid}: queue_id {queue!r} (rocprofv3 writes the queue of every dispatch)"
         )
 
 

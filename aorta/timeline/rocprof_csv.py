@@ -37,6 +37,7 @@ from aorta.timeline.trace_source import DAMAGED_GZIP, Source, damaged_gzip, open
 KERNEL_SUFFIX = "kernel_trace.csv"
 _PID_PREFIX = re.compile(r"^(\d+)_")
 _OPS = {"KERNEL_DISPATCH": "kernel", "MEMORY_COPY": "gpu_memcpy"}
+_KIND = re.compile(r"[A-Z][A-Z0-9_]*")  # KERNEL_DISPATCH, MEMORY_ALLOCATION ...: others are counted, not read
 
 
 @dataclass
@@ -89,6 +90,8 @@ def _rows(source: Source) -> Iterator[tuple[int, dict[str, str]]]:
         header = next(reader, [])
         last: tuple[int, list[str]] | None = None
         for row in reader:
+            if not any(row):  # a blank line (an editor's trailing one): no record
+                continue
             if last is not None:
                 yield _row(path, header, *last)
             last = (reader.line_num, row)
@@ -98,14 +101,20 @@ def _rows(source: Source) -> Iterator[tuple[int, dict[str, str]]]:
                     f"{path}: line {last[0]}: the file ends inside it (no newline at its end: cut short)"
                 )
             yield _row(path, header, *last)
-    except (UnicodeDecodeError, csv.Error) as exc:
+    except csv.Error as exc:
+        raise RocprofFileError(
+            f"{path}: line {reader.line_num + 1}: not a readable CSV line ({exc})"
+        ) from None
+    except UnicodeDecodeError as exc:
         raise RocprofFileError(f"{path}: not a readable CSV file ({exc})") from None
     except DAMAGED_GZIP as exc:
         raise RocprofFileError(damaged_gzip(path, exc)) from None
 
 
 def _row(path: Path, header: list[str], line: int, row: list[str]) -> tuple[int, dict[str, str]]:
-    if len(row) != len(header) and any(row):
+    if row == header:
+        raise RocprofFileError(f"{path}: line {line}: the header again (two outputs joined into one file?)")
+    if len(row) != len(header):
         raise RocprofFileError(
             f"{path}: line {line}: {len(row)} fields where the header has {len(header)} (the line is cut short "
             "or has extra fields)"
@@ -126,6 +135,8 @@ def _op(row: dict[str, str], where: str, category: str) -> DeviceOp:
             f"{where}: a kernel dispatch with Queue_Id {row.get('Queue_Id')!r} (rocprofv3 writes the hardware "
             "queue of every dispatch)"
         )
+    if "Stream_Id" in row and _int_or_none(row["Stream_Id"]) is None:  # older rocprofv3 has no such column
+        raise RocprofFileError(f"{where}: a {row['Kind'].lower()} with Stream_Id {row['Stream_Id']!r}")
     grid = tuple(_int_or_none(row.get(f"Grid_Size_{a}")) or 0 for a in "XYZ")
     block = tuple(_int_or_none(row.get(f"Workgroup_Size_{a}")) or 0 for a in "XYZ")
     return DeviceOp(
@@ -158,6 +169,10 @@ def _read_file(source: Source, seen: set[tuple]) -> _File:
             raise RocprofFileError(
                 f"{where}: a row that is no record of rocprofv3 (no Kind, no Domain and Function: columns "
                 f"{', '.join(list(row)[:4])} ...)"
+            )
+        if kind and not _KIND.fullmatch(kind):
+            raise RocprofFileError(
+                f"{where}: Kind {kind!r} is no record kind rocprofv3 writes (a damaged line?)"
             )
         key = tuple(row.items())
         if key in seen:

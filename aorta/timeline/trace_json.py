@@ -151,6 +151,10 @@ def read_trace_json(stream: BinaryIO, take: Callable[[int, object], bool]) -> di
                 if not isinstance(key, str):
                     raise TraceJSONError(f"a key of the top-level object at {text.where()} is not a string")
                 _expect(text, ":", f"after key {key!r}")
+                if key == EVENTS_KEY and key in doc:  # json.load keeps the last: half the events, silently
+                    raise TraceJSONError(
+                        f"a second {EVENTS_KEY!r} at {text.where()}: one trace, one list of events"
+                    )
                 if key == EVENTS_KEY and text.skip_ws() == "[":
                     doc[key] = _events(text, decoder, take)
                 else:

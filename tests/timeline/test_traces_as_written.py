@@ -162,6 +162,34 @@ def test_an_empty_queue_id_cell_is_refused_naming_the_line(kernel_csv, tmp_path,
     )
 
 
+def test_blank_lines_are_no_records_and_a_repeated_header_is_refused(kernel_csv, tmp_path, capsys):
+    header, *body = kernel_csv.decode().splitlines(keepends=True)
+    (plain,) = trace_figures.figures([write(tmp_path / "a.csv", kernel_csv)])["ranks"]
+    (blank,) = trace_figures.figures([write(tmp_path / "b.csv", "".join([header, *body[:3], "\n", *body[3:], "\n"]).encode())])["ranks"]  # fmt: skip
+    assert blank["hardware_queues"] == plain["hardware_queues"] and blank["kernels"] == 9
+    joined = write(tmp_path / "kernel_trace.csv", "".join([header, *body[:4], header, *body[4:]]).encode())
+    assert (
+        refused([str(joined)], capsys)
+        == f"{joined}: line 6: the header again (two outputs joined into one file?)"
+    )
+
+
+def test_an_empty_stream_id_cell_is_refused_naming_the_line(kernel_csv, tmp_path, capsys):
+    header, *body = kernel_csv.decode().splitlines(keepends=True)
+    cells = body[1].split(",")
+    cells[3] = ""  # Stream_Id
+    p = write(tmp_path / "kernel_trace.csv", "".join([header, body[0], ",".join(cells), *body[2:]]).encode())
+    assert refused([str(p)], capsys) == f"{p}: line 3: a kernel_dispatch with Stream_Id ''"
+
+
+def test_a_damaged_kind_is_refused_naming_the_line_not_counted_as_another_kind(kernel_csv, tmp_path, capsys):
+    header, *body = kernel_csv.decode().splitlines(keepends=True)
+    p = write(tmp_path / "kernel_trace.csv", "".join([header, body[0], "\0" + body[1], *body[2:]]).encode())
+    assert refused([str(p)], capsys) == (
+        f"{p}: line 3: Kind '\\x00\"KERNEL_DISPATCH\"' is no record kind rocprofv3 writes (a damaged line?)"
+    )
+
+
 @pytest.mark.parametrize("name, column", [("kernel_trace.csv", "Start_Timestamp"), ("api", "End_Timestamp")])
 def test_a_line_cut_inside_a_timestamp_is_refused_as_cut(kernel_csv, tmp_path, capsys, name, column):
     if name == "api":  # a HIP API trace ends each line with its End_Timestamp: the cut keeps every field
@@ -367,6 +395,17 @@ def test_a_rocpd_database_without_its_views_is_read_from_the_uuid_suffixed_table
     assert rank["linked_by"] == {"correlation": 9} and bare.read_bytes() == before
 
 
+def test_a_rocpd_kernel_without_its_queue_is_refused_naming_the_table_and_row(kernel_csv, tmp_path, capsys):
+    db = rocpd(tmp_path / "q.db", rows(kernel_csv), {9: [0, 1, 2]})
+    con = sqlite3.connect(db)
+    con.execute(f"UPDATE `rocpd_kernel_dispatch{UUID}` SET queue_id = NULL WHERE id = 998")
+    con.commit()
+    con.close()
+    assert refused([str(db)], capsys) == (
+        f"{db}: table rocpd_kernel_dispatch, row id 998: queue_id None (rocprofv3 writes the queue of every dispatch)"
+    )
+
+
 def test_a_rocpd_database_of_two_processes_is_two_ranks_with_their_own_queues(kernel_csv, tmp_path):
     ks = rows(kernel_csv)
     db = rocpd(tmp_path / "merged.db", ks, {31: [0, 1, 2, 3, 4], 47: [5, 6, 7, 8]})
@@ -455,6 +494,14 @@ def test_the_streamed_json_reads_what_json_load_reads_at_any_chunk_size(events, 
     with mock.patch.object(trace_json, "CHUNK_BYTES", chunk):  # values split across chunks, mid-character too
         read = trace_json.read_trace_json(io.BytesIO(raw), lambda i, ev: seen.append(i) is None)
     assert read == json.loads(raw) and seen == list(range(len(events)))
+
+
+def test_a_trace_with_two_event_lists_is_refused_not_read_half(tmp_path):
+    p = write(tmp_path / "t.json", b'{"traceEvents": [], "x": 1, "traceEvents": []}')
+    with pytest.raises(
+        TraceFileError, match=r"a second 'traceEvents' at line 1 column \d+: one trace, one list"
+    ):
+        load_trace(p)
 
 
 @pytest.mark.parametrize("cut", [0.3, 0.7, 0.999])
