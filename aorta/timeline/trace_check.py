@@ -6,7 +6,8 @@ reads are held to the rules below; any other event (Python functions, CPU ops, m
 
 - every event is a JSON object (a ``null`` or a number in the list is refused);
 - a complete event (``ph`` ``"X"``) of a category aorta reads (device work, launches, labelled ranges, the
-  profiler's steps) has a ``name`` string, a numeric ``ts`` and, where present, a numeric ``dur`` >= 0;
+  profiler's steps) has a ``name`` string, a finite numeric ``ts`` and, where present, a finite numeric ``dur``
+  >= 0, ``args`` that are an object and an integer ``args.correlation``;
 - a flow event (``ph`` ``"s"`` / ``"f"``) of the launch-to-kernel category (``ac2g``) has an ``id`` and a
   numeric ``ts``.
 
@@ -57,6 +58,16 @@ def _check(index: int, ev: object) -> None:
         if "dur" in ev and not (_number(ev["dur"]) and ev["dur"] >= 0):
             raise TraceEventError(
                 f"event {index} ({cat} {ev['name'][:60]!r}) has dur {ev['dur']!r}: a duration is a number >= 0"
+            )
+        args = ev.get("args")
+        if args is not None and not isinstance(args, dict):
+            raise TraceEventError(
+                f"event {index} ({cat} {ev['name'][:60]!r}) has args {args!r:.40}, not an object"
+            )
+        corr = (args or {}).get("correlation", 0)
+        if not isinstance(corr, int) or isinstance(corr, bool):  # the profiler's ids are integers
+            raise TraceEventError(
+                f"event {index} ({cat} {ev['name'][:60]!r}) has args.correlation {corr!r:.40}, not an integer"
             )
     elif ph in ("s", "f") and cat == FLOW_CATEGORY:
         if "id" not in ev or not _number(ev.get("ts")):

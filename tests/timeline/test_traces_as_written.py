@@ -443,6 +443,24 @@ def test_a_kernel_lasting_infinity_is_refused_naming_the_event(kineto, tmp_path,
     assert line.startswith(f"{p}: event ") and "has dur inf: a duration is a number >= 0" in line
 
 
+@pytest.mark.parametrize(
+    "args, why",
+    [
+        ('"x"', "has args 'x', not an object"),
+        ('{"correlation": "7"}', "has args.correlation '7', not an integer"),
+    ],
+)
+def test_a_kernel_with_args_no_profiler_writes_is_refused_naming_the_event(tmp_path, capsys, args, why):
+    p = write(
+        tmp_path / "t.json",
+        b'{"traceEvents": [{"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "ts": 1, "dur": 1, '
+        b'"args": {"correlation": 7}}, {"ph": "X", "cat": "kernel", "name": "k", "ts": 5, "dur": 2, "args": '
+        + args.encode()
+        + b"}]}",
+    )
+    assert refused([str(p)], capsys) == f"{p}: event 1 (kernel 'k') {why}"
+
+
 def test_a_host_only_trace_says_it_holds_launches_but_no_kernels(tmp_path, capsys):
     if not MI300X.is_file():
         pytest.skip(amd_traces.absent(MI300X))
