@@ -52,6 +52,11 @@ def read_traces(path: str | Path) -> list[DeviceTrace]:
             if kind == rocprof.KINETO:
                 return [read_kineto_trace(source)]
             if kind == rocprof.ROCPD:
+                if not p.is_file():  # SQLite reads by seeking: a pipe cannot be a database
+                    raise TraceFileError(
+                        f"{p}: a rocpd SQLite database through a pipe: SQLite reads a file it can seek in; "
+                        "name the .db file itself"
+                    )
                 return _rocprof_traces(rocprof.read_processes(p, kind))
             return _rocprof_traces(rocprof.read_processes(p, kind, source))
     except TraceFileError as exc:

@@ -103,6 +103,15 @@ def test_a_gzipped_kineto_trace_through_a_pipe_gives_the_figures_of_the_file(kin
     assert from_pipe["steps"] == from_file["steps"] and from_pipe["kernels"] == from_file["kernels"] == 20
 
 
+def test_a_rocpd_database_through_a_pipe_is_refused_saying_why(capsys):
+    if not ROCPD_SAMPLES.is_file():
+        pytest.skip(amd_traces.absent(ROCPD_SAMPLES))
+    line = refused([piped(ROCPD_SAMPLES.read_bytes())], capsys)
+    assert line.endswith(
+        ": a rocpd SQLite database through a pipe: SQLite reads a file it can seek in; name the .db file itself"
+    )
+
+
 @pytest.mark.parametrize("name", ["kernel_trace.csv", "trace.json"])
 def test_a_utf8_byte_order_mark_is_read_past(kernel_csv, kineto, tmp_path, name):
     data = kernel_csv if name.endswith(".csv") else kineto
