@@ -38,21 +38,21 @@ _PROCESS = (
 )
 _KERNELS = """
 SELECT K.id, K.start, K."end", K.queue_id, K.stream_id, COALESCE(S.kernel_name, S.display_name, ''), E.stack_id,
-    {process}
+    {process}, K.guid
 FROM rocpd_kernel_dispatch K
 LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid IS K.guid
 LEFT JOIN rocpd_event E ON E.id = K.event_id AND E.guid IS K.guid
 """
 _COPIES = """
 SELECT M.id, M.start, M."end", M.queue_id, M.stream_id, COALESCE(N.string, 'MEMORY_COPY'), E.stack_id,
-    {process}
+    {process}, M.guid
 FROM rocpd_memory_copy M
 LEFT JOIN rocpd_string N ON N.id = M.name_id AND N.guid IS M.guid
 LEFT JOIN rocpd_event E ON E.id = M.event_id AND E.guid IS M.guid
 """
 _CALLS = """
 SELECT R.start, R."end", COALESCE(N.string, ''), COALESCE(C.string, ''), COALESCE(E.stack_id, R.id),
-    {process}
+    {process}, R.guid
 FROM rocpd_region R
 LEFT JOIN rocpd_string N ON N.id = R.name_id AND N.guid IS R.guid
 LEFT JOIN rocpd_event E ON E.id = R.event_id AND E.guid IS R.guid
@@ -91,7 +91,7 @@ def _check(path: Path, table: str, row: tuple) -> None:
 
 
 def _op(row: tuple, category: str, launches: dict[int, float]) -> DeviceOp:
-    _, start, end, queue, stream, name, corr, _ = row
+    _, start, end, queue, stream, name, corr, _, _ = row
     corr = int(corr) if corr is not None else None
     launch, link = linked(corr, launches)
     return DeviceOp(
@@ -186,10 +186,11 @@ def _read(path: Path, con: sqlite3.Connection) -> list[RocprofTrace]:
         raise RocprofFileError(
             f"{path}: an SQLite database without rocprofv3's rocpd_kernel_dispatch view; read are {READ}"
         )
-    procs: dict[int | None, _Process] = {}
+    # one process of one session (a database merged from several runs holds one guid per session)
+    procs: dict[tuple[int | None, str | None], _Process] = {}
     if {"rocpd_region", "rocpd_string", "rocpd_event"} <= names:
-        for start, end, name, category, corr, pid in con.execute(_query(_CALLS, "R", names)):
-            p = procs.setdefault(pid, _Process())
+        for start, end, name, category, corr, pid, guid in con.execute(_query(_CALLS, "R", names)):
+            p = procs.setdefault((pid, guid), _Process())
             p.api[f"{category} {name}".strip()] += 1
             p.calls[category or "REGION"] += 1
             if isinstance(start, int) and isinstance(end, int):
@@ -206,17 +207,19 @@ def _read(path: Path, con: sqlite3.Connection) -> list[RocprofTrace]:
             continue
         for row in con.execute(_query(query, alias, names)):
             _check(path, table, row)
-            procs.setdefault(row[-1], _Process()).rows[category].append(row)
+            procs.setdefault((row[-2], row[-1]), _Process()).rows[category].append(row)
     with_work = {pid: p for pid, p in procs.items() if p.rows["kernel"] or p.rows["gpu_memcpy"]}
-    chosen = with_work or procs or {None: _Process()}
-    out = [
-        _trace(path, pid, p)
-        for pid, p in sorted(chosen.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0))
-    ]
+    chosen = with_work or procs or {(None, None): _Process()}
+
+    def order(key: tuple[int | None, str | None]) -> tuple:  # by pid, then a pid's sessions by time
+        rows = procs[key].rows["kernel"] + procs[key].rows["gpu_memcpy"] if key in procs else []
+        return (key[0] is not None, key[0] or 0, min((r[1] for r in rows), default=0), key[1] or "")
+
+    out = [_trace(path, key[0], chosen[key]) for key in sorted(chosen, key=order)]
     # processes with API calls and no device work (a launcher, or another run's records): said, not a rank
     out[0].without_work = [
-        f"process {pid}: {sum(p.calls.values())} API calls, no device work"
-        for pid, p in sorted(procs.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0))
-        if pid not in chosen
+        f"process {key[0]}: {sum(procs[key].calls.values())} API calls, no device work"
+        for key in sorted(procs, key=order)
+        if key not in chosen
     ]
     return out

@@ -122,6 +122,16 @@ def _row(path: Path, header: list[str], line: int, row: list[str]) -> tuple[int,
     return line, dict(zip(header, row))
 
 
+def _correlation(row: dict[str, str], where: str) -> int | None:
+    """The row's internal correlation id; None where it has none; refused where it is no integer (a damaged
+    cell would unlink the kernel from its launch, silently)."""
+    value = row.get("Correlation_Id")
+    corr = _int_or_none(value)
+    if corr is None and value not in (None, ""):
+        raise RocprofFileError(f"{where}: Correlation_Id {value!r} is not an integer")
+    return corr
+
+
 def _op(row: dict[str, str], where: str, category: str) -> DeviceOp:
     start = _ns(row.get("Start_Timestamp"), where, "Start_Timestamp")
     end = _ns(row.get("End_Timestamp"), where, "End_Timestamp")
@@ -147,7 +157,7 @@ def _op(row: dict[str, str], where: str, category: str) -> DeviceOp:
         category=category,
         grid=grid if any(grid) else None,
         block=block if any(block) else None,
-        correlation=_int_or_none(row.get("Correlation_Id")),
+        correlation=_correlation(row, where),
         queue=queue if category == "kernel" else None,
     )
 
@@ -193,7 +203,7 @@ def _read_file(source: Source, seen: set[tuple]) -> _File:
             if end < start:
                 raise RocprofFileError(f"{where}: the {domain} call {function} ends before it starts")
             out.span_ns = _span(out.span_ns, start, end)
-            corr = _int_or_none(row.get("Correlation_Id"))
+            corr = _correlation(row, where)
             if corr is not None and str(domain).startswith("HIP"):
                 out.launches[corr] = min(start / 1e3, out.launches.get(corr, start / 1e3))
     return out

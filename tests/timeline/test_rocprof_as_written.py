@@ -79,6 +79,16 @@ def test_blank_lines_are_no_records_and_a_repeated_header_is_refused(kernel_csv,
     )
 
 
+def test_a_correlation_id_that_is_no_integer_is_refused_naming_the_line(kernel_csv, tmp_path, capsys):
+    header, *body = kernel_csv.decode().splitlines(keepends=True)
+    row = next(csv.reader([body[2]]))
+    row[8] = "7x"  # Correlation_Id
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n").writerow(row)
+    p = write(tmp_path / "kernel_trace.csv", "".join([header, *body[:2], out.getvalue(), *body[3:]]).encode())
+    assert refused([str(p)], capsys) == f"{p}: line 4: Correlation_Id '7x' is not an integer"
+
+
 def test_an_empty_stream_id_cell_is_refused_naming_the_line(kernel_csv, tmp_path, capsys):
     header, *body = kernel_csv.decode().splitlines(keepends=True)
     cells = body[1].split(",")
@@ -228,7 +238,11 @@ TABLES = {
 
 
 def rocpd(
-    path: Path, kernels: list[dict], processes: dict[int, list[int]], launch_lead_ns: int = 5000
+    path: Path,
+    kernels: list[dict],
+    processes: dict[int, list[int]],
+    launch_lead_ns: int = 5000,
+    guid: str = GUID,
 ) -> Path:
     """A rocpd database as rocprofv3 writes one: uuid-suffixed tables under unsuffixed views, every row with
     its session's guid, the internal correlation id in ``stack_id``, ``correlation_id`` 0, ``pid`` columns
@@ -241,7 +255,7 @@ def rocpd(
         con.execute(f"CREATE VIEW `{t}` AS SELECT * FROM `{t}{UUID}`")
     ins = lambda t, **v: con.execute(  # noqa: E731
         f"INSERT INTO `{t}{UUID}` (guid, {', '.join(v)}) VALUES (?, {', '.join('?' * len(v))})",
-        (GUID, *v.values()),
+        (guid, *v.values()),
     )
     for s, text in ((1, "KERNEL_DISPATCH"), (2, "HIP_RUNTIME_API"), (3, "hipLaunchKernel")):
         ins("rocpd_string", id=s, string=text)
@@ -323,6 +337,24 @@ def test_a_rocpd_database_of_two_processes_is_two_ranks_with_their_own_queues(ke
         assert {q["queue"] for q in rank["hardware_queues"]} == {int(k["Queue_Id"]) for k in part}
     with pytest.raises(ReportInputError, match=r"holds 2 processes \(pids 31, 47\): read each as a rank"):
         trace_figures.read_trace(db)
+
+
+def test_a_rocpd_database_merged_from_two_sessions_keeps_them_apart(kernel_csv, tmp_path):
+    """Two runs of pid 5 merged into one database: the same row ids, told apart by their sessions' guids."""
+    ks = rows(kernel_csv)
+    merged = rocpd(tmp_path / "merged.db", ks, {5: [0, 1, 2, 3, 4]})
+    other = rocpd(tmp_path / "other.db", ks, {5: [5, 6, 7, 8]}, guid="0198c0de-0000-7abc-8def-000000000002")
+    con = sqlite3.connect(merged)
+    con.execute("ATTACH DATABASE ? AS other", (str(other),))
+    for t in TABLES:
+        con.execute(f"INSERT INTO `{t}{UUID}` SELECT * FROM other.`{t}{UUID}`")
+    con.commit()
+    con.close()
+    result = trace_figures.figures([merged])
+    assert [(r["process"], r["kernels"], r["linked_by"]) for r in result["ranks"]] == [
+        (5, 5, {"correlation": 5}),
+        (5, 4, {"correlation": 4}),
+    ]
 
 
 def test_a_hosts_folder_of_rocpd_databases_is_one_rank_per_process(kernel_csv, tmp_path, capsys):
