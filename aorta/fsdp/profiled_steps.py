@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.collective_match import comm_kernels
@@ -49,6 +49,11 @@ class StepSplit:
     links: tuple[dict[str, int], ...] = ()
     # per step: launch calls in its range that no device op answers (the profiler lost their kernels)
     missing: tuple[int, ...] = ()
+    # what each step is called in notes: N of ProfilerStep#N where known (aorta trace figures), else its place
+    numbers: tuple[int, ...] = ()
+
+    def number(self, i: int) -> int:
+        return self.numbers[i] if i < len(self.numbers) else i
 
     @property
     def total(self) -> int:
@@ -66,7 +71,7 @@ class StepSplit:
 
     @property
     def empty_steps(self) -> list[int]:
-        return [i for i, ks in enumerate(self.by_step) if not ks]
+        return [self.number(i) for i, ks in enumerate(self.by_step) if not ks]
 
     def step_notes(self) -> list[str]:
         """Per step, what is not plain: ops linked by flow events or placed by device start, launches that
@@ -84,7 +89,7 @@ class StepSplit:
                     "records: the step's figures miss that work)"
                 )
             if said:
-                out.append(f"step {i}: " + ", ".join(said))
+                out.append(f"step {self.number(i)}: " + ", ".join(said))
         return out
 
     def note(self) -> str | None:
@@ -187,7 +192,9 @@ def lag_evidence(
     said = []
     if split.by == DEVICE_START and split.outside:
         said.append(f"{split.outside} of {split.total} ops start outside every step")
-    late = [i for i, (h, g) in enumerate(zip(ranges, gpu_ranges)) if g is not None and g[1] > h[1]]
+    late = [
+        split.number(i) for i, (h, g) in enumerate(zip(ranges, gpu_ranges)) if g is not None and g[1] > h[1]
+    ]
     lag_ms = gpu_lag_ms(ranges, gpu_ranges)
     if lag_ms is not None:
         said.append(f"the GPU's copy of step {late} ends up to {lag_ms:.3f} ms after the host's")
@@ -215,6 +222,7 @@ def step_figures(
     *,
     missing_launches_us: Sequence[float] = (),
     gpu_ranges: Sequence[tuple[float, float] | None] = (),
+    step_numbers: Sequence[int] = (),
 ) -> tuple[list[dict] | None, dict | None, str | None, str | None]:
     """One rank's profiled window, step by step: (``trace_analysis.analyze`` of each step's kernels, the
     comm kernels / compute intervals / windows that rank 0 matches across ranks, the reason for none, and
@@ -234,6 +242,8 @@ def step_figures(
             None,
         )
     split = split_by_step(kernels, mine, missing_launches_us)
+    if len(step_numbers) >= steps:  # notes name a step by its ProfilerStep#N, as the rows do
+        split = replace(split, numbers=tuple(step_numbers[-steps:]))
     gpu_mine = list(gpu_ranges)[-steps:] if gpu_ranges else []
     lag = lag_evidence(split, mine, gpu_mine)
     if lag is not None:

@@ -16,7 +16,8 @@ from aorta.fsdp.trace_analysis import parse_chrome_trace
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.launch_links import launch_links, unanswered
 from aorta.timeline.profiler_steps import GPU_COPY_CATEGORY, profiler_steps, step_number
-from aorta.timeline.trace_events import DEVICE_CATEGORIES, DUPLICATES_KEY, load_trace
+from aorta.timeline.trace_events import DEVICE_CATEGORIES, DUPLICATES_KEY, load_trace, read_source
+from aorta.timeline.trace_source import Source
 
 
 @dataclass
@@ -37,6 +38,10 @@ class DeviceTrace:
     api_calls: dict[str, int] = field(default_factory=dict)  # RCCL / HIP API calls by name (rocprofv3)
     records: dict[str, int] = field(default_factory=dict)  # rows read per record kind (rocprofv3)
     not_read: list[str] = field(default_factory=list)  # files of the output that hold no trace record
+    step_numbers: list[int] = field(default_factory=list)  # N of each ProfilerStep#N range, in step order
+    process: int | None = None  # the process's pid, where one output holds several (rocprofv3's host folder)
+    reader_note: str | None = None  # what the reader left out or dropped, and why (rocprofv3)
+    launch_calls: int = 0  # host calls that launch one kernel (hipLaunchKernel ...), answered or not
 
 
 def _gpu_step_ranges(events: list[dict], host: dict[int, tuple[float, float]]) -> list:
@@ -54,10 +59,15 @@ def _int_field(info: object, key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def read_kineto_trace(path: str | Path) -> DeviceTrace:
-    """A Kineto Chrome trace; ``TraceFileError`` naming the file (and event) where it cannot be read."""
-    p = Path(path)
-    doc = load_trace(p)
+def read_kineto_trace(path: str | Path | Source) -> DeviceTrace:
+    """A Kineto Chrome trace (a path, or a file already opened by aorta/timeline/trace_source.py); only the
+    events some figure is read from are kept. ``TraceFileError`` naming the file (and event) where it cannot
+    be read."""
+    if isinstance(path, Source):
+        p, doc = path.path, read_source(path, only_read=True)
+    else:
+        p = Path(path)
+        doc = load_trace(p, only_read=True)
     events = doc["traceEvents"]
     links = launch_links(events)
     ops = parse_chrome_trace(doc, links)
@@ -73,6 +83,8 @@ def read_kineto_trace(path: str | Path) -> DeviceTrace:
         missing_launches_us=[call.ts_us for call in unanswered(links, answered)],
         duplicates_dropped=doc[DUPLICATES_KEY]["device_ops"],
         duplicate_events_dropped=doc[DUPLICATES_KEY]["events"],
+        step_numbers=list(steps),
+        launch_calls=len(links.one_kernel_calls),
         rank=_int_field(info, "rank"),
         world_size=_int_field(info, "world_size"),
     )

@@ -195,7 +195,10 @@ def run_trace_figures(args: argparse.Namespace) -> int:
     if args.json:
         write_json_atomic(Path(args.json), result)
         print(f"figures: {args.json}")
-    return 0
+    refused = [e for e in result["ranks"] if not e["steps"]]
+    for e in refused:  # a file that gave no figure is refused: one line naming it, and a non-zero exit
+        print(f"aorta trace figures: error: {e['path']}: {e['per_step_reason']}", file=sys.stderr)
+    return EXIT_USAGE if refused else 0
 
 
 def diagnostic_path(output: Path) -> Path:

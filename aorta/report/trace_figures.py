@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from aorta import stats
@@ -23,7 +24,7 @@ from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.trace_file import DeviceTrace, read_kineto_trace
 from aorta.report.errors import ReportInputError
 from aorta.timeline import rocprof
-from aorta.timeline.trace_events import TraceFileError
+from aorta.timeline.trace_source import TraceFileError, open_source
 
 WHOLE_TRACE = "no ProfilerStep#N ranges in the trace: the whole trace is one window"
 STEP_KEYS = (
@@ -38,25 +39,56 @@ STEP_KEYS = (
 )
 
 
-def read_trace(path: str | Path) -> DeviceTrace:
-    """One file, by what it holds; ``ReportInputError`` naming it where it cannot be read."""
+def read_traces(path: str | Path) -> list[DeviceTrace]:
+    """One file or folder, by what it holds: one trace per process (a rocprofv3 host folder holds every
+    process of the host); ``ReportInputError`` naming it where it cannot be read. The file is opened once:
+    its format is told from its first bytes and the reader goes on from the same stream (a pipe reads)."""
     p = Path(path)
     try:
-        kind = rocprof.format_of(p)
-        if kind == rocprof.KINETO:
-            return read_kineto_trace(p)
-        r = rocprof.read(p, kind)
-    except (TraceFileError, rocprof.RocprofFileError) as exc:
+        if p.is_dir():
+            return _rocprof_traces(rocprof.read_processes(p, rocprof.folder_format(p)))
+        with open_source(p) as source:
+            kind = rocprof.sniff(source)
+            if kind == rocprof.KINETO:
+                return [read_kineto_trace(source)]
+            if kind == rocprof.ROCPD:
+                if not p.is_file():  # SQLite reads by seeking: a pipe cannot be a database
+                    raise TraceFileError(
+                        f"{p}: a rocpd SQLite database through a pipe: SQLite reads a file it can seek in; "
+                        "name the .db file itself"
+                    )
+                return _rocprof_traces(rocprof.read_processes(p, kind))
+            return _rocprof_traces(rocprof.read_processes(p, kind, source))
+    except TraceFileError as exc:
         raise ReportInputError(str(exc)) from None
-    return DeviceTrace(
-        path=p,
-        ops=r.ops,
-        step_ranges=[],
-        source=r.source,
-        api_calls=r.api_calls,
-        records=r.records,
-        not_read=r.not_read,
-    )
+
+
+def read_trace(path: str | Path) -> DeviceTrace:
+    """One file of one process (``read_traces``); ``ReportInputError`` naming the pids where it holds several."""
+    traces = read_traces(path)
+    if len(traces) > 1:
+        pids = ", ".join(str(t.process) for t in traces)
+        raise ReportInputError(f"{path}: holds {len(traces)} processes (pids {pids}): read each as a rank")
+    return traces[0]
+
+
+def _rocprof_traces(traces: Sequence[rocprof.RocprofTrace]) -> list[DeviceTrace]:
+    return [
+        DeviceTrace(
+            path=r.path,
+            ops=r.ops,
+            step_ranges=[],
+            source=r.source,
+            api_calls=r.api_calls,
+            records=r.records,
+            not_read=r.not_read,
+            duplicates_dropped=sum(r.duplicates.get(k, 0) for k in ("KERNEL_DISPATCH", "MEMORY_COPY")),
+            duplicate_events_dropped=sum(r.duplicates.values()),
+            process=r.process if len(traces) > 1 or r.process is not None else None,
+            reader_note=rocprof.apart_note(r),
+        )
+        for r in traces
+    ]
 
 
 def _kernels(figs: dict) -> int:
@@ -88,7 +120,13 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
         entry["files_not_read"] = list(trace.not_read)  # e.g. agent_info.csv: no trace record in it
     if trace.api_calls:
         entry["api_calls"] = dict(trace.api_calls)
-    if n:
+    if trace.process is not None:
+        entry["process"] = trace.process
+    note: str | None
+    reason: str | None
+    if not trace.ops:
+        per_step, timeline, reason, note = None, None, _no_device_work(trace), None
+    elif n:
         per_step, timeline, reason, note = step_figures(
             trace.ops,
             trace.step_ranges,
@@ -96,32 +134,45 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
             world_size,
             missing_launches_us=trace.missing_launches_us,
             gpu_ranges=trace.gpu_step_ranges,
+            step_numbers=trace.step_numbers,
         )
+        numbers = trace.step_numbers[-n:] if len(trace.step_numbers) >= n else list(range(n))
+        for figs in per_step or []:  # the step's number N of ProfilerStep#N: what ranks are paired by
+            figs["step"] = numbers[figs["step"]]
     else:
-        figs = ta.analyze(trace.ops, steps=1, n_ranks=world_size).as_dict() if trace.ops else None
-        if figs is not None:
-            figs.update(
-                step=0, linked_by=entry["linked_by"], launches_without_kernel=entry["launches_without_kernel"]
-            )
-        per_step, timeline, reason, note = ([figs] if figs else None), None, None, WHOLE_TRACE
-        if figs is None:
-            reason = "the trace holds no device work (no kernel, copy or memset)"
+        figs = ta.analyze(trace.ops, steps=1, n_ranks=world_size).as_dict()
+        figs.update(
+            step=0, linked_by=entry["linked_by"], launches_without_kernel=entry["launches_without_kernel"]
+        )
+        per_step, timeline, reason, note = [figs], None, None, WHOLE_TRACE
         if trace.missing_launches_us:
             note += (
                 f"; {len(trace.missing_launches_us)} kernel launches with no kernel in the trace (the profiler lost "
                 "their records: the figures miss that work)"
             )
-    entry.update(steps=per_step or [], per_step_reason=reason, note=note)
-    if trace.duplicates_dropped:
-        entry["note"] = "; ".join(
-            x
-            for x in (note, f"{trace.duplicates_dropped} duplicated device ops dropped (each kept once)")
-            if x
-        )
+    dropped = trace.duplicate_events_dropped if trace.source != "kineto" else trace.duplicates_dropped
+    said = (
+        note,
+        trace.reader_note,
+        f"{dropped} duplicated {'rows' if trace.source != 'kineto' else 'device ops'} dropped (each kept once)"
+        if dropped
+        else None,
+    )
+    entry.update(steps=per_step or [], per_step_reason=reason, note="; ".join(x for x in said if x) or None)
     queues = rocprof.queue_figures(trace.ops)
     if queues:
         entry["hardware_queues"] = queues
     return entry, RankResult(rank=rank, per_step=per_step, per_step_reason=reason, timeline=timeline)
+
+
+def _no_device_work(trace: DeviceTrace) -> str:
+    launches = trace.launch_calls or len(trace.missing_launches_us)
+    if launches:
+        return (
+            f"the trace holds {launches} kernel launches but no kernel, copy or memset: the profiler recorded the "
+            "host only (torch.profiler needs ProfilerActivity.CUDA, which is HIP on ROCm, for device work)"
+        )
+    return "the trace holds no device work (no kernel, copy or memset)"
 
 
 def _ranks(traces: Sequence[DeviceTrace]) -> tuple[list[int], str]:
@@ -136,12 +187,15 @@ def _ranks(traces: Sequence[DeviceTrace]) -> tuple[list[int], str]:
 
 
 def figures(paths: Sequence[str | Path]) -> dict:
-    """The figures of every file given (one rank each), and across ranks where more than one."""
+    """The figures of every file given (one rank each; a rocprofv3 host folder gives one rank per process),
+    and across ranks where more than one."""
     if not paths:
         raise ReportInputError("no trace given: name one trace file per rank")
-    traces = [read_trace(p) for p in paths]
+    traces = [t for p in paths for t in read_traces(p)]
     entries, results = [], []
     ranks, rule = _ranks(traces)
+    if any(t.process is not None for t in traces):
+        rule += "; a rocprofv3 folder of several processes gives one rank per process, in pid order"
     for trace, rank in zip(traces, ranks):
         entry, result = rank_figures(trace, rank, trace.world_size or len(traces))
         entries.append(entry)
@@ -149,7 +203,13 @@ def figures(paths: Sequence[str | Path]) -> dict:
     out: dict = {"ranks": entries, "ranks_from": rule}
     usable = [r for r in results if r.per_step]
     if len(results) > 1 and len(usable) == len(results):
-        metrics, unavailable, details = kernel_figures(results)
+        paired, pairing = pair_steps(results)
+        if not any(t.step_ranges for t in traces):
+            pairing = "no ProfilerStep#N ranges: each rank's whole trace is one window"
+        if not paired:
+            out["across_ranks"] = {"reason": pairing}
+            return out
+        metrics, unavailable, details = kernel_figures(paired)
         out["across_ranks"] = {
             "metrics": {
                 m.name: {"value": m.value, "unit": m.unit, "samples": list(m.samples)} for m in metrics
@@ -158,6 +218,7 @@ def figures(paths: Sequence[str | Path]) -> dict:
             "clock_alignment": details.get("clock_alignment"),
             "wait_vs_transfer": details.get("wait_vs_transfer", "split into wait and transfer"),
             "transfer_busbw": details.get("transfer_busbw"),
+            "steps_paired": pairing,
         }
     elif len(results) > 1:
         out["across_ranks"] = {
@@ -165,6 +226,41 @@ def figures(paths: Sequence[str | Path]) -> dict:
             + "; ".join(f"rank {e['rank']}: {e['per_step_reason']}" for e in entries if not e["steps"])
         }
     return out
+
+
+def pair_steps(results: Sequence[RankResult]) -> tuple[list[RankResult], str]:
+    """Every rank's steps cut to the step numbers (``ProfilerStep#N``) that all ranks have, in order, so that
+    step i of one rank is compared with step i of another; and the sentence saying which steps each rank
+    lacks. [] where no step number is in every rank."""
+    numbers = [[int(s["step"]) for s in r.per_step or []] for r in results]
+    common = set(numbers[0]).intersection(*numbers[1:])
+    every = sorted(set().union(*numbers))
+    lacking = [
+        f"rank {r.rank} lacks step{'s' if len(gone) > 1 else ''} {', '.join(map(str, gone))}"
+        for r, n in zip(results, numbers)
+        if (gone := sorted(set(every) - set(n)))
+    ]
+    said = f"steps paired by number (ProfilerStep#N): {len(common)} in every rank"
+    said += f" ({'; '.join(lacking)}: left out)" if lacking else ""
+    if not common:
+        return [], f"no step number is in every rank ({'; '.join(lacking)})"
+    return [_only_steps(r, n, common) for r, n in zip(results, numbers)], said
+
+
+def _only_steps(result: RankResult, numbers: list[int], common: set[int]) -> RankResult:
+    keep = [i for i, n in enumerate(numbers) if n in common]
+    if len(keep) == len(numbers):
+        return result
+    t, place = result.timeline, {old: new for new, old in enumerate(keep)}
+    timeline = (
+        {
+            "comm": [replace(c, step=place[c.step]) for c in t["comm"] if c.step in place],
+            **{k: [t[k][i] for i in keep] for k in ("compute_us", "copy_us", "window_us") if k in t},
+        }
+        if t
+        else None
+    )
+    return replace(result, per_step=[(result.per_step or [])[i] for i in keep], timeline=timeline)
 
 
 def _f(v: float | None, spec: str = "9.3f") -> str:
@@ -190,6 +286,8 @@ def format_figures(result: dict, *, steps: bool = False) -> list[str]:
             lines.append(_row(e["rank"], f"med{len(rows)}", med))
         if not rows:
             lines.append(f"{e['rank']:>4}  no figures: {e['per_step_reason']}")
+        if e.get("process") is not None:
+            lines.append(f"      rank {e['rank']}: process {e['process']} of {e['path']}")
         for key in ("note", "per_step_reason"):
             if e.get(key) and rows:
                 lines.append(f"      rank {e['rank']}: {e[key]}")
@@ -208,6 +306,8 @@ def format_figures(result: dict, *, steps: bool = False) -> list[str]:
             "across ranks (worst rank per step, median): "
             + ", ".join(f"{k} {_f(v['value'], '.3f')}" for k, v in m.items() if v["value"] is not None)
         )
+        if across.get("steps_paired"):
+            lines.append(across["steps_paired"])
         if align:
             lines.append(
                 f"clock alignment error {_f(align.get('alignment_error_us'), '.3f')} µs over "

@@ -6,7 +6,8 @@ reads are held to the rules below; any other event (Python functions, CPU ops, m
 
 - every event is a JSON object (a ``null`` or a number in the list is refused);
 - a complete event (``ph`` ``"X"``) of a category aorta reads (device work, launches, labelled ranges, the
-  profiler's steps) has a ``name`` string, a numeric ``ts`` and, where present, a numeric ``dur`` >= 0;
+  profiler's steps) has a ``name`` string, a finite numeric ``ts`` and, where present, a finite numeric ``dur``
+  >= 0, ``args`` that are an object and an integer ``args.correlation``;
 - a flow event (``ph`` ``"s"`` / ``"f"``) of the launch-to-kernel category (``ac2g``) has an ``id`` and a
   numeric ``ts``.
 
@@ -18,6 +19,7 @@ on "different numbers of collectives".
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 
 FLOW_CATEGORY = "ac2g"  # Kineto's launch -> device work flow events ("s" at the launch, "f" at the work)
@@ -37,7 +39,9 @@ class TraceEventError(ValueError):
 
 
 def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+    """A finite JSON number: Python's json reads ``NaN`` and ``Infinity``, which JSON does not allow and which no
+    profiler writes for a time."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _check(index: int, ev: object) -> None:
@@ -54,6 +58,16 @@ def _check(index: int, ev: object) -> None:
         if "dur" in ev and not (_number(ev["dur"]) and ev["dur"] >= 0):
             raise TraceEventError(
                 f"event {index} ({cat} {ev['name'][:60]!r}) has dur {ev['dur']!r}: a duration is a number >= 0"
+            )
+        args = ev.get("args")
+        if args is not None and not isinstance(args, dict):
+            raise TraceEventError(
+                f"event {index} ({cat} {ev['name'][:60]!r}) has args {args!r:.40}, not an object"
+            )
+        corr = (args or {}).get("correlation", 0)
+        if not isinstance(corr, int) or isinstance(corr, bool):  # the profiler's ids are integers
+            raise TraceEventError(
+                f"event {index} ({cat} {ev['name'][:60]!r}) has args.correlation {corr!r:.40}, not an integer"
             )
     elif ph in ("s", "f") and cat == FLOW_CATEGORY:
         if "id" not in ev or not _number(ev.get("ts")):
@@ -72,24 +86,49 @@ _FIXED = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp")
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 
 
-def checked_events(events: Sequence[object]) -> tuple[list[dict], dict[str, int]]:
-    """The events with exact duplicates dropped, and how many were dropped (``events``: all; ``device_ops``:
-    kernels, copies and memsets, the ones that change figures); ``TraceEventError`` naming the first event
-    that breaks the module's rules."""
-    out: list[dict] = []
-    seen: set[tuple] = set()
-    dropped = {"events": 0, "device_ops": 0}
-    for i, ev in enumerate(events):
-        _check(i, ev)
+def is_read(ev: dict) -> bool:
+    """An event some figure is read from: device work, launches, labelled ranges, flows and the profiler's
+    steps (whatever their category: older Kineto writes them as ``cpu_op``). The rest (Python functions, CPU
+    ops, metadata) is checked where it matters and need not be kept."""
+    cat = str(ev.get("cat", "")).lower()
+    return (
+        (ev.get("ph") == "X" and cat in _READ_CATEGORIES)
+        or cat == FLOW_CATEGORY
+        or str(ev.get("name", "")).startswith("ProfilerStep#")
+    )
+
+
+class EventChecker:
+    """The module's rules, one event at a time (a trace read as a stream never holds all its events):
+    ``take(index, event)`` refuses a malformed event and says whether to keep it (False: an exact duplicate);
+    ``dropped`` counts the duplicates (``events``: all; ``device_ops``: kernels, copies and memsets)."""
+
+    def __init__(self) -> None:
+        # the key's hash -> the events seen with it (compared in full on a match): the events are kept anyway,
+        # so a large trace does not hold every key beside them
+        self._seen: dict[int, list[dict]] = {}
+        self.dropped = {"events": 0, "device_ops": 0}
+
+    def take(self, index: int, ev: object) -> bool:
+        _check(index, ev)
         assert isinstance(ev, dict)  # _check refused anything else
         cat = str(ev.get("cat", "")).lower()
         # only the events aorta reads: metadata repeats by design (one per track), CPU ops are not read
         if (ev.get("ph") == "X" and cat in _READ_CATEGORIES) or cat == FLOW_CATEGORY:
             key = _key(ev)
-            if key in seen:
-                dropped["events"] += 1
-                dropped["device_ops"] += cat in DEVICE_CATEGORIES
-                continue
-            seen.add(key)
-        out.append(ev)
-    return out, dropped
+            same = self._seen.setdefault(hash(key), [])
+            if any(_key(other) == key for other in same):
+                self.dropped["events"] += 1
+                self.dropped["device_ops"] += cat in DEVICE_CATEGORIES
+                return False
+            same.append(ev)
+        return True
+
+
+def checked_events(events: Sequence[object]) -> tuple[list[dict], dict[str, int]]:
+    """The events with exact duplicates dropped, and how many were dropped (``events``: all; ``device_ops``:
+    kernels, copies and memsets, the ones that change figures); ``TraceEventError`` naming the first event
+    that breaks the module's rules."""
+    checker = EventChecker()
+    out = [ev for i, ev in enumerate(events) if checker.take(i, ev)]
+    return out, checker.dropped  # type: ignore[return-value]

@@ -23,15 +23,15 @@ Launches and memory work (NVIDIA and AMD side by side in ``VENDOR_NAMES`` below)
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
 from aorta.timeline.trace_check import DEVICE_CATEGORIES as DEVICE_CATEGORIES  # re-exported: one home
-from aorta.timeline.trace_check import TraceEventError, checked_events
+from aorta.timeline.trace_check import EventChecker, TraceEventError, is_read
+from aorta.timeline.trace_json import EVENTS_KEY, TraceJSONError, read_trace_json
+from aorta.timeline.trace_source import DAMAGED_GZIP, Source, damaged_gzip, open_source
+from aorta.timeline.trace_source import TraceFileError as TraceFileError  # re-exported: one home
 
 COMM_KINDS = ("all_gather", "reduce_scatter", "all_reduce", "broadcast", "reduce", "all_to_all", "other_comm")
 COMPUTE = "compute"
@@ -68,10 +68,6 @@ _KIND_PATTERNS = (
     ("all_to_all", ("alltoall",)),
     ("reduce", ("reduce",)),
 )
-
-
-class TraceFileError(ValueError):
-    """A trace file that cannot be read: the message names the file and what is wrong."""
 
 
 def _kind_from_text(text: str) -> str | None:
@@ -118,28 +114,35 @@ def is_comm_kernel(event: dict) -> bool:
     )
 
 
-def load_trace(path: str | Path) -> dict:
-    """One Chrome trace (``.json`` or gzipped) as ``{"traceEvents": [...], ...}``, its events checked and
-    duplicates dropped (aorta/timeline/trace_check.py; the count under ``DUPLICATES_KEY``); ``TraceFileError``
-    naming the file (and the event's index) when it cannot be read, is not a trace or holds a malformed
-    event."""
-    p = Path(path)
+def load_trace(path: str | Path, *, only_read: bool = False) -> dict:
+    """One Chrome trace (``.json`` or gzipped, a file or a pipe) as ``{"traceEvents": [...], ...}``, its
+    events checked and duplicates dropped (aorta/timeline/trace_check.py; the count under
+    ``DUPLICATES_KEY``); ``TraceFileError`` naming the file (and the event's index) when it cannot be read, is
+    not a trace or holds a malformed event. ``only_read``: keep only the events some figure is read from
+    (``trace_check.is_read``): every event is still checked, but a large trace is not held whole."""
+    with open_source(path) as source:
+        return read_source(source, only_read=only_read)
+
+
+def read_source(source: Source, *, only_read: bool = False) -> dict:
+    """``load_trace`` of a file already opened (its format told from its first bytes: one pass, so a pipe
+    reads)."""
+    p, checker = source.path, EventChecker()
+
+    def take(index: int, ev: object) -> bool:
+        return checker.take(index, ev) and (not only_read or is_read(ev))  # type: ignore[arg-type]
+
     try:
-        raw = p.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        # a damaged gzip member: zlib.error (a corrupt deflate stream), BadGzipFile (CRC, header), EOFError (cut)
-        raise TraceFileError(f"{p}: not a Chrome trace JSON file ({type(exc).__name__}: {exc})") from None
-    except OSError as exc:
-        raise TraceFileError(f"{p}: cannot read trace: {exc}") from None
-    if isinstance(doc, list):
-        doc = {"traceEvents": doc}
-    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-        raise TraceFileError(f"{p}: not a Chrome trace (no 'traceEvents' list)")
-    try:
-        doc["traceEvents"], doc[DUPLICATES_KEY] = checked_events(doc["traceEvents"])
+        doc = read_trace_json(source.stream, take)
+    except (TraceJSONError, UnicodeDecodeError) as exc:
+        raise TraceFileError(f"{p}: not a Chrome trace JSON file ({exc})") from None
     except TraceEventError as exc:
         raise TraceFileError(f"{p}: {exc}") from None
+    except DAMAGED_GZIP as exc:
+        raise TraceFileError(damaged_gzip(p, exc)) from None
+    except OSError as exc:
+        raise TraceFileError(f"{p}: cannot read trace: {exc}") from None
+    if not isinstance(doc.get(EVENTS_KEY), list):
+        raise TraceFileError(f"{p}: not a Chrome trace (no 'traceEvents' list)")
+    doc[DUPLICATES_KEY] = checker.dropped
     return doc

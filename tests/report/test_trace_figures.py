@@ -177,9 +177,9 @@ def test_the_terminal_table_has_a_row_per_step_and_says_what_was_left_out(capsys
         "exposed",
         "idle",
     ]
-    assert lines[1].split()[:3] == ["0", "0", "14"]
+    assert lines[1].split()[:3] == ["0", "1", "14"]  # ProfilerStep#1: rows name the step's number
     assert lines[2].strip() == (
-        "rank 0: left out of the per-step figures: 1 of 2 profiled steps, which launched no kernel (step [1]), "
+        "rank 0: left out of the per-step figures: 1 of 2 profiled steps, which launched no kernel (step [2]), "
         "rather than zeros (a kernel goes to the step holding its launch)"
     )
 

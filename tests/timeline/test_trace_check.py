@@ -53,7 +53,7 @@ def test_a_corrupt_gzip_file_names_the_file(mi250, tmp_path, offset, fill, error
     p.write_bytes(raw[:at] + fill + raw[at + len(fill) :])
     with pytest.raises(TraceFileError) as err:
         load_trace(p)
-    assert str(err.value).startswith(f"{p}: not a Chrome trace JSON file ({error.split('.')[-1]}: ")
+    assert str(err.value).startswith(f"{p}: a damaged gzip file ({error}: ")
     assert "\n" not in str(err.value)
 
 

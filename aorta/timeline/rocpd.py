@@ -1,0 +1,225 @@
+"""rocprofv3's rocpd SQLite database read as device ops, one process at a time (pure: no torch; stdlib sqlite3).
+
+The schema is rocprofiler-sdk's (``source/share/rocprofiler-sdk-rocpd/rocpd_tables.sql``, ``rocpd_views.sql``;
+docs ``how-to/using-rocpd-output-format.rst``), as its writer (``source/lib/output/generateRocpd.cpp``) fills
+it:
+
+- the tables are per session, named with a uuid suffix (``rocpd_kernel_dispatch_<uuid>`` ...); the views of
+  ``rocpd_views.sql`` without the suffix (``rocpd_kernel_dispatch`` ...) are what is read here;
+- every row carries its session's ``guid``, and every join here matches it (a database merged from several
+  sessions holds the same ids once per guid);
+- times (``start``, ``end``) are ns on the host's clock;
+- ``rocpd_event.stack_id`` is the **internal** correlation id (the CSV's ``Correlation_Id``: a kernel's and its
+  launch's are the same), ``rocpd_event.correlation_id`` the **external** one (0 in a plain rocprofv3 run:
+  joining on it ties every op to one unrelated call); a region (an API call) with no event has its
+  ``rocpd_region.id``;
+- ``pid`` of a record is ``rocpd_info_process.id``, whose ``pid`` is the process's; ``queue_id`` and
+  ``stream_id`` are ``rocpd_info_queue.id`` and ``rocpd_info_stream.id``; ``agent_id`` is
+  ``rocpd_info_agent.id`` (``type`` GPU / CPU, ``absolute_index``).
+
+A database of several processes gives one ``RocprofTrace`` each; a kernel dispatch on an agent that is not a
+GPU, or with no start or end of ns, is refused in one line naming the table and the row.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from aorta.timeline.device_op import DeviceOp
+from aorta.timeline.rocprof import READ, ROCPD, RocprofFileError, RocprofTrace, linked, same_run
+
+# a record's pid column is rocpd_info_process.id; the process's own pid is that row's pid
+_PROCESS = (
+    "COALESCE((SELECT P.pid FROM rocpd_info_process P WHERE P.id = {t}.pid AND P.guid IS {t}.guid), {t}.pid)"
+)
+_KERNELS = """
+SELECT K.id, K.start, K."end", K.queue_id, K.stream_id, COALESCE(S.kernel_name, S.display_name, ''), E.stack_id,
+    {process}, K.guid
+FROM rocpd_kernel_dispatch K
+LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid IS K.guid
+LEFT JOIN rocpd_event E ON E.id = K.event_id AND E.guid IS K.guid
+"""
+_COPIES = """
+SELECT M.id, M.start, M."end", M.queue_id, M.stream_id, COALESCE(N.string, 'MEMORY_COPY'), E.stack_id,
+    {process}, M.guid
+FROM rocpd_memory_copy M
+LEFT JOIN rocpd_string N ON N.id = M.name_id AND N.guid IS M.guid
+LEFT JOIN rocpd_event E ON E.id = M.event_id AND E.guid IS M.guid
+"""
+_CALLS = """
+SELECT R.start, R."end", COALESCE(N.string, ''), COALESCE(C.string, ''), COALESCE(E.stack_id, R.id),
+    {process}, R.guid
+FROM rocpd_region R
+LEFT JOIN rocpd_string N ON N.id = R.name_id AND N.guid IS R.guid
+LEFT JOIN rocpd_event E ON E.id = R.event_id AND E.guid IS R.guid
+LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid IS E.guid
+"""
+
+
+def _query(sql: str, alias: str, names: set[str]) -> str:
+    process = _PROCESS.format(t=alias) if "rocpd_info_process" in names else f"{alias}.pid"
+    return sql.format(process=process)
+
+
+class _Process:
+    def __init__(self) -> None:
+        self.api: Counter[str] = Counter()
+        self.calls: Counter[str] = Counter()
+        self.launches: dict[int, float] = {}
+        self.launches_ns: tuple[int, int] | None = None  # first to last HIP call: where the launches are
+        self.rows: dict[str, list[tuple]] = {"kernel": [], "gpu_memcpy": []}
+
+
+def _span(rows: Sequence[tuple]) -> tuple[int, int] | None:
+    return (min(r[1] for r in rows), max(r[2] for r in rows)) if rows else None
+
+
+def _check(path: Path, table: str, row: tuple) -> None:
+    rid, start, end, queue = row[:4]
+    if not isinstance(start, int) or not isinstance(end, int) or end < start:
+        raise RocprofFileError(
+            f"{path}: table {table}, row id {rid}: start {start!r} and end {end!r} are no span of ns"
+        )
+    if table == "rocpd_kernel_dispatch" and not isinstance(queue, int):
+        raise RocprofFileError(
+            f"{path}: table {table}, row id {rid}: queue_id {queue!r} (rocprofv3 writes the queue of every dispatch)"
+        )
+
+
+def _op(row: tuple, category: str, launches: dict[int, float]) -> DeviceOp:
+    _, start, end, queue, stream, name, corr, _, _ = row
+    corr = int(corr) if corr is not None else None
+    launch, link = linked(corr, launches)
+    return DeviceOp(
+        name=name,
+        stream=stream if stream is not None else 0,
+        start_us=start / 1e3,
+        dur_us=(end - start) / 1e3,
+        category=category,
+        launch_us=launch,
+        correlation=corr,
+        queue=queue if category == "kernel" else None,
+        link=link,
+    )
+
+
+def _trace(path: Path, pid: int | None, p: _Process) -> RocprofTrace:
+    kernels, copies = p.rows["kernel"], p.rows["gpu_memcpy"]
+    ref = _span(kernels) or _span(copies)
+    apart = []
+    if ref and copies and kernels and not same_run(_span(copies), ref):  # type: ignore[arg-type]
+        apart.append(f"rocpd_memory_copy ({len(copies)} rows)")
+        copies = []
+    launches = p.launches
+    if ref and p.launches_ns and not same_run(p.launches_ns, ref):
+        hip = {c: n for c, n in p.calls.items() if c.startswith("HIP")}
+        apart.append(f"rocpd_region's {', '.join(hip)} calls ({sum(hip.values())})")
+        launches = {}
+    ops = [_op(r, "kernel", launches) for r in kernels] + [_op(r, "gpu_memcpy", launches) for r in copies]
+    records = {"KERNEL_DISPATCH": len(kernels), **p.calls}
+    if p.rows["gpu_memcpy"]:
+        records["MEMORY_COPY"] = len(p.rows["gpu_memcpy"])
+    return RocprofTrace(
+        path,
+        ROCPD,
+        sorted(ops, key=lambda o: (o.start_us, o.end_us)),
+        dict(p.api),
+        records,
+        process=pid,
+        apart=apart,
+    )
+
+
+def read_processes(path: Path) -> list[RocprofTrace]:
+    """A rocpd database (or a folder of them: one per process, as rocprofv3 writes ``<pid>_results.db``)."""
+    if path.is_dir():
+        traces = [t for db in sorted(path.glob("*.db")) for t in read_processes(db)]
+        return sorted(traces, key=lambda t: (t.process is None, t.process or 0))  # pid order, as the CSV's
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise RocprofFileError(f"{path}: cannot open the rocpd database ({exc})") from None
+    try:
+        return _read(path, con)
+    except sqlite3.Error as exc:
+        raise RocprofFileError(f"{path}: not a readable rocpd database ({exc})") from None
+    finally:
+        con.close()
+
+
+_TABLES = (
+    "rocpd_string",
+    "rocpd_event",
+    "rocpd_region",
+    "rocpd_kernel_dispatch",
+    "rocpd_memory_copy",
+    "rocpd_info_kernel_symbol",
+    "rocpd_info_process",
+)
+_SESSION = re.compile(
+    r"_[0-9a-f]{8}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{12}"
+)  # rocpd's {{uuid}} suffix
+
+
+def _views(con: sqlite3.Connection) -> set[str]:
+    """The tables and views by the names read here. A database whose views were dropped (or a tool that copied
+    only the tables) still holds each session's ``<table>_<uuid>``: read through temporary views over them
+    (every session's rows: their guids keep them apart), in the connection's own temp schema, so the file
+    stays unchanged."""
+    names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    for base in _TABLES:
+        sessions = sorted(n for n in names if n.startswith(base) and _SESSION.fullmatch(n[len(base) :]))
+        if base not in names and sessions:
+            union = " UNION ALL ".join(f'SELECT * FROM "{t}"' for t in sessions)
+            con.execute(f'CREATE TEMP VIEW "{base}" AS {union}')
+            names.add(base)
+    return names
+
+
+def _read(path: Path, con: sqlite3.Connection) -> list[RocprofTrace]:
+    names = _views(con)
+    if "rocpd_kernel_dispatch" not in names:
+        raise RocprofFileError(
+            f"{path}: an SQLite database without rocprofv3's rocpd_kernel_dispatch view; read are {READ}"
+        )
+    # one process of one session (a database merged from several runs holds one guid per session)
+    procs: dict[tuple[int | None, str | None], _Process] = {}
+    if {"rocpd_region", "rocpd_string", "rocpd_event"} <= names:
+        for start, end, name, category, corr, pid, guid in con.execute(_query(_CALLS, "R", names)):
+            p = procs.setdefault((pid, guid), _Process())
+            p.api[f"{category} {name}".strip()] += 1
+            p.calls[category or "REGION"] += 1
+            if isinstance(start, int) and isinstance(end, int):
+                if category.startswith("HIP"):
+                    was = p.launches_ns or (start, end)
+                    p.launches_ns = (min(was[0], start), max(was[1], end))
+                    if corr is not None:
+                        p.launches[int(corr)] = min(start / 1e3, p.launches.get(int(corr), start / 1e3))
+    for table, category, query, alias in (
+        ("rocpd_kernel_dispatch", "kernel", _KERNELS, "K"),
+        ("rocpd_memory_copy", "gpu_memcpy", _COPIES, "M"),
+    ):
+        if table not in names:
+            continue
+        for row in con.execute(_query(query, alias, names)):
+            _check(path, table, row)
+            procs.setdefault((row[-2], row[-1]), _Process()).rows[category].append(row)
+    with_work = {pid: p for pid, p in procs.items() if p.rows["kernel"] or p.rows["gpu_memcpy"]}
+    chosen = with_work or procs or {(None, None): _Process()}
+
+    def order(key: tuple[int | None, str | None]) -> tuple:  # by pid, then a pid's sessions by time
+        rows = procs[key].rows["kernel"] + procs[key].rows["gpu_memcpy"] if key in procs else []
+        return (key[0] is not None, key[0] or 0, min((r[1] for r in rows), default=0), key[1] or "")
+
+    out = [_trace(path, key[0], chosen[key]) for key in sorted(chosen, key=order)]
+    # processes with API calls and no device work (a launcher, or another run's records): said, not a rank
+    out[0].without_work = [
+        f"process {key[0]}: {sum(procs[key].calls.values())} API calls, no device work"
+        for key in sorted(procs, key=order)
+        if key not in chosen
+    ]
+    return out

@@ -1,0 +1,309 @@
+"""rocprofv3's CSV output read as device ops, one process at a time (pure: no torch; stdlib csv).
+
+``--output-format csv`` writes one file per record kind and process, ``<pid>_<kind>.csv`` in the host's
+folder (``%hostname%/%pid%``); the documentation's samples drop the ``<pid>_``. The files are told apart by
+their header, not their names:
+
+- ``Kind`` ``KERNEL_DISPATCH`` rows (``kernel_trace.csv``): ``Queue_Id``, ``Stream_Id``, ``Kernel_Name``,
+  ``Correlation_Id`` (the internal id), ``Start_Timestamp`` / ``End_Timestamp`` in ns;
+- ``Kind`` ``MEMORY_COPY`` rows (``memory_copy_trace.csv``): ``Direction``, the same ids and times;
+- rows of other kinds (``--sys-trace`` adds ``MEMORY_ALLOCATION``, ``SCRATCH_MEMORY`` ...): counted, in no figure;
+- API calls (``hip_api_trace.csv``, ``hsa_api_trace.csv``, ``marker_api_trace.csv``, ``rccl_api_trace.csv``
+  ...: ``Domain``, ``Function``, ``Correlation_Id``, times): counted per call, and a HIP call with a kernel's
+  correlation id is its launch;
+- any other CSV (``agent_info.csv``, ``kernel_stats.csv`` ...): listed as not read.
+
+Every row is held to the format rocprofv3 writes, or refused in one line naming the file, the line and why:
+a line cut short (fewer fields than the header, or a last line without its newline: the file was cut), a
+timestamp that is not an integer of ns, an end before its start, a kernel dispatch without its ``Queue_Id``.
+A row repeated exactly (every field the same) is dropped and counted, as the Kineto reader drops duplicated
+events. A file may be gzipped (``.csv.gz``) or come through a pipe (read once: aorta/timeline/trace_source.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from aorta.timeline.device_op import DeviceOp
+from aorta.timeline.rocprof import CSV, RocprofFileError, RocprofTrace, linked, same_run
+from aorta.timeline.trace_source import DAMAGED_GZIP, Source, damaged_gzip, open_source
+
+KERNEL_SUFFIX = "kernel_trace.csv"
+_PID_PREFIX = re.compile(r"^(\d+)_")
+_OPS = {"KERNEL_DISPATCH": "kernel", "MEMORY_COPY": "gpu_memcpy"}
+_KIND = re.compile(r"[A-Z][A-Z0-9_]*")  # KERNEL_DISPATCH, MEMORY_ALLOCATION ...: others are counted, not read
+
+
+@dataclass
+class _File:
+    """One CSV file's records, before the files of a process are put together."""
+
+    name: str
+    ops: list[DeviceOp] = field(default_factory=list)
+    launches: dict[int, float] = field(default_factory=dict)  # HIP call's correlation id -> its start (µs)
+    api: Counter[str] = field(default_factory=Counter)
+    records: Counter[str] = field(default_factory=Counter)
+    others: Counter[str] = field(default_factory=Counter)  # rows of kinds no figure reads
+    duplicates: Counter[str] = field(default_factory=Counter)
+    span_ns: tuple[int, int] | None = None  # first start to last end of its rows
+
+
+def _ns(value: str | None, where: str, column: str) -> int:
+    try:
+        return int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise RocprofFileError(f"{where}: {column} {value!r} is not an integer of ns") from None
+
+
+def _int_or_none(value: str | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+class _Lines:
+    """The text's lines, remembering whether the last one ended with its newline (rocprofv3 ends every line)."""
+
+    def __init__(self, text: Iterable[str]) -> None:
+        self._text, self.ended = text, True
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._text:
+            self.ended = line.endswith(("\n", "\r"))
+            yield line
+
+
+def _rows(source: Source) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line, row by column) of a CSV file; a row with fewer fields than the header, or a last line that
+    lost its newline, is refused as cut short."""
+    path = source.path
+    lines = _Lines(io.TextIOWrapper(source.stream, encoding="utf-8", newline=""))
+    reader = csv.reader(lines)
+    try:
+        header = next(reader, [])
+        last: tuple[int, list[str]] | None = None
+        for row in reader:
+            if not any(row):  # a blank line (an editor's trailing one): no record
+                continue
+            if last is not None:
+                yield _row(path, header, *last)
+            last = (reader.line_num, row)
+        if last is not None:
+            if not lines.ended:
+                raise RocprofFileError(
+                    f"{path}: line {last[0]}: the file ends inside it (no newline at its end: cut short)"
+                )
+            yield _row(path, header, *last)
+    except csv.Error as exc:
+        raise RocprofFileError(
+            f"{path}: line {reader.line_num + 1}: not a readable CSV line ({exc})"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise RocprofFileError(f"{path}: not a readable CSV file ({exc})") from None
+    except DAMAGED_GZIP as exc:
+        raise RocprofFileError(damaged_gzip(path, exc)) from None
+
+
+def _row(path: Path, header: list[str], line: int, row: list[str]) -> tuple[int, dict[str, str]]:
+    if row == header:
+        raise RocprofFileError(f"{path}: line {line}: the header again (two outputs joined into one file?)")
+    if len(row) != len(header):
+        raise RocprofFileError(
+            f"{path}: line {line}: {len(row)} fields where the header has {len(header)} (the line is cut short "
+            "or has extra fields)"
+        )
+    return line, dict(zip(header, row))
+
+
+def _correlation(row: dict[str, str], where: str) -> int | None:
+    """The row's internal correlation id; None where it has none; refused where it is no integer (a damaged
+    cell would unlink the kernel from its launch, silently)."""
+    value = row.get("Correlation_Id")
+    corr = _int_or_none(value)
+    if corr is None and value not in (None, ""):
+        raise RocprofFileError(f"{where}: Correlation_Id {value!r} is not an integer")
+    return corr
+
+
+def _op(row: dict[str, str], where: str, category: str) -> DeviceOp:
+    start = _ns(row.get("Start_Timestamp"), where, "Start_Timestamp")
+    end = _ns(row.get("End_Timestamp"), where, "End_Timestamp")
+    if end < start:
+        raise RocprofFileError(
+            f"{where}: the {row['Kind'].lower()} ends before it starts ({end} < {start} ns)"
+        )
+    queue = _int_or_none(row.get("Queue_Id"))
+    if category == "kernel" and queue is None:
+        raise RocprofFileError(
+            f"{where}: a kernel dispatch with Queue_Id {row.get('Queue_Id')!r} (rocprofv3 writes the hardware "
+            "queue of every dispatch)"
+        )
+    if "Stream_Id" in row and _int_or_none(row["Stream_Id"]) is None:  # older rocprofv3 has no such column
+        raise RocprofFileError(f"{where}: a {row['Kind'].lower()} with Stream_Id {row['Stream_Id']!r}")
+    grid = tuple(_int_or_none(row.get(f"Grid_Size_{a}")) or 0 for a in "XYZ")
+    block = tuple(_int_or_none(row.get(f"Workgroup_Size_{a}")) or 0 for a in "XYZ")
+    return DeviceOp(
+        name=(row.get("Kernel_Name") if category == "kernel" else row.get("Direction")) or row["Kind"],
+        stream=_int_or_none(row.get("Stream_Id")) or 0,
+        start_us=start / 1e3,
+        dur_us=(end - start) / 1e3,  # from the integers, so it is exact
+        category=category,
+        grid=grid if any(grid) else None,
+        block=block if any(block) else None,
+        correlation=_correlation(row, where),
+        queue=queue if category == "kernel" else None,
+    )
+
+
+def _span(span: tuple[int, int] | None, start: int, end: int) -> tuple[int, int]:
+    return (start, end) if span is None else (min(span[0], start), max(span[1], end))
+
+
+def _read_file(source: Source, seen: set[tuple]) -> _File:
+    """One file's records; ``seen``: the rows of the process's files read so far (a row repeated in another
+    file of the process, a file copied beside itself, is a duplicate too)."""
+    out = _File(source.path.name)
+    for line, row in _rows(source):
+        where = f"{source.path}: line {line}"
+        kind = row.get("Kind")
+        domain, function = row.get("Domain"), row.get("Function")
+        what = kind or (domain if domain and function else None)
+        if not what:
+            raise RocprofFileError(
+                f"{where}: a row that is no record of rocprofv3 (no Kind, no Domain and Function: columns "
+                f"{', '.join(list(row)[:4])} ...)"
+            )
+        if kind and not _KIND.fullmatch(kind):
+            raise RocprofFileError(
+                f"{where}: Kind {kind!r} is no record kind rocprofv3 writes (a damaged line?)"
+            )
+        key = tuple(row.items())
+        if key in seen:
+            out.duplicates[what] += 1
+            continue
+        seen.add(key)
+        out.records[what] += 1
+        if kind in _OPS:
+            op = _op(row, where, _OPS[kind])
+            out.ops.append(op)
+            out.span_ns = _span(out.span_ns, round(op.start_us * 1e3), round(op.end_us * 1e3))
+        elif kind:
+            out.others[kind] += 1
+        else:
+            out.api[f"{domain} {function}"] += 1
+            start = _ns(row.get("Start_Timestamp"), where, "Start_Timestamp")
+            end = _ns(row.get("End_Timestamp"), where, "End_Timestamp")
+            if end < start:
+                raise RocprofFileError(f"{where}: the {domain} call {function} ends before it starts")
+            out.span_ns = _span(out.span_ns, start, end)
+            corr = _correlation(row, where)
+            if corr is not None and str(domain).startswith("HIP"):
+                out.launches[corr] = min(start / 1e3, out.launches.get(corr, start / 1e3))
+    return out
+
+
+def _is_record_file(path: Path) -> bool:
+    try:
+        with open_source(path) as source:
+            header = next(csv.reader(io.TextIOWrapper(source.stream, encoding="utf-8", newline="")), [])
+    except (OSError, UnicodeDecodeError, csv.Error, ValueError, *DAMAGED_GZIP):
+        return False
+    return "Kind" in header or {"Domain", "Function"} <= set(header)
+
+
+def _csv_files(folder: Path) -> list[Path]:
+    return sorted([*folder.glob("*.csv"), *folder.glob("*.csv.gz")])
+
+
+def _by_process(path: Path) -> dict[int | None, list[Path]]:
+    """The files of each process: a folder's by their ``<pid>_`` prefix; a ``<prefix>kernel_trace.csv`` with
+    its siblings of the same prefix; any other file alone."""
+    if path.is_dir():
+        groups: dict[int | None, list[Path]] = {}
+        for f in _csv_files(path):
+            m = _PID_PREFIX.match(f.name)
+            groups.setdefault(int(m.group(1)) if m else None, []).append(f)
+        if None in groups and len(groups) > 1:
+            pids = ", ".join(str(p) for p in sorted(p for p in groups if p is not None))
+            loose = ", ".join(f.name for f in groups[None][:3])
+            raise RocprofFileError(
+                f"{path}: files of processes {pids} beside files named without a process id ({loose}): "
+                "which process they belong to cannot be told; move them apart"
+            )
+        return groups
+    name = path.name
+    for suffix in (KERNEL_SUFFIX, KERNEL_SUFFIX + ".gz"):
+        if name.endswith(suffix) and path.parent.is_dir():
+            prefix = name[: -len(suffix)]
+            m = _PID_PREFIX.match(prefix)
+            siblings = [p for p in _csv_files(path.parent) if p.name.startswith(prefix)]
+            if prefix == "":  # an unprefixed kernel_trace.csv: the unprefixed files beside it
+                siblings = [p for p in siblings if not _PID_PREFIX.match(p.name)]
+            return {int(m.group(1)) if m else None: siblings or [path]}
+    return {None: [path]}
+
+
+def _process(path: Path, pid: int | None, files: list[_File], not_read: list[str]) -> RocprofTrace:
+    """One process's files put together: ops and launches of the files whose times meet the kernels'."""
+    ref = [f.span_ns for f in files if f.span_ns and any(op.category == "kernel" for op in f.ops)]
+    ref = ref or [f.span_ns for f in files if f.span_ns and f.ops]
+    lo, hi = (min(s[0] for s in ref), max(s[1] for s in ref)) if ref else (0, 0)
+    kept, apart = [], []
+    for f in files:
+        if ref and f.span_ns and not same_run(f.span_ns, (lo, hi)):
+            apart.append(
+                f"{f.name} ({f.span_ns[0] / 1e6:.3f} to {f.span_ns[1] / 1e6:.3f} ms; the kernels' "
+                f"{lo / 1e6:.3f} to {hi / 1e6:.3f} ms)"
+            )
+        else:
+            kept.append(f)
+    launches: dict[int, float] = {}
+    for f in kept:
+        for corr, t in f.launches.items():
+            launches[corr] = min(t, launches.get(corr, t))
+    ops = []
+    for f in kept:
+        for op in f.ops:
+            launch, link = linked(op.correlation, launches)
+            ops.append(op if launch is None else _with_launch(op, launch, link))
+    total = sum((f.records for f in files), Counter())
+    return RocprofTrace(
+        path,
+        CSV,
+        sorted(ops, key=lambda o: (o.start_us, o.end_us)),
+        dict(sum((f.api for f in files), Counter())),
+        dict(total),
+        not_read,
+        process=pid,
+        duplicates=dict(sum((f.duplicates for f in files), Counter())),
+        apart=apart,
+        not_in_figures=dict(sum((f.others for f in files), Counter())),
+    )
+
+
+def _with_launch(op: DeviceOp, launch: float, link: str | None) -> DeviceOp:
+    return replace(op, launch_us=launch, link=link)
+
+
+def read_processes(path: Path, source: Source | None = None) -> list[RocprofTrace]:
+    """rocprofv3 CSV output (a file, a ``<prefix>kernel_trace.csv`` with its siblings, or a host's folder),
+    one ``RocprofTrace`` per process in pid order. ``source``: ``path`` already opened (a pipe: read once)."""
+    if source is not None and not path.is_dir() and not path.name.endswith(KERNEL_SUFFIX):
+        return [_process(path, None, [_read_file(source, set())], [])]
+    out = []
+    for pid, paths in sorted(_by_process(path).items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
+        not_read = [p.name for p in paths if len(paths) > 1 and not _is_record_file(p)]
+        files, seen = [], set()  # type: ignore[var-annotated]
+        for p in paths:
+            if p.name not in not_read:
+                with open_source(p) as s:
+                    files.append(_read_file(s, seen))
+        out.append(_process(path, pid, files, not_read))
+    return out
