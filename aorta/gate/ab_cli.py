@@ -29,7 +29,9 @@ from aorta.gate.fresh_runs import CHILD_ENV, ChildRun, write_only_file
 from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
 from aorta.gate.sequential import LOOKS, Budget, parse_budget
+from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_file
+from aorta.record.redact import env_secrets, redact_argv
 
 DEFAULT_BUDGET = "10m"
 
@@ -62,8 +64,10 @@ def add_ab_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"with --runs auto: the wall the runs may take (default {DEFAULT_BUDGET}); no pair starts that the "
         "slowest pair so far would carry past it",
     )
-    parser.add_argument(
+    output_argument(
+        parser,
         "--out",
+        kind="dir",
         default=None,
         metavar="DIR",
         help="where the runs, logs and verdict go (default .aorta/ab/<time>)",
@@ -91,7 +95,7 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
             env = {**os.environ, **launcher.env, CHILD_ENV: f"ab {side} {k}"}
             t0 = time.monotonic()
             with open(log_path, "w") as log:
-                log.write("$ " + " ".join(cmd) + "\n")
+                log.write("$ " + " ".join(redact_argv(cmd, env_secrets(env))) + "\n")  # no password in a log
                 log.flush()
                 raw, hung = call_to_end(  # dies with this process (issue 38, case 6)
                     cmd, done_file=str(out / f"{side}{k}.done"), env=env, stdout=log, stderr=subprocess.STDOUT

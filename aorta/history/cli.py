@@ -24,6 +24,7 @@ from aorta.history.store import (
     open_store,
     parse_history_url,
 )
+from aorta.record.output_arguments import output_argument
 
 HISTORY_ENV = "AORTA_HISTORY"  # the history to use where --history is not given
 
@@ -73,7 +74,7 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
     page = sub.add_parser(
         "page", help="one self-contained HTML page: trend plots, change points, what changed"
     )
-    page.add_argument("output", type=Path, metavar="OUT.html")
+    output_argument(page, "output", type=Path, metavar="OUT.html")
     for p in (show, page):
         p.add_argument(
             "-k", dest="benchmark", default=None, help="benchmarks whose name holds this (or a glob)"
@@ -89,13 +90,14 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
     base.add_argument(
         "stack", metavar="STACK", help="a stack label, as 'aorta stack' prints it and show lists"
     )
-    base.add_argument("output", type=Path, metavar="OUT.json")
+    output_argument(base, "output", type=Path, metavar="OUT.json")
     base.add_argument(
         "--machine", default="", help="the machine model (default: any), e.g. nvidia-h100-80gb-hbm3-x1"
     )
     base.add_argument(
         "--last", type=_last, default=20, help="how many of the stack's latest runs (default 20)"
     )
+    parser.set_defaults(_inputs=history_inputs)
     prune = sub.add_parser("prune", help="delete the runs older than --keep")
     prune.add_argument("--keep", type=parse_keep, required=True, help="age of the runs kept, e.g. 180d")
 
@@ -105,6 +107,15 @@ def _url(args: argparse.Namespace) -> str:
         return args.history
     env = os.environ.get(HISTORY_ENV)
     return parse_history_url(env) if env else str(DEFAULT_PATH)
+
+
+def history_inputs(args: argparse.Namespace) -> dict[str, str]:
+    """The history a command reads, as an input no output may replace (a SQLite file; a URL is no place)."""
+    try:
+        url = _url(args)
+    except ValueError:
+        return {}
+    return {} if "://" in url else {"the history database (--history)": url}
 
 
 def _now() -> str:
@@ -131,14 +142,6 @@ def run_history(args: argparse.Namespace) -> int:
     action = args.history_command
     if action == "add":
         return _add(url, args.runs, args.verdicts)
-    if action in ("page", "baseline"):
-        from aorta.record.output_paths import check_output_file
-
-        try:
-            check_output_file("OUT.html" if action == "page" else "OUT.json", args.output)
-        except Exception as exc:
-            print(f"aorta history page: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
     store = _open(url, "aorta history")
     if store is None:
         return EXIT_USAGE

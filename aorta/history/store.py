@@ -20,6 +20,7 @@ from typing import Any
 
 from aorta.history.run_rows import RunRow, VerdictRow
 from aorta.history.schema import SCHEMA_VERSION, statements
+from aorta.record.redact import redact_text, redact_url, url_password, url_secrets
 
 DEFAULT_PATH = Path(".aorta") / "history.db"
 BUSY_TIMEOUT_MS = 60_000  # a writer waits this long for another to commit before giving up
@@ -46,7 +47,7 @@ def parse_history_url(text: str) -> str:
         return value
     if "://" in value and not value.startswith("sqlite:///"):
         raise ValueError(
-            f"--aorta-history={value!r}: unknown scheme {value.split('://')[0]!r}; allowed: a file path, "
+            f"--aorta-history={redact_url(value)!r}: unknown scheme {value.split('://')[0]!r}; allowed: a file path, "
             "sqlite:///PATH or postgresql://USER@HOST/DB"
         )
     path = Path(value[len("sqlite:///") :] if value.startswith("sqlite:///") else value)
@@ -82,8 +83,13 @@ class StoredFigure:
 class HistoryStore:
     """An open history database. ``open_store(url)`` opens (creating or migrating) it."""
 
-    def __init__(self, conn: Any, dialect: str, where: str) -> None:
+    def __init__(self, conn: Any, dialect: str, where: str, secrets: tuple[str, ...] = ()) -> None:
         self.conn, self.dialect, self.where = conn, dialect, where
+        self.secrets = secrets  # hidden from every message that quotes the server (aorta/record/redact.py)
+
+    def said(self, exc: BaseException) -> str:
+        """An error of the database, as it may be printed."""
+        return redact_text(str(exc).strip(), self.secrets)
 
     # ------------------------------------------------------------------ low level
     def _sql(self, text: str) -> str:
@@ -314,22 +320,16 @@ def _open_postgresql(url: str) -> HistoryStore:
         import psycopg
     except ImportError:
         raise HistoryError(
-            f"{url}: a PostgreSQL history needs psycopg 3: pip install 'aorta[postgresql]'"
+            f"{redact_url(url)}: a PostgreSQL history needs psycopg 3: pip install 'aorta[postgresql]'"
         ) from None
+    secret = url_secrets(url)
     try:
         conn = psycopg.connect(url, autocommit=True)
     except psycopg.Error as exc:
-        raise HistoryError(f"{_redacted(url)}: cannot connect: {str(exc).strip()}") from None
-    return HistoryStore(conn, "postgresql", _redacted(url))
-
-
-def _redacted(url: str) -> str:
-    """The URL with its password hidden (it goes into messages)."""
-    head, sep, tail = url.partition("@")
-    if not sep or ":" not in head.split("://", 1)[-1]:
-        return url
-    scheme, _, cred = head.partition("://")
-    return f"{scheme}://{cred.split(':', 1)[0]}:***@{tail}"
+        hint = "; a password that holds @ is written %40 in a URL" if "@" in url_password(url) else ""
+        said = redact_text(str(exc).strip(), secret)
+        raise HistoryError(f"{redact_url(url)}: cannot connect: {said}{hint}") from None
+    return HistoryStore(conn, "postgresql", redact_url(url), tuple(secret))
 
 
 def open_store(url: str) -> HistoryStore:
@@ -348,7 +348,9 @@ def open_store(url: str) -> HistoryStore:
         ) from None
     except Exception as exc:  # psycopg's errors: the server refused the schema statements
         store.close()
-        raise HistoryError(f"{store.where}: the schema could not be read or created: {exc}") from None
+        raise HistoryError(
+            f"{store.where}: the schema could not be read or created: {store.said(exc)}"
+        ) from None
     return store
 
 
@@ -365,7 +367,7 @@ def add_runs(store: HistoryStore, runs: Sequence[RunRow], added_at: str) -> list
         except HistoryError:
             raise
         except Exception as exc:
-            text = str(exc).strip()
+            text = store.said(exc)
             full = "full" in text.lower()
             raise HistoryWriteError(
                 f"{store.where}: the run of {run.recorded_at} ({run.source}) could not be written: {text}"

@@ -135,6 +135,32 @@ def check_not_an_input(option: str, path: str | os.PathLike, inputs: dict[str, s
         q = Path(given)
         if _same_file(p, q) or os.path.abspath(p) == os.path.abspath(q):
             raise OutputPathError(
-                f"{option} {p}: is {what} ({q}), an input of this run; writing there would replace the "
-                "runs stored in it: give another path"
+                f"{option} {p}: is {what} ({q}), an input of this run; writing there would replace "
+                "what is stored in it: give another path"
             )
+
+
+KINDS = ("file", "file-in-folder", "dir", "renamed")
+
+
+def check_output(
+    option: str,
+    path: str | os.PathLike,
+    *,
+    kind: str = "file",
+    inputs: dict[str, str | os.PathLike] | None = None,
+) -> Path:
+    """The one check every written output goes through (issue 46): ``path`` can be written as ``kind`` (a
+    "file"; a "file-in-folder" whose folder must exist already; a "dir"; a file or folder "renamed" into place)
+    and, for a file, is none of ``inputs`` (the command's inputs, its history, a baseline). ``OutputPathError``,
+    one sentence naming the option, otherwise."""
+    if kind == "dir":
+        return check_output_dir(option, path)
+    if kind == "renamed":
+        p = check_output_renamed_into_place(option, path)
+    elif kind in ("file", "file-in-folder"):
+        p = check_output_file(option, path, create_parent=kind == "file")
+    else:
+        raise ValueError(f"check_output: kind={kind!r}; allowed: {', '.join(KINDS)}")
+    check_not_an_input(option, p, dict(inputs or {}))
+    return p

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from aorta.record.redact import env_secrets, redact_argv
 from scripts.gpu.proof import Knobs, Proof, Run
 from scripts.gpu.proofs import PROOFS
 
@@ -95,7 +96,7 @@ def run_env(proof: Proof, run: Run) -> dict[str, str]:
 
 def _one(argv: tuple[str, ...], env: dict[str, str], log: Path, limit_s: float) -> int:
     with log.open("w") as out:
-        out.write("+ " + shlex.join(argv) + "\n")
+        out.write("+ " + shlex.join(redact_argv(argv, env_secrets(env))) + "\n")  # no password in a log
         out.flush()
         proc = subprocess.Popen(
             argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True

@@ -41,8 +41,8 @@ def test_aorta_compare_refuses_an_output_that_is_its_baseline_or_a_candidate(tmp
     before = target.read_bytes()
     assert main(["compare", str(ref), str(cand), option, str(target)]) == EXIT_USAGE
     err = capsys.readouterr().err
-    assert f"aorta compare: {option} {target}: is the " in err
-    assert "an input of this run; writing there would replace the runs stored in it" in err
+    assert f"aorta compare: error: {option} {target}: is the " in err
+    assert "an input of this run; writing there would replace what is stored in it" in err
     assert target.read_bytes() == before
 
 
