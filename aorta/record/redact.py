@@ -26,7 +26,7 @@ _URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*)://(\S+)")
 _KEYWORD = re.compile(
     r"(?i)(\b(?:ssl)?(?:password|passwd|pwd)|\btoken|\bsecret)(\s*=\s*)('[^']*'|\"[^\"]*\"|[^\s&;#'\"]+)"
 )
-_ENV_WORD = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
+_ENV_WORD = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)=([^\s&;#]*)")
 
 
 def url_password(url: str) -> str:
