@@ -27,6 +27,7 @@ from aorta.history.store import (
 from aorta.record.output_arguments import output_argument
 
 HISTORY_ENV = "AORTA_HISTORY"  # the history to use where --history is not given
+MAX_KEEP_DAYS = 36_500  # --keep: 100 years back is as far as any history goes
 
 
 def parse_keep(text: str) -> timedelta:
@@ -36,8 +37,13 @@ def parse_keep(text: str) -> timedelta:
         raise argparse.ArgumentTypeError(
             f"--keep={text!r}: give a positive age in days or hours, e.g. 180d or 12h"
         )
-    n = int(m.group(1))
-    return timedelta(days=n) if m.group(2) == "d" else timedelta(hours=n)
+    n, unit = int(m.group(1)), m.group(2)
+    most = MAX_KEEP_DAYS if unit == "d" else MAX_KEEP_DAYS * 24
+    if n > most:  # past what a date can go back to: refused here, not an OverflowError later
+        raise argparse.ArgumentTypeError(
+            f"--keep={text!r}: at most {most}{unit} (100 years); give a shorter age"
+        )
+    return timedelta(days=n) if unit == "d" else timedelta(hours=n)
 
 
 def _last(text: str) -> int:
@@ -122,13 +128,14 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _open(url: str, who: str, after: str = ""):
-    """The store at ``url``, or None with one line on stderr saying why it cannot be opened."""
+def _open(url: str, who: str, after: str = "", **how: bool):
+    """The store at ``url``, or the exit code with one line on stderr saying why it cannot be opened: 3 where
+    another writer held it past the timeout (as for a run not written), else 2."""
     try:
-        return open_store(url)
+        return open_store(url, **how)
     except HistoryError as exc:
         print(f"{who}: error: {exc}{after}", file=sys.stderr)
-        return None
+        return EXIT_WRITE_FAILED if isinstance(exc, HistoryWriteError) else EXIT_USAGE
 
 
 def run_history(args: argparse.Namespace) -> int:
@@ -142,9 +149,9 @@ def run_history(args: argparse.Namespace) -> int:
     action = args.history_command
     if action == "add":
         return _add(url, args.runs, args.verdicts)
-    store = _open(url, "aorta history")
-    if store is None:
-        return EXIT_USAGE
+    store = _open(url, f"aorta history {action}", create=False, write=action == "prune")
+    if isinstance(store, int):
+        return store
     with store:
         if action == "prune":
             before = (datetime.now(UTC) - args.keep).isoformat(timespec="seconds")
@@ -215,15 +222,15 @@ def _add(url: str, paths: list[Path], verdict_path: Path | None) -> int:
             print(f"aorta history add: error: {exc}; nothing added", file=sys.stderr)
             return EXIT_USAGE
     store = _open(url, "aorta history add", "; nothing added")
-    if store is None:
-        return EXIT_USAGE
+    if isinstance(store, int):
+        return store
     with store:
         for p, rows in batches:
             try:
                 ids = add_runs(store, rows, now)
-            except HistoryWriteError as exc:
+            except HistoryError as exc:  # locked past the timeout, disk full: 3; read-only: 2
                 print(f"aorta history add: error: {exc}", file=sys.stderr)
-                return EXIT_WRITE_FAILED
+                return EXIT_WRITE_FAILED if isinstance(exc, HistoryWriteError) else EXIT_USAGE
             new = sum(i is not None for i in ids)
             kept = f", {len(ids) - new} already kept" if len(ids) > new else ""
             print(f"aorta history: {p}: {new} run(s) added{kept} -> {store.where}")

@@ -74,7 +74,7 @@ def compare_baseline(config: pytest.Config, ref: str, machine_model: str) -> dic
     url = config.getoption("aorta_history", None) or (
         parse_history_url(env) if env else str(config.rootpath / DEFAULT_PATH)
     )
-    with open_store(url) as store:
+    with open_store(url, create=False, write=False) as store:
         return history_baseline(store.runs(), store.figures(), stack, machine_model, last)
 
 
