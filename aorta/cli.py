@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from aorta.environment.stack_label import add_stack_arguments, run_stack
 from aorta.gate.ab_cli import add_ab_arguments, run_ab
+from aorta.gate.child_process import run_until_stopped
 from aorta.gate.cli import add_compare_arguments, run_compare
 from aorta.gate.exit_codes import EXIT_USAGE
 from aorta.gate.noise_cli import add_noise_arguments, run_noise
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutputPathError as exc:
         print(f"{who}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    return args._run(args)
+    return run_until_stopped(who, lambda: args._run(args))  # Ctrl-C, SIGTERM, SIGHUP: 128 + N, one line
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from typing import Any
 
 from aorta.history.run_rows import RunRow, VerdictRow
 from aorta.history.schema import SCHEMA_VERSION, statements
+from aorta.record.output_paths import check_path_names
 from aorta.record.redact import redact_argv, redact_text, redact_url, url_password, url_secrets
 
 DEFAULT_PATH = Path(".aorta") / "history.db"
@@ -110,7 +111,11 @@ def parse_history_url(text: str) -> str:
             "sqlite:///PATH or postgresql://USER@HOST/DB"
         )
     path = Path(value[len("sqlite:///") :] if value.startswith("sqlite:///") else value)
-    if path.is_dir():
+    try:  # a name longer than the filesystem takes, a link that leads nowhere: refused here, not an OSError
+        check_path_names("--aorta-history", path)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+    if os.path.isdir(path):
         raise ValueError(f"--aorta-history={value!r}: is a folder; give a file such as {path / 'history.db'}")
     return str(path)
 

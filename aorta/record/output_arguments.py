@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from aorta.record.output_paths import check_output
+from aorta.record.output_paths import OutputPathError, check_output
 
 ROLE = "aorta_output"  # set on an argparse action: the kind of place it names ("file", "dir", "renamed")
 Inputs = Mapping[str, "str | os.PathLike"]
@@ -119,9 +120,24 @@ def parsed_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     )
 
 
+def check_parsed_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``OutputPathError`` for an argument that names a named pipe, a device or a socket: reading one waits
+    for a writer forever or never ends (``aorta trace figures FIFO`` hung silently, issue 46)."""
+    for p in chosen_parsers(parser, args):
+        for a in p._actions:
+            for path in _paths(getattr(args, a.dest, None)) if a.dest != "help" else ():
+                if os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
+                    kind = "a named pipe" if stat.S_ISFIFO(os.stat(path).st_mode) else "a special file"
+                    raise OutputPathError(
+                        f"{option_name(a)} {path}: is {kind}, not a file; aorta reads and writes regular files "
+                        "only: give the file itself"
+                    )
+
+
 def check_parsed_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, inputs: Inputs) -> None:
     """``OutputPathError`` for the first declared output of ``args`` that cannot be written, or that is one of
     the command's inputs (its arguments' files and ``inputs``: the history, a baseline)."""
+    check_parsed_inputs(parser, args)
     every = {**inputs, **parsed_inputs(parser, args)}
     for option, kind, path in parsed_outputs(parser, args):
         check_output(option, path, kind=kind, inputs=every)

@@ -60,6 +60,12 @@ def _check_links_and_names(option: str, shown: Path, path: Path) -> None:
             )
 
 
+def check_path_names(option: str, path: str | os.PathLike) -> None:
+    """``OutputPathError`` where a name of ``path`` is longer than its filesystem takes, or a part of it is a
+    symbolic link that leads nowhere (for a path that is read and written, such as the history)."""
+    _check_links_and_names(option, Path(path), Path(path))
+
+
 def _check_folder(option: str, shown: Path, folder: Path) -> None:
     _check_links_and_names(option, shown, folder)
     if folder.exists() and not folder.is_dir():
