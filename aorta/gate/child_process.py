@@ -57,6 +57,7 @@ def start_child(cmd, *, die_signal: int = signal.SIGKILL, **popen):
 
 
 _LIVE: dict = {}  # pid -> Popen of every child started by start_child and not yet ended
+_ENDED: list[int] = []  # children end_tree ended while still running (a stop line counts them)
 STOP_GRACE_S = 10.0  # a child's tree gets this long after SIGTERM before SIGKILL
 
 
@@ -68,6 +69,8 @@ def end_tree(proc, grace_s: float = STOP_GRACE_S) -> None:
     if proc.pid <= 0:  # never a group of this process's own (killpg(0) is this process's group)
         _LIVE.pop(proc.pid, None)
         return
+    if proc.poll() is None:
+        _ENDED.append(proc.pid)
     for sig, grace in ((signal.SIGTERM, grace_s), (signal.SIGKILL, None)):
         try:
             os.killpg(proc.pid, sig)
@@ -113,7 +116,9 @@ def _raise_stop(signum: int, frame: object) -> None:
 
 def stop_line(who: str, signum: int) -> tuple[int, str]:
     """(exit status, the one line a stopped command prints): its children's trees ended first."""
-    ended_n = end_children()
+    end_children()
+    ended_n = len(_ENDED)
+    _ENDED.clear()
     trees = f"; {ended_n} child process tree(s) ended" if ended_n else ""
     return (
         SIGNAL_BASE + signum,
