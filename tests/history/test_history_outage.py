@@ -38,3 +38,33 @@ def test_a_history_outage_between_fresh_runs_costs_the_row_and_says_so_never_the
     assert r.ret == 3  # as for any run not written (README, exit codes)
     with sqlite3.connect(history) as conn:
         assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
+
+
+@pytest.mark.slow  # a gate of two fresh runs (about 20 s)
+def test_runs_kept_by_the_gates_children_are_not_kept_again_from_their_files(bench_dir, capsys):
+    """Each fresh run is kept by its child; adding the runs' own JSON files, the combined document and a
+    baseline saved from them afterwards adds no row (each was stored twice, a baseline's 2 runs as 4)."""
+    from test_gate_plugin import run
+
+    from aorta.cli import main
+
+    history = bench_dir.path / "history.db"
+    r = run(
+        bench_dir,
+        "--aorta-save-baseline",
+        "base",
+        "--aorta-runs=2",
+        "--aorta-history",
+        str(history),
+        "--benchmark-json",
+        "all.json",
+    )
+    assert r.ret == 0, r.stdout.str()
+    files = sorted(bench_dir.path.glob(".aorta/runs/*/run*.json"))
+    baseline = bench_dir.path / ".aorta" / "baselines" / "cpu" / "base.json"
+    assert len(files) == 2 and baseline.is_file()
+    for path in [*files, bench_dir.path / "all.json", baseline]:
+        assert main(["history", "--history", str(history), "add", str(path)]) == 0
+    assert "0 run(s) added" in capsys.readouterr().out
+    with sqlite3.connect(history) as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
