@@ -108,7 +108,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     output_option(
         g,
         "--aorta-artifacts",
-        kind="dir",
+        kind="dir-when-used",
         default="artifacts",
         metavar="DIR",
         help="where per-rank JSONL metrics and profiler traces go (default ./artifacts)",

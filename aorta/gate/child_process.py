@@ -69,8 +69,6 @@ def end_tree(proc, grace_s: float = STOP_GRACE_S) -> None:
     if proc.pid <= 0:  # never a group of this process's own (killpg(0) is this process's group)
         _LIVE.pop(proc.pid, None)
         return
-    if proc.poll() is None:
-        _ENDED.append(proc.pid)
     for sig, grace in ((signal.SIGTERM, grace_s), (signal.SIGKILL, None)):
         try:
             os.killpg(proc.pid, sig)
@@ -116,8 +114,7 @@ def _raise_stop(signum: int, frame: object) -> None:
 
 def stop_line(who: str, signum: int) -> tuple[int, str]:
     """(exit status, the one line a stopped command prints): its children's trees ended first."""
-    end_children()
-    ended_n = len(_ENDED)
+    ended_n = end_children() + len(_ENDED)
     _ENDED.clear()
     trees = f"; {ended_n} child process tree(s) ended" if ended_n else ""
     return (
@@ -132,6 +129,7 @@ def run_until_stopped(who: str, body: Callable[[], int]) -> int:
     import threading
 
     previous = {}
+    _ENDED.clear()
     if threading.current_thread() is threading.main_thread():
         for sig in STOP_SIGNALS:
             if signal.getsignal(sig) is not signal.SIG_IGN:
@@ -196,6 +194,7 @@ def call_to_end(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         if proc.poll() is None:
+            _ENDED.append(proc.pid)  # ended on the way out of a stopped command: its stop line counts it
             end_tree(proc)
         _LIVE.pop(proc.pid, None)
 

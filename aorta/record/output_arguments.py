@@ -28,6 +28,9 @@ OPTION_OUTPUTS: dict[str, tuple[str, str, Any]] = {
     "benchmark_json": ("--benchmark-json", "file-in-folder", None)
 }
 
+# A folder only some tests write (--aorta-artifacts): its plugin checks it once such a test is collected.
+WHEN_USED = "dir-when-used"
+
 # What the inputs of a pytest run are called in a refusal, where a name says more than the option's.
 INPUT_NAMES = {
     "file_or_dir": "a test file",
@@ -159,7 +162,7 @@ def check_option_outputs(options: Mapping[str, Any], inputs: Inputs) -> None:
     }
     for dest, (option, kind, default) in OPTION_OUTPUTS.items():
         given = options.get(dest)
-        if kind == "dir" and given == default:
-            continue  # a default folder is checked by its plugin when it is used
+        if kind == WHEN_USED or (kind == "dir" and given == default):
+            continue  # checked by its plugin once a collected test will write there / when it is used
         for path in _paths(given):
             check_output(option, path, kind=kind, inputs=every)
