@@ -96,7 +96,7 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
     base.add_argument(
         "stack", metavar="STACK", help="a stack label, as 'aorta stack' prints it and show lists"
     )
-    output_argument(base, "output", type=Path, metavar="OUT.json")
+    output_argument(base, "output", kind="baseline", type=Path, metavar="OUT.json")
     base.add_argument(
         "--machine", default="", help="the machine model (default: any), e.g. nvidia-h100-80gb-hbm3-x1"
     )

@@ -172,3 +172,44 @@ def test_every_pytest_output_is_refused_on_the_history_before_any_test(pytester,
     else:
         assert f"{option} {history}: is the history database (--aorta-history)" in text
     assert history.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "prog,option,kind", [o for o in _outputs() if o[2] in ("file", "renamed")], ids=lambda v: str(v)
+)
+@pytest.mark.parametrize("stored", ["baseline", "history"])
+def test_no_output_replaces_a_baseline_or_a_history_it_was_not_given(
+    tmp_path, monkeypatch, capsys, prog, option, kind, stored
+):
+    """Not an input of this command, yet runs stored elsewhere: another baseline, another history."""
+    monkeypatch.chdir(tmp_path)
+    history = tmp_path / "history.db"
+    sqlite3.connect(history).close()
+    trace = tmp_path / "input.json"
+    trace.write_text('{"traceEvents": []}')
+    other = tmp_path / ("base.json" if stored == "baseline" else "other-history.db")
+    if stored == "baseline":
+        other.write_text('{"aorta_baseline": {"runs": []}}')
+    else:
+        with sqlite3.connect(other) as conn:
+            conn.execute("CREATE TABLE runs (id INTEGER)")
+    before = other.read_bytes()
+    assert main(_argv(prog, option, str(other), str(history), str(trace))) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"{prog}: error: {option} {other}: holds a ")
+        and "replace the runs stored in it" in err
+    )
+    assert other.read_bytes() == before
+
+
+def test_pytest_never_writes_its_json_over_a_baseline_it_does_not_compare_with(pytester):
+    other = pytester.path / ".aorta" / "baselines" / "cpu" / "other.json"
+    other.parent.mkdir(parents=True)
+    other.write_text('{"aorta_baseline": {"runs": []}}')
+    pytester.makepyfile("def test_x():\n    raise AssertionError('ran')\n")
+    r = pytester.runpytest_inprocess(f"--benchmark-json={other}")
+    assert r.ret == EXIT_PYTEST_USAGE
+    assert (
+        f"--benchmark-json {other}: holds a baseline; writing there would replace the runs" in r.stderr.str()
+    )
