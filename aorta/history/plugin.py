@@ -93,11 +93,11 @@ def _document(config: pytest.Config) -> dict | None:
     """The run as pytest-benchmark's JSON holds it (aorta's machine info and extra_info included): the file it
     wrote in this session where there is one, so the row and the file are the same run to the second (a
     document generated again holds a later ``datetime``: the file added afterwards was a second row)."""
-    from aorta.plugin import benchmark_json_path
     from aorta.record import RecordError
+    from aorta.record.benchmark_json_option import target_path
     from aorta.record.load import read_json_file
 
-    written = benchmark_json_path(config)
+    written = target_path(config.getoption("benchmark_json", None))
     if written and os.path.isfile(written) and os.path.getmtime(written) >= config.stash[STARTED]:
         try:
             doc = read_json_file(Path(written))

@@ -70,6 +70,9 @@ def test_ctrl_c_in_a_command_is_one_line_and_130_not_a_traceback(in_tmp, capsys,
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
+    from aorta.gate import child_process
+
     monkeypatch.setattr(cli, "open_store", interrupted)
+    monkeypatch.setattr(child_process, "_LIVE", {})  # no child of another test counted
     assert main(["history", "--history", "h.db", "page", "out.html"]) == 128 + signal.SIGINT
     assert capsys.readouterr().err == "aorta history page: stopped by SIGINT; exit 130\n"
