@@ -8,11 +8,15 @@ from collections.abc import Callable, Sequence
 
 from aorta.environment.stack_label import add_stack_arguments, run_stack
 from aorta.gate.ab_cli import add_ab_arguments, run_ab
+from aorta.gate.child_process import run_until_stopped
 from aorta.gate.cli import add_compare_arguments, run_compare
+from aorta.gate.exit_codes import EXIT_USAGE
 from aorta.gate.noise_cli import add_noise_arguments, run_noise
 from aorta.history.cli import add_history_arguments, run_history
 from aorta.hw_queue.listing import add_list_arguments, run_list
 from aorta.launch.torchrun import add_torchrun_arguments, run_torchrun
+from aorta.record.output_arguments import check_parsed_outputs, chosen_parsers, mark_subcommands
+from aorta.record.output_paths import OutputPathError
 from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
 from aorta.sweep.cli import add_sweep_arguments, run_sweep_command
 
@@ -54,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=HELP.get(name), description=HELP.get(name))
         add_arguments(p)
         p.set_defaults(_run=run)
+    mark_subcommands(parser)
     return parser
 
 
@@ -61,8 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["torchrun"] and argv[1:2] not in (["-h"], ["--help"]):
         return run_torchrun(argparse.Namespace(args=argv[1:]))  # torchrun's own options: not ours to parse
-    args = build_parser().parse_args(argv)
-    return args._run(args)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    who = list(chosen_parsers(parser, args))[-1].prog  # "aorta history page"
+    try:  # every declared output, before any work (issue 46, class 1)
+        check_parsed_outputs(parser, args, args._inputs(args) if "_inputs" in vars(args) else {})
+    except OutputPathError as exc:
+        print(f"{who}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return run_until_stopped(who, lambda: args._run(args))  # Ctrl-C, SIGTERM, SIGHUP: 128 + N, one line
 
 
 if __name__ == "__main__":

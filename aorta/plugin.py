@@ -36,7 +36,8 @@ from aorta.options import (
     parse_warmup,
 )
 from aorta.record import BenchRecord, child_status
-from aorta.record.output_paths import OutputPathError, check_output_file
+from aorta.record.output_arguments import check_option_outputs
+from aorta.record.output_paths import OutputPathError
 from aorta.telemetry.throttle import AllRoundsThrottled
 from aorta.timeline import kernel_capture
 from aorta.timing import TimingPlan
@@ -256,7 +257,7 @@ def pytest_configure(config: pytest.Config) -> None:
     problem = versions.incompatibility()
     if problem:
         raise pytest.UsageError(problem)
-    _check_benchmark_json(config)
+    _check_outputs(config)
     resolved_options(config)
     try:
         kernel_capture.recording_from_env()
@@ -291,16 +292,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         device.settle_profiler()
 
 
-def _check_benchmark_json(config: pytest.Config) -> None:
-    """``--benchmark-json``: pytest-benchmark writes it only after the last benchmark, so a folder that is
-    missing or not writable would lose the whole run. pytest-benchmark >= 5.3 hands over a path (checked
-    here); up to 5.2 argparse opened the file already, which fails at once on a bad folder."""
-    value = config.getoption("benchmark_json", None)
-    if isinstance(value, (str, os.PathLike)):
-        try:
-            check_output_file("--benchmark-json", value, create_parent=False)
-        except OutputPathError as exc:
-            raise pytest.UsageError(str(exc)) from None
+def _check_outputs(config: pytest.Config) -> None:
+    """Every output option given (``--benchmark-json``, the gate's, the trace and artifact folders: declared
+    with ``output_option``) can be written and is none of the run's inputs, before any benchmark runs
+    (aorta/record/output_arguments.py). ``--benchmark-json`` is written only after the last benchmark, by
+    pytest-benchmark, into a folder that must exist; up to 5.2 argparse opened it already (then not a path)."""
+    if hasattr(config, "workerinput"):
+        return
+    inputs = {"the configuration file": config.inipath} if config.inipath else {}
+    try:
+        check_option_outputs(vars(config.option), inputs)
+    except OutputPathError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def benchmark_json_path(config: pytest.Config) -> str | None:

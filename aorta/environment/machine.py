@@ -14,6 +14,7 @@ import sys
 
 from aorta.device import Device, driver_version
 from aorta.environment.fingerprint import CELL_ENV_VAR
+from aorta.record.redact import redact_env
 
 
 def cpu_model(cpuinfo_text: str | None = None) -> str:
@@ -74,7 +75,7 @@ def machine_info(device: Device) -> dict:
         **sw,
         "math_libraries": device.math_libraries(),
         "hardware_queues": device.hardware_queue_setting(),
-        "env": Device.scheduling_env(),
+        "env": redact_env(Device.scheduling_env()),  # no secret in a record (aorta/record/redact.py)
         "profiler_detach": device.profiler_detach,
         "host": host_info(),
     }

@@ -25,6 +25,7 @@ import pytest
 
 from aorta.fsdp.breakdown_text import breakdown_lines
 from aorta.fsdp.config import ConfigError, FsdpSuiteConfig, load_config_noting
+from aorta.record.output_arguments import output_option
 from aorta.timing.replay_clock import ReplayClock, replay_into
 
 if TYPE_CHECKING:  # imported lazily at run time: it brings in torch.distributed
@@ -104,8 +105,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "recorded as a deliberate slowdown, never saved as a baseline; the configuration key "
         "fsdp.test_comm_ballast",
     )
-    g.addoption(
+    output_option(
+        g,
         "--aorta-artifacts",
+        kind="dir-when-used",
         default="artifacts",
         metavar="DIR",
         help="where per-rank JSONL metrics and profiler traces go (default ./artifacts)",

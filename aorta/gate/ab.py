@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 SETTING = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+NOT_A_NAME = re.compile(r"^[^/=\s]*=")  # a word with = before any /: meant as a setting, named wrongly
 # Options the ab command sets per run, or that would make a run start a gate of its own.
 OWNED_OPTIONS = (
     "--aorta-compare",
@@ -59,6 +60,12 @@ def parse_launcher(option: str, text: str, label: str) -> Launcher:
         name, _, value = words[i].partition("=")
         env[name] = value
         i += 1
+    if i < len(words) and NOT_A_NAME.match(words[i]):  # 1BAD=x: neither a setting nor a program
+        name = words[i].split("=", 1)[0]
+        raise AbError(
+            f"{option}={text!r}: {name!r} is not an environment variable name (letters, digits and _, not "
+            "starting with a digit); settings come first as NAME=VALUE, then the Python command"
+        )
     return Launcher(label=label, env=env, python=tuple(words[i:]))
 
 

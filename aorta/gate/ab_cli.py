@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ from pathlib import Path
 from aorta.gate import baseline as bl
 from aorta.gate.ab import AbError, Launcher, check_command, pair_order, parse_launcher, run_command
 from aorta.gate.auto_runs import AutoOutcome, run_auto, time_line
-from aorta.gate.child_process import call_to_end, ended, exit_status
+from aorta.gate.child_process import call_to_end, end_tree, ended, exit_status, start_child
 from aorta.gate.cli import add_judging_arguments, add_output_arguments, argtype, settings_from
 from aorta.gate.compare import Comparison, compare_runs, parse_whole
 from aorta.gate.exit_codes import EXIT_USAGE
@@ -29,7 +30,9 @@ from aorta.gate.fresh_runs import CHILD_ENV, ChildRun, recorded_sample, write_on
 from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
 from aorta.gate.sequential import LOOKS, Budget, parse_budget
+from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_file
+from aorta.record.redact import env_secrets, redact_argv
 
 DEFAULT_BUDGET = "10m"
 
@@ -62,8 +65,10 @@ def add_ab_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"with --runs auto: the wall the runs may take (default {DEFAULT_BUDGET}); no pair starts that the "
         "slowest pair so far would carry past it",
     )
-    parser.add_argument(
+    output_argument(
+        parser,
         "--out",
+        kind="dir",
         default=None,
         metavar="DIR",
         help="where the runs, logs and verdict go (default .aorta/ab/<time>)",
@@ -96,10 +101,15 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
             env = {**os.environ, **launcher.env, CHILD_ENV: f"ab {side} {k}"}
             t0 = time.monotonic()
             with open(log_path, "w") as log:
-                log.write("$ " + " ".join(cmd) + "\n")
+                log.write("$ " + " ".join(redact_argv(cmd, env_secrets(env))) + "\n")  # no password in a log
                 log.flush()
                 raw, hung = call_to_end(  # dies with this process (issue 38, case 6)
-                    cmd, done_file=str(out / f"{stem}.done"), env=env, stdout=log, stderr=subprocess.STDOUT
+                    cmd,
+                    done_file=str(out / f"{stem}.done"),
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    who="aorta ab",
                 )
             code = exit_status(raw)  # killed by signal 9: 137, not -9 (issue 38, case 9)
             took = time.monotonic() - t0
@@ -151,6 +161,37 @@ def _judge(args, a: Launcher, b: Launcher, docs: dict[str, list[Path]], settings
     )
 
 
+LAUNCHER_CHECK_S = 300.0  # a docker launcher may pull its image first
+
+
+def check_launcher(option: str, text: str, launcher: Launcher) -> None:
+    """The side's Python starts and imports aorta, under its settings: refused before any run, not after A's
+    runs were spent (issue 46). This Python (no command given) is not asked."""
+    if not launcher.python:
+        return
+    cmd = [*launcher.python, "-c", "import aorta"]
+    env = {**os.environ, **launcher.env}
+    try:
+        proc = start_child(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    except OSError as exc:
+        raise AbError(
+            f"{option}={text!r}: {launcher.python[0]} cannot start: {exc.strerror or exc}"
+        ) from None
+    try:
+        said, _ = proc.communicate(timeout=LAUNCHER_CHECK_S)
+    except subprocess.TimeoutExpired:
+        end_tree(proc)
+        raise AbError(
+            f"{option}={text!r}: 'import aorta' did not finish in {LAUNCHER_CHECK_S:.0f} s"
+        ) from None
+    if proc.returncode != 0:
+        last = (said or "").strip().splitlines()[-1:] or [ended(proc.returncode)]
+        raise AbError(
+            f"{option}={text!r}: {shlex.join(launcher.python)} cannot import aorta ({last[0]}); install aorta "
+            "in that environment (pip install -e <this checkout>)"
+        )
+
+
 def run_ab(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command[:1] == ["--"]:
@@ -159,6 +200,8 @@ def run_ab(args: argparse.Namespace) -> int:
         check_command(command)
         a = parse_launcher("--a", args.a, args.label_a)
         b = parse_launcher("--b", args.b, args.label_b)
+        check_launcher("--a", args.a, a)
+        check_launcher("--b", args.b, b)
         if args.budget is not None and args.runs:
             raise AbError(
                 f"--budget needs --runs auto (--runs {args.runs} runs that many pairs whatever the time)"

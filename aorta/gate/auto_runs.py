@@ -178,11 +178,19 @@ def run_auto(
             f"look at {n} run(s), {clock() - t0:.0f} s: {out.comparison.judged} of "
             f"{len(out.comparison.verdicts)} figures decided, {len(still)} benchmark(s) undecided"
         )
-        if not still:
-            out.stop_reason = "every figure decided" if left > 0 else f"the last look ({n} runs)"
+        open_n = len(out.comparison.verdicts) - out.comparison.judged  # figures not judged (issue 46)
+        if not still and (open_n == 0 or not out_of_room):
+            out.stop_reason = (
+                f"the last look ({n} runs)"
+                if left <= 0
+                else "every figure decided"
+                if open_n == 0
+                else f"no figure more runs could decide ({open_n} not judged)"
+            )
             return out
         if out_of_room:
-            out.stop_reason = f"the {budget.seconds:.0f} s budget ({len(still)} benchmark(s) undecided)"
+            what = f"{len(still)} benchmark(s)" if still else f"{open_n} figure(s)"
+            out.stop_reason = f"the {budget.seconds:.0f} s budget ({what} undecided)"
             return out
         only = still
 

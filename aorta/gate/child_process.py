@@ -44,6 +44,109 @@ def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
     return preexec
 
 
+def start_child(cmd, *, die_signal: int = signal.SIGKILL, **popen):
+    """Every child process aorta starts (gate runs, ``aorta ab``, sweep cells, torchrun, the proof driver's runs)
+    starts here (issue 46, class 2): in a session of its own, so its whole tree (torchrun and its ranks) can be
+    ended by one ``end_tree``; sent ``die_signal`` when this process dies, even by SIGKILL; and known to
+    ``end_children``, which a stopped command (``children_end_on_signals``) calls before it exits."""
+    import subprocess
+
+    proc = subprocess.Popen(cmd, start_new_session=True, preexec_fn=die_with_parent(die_signal), **popen)
+    _LIVE[proc.pid] = proc
+    return proc
+
+
+_LIVE: dict = {}  # pid -> Popen of every child started by start_child and not yet ended
+_ENDED: list[int] = []  # children end_tree ended while still running (a stop line counts them)
+STOP_GRACE_S = 10.0  # a child's tree gets this long after SIGTERM before SIGKILL
+
+
+def end_tree(proc, grace_s: float = STOP_GRACE_S) -> None:
+    """SIGTERM to ``proc``'s whole process group (torchrun stops its ranks on it), SIGKILL to what is left after
+    ``grace_s``; waits for ``proc``."""
+    import subprocess
+
+    if proc.pid <= 0:  # never a group of this process's own (killpg(0) is this process's group)
+        _LIVE.pop(proc.pid, None)
+        return
+    for sig, grace in ((signal.SIGTERM, grace_s), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            break
+        try:
+            proc.wait(timeout=grace)
+            if sig == signal.SIGTERM:
+                os.killpg(proc.pid, signal.SIGKILL)  # what the child left behind in its group
+            break
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            break
+    if proc.poll() is None:
+        proc.wait()
+    _LIVE.pop(proc.pid, None)
+
+
+def end_children(grace_s: float = STOP_GRACE_S) -> int:
+    """End the tree of every child still running; how many there were."""
+    live = [p for p in list(_LIVE.values()) if p.poll() is None]
+    for proc in live:
+        end_tree(proc, grace_s)
+    _LIVE.clear()
+    return len(live)
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Stop(BaseException):
+    """The command got SIGINT, SIGTERM or SIGHUP (``children_end_on_signals``)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"stopped by {signal_name(signum)}")
+
+
+def _raise_stop(signum: int, frame: object) -> None:
+    raise Stop(signum)
+
+
+def stop_line(who: str, signum: int) -> tuple[int, str]:
+    """(exit status, the one line a stopped command prints): its children's trees ended first."""
+    ended_n = end_children() + len(_ENDED)
+    _ENDED.clear()
+    trees = f"; {ended_n} child process tree(s) ended" if ended_n else ""
+    return (
+        SIGNAL_BASE + signum,
+        f"{who}: stopped by {signal_name(signum)}{trees}; exit {SIGNAL_BASE + signum}",
+    )
+
+
+def run_until_stopped(who: str, body: Callable[[], int]) -> int:
+    """``body()``, with SIGINT, SIGTERM and SIGHUP ending every child's tree and then the command, with
+    128 + N and one line on stderr (no traceback). A signal ignored when it began stays ignored (``nohup``)."""
+    import threading
+
+    previous = {}
+    _ENDED.clear()
+    if threading.current_thread() is threading.main_thread():
+        for sig in STOP_SIGNALS:
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, _raise_stop)
+    try:
+        return body()
+    except Stop as exc:
+        code, line = stop_line(who, exc.signum)
+    except KeyboardInterrupt:
+        code, line = stop_line(who, signal.SIGINT)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print(line, file=sys.stderr, flush=True)
+    return code
+
+
 def exit_status(returncode: int) -> int:
     """A ``Popen.returncode`` as an exit status: ``-N`` (ended by signal N) is ``128 + N``."""
     return SIGNAL_BASE - returncode if returncode < 0 else returncode
@@ -69,18 +172,58 @@ EXIT_GRACE_S = 30.0
 
 
 def call_to_end(
-    cmd, *, done_file: str, grace_s: float = EXIT_GRACE_S, poll_s: float = 0.25, **popen
+    cmd,
+    *,
+    done_file: str,
+    grace_s: float = EXIT_GRACE_S,
+    poll_s: float = 0.25,
+    who: str = "aorta gate",
+    **popen,
 ) -> tuple[int, str]:
-    """Run ``cmd`` (dying with this process) until it exits, or until ``grace_s`` after it wrote ``done_file``
+    """Run ``cmd`` (``start_child``) until it exits, or until ``grace_s`` after it wrote ``done_file``
     while still alive: then it is killed and the status it wrote is returned. Returns (raw returncode, note:
     "" or the sentence saying the child hung at exit)."""
-    import subprocess
-    import time
-
     if os.path.exists(done_file):
         os.unlink(done_file)
     env = {**(popen.pop("env", None) or os.environ), DONE_ENV: done_file}
-    proc = subprocess.Popen(cmd, env=env, preexec_fn=die_with_parent(), **popen)
+    proc = start_child(cmd, env=env, **popen)
+    previous = _exit_on_stop_signals(who)
+    try:
+        return _wait_to_end(proc, done_file, grace_s, poll_s)
+    finally:  # Ctrl-C or a stop signal while waiting: the child's tree does not outlive the wait
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if proc.poll() is None:
+            _ENDED.append(proc.pid)  # ended on the way out of a stopped command: its stop line counts it
+            end_tree(proc)
+        _LIVE.pop(proc.pid, None)
+
+
+def _exit_on_stop_signals(who: str) -> dict:
+    """Inside pytest (the gate), SIGTERM and SIGHUP would end the process at once and leave the child's
+    tree to the kernel's death signal, which reaches the child alone: while a child runs, they end its
+    tree, say so in one line and exit 128 + N. A handler someone else set (``run_until_stopped``) is kept."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def stop(signum: int, frame: object) -> None:
+        code, line = stop_line(who, signum)
+        print(line, file=sys.stderr, flush=True)
+        os._exit(code)
+
+    return {
+        sig: signal.signal(sig, stop)
+        for sig in (signal.SIGTERM, signal.SIGHUP)
+        if signal.getsignal(sig) is signal.SIG_DFL
+    }
+
+
+def _wait_to_end(proc, done_file: str, grace_s: float, poll_s: float) -> tuple[int, str]:
+    import subprocess
+    import time
+
     done_at = None
     while True:
         try:

@@ -34,6 +34,7 @@ from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
 from aorta.gate.samples import repeated_run_notes
 from aorta.gate.settings_check import settings_refusal
+from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import (
     OutputPathError,
     check_appendable,
@@ -141,13 +142,15 @@ def parse_share(option: str, text: str) -> float:
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, default_place: str) -> None:
-    parser.add_argument(
+    output_argument(
+        parser,
         "--verdict-json",
         default=None,
         metavar="PATH",
         help=f"verdict file (default: {default_place}; '' for none)",
     )
-    parser.add_argument(
+    output_argument(
+        parser,
         "--markdown",
         default=None,
         metavar="PATH",

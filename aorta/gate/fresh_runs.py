@@ -24,6 +24,7 @@ from pathlib import Path
 
 from aorta.gate.blocks import RUN_KEY, is_sample
 from aorta.gate.child_process import call_to_end, ended, exit_status
+from aorta.record.redact import env_secrets, redact_argv
 
 CHILD_ENV = "AORTA_FRESH_RUN"  # set in each child: "k/N" (or "confirm k/N"); the child never orchestrates
 # Options the parent keeps to itself: the gate's (the children only measure) and the JSON path (each child
@@ -213,7 +214,7 @@ def run_child(
         child_env["PYTEST_ADDOPTS"] = child_addopts(child_env["PYTEST_ADDOPTS"])
     start = time.monotonic()
     with open(log_path, "w") as log:
-        log.write("$ " + " ".join(cmd) + "\n")
+        log.write("$ " + " ".join(redact_argv(cmd, env_secrets(child_env))) + "\n")  # no password in a log
         log.flush()
         raw, hung = call_to_end(  # the child dies with this process (issue 38, case 6)
             cmd,

@@ -26,6 +26,7 @@ from aorta.gate.noise import DEFAULT_MAX_MDE, Noise, mde, pooled_noise, run_valu
 from aorta.gate.samples import DEVICE_TIME, baseline_runs, repeated_run_notes, run_keys, run_machines
 from aorta.gate.verdict import DEFAULT_ALPHA
 from aorta.record import record_of
+from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_file
 from aorta.record.run_identity import repeats
 from aorta.record.table import format_table
@@ -52,7 +53,7 @@ def add_noise_arguments(parser: argparse.ArgumentParser) -> None:
         "--alpha", type=argtype(parse_alpha), default=DEFAULT_ALPHA, metavar="P", help="default 0.01"
     )
     parser.add_argument("--all-figures", action="store_true", help="every figure, not only device time")
-    parser.add_argument("--json", default=None, metavar="PATH", help="the profile as JSON too")
+    output_argument(parser, "--json", default=None, metavar="PATH", help="the profile as JSON too")
 
 
 def profile_rows(

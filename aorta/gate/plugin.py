@@ -49,6 +49,7 @@ from aorta.gate.outputs import (
 from aorta.gate.render import overall_exit, terminal_lines
 from aorta.gate.samples import stored_runs
 from aorta.gate.save_line import one_run_hint
+from aorta.record.output_arguments import output_option
 from aorta.record.output_paths import OutputPathError, check_appendable, check_output_dir, check_output_file
 
 MAX_CONFIRM = 20
@@ -126,13 +127,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="NAME|PATH",
         help="compare this run with a saved baseline (a name for this machine, or a JSON file)",
     )
-    g.addoption(
+    output_option(
+        g,
         "--aorta-baseline-dir",
+        kind="dir",
         metavar="DIR",
         help="where baselines live (default: .aorta/baselines in the rootdir)",
     )
-    g.addoption(
+    output_option(
+        g,
         "--aorta-runs-dir",
+        kind="dir",
         metavar="DIR",
         help="where fresh-process runs write their JSON and logs (default: .aorta/runs in the rootdir)",
     )
@@ -233,12 +238,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="two-sided significance of the t test on run figures (default 0.01)",
     )
-    g.addoption(
+    output_option(
+        g,
         "--aorta-verdict-json",
         metavar="PATH",
         help=f"verdict file (default {DEFAULT_VERDICT_JSON} in the rootdir)",
     )
-    g.addoption(
+    output_option(
+        g,
         "--aorta-markdown",
         metavar="PATH",
         help="markdown summary for CI (also appended to $GITHUB_STEP_SUMMARY when set)",

@@ -24,8 +24,10 @@ from aorta.history.store import (
     open_store,
     parse_history_url,
 )
+from aorta.record.output_arguments import output_argument
 
 HISTORY_ENV = "AORTA_HISTORY"  # the history to use where --history is not given
+MAX_KEEP_DAYS = 36_500  # --keep: 100 years back is as far as any history goes
 
 
 def parse_keep(text: str) -> timedelta:
@@ -35,8 +37,13 @@ def parse_keep(text: str) -> timedelta:
         raise argparse.ArgumentTypeError(
             f"--keep={text!r}: give a positive age in days or hours, e.g. 180d or 12h"
         )
-    n = int(m.group(1))
-    return timedelta(days=n) if m.group(2) == "d" else timedelta(hours=n)
+    n, unit = int(m.group(1)), m.group(2)
+    most = MAX_KEEP_DAYS if unit == "d" else MAX_KEEP_DAYS * 24
+    if n > most:  # past what a date can go back to: refused here, not an OverflowError later
+        raise argparse.ArgumentTypeError(
+            f"--keep={text!r}: at most {most}{unit} (100 years); give a shorter age"
+        )
+    return timedelta(days=n) if unit == "d" else timedelta(hours=n)
 
 
 def _last(text: str) -> int:
@@ -73,7 +80,7 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
     page = sub.add_parser(
         "page", help="one self-contained HTML page: trend plots, change points, what changed"
     )
-    page.add_argument("output", type=Path, metavar="OUT.html")
+    output_argument(page, "output", type=Path, metavar="OUT.html")
     for p in (show, page):
         p.add_argument(
             "-k", dest="benchmark", default=None, help="benchmarks whose name holds this (or a glob)"
@@ -89,13 +96,14 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
     base.add_argument(
         "stack", metavar="STACK", help="a stack label, as 'aorta stack' prints it and show lists"
     )
-    base.add_argument("output", type=Path, metavar="OUT.json")
+    output_argument(base, "output", kind="baseline", type=Path, metavar="OUT.json")
     base.add_argument(
         "--machine", default="", help="the machine model (default: any), e.g. nvidia-h100-80gb-hbm3-x1"
     )
     base.add_argument(
         "--last", type=_last, default=20, help="how many of the stack's latest runs (default 20)"
     )
+    parser.set_defaults(_inputs=history_inputs)
     prune = sub.add_parser("prune", help="delete the runs older than --keep")
     prune.add_argument("--keep", type=parse_keep, required=True, help="age of the runs kept, e.g. 180d")
 
@@ -107,17 +115,27 @@ def _url(args: argparse.Namespace) -> str:
     return parse_history_url(env) if env else str(DEFAULT_PATH)
 
 
+def history_inputs(args: argparse.Namespace) -> dict[str, str]:
+    """The history a command reads, as an input no output may replace (a SQLite file; a URL is no place)."""
+    try:
+        url = _url(args)
+    except ValueError:
+        return {}
+    return {} if "://" in url else {"the history database (--history)": url}
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _open(url: str, who: str, after: str = ""):
-    """The store at ``url``, or None with one line on stderr saying why it cannot be opened."""
+def _open(url: str, who: str, after: str = "", **how: bool):
+    """The store at ``url``, or the exit code with one line on stderr saying why it cannot be opened: 3 where
+    another writer held it past the timeout (as for a run not written), else 2."""
     try:
-        return open_store(url)
+        return open_store(url, **how)
     except HistoryError as exc:
         print(f"{who}: error: {exc}{after}", file=sys.stderr)
-        return None
+        return EXIT_WRITE_FAILED if isinstance(exc, HistoryWriteError) else EXIT_USAGE
 
 
 def run_history(args: argparse.Namespace) -> int:
@@ -131,17 +149,9 @@ def run_history(args: argparse.Namespace) -> int:
     action = args.history_command
     if action == "add":
         return _add(url, args.runs, args.verdicts)
-    if action in ("page", "baseline"):
-        from aorta.record.output_paths import check_output_file
-
-        try:
-            check_output_file("OUT.html" if action == "page" else "OUT.json", args.output)
-        except Exception as exc:
-            print(f"aorta history page: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-    store = _open(url, "aorta history")
-    if store is None:
-        return EXIT_USAGE
+    store = _open(url, f"aorta history {action}", create=False, write=action == "prune")
+    if isinstance(store, int):
+        return store
     with store:
         if action == "prune":
             before = (datetime.now(UTC) - args.keep).isoformat(timespec="seconds")
@@ -212,15 +222,15 @@ def _add(url: str, paths: list[Path], verdict_path: Path | None) -> int:
             print(f"aorta history add: error: {exc}; nothing added", file=sys.stderr)
             return EXIT_USAGE
     store = _open(url, "aorta history add", "; nothing added")
-    if store is None:
-        return EXIT_USAGE
+    if isinstance(store, int):
+        return store
     with store:
         for p, rows in batches:
             try:
                 ids = add_runs(store, rows, now)
-            except HistoryWriteError as exc:
+            except HistoryError as exc:  # locked past the timeout, disk full: 3; read-only: 2
                 print(f"aorta history add: error: {exc}", file=sys.stderr)
-                return EXIT_WRITE_FAILED
+                return EXIT_WRITE_FAILED if isinstance(exc, HistoryWriteError) else EXIT_USAGE
             new = sum(i is not None for i in ids)
             kept = f", {len(ids) - new} already kept" if len(ids) > new else ""
             print(f"aorta history: {p}: {new} run(s) added{kept} -> {store.where}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 import time
 import uuid
 from datetime import UTC, datetime
@@ -28,6 +29,9 @@ STARTED = pytest.StashKey[float]()
 SESSION_ENV = "AORTA_HISTORY_SESSION"  # the session a run belongs to: the gate's verdicts go to its runs
 CHILD_ENV = "AORTA_FRESH_RUN"  # set by the gate in each fresh-run child (aorta/gate/fresh_runs.py)
 LINES = pytest.StashKey[list[str]]()
+# A file the gate's fresh runs append to when their run could not be kept (the history went away between
+# runs): the parent says so and exits 3, the runs and the verdict are kept (issue 46).
+NOT_KEPT_ENV = "AORTA_HISTORY_NOT_KEPT"
 
 
 def parse_history_option(text: str) -> str:
@@ -52,15 +56,22 @@ def pytest_configure(config: pytest.Config) -> None:
     url = config.getoption("aorta_history", None)
     if not url:
         return
+    config.stash[LINES] = []
     try:
         open_store(url).close()  # refused here, before any benchmark runs, if it cannot be used
     except HistoryError as exc:
-        raise pytest.UsageError(f"--aorta-history: {exc}") from None
+        if os.environ.get(CHILD_ENV) is None:
+            raise pytest.UsageError(f"--aorta-history: {exc}") from None
+        # A gate's fresh run: the parent checked the history before the first run; one that went away since
+        # costs this run's row (tried again at the end), never the run.
+        config.stash[LINES].append(f"aorta history: cannot be reached at the start of this run: {exc}")
     config.stash[URL] = url
-    config.stash[LINES] = []
     config.stash[STARTED] = time.time()
     if os.environ.get(CHILD_ENV) is None:  # the gate's fresh runs inherit it: their runs carry this session
         os.environ[SESSION_ENV] = uuid.uuid4().hex[:12]
+        fd, path = tempfile.mkstemp(prefix="aorta-history-not-kept.", suffix=".txt")
+        os.close(fd)
+        os.environ[NOT_KEPT_ENV] = path
 
 
 def compare_baseline(config: pytest.Config, ref: str, machine_model: str) -> dict:
@@ -74,12 +85,26 @@ def compare_baseline(config: pytest.Config, ref: str, machine_model: str) -> dic
     url = config.getoption("aorta_history", None) or (
         parse_history_url(env) if env else str(config.rootpath / DEFAULT_PATH)
     )
-    with open_store(url) as store:
+    with open_store(url, create=False, write=False) as store:
         return history_baseline(store.runs(), store.figures(), stack, machine_model, last)
 
 
 def _document(config: pytest.Config) -> dict | None:
-    """The run as pytest-benchmark's JSON would hold it (aorta's machine info and extra_info included)."""
+    """The run as pytest-benchmark's JSON holds it (aorta's machine info and extra_info included): the file it
+    wrote in this session where there is one, so the row and the file are the same run to the second (a
+    document generated again holds a later ``datetime``: the file added afterwards was a second row)."""
+    from aorta.record import RecordError
+    from aorta.record.benchmark_json_option import target_path
+    from aorta.record.load import read_json_file
+
+    written = target_path(config.getoption("benchmark_json", None))
+    if written and os.path.isfile(written) and os.path.getmtime(written) >= config.stash[STARTED]:
+        try:
+            doc = read_json_file(Path(written))
+            if isinstance(doc, dict) and doc.get("benchmarks"):
+                return doc
+        except RecordError:
+            pass
     bs = getattr(config, "_benchmarksession", None)
     if bs is None or not getattr(bs, "benchmarks", None):
         return None
@@ -129,9 +154,34 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int):
             lines.append(f"aorta history: the gate's {len(verdicts)} verdicts kept with {n} run(s)")
     except (HistoryError, RecordError) as exc:
         lines.append(f"aorta history: this run was NOT kept: {exc}")
-        if int(session.exitstatus) == 0:
+        child = os.environ.get(CHILD_ENV)
+        if child is not None and os.environ.get(NOT_KEPT_ENV):  # the parent says so; this run stays good
+            with open(os.environ[NOT_KEPT_ENV], "a", encoding="utf-8") as fh:
+                fh.write(f"{child}: {' '.join(str(exc).split())}\n")
+        elif int(session.exitstatus) == 0:
             session.exitstatus = EXIT_WRITE_FAILED
+    if os.environ.get(CHILD_ENV) is None:
+        _fresh_runs_not_kept(session, lines)
     return result
+
+
+def _fresh_runs_not_kept(session: pytest.Session, lines: list[str]) -> None:
+    """The gate's fresh runs whose rows the history lost: one line each; exit 3 where nothing worse happened
+    (a SLOWER verdict's 10 stays 10)."""
+    path = os.environ.pop(NOT_KEPT_ENV, None)
+    if not path:
+        return
+    try:
+        with open(path, encoding="utf-8") as fh:
+            missed = [line.strip() for line in fh if line.strip()]
+        os.unlink(path)
+    except OSError:
+        return
+    for line in missed:
+        run, _, why = line.partition(": ")
+        lines.append(f"aorta history: fresh run {run} was NOT kept (the run and the verdict stand): {why}")
+    if missed and int(session.exitstatus) == 0:
+        session.exitstatus = EXIT_WRITE_FAILED
 
 
 def _verdicts(config: pytest.Config) -> tuple:

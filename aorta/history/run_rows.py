@@ -9,8 +9,6 @@ samples.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,6 +20,7 @@ from aorta.gate.baseline import machine_key
 from aorta.gate.machines import aorta_machine, machine_id
 from aorta.gate.noise import run_value
 from aorta.gate.samples import figures, stored_runs
+from aorta.gate.samples import run_key as samples_run_key
 
 
 @dataclass(frozen=True)
@@ -55,15 +54,17 @@ class RunRow:
     source: str  # the file it came from, or "pytest"
     figures: tuple[FigureRow, ...]
     verdicts: tuple[VerdictRow, ...] = field(default=())
+    measured_at: str | None = None  # when the run itself says it was measured (pytest-benchmark's datetime)
 
     @property
     def run_key(self) -> str:
-        """Who the run is: the same run added twice is kept once (its machine, time and figures)."""
-        body = json.dumps(
-            [self.machine_id, self.recorded_at, [(f.benchmark, f.figure, f.samples) for f in self.figures]],
-            sort_keys=True,
-        )
-        return hashlib.sha256(body.encode()).hexdigest()[:32]
+        """Who the run is: its samples and the time it recorded itself, as the gate tells repeats
+        (aorta/gate/samples.py, ``run_key``). Never a time a writer adds: the same run kept by a gate's child,
+        then added from its JSON file, a combined document or a baseline, is one row (issue 46)."""
+        samples: dict[str, dict[str, list[float]]] = {}
+        for f in self.figures:
+            samples.setdefault(f.benchmark, {})[f.figure] = [float(v) for v in f.samples]
+        return samples_run_key(samples, self.measured_at)[:32]
 
 
 def utc_text(when: str | None, default: str) -> str:
@@ -134,7 +135,9 @@ def run_rows(doc: Mapping, source: str, now: str) -> list[RunRow]:
             if s
         )
         when = utc_text(doc.get("datetime"), now)
-        return [RunRow(when, machine_id=machine_id(doc), figures=figs, **common)]
+        return [
+            RunRow(when, machine_id=machine_id(doc), figures=figs, measured_at=doc.get("datetime"), **common)
+        ]
     out = []
     for entry in stored:
         benches = entry.get("benchmarks") or {}
@@ -150,7 +153,8 @@ def run_rows(doc: Mapping, source: str, now: str) -> list[RunRow]:
             for name, samples in (named or {}).items()
             if samples
         )
+        measured = entry.get("measured_at")
         when = utc_text(entry.get("saved_at"), now)
         mid = str((entry.get("machine") or {}).get("id") or machine_id(doc))
-        out.append(RunRow(when, machine_id=mid, figures=figs, **common))
+        out.append(RunRow(when, machine_id=mid, figures=figs, measured_at=measured, **common))
     return out

@@ -11,7 +11,9 @@ written.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,9 +22,12 @@ from typing import Any
 
 from aorta.history.run_rows import RunRow, VerdictRow
 from aorta.history.schema import SCHEMA_VERSION, statements
+from aorta.record.output_paths import check_path_names
+from aorta.record.redact import redact_argv, redact_text, redact_url, url_password, url_secrets
 
 DEFAULT_PATH = Path(".aorta") / "history.db"
 BUSY_TIMEOUT_MS = 60_000  # a writer waits this long for another to commit before giving up
+WAIT_NOTICE_MS = 250  # a writer held up longer than this says who holds the history, then waits
 MIGRATION_LOCK = 40_040  # PostgreSQL advisory lock key: one process migrates at a time
 
 
@@ -32,6 +37,62 @@ class HistoryError(ValueError):
 
 class HistoryWriteError(HistoryError):
     """A run could not be written (disk full, locked past the timeout); nothing of it was kept."""
+
+
+class HistoryMissing(HistoryError):
+    """A command that only reads was given a history that does not exist: nothing is created."""
+
+
+class HistoryLocked(HistoryWriteError):
+    """Another writer held the history past the timeout: nothing was written (exit 3, as a run not written)."""
+
+
+def holders(path: str | os.PathLike) -> str:
+    """Which other processes hold ``path`` (or its -wal / -shm files) open, in words: "pid 123 (aorta history
+    add ...)", from /proc (Linux; "another process" elsewhere or where none can be read)."""
+    names = {os.path.realpath(f"{path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")}
+    found = []
+    for pid in (
+        sorted((d for d in os.listdir("/proc") if d.isdigit()), key=int) if os.path.isdir("/proc") else ()
+    ):
+        if int(pid) == os.getpid():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.path.realpath(f"/proc/{pid}/fd/{fd}") in names for fd in fds):
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    argv = [w.decode(errors="replace") for w in fh.read().split(b"\0") if w]
+                found.append(f"pid {pid} ({' '.join(' '.join(redact_argv(argv)).split())[:80]})")
+        except OSError:
+            continue
+    return ", ".join(found) or "another process"
+
+
+def _unwritable(path: Path) -> bool:
+    """The history cannot be written here: its file, or the folder its journal files go in (a read-only
+    folder or mount; ``os.access`` answers for the mount even to root)."""
+    folder = path.parent if str(path.parent) else Path(".")
+    return not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK))
+
+
+def _sqlite_refusal(p: Path, exc: BaseException) -> HistoryError:
+    """Why a SQLite history cannot be used, told apart: locked by a writer, read-only here, or damaged."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return HistoryLocked(
+            f"{p}: held by another writer ({holders(p)}) for more than {BUSY_TIMEOUT_MS / 1000:.0f} s: nothing "
+            "was written; the history is not damaged: run again when that writer has finished"
+        )
+    if "readonly" in text or "read-only" in text or _unwritable(p):
+        return HistoryError(
+            f"{p}: is read-only here (a read-only file, folder or mount): the history is not damaged, but aorta "
+            "cannot write it or its journal beside it; give a writable --history, or copy the file somewhere "
+            "writable"
+        )
+    return HistoryError(
+        f"{p}: is not a readable SQLite history ({exc}): a damaged file, or not a database; "
+        "move it aside (aorta starts a new one) or restore it from a copy"
+    )
 
 
 def parse_history_url(text: str) -> str:
@@ -46,11 +107,15 @@ def parse_history_url(text: str) -> str:
         return value
     if "://" in value and not value.startswith("sqlite:///"):
         raise ValueError(
-            f"--aorta-history={value!r}: unknown scheme {value.split('://')[0]!r}; allowed: a file path, "
+            f"--aorta-history={redact_url(value)!r}: unknown scheme {value.split('://')[0]!r}; allowed: a file path, "
             "sqlite:///PATH or postgresql://USER@HOST/DB"
         )
     path = Path(value[len("sqlite:///") :] if value.startswith("sqlite:///") else value)
-    if path.is_dir():
+    try:  # a name longer than the filesystem takes, a link that leads nowhere: refused here, not an OSError
+        check_path_names("--aorta-history", path)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+    if os.path.isdir(path):
         raise ValueError(f"--aorta-history={value!r}: is a folder; give a file such as {path / 'history.db'}")
     return str(path)
 
@@ -82,8 +147,13 @@ class StoredFigure:
 class HistoryStore:
     """An open history database. ``open_store(url)`` opens (creating or migrating) it."""
 
-    def __init__(self, conn: Any, dialect: str, where: str) -> None:
+    def __init__(self, conn: Any, dialect: str, where: str, secrets: tuple[str, ...] = ()) -> None:
         self.conn, self.dialect, self.where = conn, dialect, where
+        self.secrets = secrets  # hidden from every message that quotes the server (aorta/record/redact.py)
+
+    def said(self, exc: BaseException) -> str:
+        """An error of the database, as it may be printed."""
+        return redact_text(str(exc).strip(), self.secrets)
 
     # ------------------------------------------------------------------ low level
     def _sql(self, text: str) -> str:
@@ -98,7 +168,7 @@ class HistoryStore:
     def transaction(self) -> Iterator[None]:
         """One write transaction: everything in it is kept, or nothing."""
         if self.dialect == "sqlite":
-            self.conn.execute("BEGIN IMMEDIATE")  # take the write lock now: writers queue, none deadlocks
+            self._begin_immediate()  # take the write lock now: writers queue, none deadlocks
             try:
                 yield
             except BaseException:
@@ -108,6 +178,29 @@ class HistoryStore:
         else:
             with self.conn.transaction():
                 yield
+
+    def _begin_immediate(self) -> None:
+        """``BEGIN IMMEDIATE``; where another writer holds the lock, say who before waiting for it (up to
+        ``BUSY_TIMEOUT_MS``), so a wait is never silent."""
+        self.conn.execute(f"PRAGMA busy_timeout = {min(WAIT_NOTICE_MS, BUSY_TIMEOUT_MS)}")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        print(
+            f"aorta history: {self.where} is held by another writer ({holders(self.where)}): waiting up to "
+            f"{BUSY_TIMEOUT_MS / 1000:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise _sqlite_refusal(Path(self.where), exc) from None
 
     def close(self) -> None:
         self.conn.close()
@@ -146,7 +239,11 @@ class HistoryStore:
         return int(self.execute(q).fetchone()[0])
 
     def migrate(self) -> int:
-        """Create or migrate the schema to ``SCHEMA_VERSION`` in one transaction; refuse a newer one."""
+        """Create or migrate the schema to ``SCHEMA_VERSION`` in one transaction; refuse a newer one. A history
+        already at this version is only read (no write lock: a reader is never held up by a writer)."""
+        found = self.version()
+        if found == SCHEMA_VERSION:
+            return found
         with self.transaction():
             if self.dialect == "postgresql":
                 self.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
@@ -290,22 +387,31 @@ class HistoryStore:
         )
 
 
-def _open_sqlite(path: str) -> HistoryStore:
+def _open_sqlite(path: str, create: bool, write: bool) -> HistoryStore:
     p = Path(path)
+    if not create and not os.path.isfile(p):
+        raise HistoryMissing(
+            f"{p}: no history here ({'a folder' if p.is_dir() else 'no such file'}): nothing created; give the "
+            f"history with --history or $AORTA_HISTORY (runs are kept there by --aorta-history or aorta history add)"
+        )
+    read_only = not write and _unwritable(p)
     try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(p, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute(
-            "PRAGMA journal_mode = WAL"
-        )  # readers never block the writer, a killed writer rolls back
-        conn.execute("PRAGMA foreign_keys = ON")
+        if read_only:  # a history on a read-only mount is read as it is: no journal can be made beside it
+            conn = sqlite3.connect(
+                f"{p.resolve().as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None
+            )
+        else:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(p, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute(
+                "PRAGMA journal_mode = WAL"
+            )  # readers never block the writer, a killed writer rolls back
+            conn.execute("PRAGMA foreign_keys = ON")
     except sqlite3.DatabaseError as exc:
-        raise HistoryError(
-            f"{p}: cannot be opened as a SQLite history ({exc}): a damaged file, or not a database"
-        ) from None
+        raise _sqlite_refusal(p, exc) from None
     except OSError as exc:
-        raise HistoryError(f"{p}: cannot be created: {exc}") from None
+        raise HistoryError(f"{p}: cannot be created: {exc.strerror or exc}") from None
     return HistoryStore(conn, "sqlite", str(p))
 
 
@@ -314,27 +420,24 @@ def _open_postgresql(url: str) -> HistoryStore:
         import psycopg
     except ImportError:
         raise HistoryError(
-            f"{url}: a PostgreSQL history needs psycopg 3: pip install 'aorta[postgresql]'"
+            f"{redact_url(url)}: a PostgreSQL history needs psycopg 3: pip install 'aorta[postgresql]'"
         ) from None
+    secret = url_secrets(url)
     try:
         conn = psycopg.connect(url, autocommit=True)
     except psycopg.Error as exc:
-        raise HistoryError(f"{_redacted(url)}: cannot connect: {str(exc).strip()}") from None
-    return HistoryStore(conn, "postgresql", _redacted(url))
+        hint = "; a password that holds @ is written %40 in a URL" if "@" in url_password(url) else ""
+        said = redact_text(str(exc).strip(), secret)
+        raise HistoryError(f"{redact_url(url)}: cannot connect: {said}{hint}") from None
+    return HistoryStore(conn, "postgresql", redact_url(url), tuple(secret))
 
 
-def _redacted(url: str) -> str:
-    """The URL with its password hidden (it goes into messages)."""
-    head, sep, tail = url.partition("@")
-    if not sep or ":" not in head.split("://", 1)[-1]:
-        return url
-    scheme, _, cred = head.partition("://")
-    return f"{scheme}://{cred.split(':', 1)[0]}:***@{tail}"
-
-
-def open_store(url: str) -> HistoryStore:
-    """Open the history at ``url`` (a parsed ``parse_history_url``), creating or migrating its schema."""
-    store = _open_postgresql(url) if url.startswith(("postgresql://", "postgres://")) else _open_sqlite(url)
+def open_store(url: str, *, create: bool = True, write: bool = True) -> HistoryStore:
+    """Open the history at ``url`` (a parsed ``parse_history_url``), creating or migrating its schema. With
+    ``create=False`` a SQLite file that does not exist is ``HistoryMissing``; with ``write=False`` (a command
+    that only reads) one on a read-only place is read as it is. Locked, read-only, missing and damaged are told apart."""
+    postgres = url.startswith(("postgresql://", "postgres://"))
+    store = _open_postgresql(url) if postgres else _open_sqlite(url, create, write)
     try:
         store.migrate()
     except HistoryError:
@@ -342,13 +445,12 @@ def open_store(url: str) -> HistoryStore:
         raise
     except sqlite3.DatabaseError as exc:
         store.close()
-        raise HistoryError(
-            f"{store.where}: is not a readable SQLite history ({exc}): a damaged file, or not a database; "
-            "move it aside (aorta starts a new one) or restore it from a copy"
-        ) from None
+        raise _sqlite_refusal(Path(store.where), exc) from None
     except Exception as exc:  # psycopg's errors: the server refused the schema statements
         store.close()
-        raise HistoryError(f"{store.where}: the schema could not be read or created: {exc}") from None
+        raise HistoryError(
+            f"{store.where}: the schema could not be read or created: {store.said(exc)}"
+        ) from None
     return store
 
 
@@ -365,7 +467,9 @@ def add_runs(store: HistoryStore, runs: Sequence[RunRow], added_at: str) -> list
         except HistoryError:
             raise
         except Exception as exc:
-            text = str(exc).strip()
+            if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "readonly" in str(exc)):
+                raise _sqlite_refusal(Path(store.where), exc) from None
+            text = store.said(exc)
             full = "full" in text.lower()
             raise HistoryWriteError(
                 f"{store.where}: the run of {run.recorded_at} ({run.source}) could not be written: {text}"

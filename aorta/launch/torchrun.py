@@ -14,13 +14,12 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from aorta.gate.child_process import die_with_parent, exit_status, signal_name
+from aorta.gate.child_process import exit_status, signal_name, start_child
 from aorta.gate.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
 from aorta.launch import rendezvous
 from aorta.launch.scratch_folder import codes_folder
@@ -129,9 +128,7 @@ def run_torchrun(args: argparse.Namespace) -> int:
         # once, as a CI cancel's SIGINT to this pid is (issue 38, case 8); torchrun hands it to its ranks (each
         # in a session of its own already). SIGTERM to torchrun when this launcher dies, even by SIGKILL:
         # torchrun then stops its ranks (case 7).
-        proc = subprocess.Popen(
-            cmd, env=env, start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM)
-        )
+        proc = start_child(cmd, env=env, die_signal=signal.SIGTERM)
 
         def forward(sig: int, frame: object) -> None:
             got.append(sig)

@@ -60,6 +60,12 @@ def _check_links_and_names(option: str, shown: Path, path: Path) -> None:
             )
 
 
+def check_path_names(option: str, path: str | os.PathLike) -> None:
+    """``OutputPathError`` where a name of ``path`` is longer than its filesystem takes, or a part of it is a
+    symbolic link that leads nowhere (for a path that is read and written, such as the history)."""
+    _check_links_and_names(option, Path(path), Path(path))
+
+
 def _check_folder(option: str, shown: Path, folder: Path) -> None:
     _check_links_and_names(option, shown, folder)
     if folder.exists() and not folder.is_dir():
@@ -135,6 +141,61 @@ def check_not_an_input(option: str, path: str | os.PathLike, inputs: dict[str, s
         q = Path(given)
         if _same_file(p, q) or os.path.abspath(p) == os.path.abspath(q):
             raise OutputPathError(
-                f"{option} {p}: is {what} ({q}), an input of this run; writing there would replace the "
-                "runs stored in it: give another path"
+                f"{option} {p}: is {what} ({q}), an input of this run; writing there would replace "
+                "what is stored in it: give another path"
             )
+
+
+KINDS = ("file", "file-in-folder", "dir", "renamed", "baseline")
+SNIFF_LIMIT_BYTES = 64 * 2**20  # a stored document larger than this is not read to tell what it is
+
+
+def stored_kind(path: str | os.PathLike) -> str | None:
+    """What an existing file holds, where an output written over it would lose runs: "a run history (a SQLite
+    database)", "a baseline", or None."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > SNIFF_LIMIT_BYTES:
+            return None
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+            if head.startswith(b"SQLite format 3\0"):
+                return "a run history (a SQLite database)"
+            if b'"aorta_baseline"' in head + fh.read():
+                return "a baseline"
+    except OSError:
+        return None
+    return None
+
+
+def check_not_stored_runs(option: str, path: Path, *, baseline_ok: bool = False) -> None:
+    """An output is never written over a history database or a baseline, whichever command's input it is (a
+    baseline output may replace a baseline)."""
+    kind = stored_kind(path)
+    if kind and not (baseline_ok and kind == "a baseline"):
+        raise OutputPathError(
+            f"{option} {path}: holds {kind}; writing there would replace the runs stored in it: give another path"
+        )
+
+
+def check_output(
+    option: str,
+    path: str | os.PathLike,
+    *,
+    kind: str = "file",
+    inputs: dict[str, str | os.PathLike] | None = None,
+) -> Path:
+    """The one check every written output goes through (issue 46): ``path`` can be written as ``kind`` (a
+    "file"; a "file-in-folder" whose folder must exist already; a "dir"; a file or folder "renamed" into place)
+    and, for a file, is none of ``inputs`` (the command's inputs, its history, a baseline). ``OutputPathError``,
+    one sentence naming the option, otherwise."""
+    if kind == "dir":
+        return check_output_dir(option, path)
+    if kind == "renamed":
+        p = check_output_renamed_into_place(option, path)
+    elif kind in ("file", "file-in-folder", "baseline"):
+        p = check_output_file(option, path, create_parent=kind == "file")
+    else:
+        raise ValueError(f"check_output: kind={kind!r}; allowed: {', '.join(KINDS)}")
+    check_not_an_input(option, p, dict(inputs or {}))
+    check_not_stored_runs(option, p, baseline_ok=kind == "baseline")
+    return p

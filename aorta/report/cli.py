@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from aorta.gate.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
+from aorta.record.output_arguments import output_argument
 from aorta.record.stop_signals import Stopped, stop_signals_raise
 from aorta.report.errors import ReportInputError
 
@@ -44,8 +45,13 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--verdicts", metavar="FILE", help="a verdict JSON file from the regression gate to show"
     )
-    parser.add_argument(
-        "--output", required=True, metavar="DIR", help="report folder (replaced only when complete)"
+    output_argument(
+        parser,
+        "--output",
+        kind="renamed",
+        required=True,
+        metavar="DIR",
+        help="report folder (replaced only when complete)",
     )
 
 
@@ -149,7 +155,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
         "*.pt.trace.json): one process per rank, timestamps aligned.",
     )
     merge.add_argument("traces", nargs="+", metavar="RANK_TRACE")
-    merge.add_argument("--output", required=True, metavar="merged.json")
+    output_argument(merge, "--output", required=True, metavar="merged.json")
     merge.add_argument(
         "--align",
         default="auto",
@@ -171,7 +177,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
         "(.json, .json.gz), rocprofv3 CSV (a file or a folder) or its rocpd database (.db). docs/traces.md",
     )
     figures.add_argument("traces", nargs="+", metavar="TRACE")
-    figures.add_argument("--json", metavar="PATH", help="also write every figure as JSON here")
+    output_argument(figures, "--json", metavar="PATH", help="also write every figure as JSON here")
     figures.add_argument("--steps", action="store_true", help="one row per step (default: median per rank)")
 
 

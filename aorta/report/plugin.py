@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from aorta.record import write_json_atomic
+from aorta.record.output_arguments import output_option
 from aorta.record.output_paths import OutputPathError, check_output_dir
 from aorta.report.chrome_trace import round_events, trace_document
 
@@ -30,8 +31,10 @@ def parse_trace_dir(value: str) -> Path:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.getgroup("aorta").addoption(
+    output_option(
+        parser.getgroup("aorta"),
         "--aorta-trace-dir",
+        kind="dir",
         type=parse_trace_dir,
         default=None,
         metavar="DIR",

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from aorta.gate.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
+from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_dir
 from aorta.sweep import manifest as mf
 from aorta.sweep.command import check_command, check_override_readers, check_overrides
@@ -46,8 +47,13 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="key=v1,v2",
         help="an FSDP config key (as --aorta-override) and its values: one more dimension of the grid",
     )
-    parser.add_argument(
-        "--output", required=True, metavar="DIR", help="sweep folder: manifest and one folder per cell"
+    output_argument(
+        parser,
+        "--output",
+        kind="dir",
+        required=True,
+        metavar="DIR",
+        help="sweep folder: manifest and one folder per cell",
     )
     parser.add_argument(
         "--label", metavar="STACK", help="the stack this sweep ran on (default: the folder's name)"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from aorta.environment.fingerprint import CELL_ENV_VAR
+from aorta.gate.child_process import end_tree, start_child
 from aorta.gate.exit_codes import EXIT_CANNOT_START, EXIT_CELL_FAILED, EXIT_CLEAN
 from aorta.sweep import manifest as mf
 from aorta.sweep.command import cell_command
@@ -72,16 +72,7 @@ def foreign_attempt(json_path: Path, attempt: str) -> str | None:
 
 def _stop(proc: subprocess.Popen) -> None:
     """End the cell's whole process group (the command and, under torchrun, every rank)."""
-    for sig, grace in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, None)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=grace)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    end_tree(proc, STOP_GRACE_S)
 
 
 def _log_tail(path: Path, lines: int = 5) -> list[str]:
@@ -98,9 +89,7 @@ def _run_one(
     guarded = [sys.executable, GUARD, str(os.getpid()), "--", *cmd]
     with open(log, "w", encoding="utf-8") as out:
         try:
-            proc = subprocess.Popen(
-                guarded, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-            )
+            proc = start_child(guarded, env=env, stdout=out, stderr=subprocess.STDOUT)
         except OSError as exc:
             return mf.FAILED, None, f"the command could not start: {exc}"
         try:

@@ -19,10 +19,10 @@ Exit status: 0 when every run exited as its proof expects, 1 otherwise, 2 for ba
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tarfile
@@ -32,6 +32,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from aorta.gate.child_process import end_tree, run_until_stopped, start_child
+from aorta.record.output_arguments import check_parsed_outputs, output_argument
+from aorta.record.output_paths import OutputPathError, check_output
+from aorta.record.redact import env_secrets, redact_argv
 from scripts.gpu.proof import Knobs, Proof, Run
 from scripts.gpu.proofs import PROOFS
 
@@ -94,31 +98,19 @@ def run_env(proof: Proof, run: Run) -> dict[str, str]:
 
 
 def _one(argv: tuple[str, ...], env: dict[str, str], log: Path, limit_s: float) -> int:
+    """One run, in a process group of its own (``start_child``): cut at ``limit_s`` with its whole tree
+    (torchrun and its ranks, not the launcher alone); a stop signal to the driver ends it too
+    (``run_until_stopped`` in ``main``)."""
     with log.open("w") as out:
-        out.write("+ " + shlex.join(argv) + "\n")
+        out.write("+ " + shlex.join(redact_argv(argv, env_secrets(env))) + "\n")  # no password in a log
         out.flush()
-        proc = subprocess.Popen(
-            argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-
-        def stop(signum, frame):  # the driver told to stop (a device call's limit): its run stops with it
-            os.killpg(proc.pid, signal.SIGTERM)
-            raise SystemExit(128 + signum)
-
-        before = signal.signal(signal.SIGTERM, stop)
+        proc = start_child(argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
             return proc.wait(timeout=limit_s)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGTERM)  # torchrun and its ranks too, not the launcher alone
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            end_tree(proc, grace_s=15)
             out.write(f"\n[prove: cut at {limit_s:.0f} s]\n")
             return TIMED_OUT
-        finally:
-            signal.signal(signal.SIGTERM, before)
 
 
 def run_all(proof: Proof, runs: list[Run], work: Path, budget: Budget) -> list[tuple[str, int | str, float]]:
@@ -155,8 +147,13 @@ def unpack_inputs(paths: list[str], work: Path) -> list[Path]:
             raise ValueError(f"input {raw}: give an earlier call's .tgz or a folder")
         dest = work / "in" / path.name.split(".")[0]
         dest.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(path) as tar:
-            tar.extractall(dest, filter="data")
+        try:
+            with tarfile.open(path) as tar:
+                tar.extractall(dest, filter="data")
+        except (tarfile.TarError, OSError, EOFError) as exc:  # an empty or cut file: no traceback
+            raise ValueError(
+                f"input {raw}: not a readable archive ({exc}); give an earlier call's .tgz"
+            ) from None
         folders.append(dest)
     return folders
 
@@ -240,6 +237,17 @@ def list_lines() -> list[str]:
     return lines
 
 
+def parse_budget_s(text: str) -> float:
+    """``--budget``: seconds, finite and above zero (a negative or NaN budget ran nothing and exited 0)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--budget={text!r}: give seconds, e.g. 540") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"--budget={text!r}: give seconds above 0, e.g. 540")
+    return value
+
+
 def parse_set(values: list[str]) -> dict[str, str]:
     out = {}
     for item in values:
@@ -257,9 +265,15 @@ def main(argv: list[str] | None = None) -> int:
         "inputs", nargs="*", help="earlier calls' archives or folders, for the proofs that read them"
     )
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a knob of the proof")
-    ap.add_argument("--budget", type=float, help="seconds for every run together (default: the proof's)")
     ap.add_argument(
-        "--out", type=Path, help="where the archive and table.txt go (default $OUT, else artifacts/NAME)"
+        "--budget", type=parse_budget_s, help="seconds for every run together (default: the proof's)"
+    )
+    output_argument(
+        ap,
+        "--out",
+        kind="dir",
+        type=Path,
+        help="where the archive and table.txt go (default $OUT, else artifacts/NAME)",
     )
     ap.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     ap.add_argument("--list", action="store_true", help="every proof, its GPUs, knobs and table")
@@ -277,8 +291,11 @@ def main(argv: list[str] | None = None) -> int:
             dry_run(proof, list(proof.runs(knobs, Path("$WORK"))))
             return 0
         out = a.out or Path(os.environ.get("OUT") or REPO / "artifacts" / proof.name)
-        return prove(proof, knobs, out, Budget(a.budget or proof.budget_s), a.inputs)
-    except ValueError as exc:
+        check_parsed_outputs(ap, a, {})  # before any run (issue 46): not a file, writable
+        check_output("--out" if a.out else "$OUT", out, kind="dir")
+        budget = Budget(a.budget or proof.budget_s)
+        return run_until_stopped(f"prove {proof.name}", lambda: prove(proof, knobs, out, budget, a.inputs))
+    except (ValueError, OutputPathError) as exc:
         print(f"prove {proof.name}: {exc}", file=sys.stderr)
         return 2
 

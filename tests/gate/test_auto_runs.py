@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from aorta.gate import baseline as bl
 from aorta.gate.auto_runs import run_auto, undecided
 from aorta.gate.compare import GateSettings, compare_runs
@@ -152,3 +154,30 @@ def test_a_compare_that_judged_under_the_stated_share_is_inconclusive_at_it_clea
     assert comp.judged == 2 and comp.exit_code == EXIT_CLEAN
     noisy = compare_runs(base, multi("a", [10.0, 10.6, 9.4]), GateSettings(min_judged=0.5))
     assert noisy.judged < 1 and noisy.exit_code == EXIT_INCONCLUSIVE
+
+
+@pytest.mark.parametrize(
+    "budget_s,reason",
+    [
+        (1.0, "the 1 s budget (4 figure(s) undecided)"),
+        (10_000, "no figure more runs could decide (2 not judged)"),
+    ],
+)
+def test_a_stop_with_figures_not_judged_never_says_every_figure_decided(
+    tmp_path, monkeypatch, budget_s, reason
+):
+    """``--aorta-budget 1s`` (issue 46): one run, no figure judged, none that more runs could decide (one run
+    has no test behind its UNSURE); the stop names the budget, or says why, never "every figure decided"."""
+    from aorta.gate import auto_runs
+
+    monkeypatch.setattr(auto_runs, "undecided", lambda comp, left, both_sides=False: [])
+    fake = FakeRuns(tmp_path, wall_s=100.0)
+    now = [0.0]
+
+    def start(k, only, lean):
+        now[0] += 100.0
+        return fake.start(k, only, lean)
+
+    out = run_auto(start, Budget(budget_s), judge=fake.judge(baseline_of_both(runs=1)), clock=lambda: now[0])
+    assert out.stop_reason == reason
+    assert budget_s > 1 or " 0 of 4 figures decided" in out.looks[0]

@@ -444,7 +444,7 @@ def test_cli_compare_refuses_an_output_place_that_cannot_be_written(tmp_path, ca
     assert main(["compare", ref, ref, *args]) == 2
     err = capsys.readouterr().err
     assert (
-        f"aorta compare: {option} {plain / 'sub' / 'out'}: cannot be created: {plain} is a file, not a folder"
+        f"aorta compare: error: {option} {plain / 'sub' / 'out'}: cannot be created: {plain} is a file, not a folder"
         in err
     )
     assert not (tmp_path / "v.json").exists() and not (tmp_path / "v.md").exists()

@@ -94,7 +94,6 @@ def test_a_gate_code_on_rank_0_comes_back_through_torchrun(tmp_path):
 @pytest.mark.parametrize("signal_number, code", [(15, 143), (9, 137)])
 def test_torchrun_killed_by_a_signal_exits_128_plus_the_signal(monkeypatch, capsys, signal_number, code):
     # the shell's convention: a child ended by signal N is 128 + N (SIGTERM 143, SIGKILL 137)
-    from aorta.launch import torchrun
 
     class Killed:
         def __init__(self, cmd, env, **kw):
@@ -106,7 +105,7 @@ def test_torchrun_killed_by_a_signal_exits_128_plus_the_signal(monkeypatch, caps
         def send_signal(self, sig):
             pass
 
-    monkeypatch.setattr(torchrun.subprocess, "Popen", Killed)
+    monkeypatch.setattr("subprocess.Popen", Killed)
     assert main(["torchrun", "--nproc_per_node", "2", "-m", "pytest", "benchmarks/fsdp"]) == code
     assert (
         capsys.readouterr()
