@@ -15,7 +15,19 @@ sys.modules.setdefault("realistic_bugs", rb)  # its dataclass looks its module u
 _spec.loader.exec_module(rb)
 
 BUGS = rb.load()
-PACKAGES = {"gate", "fsdp", "timeline", "hw_queue", "timing", "sweep", "record", "cli"}
+PACKAGES = {
+    "gate",
+    "fsdp",
+    "timeline",
+    "hw_queue",
+    "timing",
+    "sweep",
+    "record",
+    "cli",
+    "history",
+    "report",
+    "device",
+}
 
 
 def test_the_list_covers_every_package_with_at_least_60_bugs():

@@ -101,9 +101,10 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
             wall += took
             ok = code == 0 and json_path.is_file()
             what = "" if only is None else f", {len(only)} undecided benchmark(s)"
+            no_json = "" if json_path.is_file() else ", no JSON"  # as the gate says of its children
             print(
                 f"aorta ab: {launcher.label} run {k}{' (lean)' if lean else ''}{what}: "
-                f"{'ok' if ok else f'FAILED ({ended(raw)})'} in {took:.1f} s, log {log_path}",
+                f"{'ok' if ok else f'FAILED ({ended(raw)}{no_json})'} in {took:.1f} s, log {log_path}",
                 flush=True,
             )
             if hung:

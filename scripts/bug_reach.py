@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Which fast-tier tests reach which lines: one run of ``pytest -m 'not slow'`` under coverage, each test its own
+context, the processes a test starts (a gate's fresh runs, ``aorta ab``'s sides, pytester's subprocesses)
+measured under that test's context too. ``scripts/realistic_bugs.py`` runs each bug against the tests that
+reach its lines only.
+
+    python3 scripts/bug_reach.py OUT.json FILE...     # FILE: the files to measure, relative to the root
+
+OUT.json: ``{"files": {FILE: {LINE: [test node id, ...]}}}``; lines run while no test runs (an import at
+collection) are left out. Run from the repository root (the tree measured), with ``PYTHONPATH`` on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import coverage
+import pytest
+
+CONFIG_ENV = "COVERAGE_PROCESS_CONFIG"  # read by coverage's .pth in every Python process started
+
+
+class Reach:
+    """Each test a context, in this process and (through the config each started process reads) in its children."""
+
+    def __init__(self, cov: coverage.Coverage) -> None:
+        self.cov = cov
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+        self.cov.switch_context(item.nodeid)
+        self.cov.config.context = item.nodeid  # children: their static context
+        os.environ[CONFIG_ENV] = self.cov.config.serialize()
+        try:
+            return (yield)
+        finally:
+            self.cov.switch_context("")
+            os.environ.pop(CONFIG_ENV, None)
+
+
+def measure(files: list[str], pytest_args: list[str]) -> dict[str, dict[str, list[str]]]:
+    root = Path.cwd()
+    with tempfile.TemporaryDirectory(prefix="aorta-reach-") as tmp:
+        data = Path(tmp) / ".coverage"
+        cov = coverage.Coverage(
+            data_file=str(data), include=[str(root / f) for f in files], data_suffix=True, branch=False
+        )
+        cov.config.parallel = True
+        cov.start()
+        try:
+            pytest.main(pytest_args, plugins=[Reach(cov)])
+        finally:
+            cov.stop()
+            cov.save()
+        combined = coverage.Coverage(data_file=str(data))
+        combined.combine([tmp], keep=False)
+        db = combined.get_data()
+        out: dict[str, dict[str, list[str]]] = {}
+        for f in files:
+            by_line = db.contexts_by_lineno(str(root / f))
+            out[f] = {str(n): sorted({c for c in cs if c}) for n, cs in by_line.items() if any(cs)}
+        return out
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out, files = Path(argv[0]), argv[1:]
+    args = ["-m", "not slow", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
+    result = measure(files, args)
+    out.write_text(json.dumps({"files": result}), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
