@@ -6,8 +6,8 @@ reach its lines only.
 
     python3 scripts/bug_reach.py OUT.json FILE...     # FILE: the files to measure, relative to the root
 
-OUT.json: ``{"files": {FILE: {LINE: [test node id, ...]}}}``; lines run while no test runs (an import at
-collection) are left out. Run from the repository root (the tree measured), with ``PYTHONPATH`` on it.
+OUT.json: ``{"files": {FILE: {LINE: [test node id, ...]}}, "seconds": {test node id: s}}``; lines run while
+no test runs (an import at collection) are left out; ``seconds``: how long each test took (under coverage). Run from the repository root (the tree measured), with ``PYTHONPATH`` on it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,20 +31,23 @@ class Reach:
 
     def __init__(self, cov: coverage.Coverage) -> None:
         self.cov = cov
+        self.seconds: dict[str, float] = {}
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
         self.cov.switch_context(item.nodeid)
         self.cov.config.context = item.nodeid  # children: their static context
         os.environ[CONFIG_ENV] = self.cov.config.serialize()
+        start = time.monotonic()
         try:
             return (yield)
         finally:
+            self.seconds[item.nodeid] = round(time.monotonic() - start, 3)
             self.cov.switch_context("")
             os.environ.pop(CONFIG_ENV, None)
 
 
-def measure(files: list[str], pytest_args: list[str]) -> dict[str, dict[str, list[str]]]:
+def measure(files: list[str], pytest_args: list[str]) -> dict:
     root = Path.cwd()
     with tempfile.TemporaryDirectory(prefix="aorta-reach-") as tmp:
         data = Path(tmp) / ".coverage"
@@ -51,9 +55,10 @@ def measure(files: list[str], pytest_args: list[str]) -> dict[str, dict[str, lis
             data_file=str(data), include=[str(root / f) for f in files], data_suffix=True, branch=False
         )
         cov.config.parallel = True
+        reach = Reach(cov)
         cov.start()
         try:
-            pytest.main(pytest_args, plugins=[Reach(cov)])
+            pytest.main(pytest_args, plugins=[reach])
         finally:
             cov.stop()
             cov.save()
@@ -64,7 +69,7 @@ def measure(files: list[str], pytest_args: list[str]) -> dict[str, dict[str, lis
         for f in files:
             by_line = db.contexts_by_lineno(str(root / f))
             out[f] = {str(n): sorted({c for c in cs if c}) for n, cs in by_line.items() if any(cs)}
-        return out
+        return {"files": out, "seconds": reach.seconds}
 
 
 def main(argv: list[str]) -> int:
@@ -74,7 +79,7 @@ def main(argv: list[str]) -> int:
     out, files = Path(argv[0]), argv[1:]
     args = ["-m", "not slow", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
     result = measure(files, args)
-    out.write_text(json.dumps({"files": result}), encoding="utf-8")
+    out.write_text(json.dumps(result), encoding="utf-8")
     return 0
 
 

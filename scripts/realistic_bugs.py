@@ -131,8 +131,9 @@ MAP_ROOT = Path(tempfile.gettempdir()) / "aorta-bug-reach"
 
 
 def tree_key(root: Path) -> str:
-    """A hash of every copied file's path and content: the reach map is reused while it is the same."""
-    h = hashlib.sha256()
+    """A hash of every copied file's path and content, and of where the real AMD traces are read (tests skip
+    without them): the reach map is reused while it is the same."""
+    h = hashlib.sha256(_env(root)["AORTA_AMD_TRACES"].encode())
     for name in COPIED:
         src = root / name
         for f in sorted(src.rglob("*")) if src.is_dir() else [src] if src.is_file() else []:
@@ -141,13 +142,14 @@ def tree_key(root: Path) -> str:
     return h.hexdigest()[:20]
 
 
-def reach_map(root: Path, timeout_s: float = 1800.0) -> dict[str, dict[str, list[str]]]:
-    """{file: {line: [test ids]}} of every module of aorta: from the cache where one was made of this tree,
-    else one coverage run of the fast tier in ``root`` (scripts/bug_reach.py)."""
+def reach_map(root: Path, timeout_s: float = 1800.0) -> dict:
+    """``{"files": {file: {line: [test ids]}}, "seconds": {test id: s}}`` of every module of aorta: from the
+    cache where one was made of this tree, else one coverage run of the fast tier in ``root``
+    (scripts/bug_reach.py)."""
     files = sorted(str(f.relative_to(root)) for f in (root / "aorta").rglob("*.py"))
     cached = MAP_ROOT / f"{tree_key(root)}.json"
     if cached.is_file():
-        return json.loads(cached.read_text(encoding="utf-8"))["files"]
+        return json.loads(cached.read_text(encoding="utf-8"))
     MAP_ROOT.mkdir(parents=True, exist_ok=True)
     out = MAP_ROOT / f"{cached.stem}.partial.json"
     start = time.monotonic()
@@ -166,7 +168,7 @@ def reach_map(root: Path, timeout_s: float = 1800.0) -> dict[str, dict[str, list
     )
     out.replace(cached)
     print(f"measured in {time.monotonic() - start:.0f} s (kept in {cached})", flush=True)
-    return json.loads(cached.read_text(encoding="utf-8"))["files"]
+    return json.loads(cached.read_text(encoding="utf-8"))
 
 
 def changed_lines(bug: Bug, text: str) -> range:
@@ -175,20 +177,22 @@ def changed_lines(bug: Bug, text: str) -> range:
     return range(first, first + bug.old.rstrip("\n").count("\n") + 1)
 
 
-def tests_for(bug: Bug, text: str, reach: dict[str, dict[str, list[str]]] | None) -> list[str]:
+def tests_for(bug: Bug, text: str, reach: dict | None) -> list[str]:
     """The tests that reach the bug's lines (a line inside a statement is reached with the statement's first
-    line: the nearest measured line above counts too) and the test ids the list names; the list's tests
-    where no test reaches them or where there is no map."""
+    line: the nearest measured line above counts too) and the test ids the list names, the named first, then
+    the quickest; the list's tests where no test reaches the lines or where there is no map."""
     if reach is None:
         return list(bug.tests)
-    lines = reach.get(bug.file, {})
+    lines = reach["files"].get(bug.file, {})
     wanted = changed_lines(bug, text)
     above = [int(n) for n in lines if int(n) <= wanted[0]]
     keys = {str(n) for n in wanted} | ({str(max(above))} if above else set())
-    found = sorted({t for k in keys for t in lines.get(k, ())})
+    found = {t for k in keys for t in lines.get(k, ())}
     if not found:
         return list(bug.tests)
-    return found + [t for t in bug.tests if "::" in t and t not in found]
+    named = [t for t in bug.tests if "::" in t]
+    seconds = reach.get("seconds", {})
+    return named + sorted(found - set(named), key=lambda t: (seconds.get(t, 0.0), t))
 
 
 def _run_forked(args: list[str], root: Path, timeout_s: float) -> tuple[int | None, str]:
@@ -225,9 +229,7 @@ def _run_forked(args: list[str], root: Path, timeout_s: float) -> tuple[int | No
         time.sleep(0.05)
 
 
-def try_bug(
-    bug: Bug, root: Path, timeout_s: float, reach: dict[str, dict[str, list[str]]] | None = None
-) -> tuple[str, str]:
+def try_bug(bug: Bug, root: Path, timeout_s: float, reach: dict | None = None) -> tuple[str, str]:
     """(result, detail) of one bug applied alone in the copy at ``root``; the file is restored after."""
     n = occurrences(bug, root)
     if n != 1:

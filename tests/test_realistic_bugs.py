@@ -73,3 +73,20 @@ def test_a_malformed_entry_is_refused_naming_it(tmp_path):
     )
     with pytest.raises(ValueError, match="an expected miss must say why no test can see it"):
         rb.load(bad)
+
+
+def test_a_bug_runs_the_tests_that_reach_its_lines_the_named_first_then_the_quickest():
+    text = "def f(x):\n    y = (x +\n         1)\n    return y\n"
+    bug = rb.Bug(
+        "b", "gate", "m.py", "         1)", "         2)", "off by one", ("tests/t.py::named", "tests/u.py")
+    )
+    reach = {
+        "files": {"m.py": {"1": ["tests/t.py::at_import"], "2": ["tests/t.py::slow", "tests/t.py::quick"]}},
+        "seconds": {"tests/t.py::slow": 3.0, "tests/t.py::quick": 0.1},
+    }
+    assert list(rb.changed_lines(bug, text)) == [3]
+    # line 3 is inside the statement of line 2, which coverage records: its tests reach the bug
+    assert rb.tests_for(bug, text, reach) == ["tests/t.py::named", "tests/t.py::quick", "tests/t.py::slow"]
+    reach["files"]["m.py"] = {"4": ["tests/t.py::later"]}  # no test reaches the lines: the list's tests
+    assert rb.tests_for(bug, text, reach) == ["tests/t.py::named", "tests/u.py"]
+    assert rb.tests_for(bug, text, None) == ["tests/t.py::named", "tests/u.py"]

@@ -126,6 +126,7 @@ def write_rocpd(path: Path, records: list[Record]) -> Path:
     """rocprofv3's rocpd database: the records through the per-session tables and views of ``SCHEMA``, each
     record's event row numbered apart from its correlation id."""
     con = sqlite3.connect(path)
+    con.execute("PRAGMA synchronous = OFF")  # a test file: no need to wait for the disk
     con.executescript(SCHEMA)
     texts = ["hipLaunchKernel", "HIP_RUNTIME_API", "KERNEL_DISPATCH", "MEMORY_COPY", *DIRECTIONS]
     con.executemany(f"INSERT INTO `rocpd_string{UUID}` (id, string) VALUES (?, ?)", enumerate(texts, start=1))
