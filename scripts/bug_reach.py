@@ -6,8 +6,9 @@ reach its lines only.
 
     python3 scripts/bug_reach.py OUT.json FILE...     # FILE: the files to measure, relative to the root
 
-OUT.json: ``{"files": {FILE: {LINE: [test node id, ...]}}, "seconds": {test node id: s}}``; lines run while
-no test runs (an import at collection) are left out; ``seconds``: how long each test took (under coverage). Run from the repository root (the tree measured), with ``PYTHONPATH`` on it.
+OUT.json: ``{"files": {FILE: {LINE: [test node id, ...]}}, "at_import": {FILE: [LINE, ...]}, "seconds": {test
+node id: s}}``: the tests that ran each line; the lines run while no test ran (an import at collection: a
+constant, a ``def``), whose effect any test may see; how long each test took (under coverage). Run from the repository root (the tree measured), with ``PYTHONPATH`` on it.
 """
 
 from __future__ import annotations
@@ -66,10 +67,12 @@ def measure(files: list[str], pytest_args: list[str]) -> dict:
         combined.combine([tmp], keep=False)
         db = combined.get_data()
         out: dict[str, dict[str, list[str]]] = {}
+        at_import: dict[str, list[int]] = {}
         for f in files:
             by_line = db.contexts_by_lineno(str(root / f))
             out[f] = {str(n): sorted({c for c in cs if c}) for n, cs in by_line.items() if any(cs)}
-        return {"files": out, "seconds": reach.seconds}
+            at_import[f] = sorted(n for n, cs in by_line.items() if "" in cs)
+        return {"files": out, "at_import": at_import, "seconds": reach.seconds}
 
 
 def main(argv: list[str]) -> int:

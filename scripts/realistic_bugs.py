@@ -179,8 +179,10 @@ def changed_lines(bug: Bug, text: str) -> range:
 
 def tests_for(bug: Bug, text: str, reach: dict | None) -> list[str]:
     """The tests that reach the bug's lines (a line inside a statement is reached with the statement's first
-    line: the nearest measured line above counts too) and the test ids the list names, the named first, then
-    the quickest; the list's tests where no test reaches the lines or where there is no map."""
+    line: the nearest measured line above counts too), after the test ids the list names, the quickest first.
+    The list's own tests come first, whole, where a line also runs at import (a constant any test may read:
+    the tests that reach it are only those that imported it in a process of their own), and alone where no
+    test reaches the lines or there is no map."""
     if reach is None:
         return list(bug.tests)
     lines = reach["files"].get(bug.file, {})
@@ -190,9 +192,10 @@ def tests_for(bug: Bug, text: str, reach: dict | None) -> list[str]:
     found = {t for k in keys for t in lines.get(k, ())}
     if not found:
         return list(bug.tests)
-    named = [t for t in bug.tests if "::" in t]
+    imported = {str(n) for n in reach.get("at_import", {}).get(bug.file, ())}
+    first = list(bug.tests) if imported & {str(n) for n in wanted} else [t for t in bug.tests if "::" in t]
     seconds = reach.get("seconds", {})
-    return named + sorted(found - set(named), key=lambda t: (seconds.get(t, 0.0), t))
+    return first + sorted(found - set(first), key=lambda t: (seconds.get(t, 0.0), t))
 
 
 def _run_forked(args: list[str], root: Path, timeout_s: float) -> tuple[int | None, str]:
