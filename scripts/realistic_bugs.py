@@ -186,14 +186,14 @@ def tests_for(bug: Bug, text: str, reach: dict | None) -> list[str]:
     if reach is None:
         return list(bug.tests)
     lines = reach["files"].get(bug.file, {})
+    imported = {str(n) for n in reach.get("at_import", {}).get(bug.file, ())}
     wanted = changed_lines(bug, text)
-    above = [int(n) for n in lines if int(n) <= wanted[0]]
+    above = [int(n) for n in set(lines) | imported if int(n) <= wanted[0]]
     keys = {str(n) for n in wanted} | ({str(max(above))} if above else set())
     found = {t for k in keys for t in lines.get(k, ())}
     if not found:
         return list(bug.tests)
-    imported = {str(n) for n in reach.get("at_import", {}).get(bug.file, ())}
-    first = list(bug.tests) if imported & {str(n) for n in wanted} else [t for t in bug.tests if "::" in t]
+    first = list(bug.tests) if imported & keys else [t for t in bug.tests if "::" in t]
     seconds = reach.get("seconds", {})
     return first + sorted(found - set(first), key=lambda t: (seconds.get(t, 0.0), t))
 

@@ -87,13 +87,16 @@ def test_a_bug_runs_the_tests_that_reach_its_lines_the_named_first_then_the_quic
     assert list(rb.changed_lines(bug, text)) == [3]
     # line 3 is inside the statement of line 2, which coverage records: its tests reach the bug
     assert rb.tests_for(bug, text, reach) == ["tests/t.py::named", "tests/t.py::quick", "tests/t.py::slow"]
-    reach["at_import"] = {"m.py": [3]}  # a line also run at import: the list's whole files too, first
+    reach["at_import"] = {"m.py": [2]}  # its statement also runs at import: the list's whole files too, first
     assert rb.tests_for(bug, text, reach) == [
         "tests/t.py::named",
         "tests/u.py",
         "tests/t.py::quick",
         "tests/t.py::slow",
     ]
+    reach["at_import"] = {"m.py": [2]}
+    reach["files"]["m.py"] = {"1": ["tests/t.py::f"]}  # the statement runs at import only: the list's tests
+    assert rb.tests_for(bug, text, reach) == ["tests/t.py::named", "tests/u.py"]
     reach["files"]["m.py"] = {"4": ["tests/t.py::later"]}  # no test reaches the lines: the list's tests
     assert rb.tests_for(bug, text, reach) == ["tests/t.py::named", "tests/u.py"]
     assert rb.tests_for(bug, text, None) == ["tests/t.py::named", "tests/u.py"]
