@@ -143,9 +143,8 @@ def tree_key(root: Path) -> str:
 
 
 def reach_map(root: Path, timeout_s: float = 1800.0) -> dict:
-    """``{"files": {file: {line: [test ids]}}, "seconds": {test id: s}}`` of every module of aorta: from the
-    cache where one was made of this tree, else one coverage run of the fast tier in ``root``
-    (scripts/bug_reach.py)."""
+    """Which tests reach which lines of every module of aorta (the map scripts/bug_reach.py writes): from the
+    cache where one was made of this tree, else one coverage run of the fast tier in ``root``."""
     files = sorted(str(f.relative_to(root)) for f in (root / "aorta").rglob("*.py"))
     cached = MAP_ROOT / f"{tree_key(root)}.json"
     if cached.is_file():
