@@ -4,12 +4,15 @@ where it is not (aorta/device/profiler_detach.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from aorta.device import profiler_detach
 
 
-def test_a_cuda_build_at_or_past_12_6_detaches_cupti():
+@pytest.mark.parametrize("version", ["12.6", "12.6.85", "12.8", "12.10", "13.0"])
+def test_a_cuda_build_at_or_past_12_6_detaches_cupti(version):
     env: dict[str, str] = {}
-    why = profiler_detach.apply("cuda", "13.0", env)
+    why = profiler_detach.apply("cuda", version, env)
     assert env["TEARDOWN_CUPTI"] == "1"
     assert "detaches CUPTI" in why
 
@@ -22,7 +25,7 @@ def test_the_users_own_setting_is_kept():
 
 
 def test_cuda_before_12_6_stays_attached_and_says_what_that_costs():
-    for version in ("12.4", "11.8", None, "unknown"):
+    for version in ("12.5", "12.5.82", "12.4", "11.8", "11", None, "unknown"):
         env: dict[str, str] = {}
         why = profiler_detach.apply("cuda", version, env)
         assert env == {}

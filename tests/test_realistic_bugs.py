@@ -15,7 +15,19 @@ sys.modules.setdefault("realistic_bugs", rb)  # its dataclass looks its module u
 _spec.loader.exec_module(rb)
 
 BUGS = rb.load()
-PACKAGES = {"gate", "fsdp", "timeline", "hw_queue", "timing", "sweep", "record", "cli"}
+PACKAGES = {
+    "gate",
+    "fsdp",
+    "timeline",
+    "hw_queue",
+    "timing",
+    "sweep",
+    "record",
+    "cli",
+    "history",
+    "report",
+    "device",
+}
 
 
 def test_the_list_covers_every_package_with_at_least_60_bugs():
@@ -61,3 +73,30 @@ def test_a_malformed_entry_is_refused_naming_it(tmp_path):
     )
     with pytest.raises(ValueError, match="an expected miss must say why no test can see it"):
         rb.load(bad)
+
+
+def test_a_bug_runs_the_tests_that_reach_its_lines_the_named_first_then_the_quickest():
+    text = "def f(x):\n    y = (x +\n         1)\n    return y\n"
+    bug = rb.Bug(
+        "b", "gate", "m.py", "         1)", "         2)", "off by one", ("tests/t.py::named", "tests/u.py")
+    )
+    reach = {
+        "files": {"m.py": {"1": ["tests/t.py::at_import"], "2": ["tests/t.py::slow", "tests/t.py::quick"]}},
+        "seconds": {"tests/t.py::slow": 3.0, "tests/t.py::quick": 0.1},
+    }
+    assert list(rb.changed_lines(bug, text)) == [3]
+    # line 3 is inside the statement of line 2, which coverage records: its tests reach the bug
+    assert rb.tests_for(bug, text, reach) == ["tests/t.py::named", "tests/t.py::quick", "tests/t.py::slow"]
+    reach["at_import"] = {"m.py": [2]}  # its statement also runs at import: the list's whole files too, first
+    assert rb.tests_for(bug, text, reach) == [
+        "tests/t.py::named",
+        "tests/u.py",
+        "tests/t.py::quick",
+        "tests/t.py::slow",
+    ]
+    reach["at_import"] = {"m.py": [2]}
+    reach["files"]["m.py"] = {"1": ["tests/t.py::f"]}  # the statement runs at import only: the list's tests
+    assert rb.tests_for(bug, text, reach) == ["tests/t.py::named", "tests/u.py"]
+    reach["files"]["m.py"] = {"4": ["tests/t.py::later"]}  # no test reaches the lines: the list's tests
+    assert rb.tests_for(bug, text, reach) == ["tests/t.py::named", "tests/u.py"]
+    assert rb.tests_for(bug, text, None) == ["tests/t.py::named", "tests/u.py"]

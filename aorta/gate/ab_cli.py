@@ -116,10 +116,11 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
             wall += took
             ok = code == 0 and json_path.is_file()
             what = "" if only is None else f", {len(only)} undecided benchmark(s)"
-            kind = " (check run)" if k == 0 else " (lean)" if lean else ""
+            no_json = "" if json_path.is_file() else ", no JSON"  # as the gate says of its children
+            run = "check run" if k == 0 else f"run {k}{' (lean)' if lean else ''}"
             print(
-                f"aorta ab: {launcher.label} {'check run' if k == 0 else f'run {k}'}{kind if k else ''}{what}: "
-                f"{'ok' if ok else f'FAILED ({ended(raw)})'} in {took:.1f} s, log {log_path}",
+                f"aorta ab: {launcher.label} {run}{what}: "
+                f"{'ok' if ok else f'FAILED ({ended(raw)}{no_json})'} in {took:.1f} s, log {log_path}",
                 flush=True,
             )
             if hung:

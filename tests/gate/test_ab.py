@@ -2,6 +2,7 @@
 
 import json
 import sys
+import textwrap
 
 import pytest
 
@@ -80,6 +81,69 @@ def test_a_command_that_cannot_be_run_per_side_is_refused_before_any_run(cmd, wo
 def test_budget_with_a_fixed_number_of_pairs_is_refused(tmp_path, capsys):
     code = main(["ab", "--a", "", "--b", "", "--runs", "3", "--budget", "5m", "--", "benchmarks/hw_queue"])
     assert code == 2 and "--budget needs --runs auto" in capsys.readouterr().err
+
+
+def test_a_side_that_exits_0_without_its_json_ends_the_ab_with_exit_1_and_no_verdict(tmp_path, capsys):
+    # `true` stands for a side's Python that exits 0 and writes nothing (a wrapper that swallows pytest's code)
+    out = tmp_path / "ab"
+    code = main(["ab", "--a", "true", "--b", "", "--runs", "2", "--out", str(out), "--", "test_x.py"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert "aorta ab: A run 1: FAILED (exit 0, no JSON) in " in lines[1]
+    assert lines[2:] == [
+        f"aorta ab: A run 1 failed (exit 1): no verdict; its output: {out / 'A1.log'}",
+        "aorta ab: exit 1",
+    ]
+    assert not (out / "verdict.json").exists() and not (out / "B1.log").exists()
+
+
+# A side's "Python" that runs no benchmark: it writes, where --benchmark-json says, one run of benchmark `a`
+# whose rounds take CENTER_MS (its environment's) with 0.2% of noise drawn from the pair's order seed.
+FAKE_SIDE = textwrap.dedent(
+    """
+    import json, os, random, sys
+    args = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+    rng = random.Random(int(args["--aorta-order-seed"]) * 7 + len(os.environ.get("SIDE", "")))
+    center = float(os.environ["CENTER_MS"]) * (1 + rng.gauss(0, 0.002))
+    ms = [center * (1 + rng.gauss(0, 0.002)) for _ in range(20)]
+    bench = {"fullname": "test_x.py::a", "name": "a", "stats": {"data": [m / 1e3 for m in ms]},
+             "extra_info": {"aorta_schema": 1, "device_ms_per_iteration": ms}}
+    machine = {"backend": "cpu", "gpu_name": None, "gpu_count": 0, "torch": "2.13.0", "env": {}}
+    doc = {"machine_info": {"aorta": machine}, "benchmarks": [bench], "version": "5.2.3"}
+    open(args["--benchmark-json"], "w").write(json.dumps(doc))
+    """
+)
+
+
+@pytest.fixture
+def fake_side(tmp_path, monkeypatch):
+    script = tmp_path / "side.py"
+    script.write_text(FAKE_SIDE)
+    monkeypatch.setenv("CENTER_MS", "10")  # the parent's value: a side's own setting must win over it
+    return f"{sys.executable} {script}"
+
+
+def test_a_sides_settings_win_over_the_parents_environment(fake_side, tmp_path, capsys):
+    out = tmp_path / "ab"
+    args = ["--runs", "3", "--out", str(out), "--verdict-json", str(out / "verdict.json"), "--", "test_x.py"]
+    code = main(["ab", "--a", f"SIDE=a {fake_side}", "--b", f"SIDE=b CENTER_MS=12 {fake_side}", *args])
+    assert code == 10, capsys.readouterr().out
+    (verdict,) = json.loads((out / "verdict.json").read_text())["comparisons"][0]["verdicts"]
+    assert (verdict["metric"], verdict["outcome"]) == ("device_ms", "SLOWER")
+    assert verdict["change_ratio"] == pytest.approx(0.2, abs=0.01)
+
+
+def test_runs_auto_tests_each_look_at_alpha_shared_by_the_looks(fake_side, tmp_path, capsys):
+    from aorta.gate.sequential import LOOKS
+
+    out = tmp_path / "ab"
+    code = main(["ab", "--a", f"SIDE=a {fake_side}", "--b", f"SIDE=b {fake_side}", "--alpha", "0.05",
+                 "--out", str(out), "--", "test_x.py"])  # fmt: skip
+    text = capsys.readouterr().out
+    assert code == 0, text
+    (comp,) = json.loads((out / "verdict.json").read_text())["comparisons"]
+    assert (comp["settings"]["looks"], comp["settings"]["look_alpha"]) == (len(LOOKS), pytest.approx(0.01))
+    assert "aorta ab: look at 3 run(s)" in text
 
 
 @pytest.mark.slow

@@ -60,6 +60,13 @@ PARENT = textwrap.dedent(
 )
 
 
+def default_stop_signals() -> None:
+    """In the gate's process before it starts: SIGTERM and SIGHUP end it, as in a shell's job, whatever this
+    runner was started with (``nohup`` ignores SIGHUP, and a child inherits an ignored signal)."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @linux_only
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP])
 def test_a_gate_killed_outright_takes_its_fresh_run_child_with_it(tmp_path, sig):
@@ -68,7 +75,11 @@ def test_a_gate_killed_outright_takes_its_fresh_run_child_with_it(tmp_path, sig)
         tmp_path, f"echo $$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file}; exec sleep 60"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(child_python), str(tmp_path)], env=env)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(child_python), str(tmp_path)],
+        env=env,
+        preexec_fn=default_stop_signals,
+    )
     child = None
     try:
         deadline = time.monotonic() + 30

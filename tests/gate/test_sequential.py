@@ -28,6 +28,30 @@ def test_each_look_tests_at_alpha_shared_by_the_looks():
     assert [next_look(n) for n in (0, 2, 3, 4, 12, 19, 20)] == [3, 3, 5, 5, 20, 20, None]
 
 
+def test_a_real_compare_of_five_looks_tests_each_at_alpha_over_five():
+    # The same runs, 0.7% slower (p = 0.006): SLOWER at alpha 0.01 tested once, not at one of five looks (0.002)
+    from test_gate_offline import BASE, multi
+
+    from aorta.gate.compare import GateSettings, compare_runs
+    from aorta.gate.render import header_lines
+
+    ref, cand = multi("a", BASE), multi("a", [10.09, 10.05, 10.07, 10.08], seed=10)
+    once = compare_runs(ref, cand, GateSettings(alpha=0.01, min_effect=0.0))
+    looked = compare_runs(ref, cand, GateSettings(alpha=0.01, min_effect=0.0, looks=len(LOOKS)))
+    assert (once.settings.look_alpha, looked.settings.look_alpha) == (0.01, pytest.approx(0.002))
+    assert 0.002 < once.verdicts[0].p_value < 0.01 and looked.verdicts[0].p_value == once.verdicts[0].p_value
+    assert [(v.metric, v.outcome) for v in once.verdicts][0] == ("device_ms", "SLOWER")
+    assert [(v.metric, v.outcome) for v in looked.verdicts][0] == ("device_ms", "UNSURE")
+    assert "shared by 5 looks (0.002 each: --aorta-runs auto)" in "\n".join(header_lines(looked))
+
+
+def test_runs_auto_gives_the_compare_its_looks(pytester):
+    from aorta.gate.plugin import _settings
+
+    assert _settings(pytester.parseconfig("--aorta-runs=auto")).looks == len(LOOKS)
+    assert _settings(pytester.parseconfig("--aorta-runs=3")).looks == 1
+
+
 def test_five_looks_cannot_raise_false_alarms_past_alpha_by_simulation():
     # 10,000 A/A compares per noise level, baseline of 3 runs (a CI baseline) and both sides growing (aorta ab)
     for both in (False, True):
@@ -93,3 +117,4 @@ def test_no_run_starts_that_the_slowest_so_far_would_carry_past_the_budget():
     assert b.room_for_another(50.0, [20.0, 50.0], 2)
     assert not b.room_for_another(51.0, [20.0, 50.0], 2)
     assert not b.room_for_another(0.0, [1.0], 5)  # the cap
+    assert not b.room_for_another(51.0, [50.0, 20.0], 2)  # the slowest run, not the last, must fit

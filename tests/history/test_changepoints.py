@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from aorta.history.changepoints import detect, difference_noise, series_noise
+from aorta.history.changepoints import DEFAULT_SNAP, ChangePoint, detect, difference_noise, series_noise
+from aorta.history.trends import SNAP, Series, StackChange
 
 # 0.5% between-run noise, a repeating pattern of log deviations (mean 0 per 4 runs): +-0.5%, 0, 0
 PATTERN = [0.005, -0.005, 0.0, 0.0]
@@ -41,6 +42,45 @@ def test_a_step_no_stack_change_explains_must_clear_a_stricter_bound():
     assert sigma == pytest.approx(math.sqrt((2 * 0.005**2) * 6 / 22), rel=1e-6)
     assert [c.index for c in detect(x, [12], min_effect=0.005)] == [12]
     assert detect(x, [], sigma=sigma, min_effect=0.005) == []
+
+
+def test_with_several_stack_changes_the_bound_is_shared_by_all_of_them():
+    """sigma 0.37%, 12 runs each side: a 0.53% step at run 12 scores z = 0.0053 / (0.0037 * sqrt(2/12)) = 3.5,
+    over the bound of one stack change, isf(0.001 / 2) = 3.29, under the bound shared by five stack changes,
+    isf(0.001 / 10) = 3.72 (the noise given, so the same in both)."""
+    x = series(24, {12: 0.0053})
+    sigma = series_noise(x, [12])
+    assert sigma == pytest.approx(0.0037, abs=5e-5)
+    (cp,) = detect(x, [12], sigma=sigma, min_effect=0.005)
+    assert cp.index == 12 and cp.z == pytest.approx(3.51, abs=0.01)
+    assert detect(x, [4, 8, 12, 16, 20], sigma=sigma, min_effect=0.005) == []
+
+
+def test_a_change_found_snap_runs_from_a_stack_change_moves_onto_it_one_further_does_not():
+    assert DEFAULT_SNAP == 2
+    x = series(40, {20: 0.05})
+    x[18] *= 1.05  # runs 18 and 19 read like the new level: the best split is 18, two runs before the change
+    x[19] *= 1.05
+    (cp,) = detect(x, [20])
+    assert cp.index == 20 and cp.at_stack_change
+    x[17] *= 1.05  # from run 17: three runs before it, too far to move
+    (cp,) = detect(x, [20])
+    assert cp.index == 17 and not cp.at_stack_change
+
+
+def test_a_change_point_snap_runs_from_a_stack_change_is_named_by_it_one_further_is_not():
+    torch = StackChange(14, (("versions.torch", "2.11.0", "2.12.0"),))
+    s = Series("cpu", "b", "device_ms", "ms", False, (), (), (torch,), (), None)
+    assert SNAP == 2
+    assert [s.named(ChangePoint(i, 0.05, 9.0, False)) for i in (12, 13, 14, 15, 16, 17)] == [
+        torch,
+        torch,
+        torch,
+        torch,
+        torch,
+        None,
+    ]
+    assert s.named(ChangePoint(11, 0.05, 9.0, False)) is None
 
 
 def test_a_change_smaller_than_min_effect_is_not_reported():

@@ -11,7 +11,7 @@ from history_docs import run_doc, with_stack
 from aorta.cli import main
 from aorta.gate.baseline import combine_runs
 from aorta.gate.exit_codes import EXIT_USAGE
-from aorta.history.baseline_doc import NoHistoryBaseline, parse_history_ref
+from aorta.history.baseline_doc import DEFAULT_LAST, NoHistoryBaseline, parse_history_ref
 
 STACK = "nvidia-h100-80gb-hbm3-x1-cuda13.0-torch2.11.0"
 
@@ -59,6 +59,26 @@ def test_the_history_baseline_gives_the_verdicts_of_the_same_runs_saved_as_a_fil
     assert main(["compare", str(tmp_path / "hb.json"), *cand, "--verdict-json", ""]) == 10
     assert verdict_line(capsys) == from_files
     assert "1 SLOWER" in from_files  # device time +6%; busbw unchanged
+
+
+@pytest.mark.parametrize("last", [None, 3])
+def test_the_baseline_is_the_stacks_last_runs_from_a_history_longer_than_the_window(tmp_path, capsys, last):
+    # 24 runs of one stack, more than the default window of 20: the four oldest at 12 ms, the rest at 10
+    older = [12.0] * 4
+    history = [
+        run_doc(f"2026-10-{day:02d}T08:00:00+00:00", ms, host=f"h{day}")
+        for day, ms in enumerate(older + [10.0] * DEFAULT_LAST, start=1)
+    ]
+    db, out = str(tmp_path / "h.db"), tmp_path / "hb.json"
+    files = [write(tmp_path, f"r{i}.json", d) for i, d in enumerate(history)]
+    assert main(["history", "--history", db, "add", *files]) == 0
+    window = ["--last", str(last)] if last else []
+    assert main(["history", "--history", db, "baseline", STACK, str(out), *window]) == 0
+    n = last or DEFAULT_LAST
+    assert f"aorta history: {n} runs of {STACK} as a baseline" in capsys.readouterr().out
+    runs = json.loads(out.read_text())["aorta_baseline"]["runs"]
+    assert [r["saved_at"] for r in runs] == [d["datetime"] for d in history[-n:]]
+    assert {r["machine"]["host"] for r in runs} == {f"h{day}" for day in range(25 - n, 25)}
 
 
 def test_a_stack_the_history_lacks_names_the_stacks_it_holds(tmp_path, capsys):

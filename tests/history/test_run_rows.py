@@ -17,6 +17,7 @@ def test_a_document_of_several_runs_gives_each_in_order_with_its_samples():
     assert [next(f.value for f in r.figures if f.figure == "device_ms") for r in rows] == [10.0, 11.0, 12.0]
     assert {f.unit for r in rows for f in r.figures if f.figure == "busbw_gbps"} == {"GB/s"}
     assert len({r.run_key for r in rows}) == 3
+    assert [r.machine_id for r in rows] == ["h0", "h1", "h2"]  # each run's own machine, not the document's
 
 
 def test_times_are_kept_in_utc():

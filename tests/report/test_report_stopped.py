@@ -54,10 +54,34 @@ def test_a_report_stopped_by_sigterm_removes_its_temp_folder_and_exits_130(tmp_p
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # this process untouched
 
 
+@pytest.fixture
+def disposition():
+    """Set a signal's disposition for one test, whatever the runner was started with (``nohup`` ignores
+    SIGHUP), and put back the one it found."""
+    found: dict[int, object] = {}
+
+    def set_to(sig: int, handler) -> None:
+        found.setdefault(sig, signal.getsignal(sig))
+        signal.signal(sig, handler)
+
+    yield set_to
+    for sig, handler in found.items():
+        signal.signal(sig, handler)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
-def test_inside_the_block_sigterm_and_sighup_raise_and_the_handlers_come_back(sig):
-    before = signal.getsignal(sig)
+def test_inside_the_block_sigterm_and_sighup_raise_and_the_handlers_come_back(sig, disposition):
+    disposition(sig, signal.SIG_DFL)
     with pytest.raises(Stopped, match=f"stopped by {sig.name}"), stop_signals_raise():
         os.kill(os.getpid(), sig)
         time.sleep(5)  # the handler runs at the next bytecode; never reached
-    assert signal.getsignal(sig) == before
+    assert signal.getsignal(sig) is signal.SIG_DFL
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_ignored_when_the_block_begins_stays_ignored_as_nohup_asks(sig, disposition):
+    disposition(sig, signal.SIG_IGN)
+    with stop_signals_raise():
+        assert signal.getsignal(sig) is signal.SIG_IGN
+        os.kill(os.getpid(), sig)  # ignored: nothing raised
+    assert signal.getsignal(sig) is signal.SIG_IGN

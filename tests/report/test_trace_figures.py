@@ -23,6 +23,7 @@ import amd_traces
 import pytest
 
 from aorta.cli import main
+from aorta.report import trace_figures
 
 AMD_TRACES = amd_traces.folder()
 TRACES = (
@@ -191,3 +192,29 @@ def test_an_unreadable_trace_is_one_line_naming_it_before_any_figure(tmp_path, c
     out, err = capsys.readouterr()
     assert out == ""
     assert err == f"aorta trace figures: error: {bad}: event 0 (kernel 'k') has ts None, not a number\n"
+
+
+def all_reduce_trace(path: Path, world_size: int | None = None) -> Path:
+    """One rank's Kineto trace: one all-reduce of 1,000,000 floats (4 MB) in 1 ms, its group size unsaid; the
+    world size in ``distributedInfo`` only where given."""
+    kernel = {
+        "ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 7,
+        "ts": 1000.0, "dur": 1000.0,
+        "args": {"Collective name": "allreduce", "dtype": "Float", "In msg nelems": 1_000_000,
+                 "Out msg nelems": 1_000_000, "stream": 7},
+    }  # fmt: skip
+    doc: dict = {"traceEvents": [kernel]}
+    if world_size is not None:
+        doc["distributedInfo"] = {"world_size": world_size}
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_trace_that_states_no_world_size_spans_the_ranks_given(tmp_path):
+    # algbw 4 MB / 1 ms = 4 GB/s; busbw = algbw * 2(n-1)/n: 6 GB/s over the 4 files given, 7 where a trace says 8
+    files = [all_reduce_trace(tmp_path / f"rank{r}.json") for r in range(4)]
+    result = trace_figures.figures(files)
+    assert [e["steps"][0]["algbw_gbps"]["all_reduce"] for e in result["ranks"]] == [pytest.approx(4.0)] * 4
+    assert [e["steps"][0]["busbw_gbps"]["all_reduce"] for e in result["ranks"]] == [pytest.approx(6.0)] * 4
+    stated = trace_figures.figures([all_reduce_trace(tmp_path / "r8.json", world_size=8), *files[1:]])
+    assert stated["ranks"][0]["steps"][0]["busbw_gbps"]["all_reduce"] == pytest.approx(7.0)
