@@ -85,7 +85,7 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
     def start(k: int, only, lean: bool) -> ChildRun:
         only_file = write_only_file(out, f"pair{k}", only)
         wall, last, sample = 0.0, None, True
-        name = "check" if k == 0 else f"pair {k}"
+        name = "check run" if k == 0 else f"pair {k}"
         for side in pair_order(k) if k else ("A", "B"):
             launcher = a if side == "A" else b
             stem = f"{side}check" if k == 0 else f"{side}{k}"

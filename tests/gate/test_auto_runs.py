@@ -159,7 +159,7 @@ def test_a_compare_that_judged_under_the_stated_share_is_inconclusive_at_it_clea
 @pytest.mark.parametrize(
     "budget_s,reason",
     [
-        (1.0, "the 1 s budget (4 figure(s) undecided)"),
+        (1.0, "the 1 s budget (no repeat run fits)"),  # the check run is no sample: nothing to judge
         (10_000, "no figure more runs could decide (2 not judged)"),
     ],
 )
@@ -180,4 +180,4 @@ def test_a_stop_with_figures_not_judged_never_says_every_figure_decided(
 
     out = run_auto(start, Budget(budget_s), judge=fake.judge(baseline_of_both(runs=1)), clock=lambda: now[0])
     assert out.stop_reason == reason
-    assert budget_s > 1 or " 0 of 4 figures decided" in out.looks[0]
+    assert budget_s > 1 or not out.looks
