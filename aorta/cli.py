@@ -7,10 +7,10 @@ import sys
 from collections.abc import Callable, Sequence
 
 from aorta.environment.stack_label import add_stack_arguments, run_stack
+from aorta.exit_codes import EXIT_USAGE
 from aorta.gate.ab_cli import add_ab_arguments, run_ab
 from aorta.gate.child_process import run_until_stopped
 from aorta.gate.cli import add_compare_arguments, run_compare
-from aorta.gate.exit_codes import EXIT_USAGE
 from aorta.gate.noise_cli import add_noise_arguments, run_noise
 from aorta.history.cli import add_history_arguments, run_history
 from aorta.hw_queue.listing import add_list_arguments, run_list

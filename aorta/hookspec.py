@@ -67,3 +67,22 @@ def pytest_aorta_bench_result(item: pytest.Item, result: BenchResult) -> None:
         def pytest_aorta_bench_result(item, result):
             print(item.name, result.record.get("streams_requested"), len(result.run.rounds))
     """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_aorta_history_baseline(config: pytest.Config, ref: str, machine_model: str) -> dict | None:
+    """``--aorta-compare history:STACK[:N]``: the last N runs of STACK on ``machine_model`` as a baseline
+    document, read from the run history.
+
+    Implemented by ``aorta.history.plugin``; called by the gate while it loads its baseline, before any run.
+    Raises ``ValueError`` naming what is missing (no history, no such stack, too few runs). ``None``: no plugin
+    answered (the history's plugin blocked). For example:
+
+    .. sourcecode:: python
+
+        def pytest_configure(config):
+            doc = config.hook.pytest_aorta_history_baseline(
+                config=config, ref="history:nvidia-h100-x1-cuda13.0-torch2.11.0", machine_model="nvidia-h100-x1"
+            )
+            print(len(doc["aorta_baseline"]["runs"]))
+    """

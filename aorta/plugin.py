@@ -17,7 +17,7 @@ import pytest
 from aorta import stats
 from aorta.device import Device, DeviceUnavailable, StreamLimit, detect_backend
 from aorta.environment import versions
-from aorta.gate.exit_codes import EXIT_WRITE_FAILED
+from aorta.exit_codes import EXIT_WRITE_FAILED
 from aorta.hw_queue.marks import MARKERS
 from aorta.hw_queue.runner import run_workload
 from aorta.hw_queue.workload import StreamWorkError, WorkloadCheckError, WorkloadUnavailable
@@ -35,7 +35,7 @@ from aorta.options import (
     parse_sync_mode,
     parse_warmup,
 )
-from aorta.record import BenchRecord, child_status
+from aorta.record import BenchRecord, child_status, write_record
 from aorta.record.output_arguments import check_option_outputs
 from aorta.record.output_paths import OutputPathError
 from aorta.telemetry.throttle import AllRoundsThrottled
@@ -186,7 +186,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-# Timed rounds when none are asked for. The gate's sample is the run (aorta/gate/noise.py): rounds only
+# Timed rounds when none are asked for. The gate's sample is the run (aorta/stats/noise.py): rounds only
 # estimate their own run's median, and ten do that to well under the between-run noise (on an H100 the
 # process-to-process shift of a figure's median exceeded its within-run CV on most benchmarks, docs/
 # measurements.md), while twenty cost a gate-grade compare's several runs twice the timed-round time.
@@ -432,10 +432,9 @@ def hw_queue(
                 pytest.fail(f"out of memory at size {workload.size_label()}: {exc}", pytrace=False)
             raise
         state.results[workload.identity()] = replace(result, traced=None)
-        extra_info = result.record.to_extra_info()
         if record:
             benchmark.group = workload_cls.spec.name
-            benchmark.extra_info.update(extra_info)
+            write_record(benchmark, result.record)
             replay_into(benchmark, state.clock, result.run.per_iteration_ms)
             state.rows.append(_summary_row(request.node.name, result.record))
             request.config.hook.pytest_aorta_bench_result(item=request.node, result=result)

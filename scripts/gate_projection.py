@@ -3,7 +3,7 @@
     python3 scripts/gate_projection.py --group a1.json a2.json a3.json --group b1.json b2.json ...
 
 Each ``--group`` is runs of one stack on one machine (pytest-benchmark JSON written by aorta, or a gate's
-baseline); a figure's noise is pooled over the groups, each about its own mean (aorta/gate/noise.py). For each N
+baseline); a figure's noise is pooled over the groups, each about its own mean (aorta/stats/noise.py). For each N
 the table gives the figures whose MDE with N baseline and N candidate runs (df 2N - 2, two-sided alpha per look
 of the auto gate, power 0.95) is within 5% and within 2%. A projection from measured noise, not a compare: it
 assumes the noise stays as measured."""
@@ -14,9 +14,9 @@ import argparse
 import json
 from collections import defaultdict
 
-from aorta.gate import noise
 from aorta.gate.samples import baseline_runs
 from aorta.gate.sequential import LOOKS
+from aorta.stats import noise
 
 
 def figure_values(paths: list[str]) -> dict[tuple[str, str], list[float]]:

@@ -20,10 +20,10 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from aorta.gate.baseline import machine_key
-from aorta.gate.noise import run_value
 from aorta.gate.samples import baseline_runs
 from aorta.history.simulation import band_of, histories, residuals, run_simulation, table_lines, tally
+from aorta.record.machines import machine_key
+from aorta.stats.noise import run_value
 
 AA_POOLS = ("pool_a", "pool_c", "pool_d", "pool_e", "pool_g", "pool_f1", "pool_f2", "pool_f3", "pool_wa")
 MIN_RUNS = 4

@@ -27,8 +27,8 @@ if str(REPO) not in sys.path:  # runs from a checkout that was never installed
 from aorta.gate.compare import deliberate_slowdowns  # noqa: E402
 from aorta.gate.machine_noise import __name__ as ESTIMATOR  # noqa: E402
 from aorta.gate.machine_spread import SCHEMA, PoolRun, measure  # noqa: E402
-from aorta.gate.machines import aorta_machine  # noqa: E402
 from aorta.gate.samples import baseline_runs  # noqa: E402
+from aorta.record.machines import aorta_machine  # noqa: E402
 
 DEFAULT_OUT = REPO / "aorta" / "gate" / "data" / "machine_spread.json"
 

@@ -17,10 +17,10 @@ import sys
 from scipy import stats as sps
 
 from aorta.gate.blocks import pair
-from aorta.gate.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, run_value
 from aorta.gate.samples import baseline_runs, run_blocks
 from aorta.gate.sequential import look_alpha
 from aorta.gate.verdict import DEFAULT_ALPHA
+from aorta.stats.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, run_value
 
 
 def _mde(sigma: float, df: int, n: int) -> float:

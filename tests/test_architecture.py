@@ -18,7 +18,12 @@ REPO = Path(__file__).resolve().parents[1]
 AORTA = REPO / "aorta"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("stats", "record"),  # pure: numbers in, numbers out; what goes to disk and how it is read back
+    (
+        "stats",
+        "record",
+        "exit_codes",
+    ),  # pure: numbers in, numbers out (noise estimates too); what goes to disk and
+    # how it is read back (a run's samples and machine too); every exit code
     ("timeline",),  # profiler capture and the trace read into per-round figures
     ("device",),  # the one place accelerator calls go
     ("timing",),  # the one timing loop
@@ -29,12 +34,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("gate", "report", "sweep", "launch", "history"),  # what runs over saved runs, and the launchers
     ("cli", "__main__"),  # ``aorta <command>``
 )
-TOP_LEVEL_MODULES = {"__init__", "__main__", "cli", "plugin", "hookspec", "options", "stats"}
+TOP_LEVEL_MODULES = {"__init__", "__main__", "cli", "plugin", "hookspec", "options", "exit_codes"}
 
-# Modules every layer may import: constants only, importing nothing of aorta (checked below).
-EVERYWHERE = {
-    "aorta.gate.exit_codes": "every exit code in one place; the plugin and the FSDP interrupt guard give some too",
-}
+# Constants every layer reads: they import nothing of aorta (checked below).
+CONSTANTS = ("aorta.exit_codes",)
 
 # Imports of a later layer that today's code still makes: (importer, imported) -> why. The list only shrinks:
 # an entry whose import is gone fails ``test_every_exception_is_still_needed``.
@@ -60,13 +63,14 @@ def _exists(name: str) -> bool:
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
-def _imports(path: Path) -> set[str]:
-    """The aorta modules ``path`` imports: ``from aorta.x import y`` names ``aorta.x.y`` where that is a module."""
+def _imports(path: Path, roots: tuple[str, ...] = ("aorta",)) -> set[str]:
+    """The modules of ``roots`` that ``path`` imports: ``from aorta.x import y`` names ``aorta.x.y`` where that
+    is a module. Every import counts: lazy ones, and those under ``TYPE_CHECKING`` (a circle all the same)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.split(".")[0] == "aorta")
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "aorta":
+            found.update(a.name for a in node.names if a.name.split(".")[0] in roots)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in roots:
             assert node.level == 0, f"{path}: relative import; aorta imports by absolute name"
             for alias in node.names:
                 full = f"{node.module}.{alias.name}"
@@ -91,8 +95,6 @@ EDGES = {(name, imported) for name, path in MODULES.items() for imported in _imp
 def _later_layer_imports() -> set[tuple[str, str]]:
     found = set()
     for importer, imported in EDGES:
-        if imported in EVERYWHERE:
-            continue
         a, b = _layer(importer), _layer(imported)
         if a is not None and b is not None and b > a:
             found.add((importer, imported))
@@ -112,6 +114,126 @@ def test_every_exception_is_still_needed():
     assert stale == [], f"these exceptions no longer occur; remove them from EXCEPTIONS: {stale}"
 
 
+def _circles(edges: set[tuple[str, str]]) -> list[list[str]]:
+    """The strongly connected groups of two modules or more (Tarjan's algorithm): each is an import circle."""
+    graph: dict[str, list[str]] = {}
+    for a, b in sorted(edges):
+        graph.setdefault(a, []).append(b)
+        graph.setdefault(b, [])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+SCRIPTS = REPO / "scripts"
+SCRIPT_MODULES = {_module_name(p): p for p in sorted(SCRIPTS.rglob("*.py"))}
+
+
+def test_the_circle_finder_finds_circles():
+    assert _circles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("d", "d")}) == [["a", "b", "c"]]
+    assert _circles({("a", "b"), ("b", "c")}) == []
+
+
+@pytest.mark.parametrize("tree", ["aorta", "scripts"])
+def test_no_import_circles(tree):
+    """No module reaches itself through its imports (lazy and ``TYPE_CHECKING`` ones included): a circle makes
+    two modules one, whose order of import decides what works. ``scripts/`` imports aorta and itself."""
+    modules = MODULES if tree == "aorta" else SCRIPT_MODULES
+    edges = {
+        (name, imported)
+        for name, path in modules.items()
+        for imported in _imports(path, ("aorta", "scripts"))
+        if imported in modules
+    }
+    assert _circles(edges) == [], (
+        f"import circles in {tree}/ (move what both need below both): {_circles(edges)}"
+    )
+
+
+def test_the_gate_and_the_history_import_neither_the_other():
+    """The gate and the run history are one layer, side by side: what both need (noise estimates, a run's
+    samples and machine, exit codes) lives below both (aorta/stats, aorta/record, aorta/exit_codes.py); the
+    gate asks the history for a stack's runs through a hook (``pytest_aorta_history_baseline``)."""
+    wrong = sorted(
+        (a, b)
+        for a, b in EDGES
+        if {a.split(".")[1], b.split(".")[1] if "." in b else ""} == {"gate", "history"}
+    )
+    assert wrong == [], f"the gate and the history import each other: {wrong}"
+
+
+def _extra_info_writes(path: Path) -> list[int]:
+    """Lines of ``path`` that write an ``extra_info`` themselves: an item set, or a call that changes it."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for t in targets:
+            if (
+                isinstance(t, ast.Subscript)
+                and isinstance(t.value, ast.Attribute)
+                and t.value.attr == "extra_info"
+            ):
+                lines.append(t.lineno)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("update", "setdefault", "pop", "clear")
+            and isinstance(node.func.value, ast.Attribute)
+            and node.func.value.attr == "extra_info"
+        ):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_benchmarks_write_their_record_through_aorta_record():
+    """A benchmark's ``extra_info`` is the run record written out (``aorta.record.write_record``); a benchmark
+    that adds details after its run adds them to the record (``with_details``), never to ``extra_info``."""
+    wrong = [
+        f"{path.relative_to(REPO)}:{n}"
+        for path in sorted((REPO / "benchmarks").rglob("*.py"))
+        for n in _extra_info_writes(path)
+    ]
+    assert wrong == [], f"benchmarks writing extra_info themselves: {wrong}"
+
+
+def test_the_extra_info_check_sees_a_write(tmp_path):
+    bench = tmp_path / "test_x.py"
+    bench.write_text(
+        "def test(benchmark):\n    benchmark.extra_info['a'] = 1\n    benchmark.extra_info.update(b=2)\n"
+    )
+    assert _extra_info_writes(bench) == [2, 3]
+
+
 def test_no_module_imports_the_registrar():
     """``aorta.plugin`` is the entry point only: the other plugins reach it through the hooks of
     aorta/hookspec.py (``config.hook.pytest_aorta_*``), whichever layer they sit in."""
@@ -121,8 +243,8 @@ def test_no_module_imports_the_registrar():
     )
 
 
-def test_the_modules_every_layer_may_import_import_nothing_of_aorta():
-    for name in EVERYWHERE:
+def test_the_constants_import_nothing_of_aorta():
+    for name in CONSTANTS:
         assert _imports(MODULES[name]) == set(), f"{name} imports aorta modules"
 
 

@@ -90,7 +90,7 @@ class DeviceProperties:
     total_memory_bytes: int | None
     device_count: int
     # The GPU's own identity (torch's ``uuid``: the same on NVIDIA and AMD builds), None where the build has
-    # none: the gate tells machines apart by it (aorta.gate.machines.machine_id).
+    # none: the gate tells machines apart by it (aorta.record.machines.machine_id).
     uuid: str | None = None
 
     def as_dict(self) -> dict:

@@ -15,7 +15,7 @@ import signal
 import threading
 import time
 
-from aorta.gate.exit_codes import EXIT_INTERRUPTED
+from aorta.exit_codes import EXIT_INTERRUPTED
 
 GRACE_S = 5.0
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

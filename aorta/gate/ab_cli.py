@@ -19,13 +19,13 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from aorta.exit_codes import EXIT_USAGE
 from aorta.gate import baseline as bl
 from aorta.gate.ab import AbError, Launcher, check_command, pair_order, parse_launcher, run_command
 from aorta.gate.auto_runs import AutoOutcome, run_auto, time_line
 from aorta.gate.child_process import call_to_end, end_tree, ended, exit_status, start_child
 from aorta.gate.cli import add_judging_arguments, add_output_arguments, argtype, settings_from
 from aorta.gate.compare import Comparison, compare_runs, parse_whole
-from aorta.gate.exit_codes import EXIT_USAGE
 from aorta.gate.fresh_runs import CHILD_ENV, ChildRun, recorded_sample, write_only_file
 from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines

@@ -21,19 +21,17 @@ from pathlib import Path
 from aorta.environment.fingerprint import without_launcher_defaults
 from aorta.gate.compare import STACK_KEYS, GateSettings, aorta_machine, machine_label, world_size_change
 from aorta.gate.lock import locked, remove_stale_temps
-from aorta.gate.noise import noise_profile
-from aorta.gate.samples import (
-    CANDIDATE_RUNS_KEY,
+from aorta.gate.samples import (  # noqa: F401 - repeated_run_notes: gate API (the plugin's note on a run stored twice)
     MAX_BASELINE_RUNS,
-    RUNS_KEY,
     baseline_runs,
-    repeated_run_notes,  # noqa: F401 - gate API (the plugin's note on a run stored twice)
+    repeated_run_notes,
     run_entry,
-    stored_runs,
-    unique_runs,
 )
 from aorta.gate.schema import BASELINE_SCHEMA, check_schema
 from aorta.record import RecordError, check_run, load_run, write_json_atomic  # noqa: F401 - load_run: gate API
+from aorta.record.machines import machine_key
+from aorta.record.run_samples import CANDIDATE_RUNS_KEY, RUNS_KEY, stored_runs, unique_runs
+from aorta.stats.noise import noise_profile
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
 
@@ -49,14 +47,6 @@ def parse_baseline_name(text: str) -> str:
             "(up to 100, no slashes, no .json), e.g. rocm-7.0.8 or cu130-torch2.11"
         )
     return str(text)
-
-
-def machine_key(run: Mapping) -> str:
-    m = aorta_machine(run)
-    if m.get("backend") in (None, "cpu"):
-        return "cpu"
-    slug = re.sub(r"[^a-z0-9]+", "-", str(m.get("gpu_name") or "unknown-gpu").lower()).strip("-")
-    return f"{slug}-x{m.get('gpu_count', 1)}"
 
 
 def stack_of(run: Mapping) -> dict:
@@ -151,7 +141,7 @@ def save_baseline(
 ) -> tuple[Path, int]:
     """Add ``run`` (or each run of a multi-run document, ``aorta_runs``) to baseline ``name`` of its
     machine (or start it, where none exists or ``replace``), atomically (temp file + os.replace), with the
-    noise profile of all its runs (``aorta.gate.noise.noise_profile``; ``planned_runs``: the candidate runs
+    noise profile of all its runs (``aorta.stats.noise.noise_profile``; ``planned_runs``: the candidate runs
     a compare is expected to bring); (path, runs the baseline now holds). A saved baseline that cannot be
     read, or whose runs are of another software stack, is left as it is and ``RecordError`` says why."""
     check_run(run, "this run")

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from aorta.environment.fingerprint import parse_allowed
+from aorta.exit_codes import EXIT_MISMATCH, EXIT_SETTINGS_DIFFER, EXIT_USAGE
 from aorta.gate import baseline as bl
 from aorta.gate.compare import (
     GateSettings,
@@ -29,7 +30,6 @@ from aorta.gate.compare import (
     parse_ratio,
     parse_threshold,
 )
-from aorta.gate.exit_codes import EXIT_MISMATCH, EXIT_SETTINGS_DIFFER, EXIT_USAGE
 from aorta.gate.outputs import write_outputs
 from aorta.gate.render import overall_exit, terminal_lines
 from aorta.gate.samples import repeated_run_notes

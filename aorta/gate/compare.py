@@ -12,26 +12,14 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from aorta.gate.exit_codes import (
+from aorta.exit_codes import (
     EXIT_CLEAN,
     EXIT_INCONCLUSIVE,
     EXIT_MISMATCH,
     EXIT_NOTHING_COMPARED,
     EXIT_REGRESSION,
 )
-from aorta.gate.machines import aorta_machine, machine_label
-from aorta.gate.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, run_value
-from aorta.gate.samples import (
-    DEVICE_TIME,
-    baseline_runs,
-    device_samples_ms,
-    figures,
-    metric_samples,
-    per_round_figures,
-    run_blocks,
-    run_ids,
-    run_machines,
-)
+from aorta.gate.samples import baseline_runs, run_blocks, run_ids, run_machines
 from aorta.gate.verdict import (
     DEFAULT_ALPHA,
     DEFAULT_MIN_EFFECT,
@@ -49,6 +37,15 @@ from aorta.gate.verdict import (
 )
 from aorta.gate.why import explain
 from aorta.record import record_of
+from aorta.record.machines import aorta_machine, machine_label
+from aorta.record.run_samples import (
+    DEVICE_TIME,
+    device_samples_ms,
+    figures,
+    metric_samples,
+    per_round_figures,
+)
+from aorta.stats.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, run_value
 
 __all__ = ["DEVICE_TIME", "aorta_machine", "device_samples_ms", "figures", "machine_label", "metric_samples"]
 
@@ -69,7 +66,7 @@ class Threshold:
 class GateSettings:
     """How verdicts are decided. ``min_effect`` and ``thresholds`` are policy (the smallest change worth a
     red; later rules win; globs match fullname and metric); the noise each figure must beat is measured
-    (its MDE, ``aorta.gate.noise``), and ``max_mde`` bounds which figures are gateable."""
+    (its MDE, ``aorta.stats.noise``), and ``max_mde`` bounds which figures are gateable."""
 
     min_effect: float = DEFAULT_MIN_EFFECT
     alpha: float = DEFAULT_ALPHA

@@ -8,7 +8,7 @@ give 12 (nothing compared) or 13 (nothing saved); pytest's own "no tests collect
 
 from __future__ import annotations
 
-from aorta.gate.exit_codes import EXIT_NOT_SAVED, EXIT_NOTHING_COMPARED
+from aorta.exit_codes import EXIT_NOT_SAVED, EXIT_NOTHING_COMPARED
 
 NO_TESTS_COLLECTED = 5  # pytest.ExitCode.NO_TESTS_COLLECTED
 

@@ -21,14 +21,35 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 from scipy import stats as sps
 
 from aorta.gate.machine_spread import Spread
 
-if TYPE_CHECKING:  # verdict.py applies this rule: imported for the annotations only
-    from aorta.gate.verdict import Verdict
+
+class Judged(Protocol):
+    """What the rule reads of a verdict and changes in it (``aorta.gate.verdict.Verdict``, which applies this
+    rule: named here by what it has, so the rule need not import the module that imports it)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # a dataclass: the rule ``replace``s its interval and p
+
+    @property
+    def outcome(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def change_ratio(self) -> float | None: ...
+
+    @property
+    def p_value(self) -> float | None: ...
+
+    def with_outcome(self, outcome: str, reason: str) -> Self: ...
+
+
+V = TypeVar("V", bound=Judged)
 
 WHAT_TO_DO = (
     "save runs of this machine to the baseline, save the baseline from several machines (one "
@@ -68,7 +89,7 @@ def combined(d: float, se: float, df: float, spread: Spread) -> tuple[float, flo
 
 
 def across_one_machine(
-    verdict: Verdict,
+    verdict: V,
     *,
     se: float,
     df: float,
@@ -77,7 +98,7 @@ def across_one_machine(
     cand_machines: Sequence[str],
     alpha: float,
     unsure: str = "UNSURE",
-) -> Verdict:
+) -> V:
     """The SLOWER / FASTER ``verdict`` (a ``aorta.gate.verdict.Verdict`` found on run noise: ``se`` and
     ``df`` its standard error of the log change and degrees of freedom) of a candidate on ``cand_machines``
     against a baseline of ``ref_machine`` alone: kept where the change beats the machine spread, else

@@ -29,7 +29,7 @@ from importlib import resources
 import numpy as np
 
 from aorta.gate.machine_noise import machine_spread
-from aorta.gate.noise import run_value
+from aorta.stats.noise import run_value
 
 TABLE_FILE = "machine_spread.json"
 SCHEMA = 1

@@ -3,7 +3,7 @@
 What the gate can judge here, before a compare depends on it: the runs (a baseline's, the JSON of
 ``pytest --aorta-runs N``, or plain run files, every file together as runs of one stack on one machine) give
 each figure's between-run noise and the minimum detectable effect (MDE) of a compare with ``--baseline-runs``
-and ``--candidate-runs`` runs (``aorta.gate.noise``). A figure whose MDE exceeds ``--max-mde`` is not
+and ``--candidate-runs`` runs (``aorta.stats.noise``). A figure whose MDE exceeds ``--max-mde`` is not
 gateable on this machine; the table says so with the figure, the summary counts them, and the runs' own
 reading notes (host-bound, power-limited) are printed beside the benchmarks they may explain. Runs from
 several machines give the noise that a compare across those machines meets (machine offsets included).
@@ -18,18 +18,19 @@ import argparse
 import json
 import sys
 
+from aorta.exit_codes import EXIT_USAGE
 from aorta.gate import baseline as bl
 from aorta.gate.cli import add_max_mde_argument, argtype
 from aorta.gate.compare import parse_alpha, parse_whole
-from aorta.gate.exit_codes import EXIT_USAGE
-from aorta.gate.noise import DEFAULT_MAX_MDE, Noise, mde, pooled_noise, run_value
-from aorta.gate.samples import DEVICE_TIME, baseline_runs, repeated_run_notes, run_keys, run_machines
+from aorta.gate.samples import baseline_runs, repeated_run_notes, run_keys, run_machines
 from aorta.gate.verdict import DEFAULT_ALPHA
 from aorta.record import record_of
 from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_file
 from aorta.record.run_identity import repeats
+from aorta.record.run_samples import DEVICE_TIME
 from aorta.record.table import format_table
+from aorta.stats.noise import DEFAULT_MAX_MDE, Noise, mde, pooled_noise, run_value
 
 
 def add_noise_arguments(parser: argparse.ArgumentParser) -> None:

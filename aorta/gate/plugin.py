@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from aorta.exit_codes import EXIT_CLEAN, EXIT_NOT_SAVED, EXIT_NOTHING_COMPARED
 from aorta.gate import auto_runs, blocks, empty_run, fresh_runs, sequential
 from aorta.gate import baseline as bl
 from aorta.gate.compare import (
@@ -41,16 +42,15 @@ from aorta.gate.compare import (
     parse_threshold,
     parse_whole,
 )
-from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_NOT_SAVED, EXIT_NOTHING_COMPARED
 from aorta.gate.outputs import (
     DEFAULT_VERDICT_JSON,
     write_outputs,
 )
 from aorta.gate.render import overall_exit, terminal_lines
-from aorta.gate.samples import stored_runs
 from aorta.gate.save_line import one_run_hint
 from aorta.record.output_arguments import output_option
 from aorta.record.output_paths import OutputPathError, check_appendable, check_output_dir, check_output_file
+from aorta.record.run_samples import stored_runs
 
 MAX_CONFIRM = 20
 MAX_RUNS = 20
@@ -439,7 +439,7 @@ def _check_save(config: pytest.Config, opts: GateOptions) -> Path | None:
     import platform
 
     from aorta.environment.machine import machine_info
-    from aorta.gate.exit_codes import EXIT_PYTEST_USAGE
+    from aorta.exit_codes import EXIT_PYTEST_USAGE
     from aorta.gate.save_check import SaveRefused, check_save
 
     if not opts.save_name:
@@ -466,9 +466,7 @@ def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, stat
     try:
         key = "" if current is None else bl.machine_key(current)
         if ref_name.startswith("history:"):  # the last runs of a stack in the run history (aorta/history)
-            from aorta.history.plugin import compare_baseline
-
-            path, baseline = Path(ref_name), compare_baseline(config, ref_name, key)
+            path, baseline = Path(ref_name), _history_baseline(config, ref_name, key)
         else:
             path = bl.resolve(ref_name, opts.baseline_dir, key)
             baseline = bl.load_run(path)
@@ -491,13 +489,21 @@ def _load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, stat
         raise pytest.UsageError(f"--aorta-compare: {mixed}")
 
 
+def _history_baseline(config: pytest.Config, ref_name: str, key: str) -> dict:
+    """The run history's runs of a stack as a baseline, asked of its plugin (aorta/hookspec.py)."""
+    doc = config.hook.pytest_aorta_history_baseline(config=config, ref=ref_name, machine_model=key)
+    if doc is None:
+        raise ValueError(f"{ref_name}: the run history's plugin is not active (-p no:aorta.history.plugin?)")
+    return doc
+
+
 def _refuse_settings_diff(config: pytest.Config, state: GateState) -> None:
     """Scheduling env vars that differ from the baseline's and were not named as intended: exit 14 now,
     before any benchmark runs (versions may differ: comparing stacks is the point)."""
     from aorta.device import Device
     from aorta.environment.fingerprint import parse_allowed
+    from aorta.exit_codes import EXIT_SETTINGS_DIFFER
     from aorta.gate.compare import aorta_machine
-    from aorta.gate.exit_codes import EXIT_SETTINGS_DIFFER
     from aorta.gate.settings_check import settings_refusal
 
     refusal = settings_refusal(

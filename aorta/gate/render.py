@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aorta.gate.compare import NOTHING_COMPARED, Comparison
-from aorta.gate.exit_codes import (
+from aorta.exit_codes import (
     EXIT_CLEAN,
     EXIT_INCONCLUSIVE,
     EXIT_MEANINGS,
@@ -13,6 +12,7 @@ from aorta.gate.exit_codes import (
     EXIT_NOTHING_COMPARED,
     EXIT_REGRESSION,
 )
+from aorta.gate.compare import NOTHING_COMPARED, Comparison
 from aorta.gate.verdict import NOT_GATEABLE, SAME
 from aorta.gate.why_text import why_lines, why_markdown
 from aorta.record.table import format_table

@@ -1,77 +1,39 @@
-"""The samples the gate judges, run by run (pure: no torch).
+"""A baseline's runs as the gate judges them, run by run (pure: no torch).
 
-A figure's samples are device time per round (``device_ms``) and each judged metric's per-round (or
-per-step) samples; a metric with one value per run gives that one value. The sample the gate judges is
-the run (``aorta.gate.verdict``), so documents keep their runs apart:
-
-* a baseline keeps every saved run in ``aorta_baseline["runs"]``;
-* a candidate of several fresh processes (``--aorta-runs N``) keeps them in ``aorta_runs``;
-* any other run file is one run.
-
-Each stored run is ``{"id", "saved_at", "stack", "machine", "benchmarks": {fullname: {figure: [samples]}}}``.
+The sample the gate judges is the run (``aorta.gate.verdict``); the figures and stored runs of a document are
+read by ``aorta.record.run_samples``. Each stored run is ``{"id", "saved_at", "stack", "machine", "block",
+"benchmarks": {fullname: {figure: [samples]}}}``: here a run becomes such an entry, and a document's entries
+are read back, checked, with their ids, blocks and machines.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from aorta.gate.blocks import RUN_KEY, block_key
-from aorta.gate.machines import aorta_machine, machine_id
 from aorta.gate.run_evidence import EVIDENCE_KEY, run_evidence
 from aorta.gate.schema import check_schema
-from aorta.record import RecordError, record_of
-from aorta.record.metric import Metric
-from aorta.record.run_identity import content_hash, repeats
+from aorta.record import RecordError
+from aorta.record.machines import aorta_machine, machine_id
+from aorta.record.run_samples import (
+    CANDIDATE_RUNS_KEY,
+    DEVICE_TIME,
+    RUNS_KEY,
+    FigureSamples,
+    all_stored,
+    figures,
+    repeated_entries,
+    run_key,
+    stored_runs,
+)
 
-DEVICE_TIME = "device_ms"  # the name device time per iteration goes by in verdicts and thresholds
-RUNS_KEY = "runs"
-CANDIDATE_RUNS_KEY = "aorta_runs"  # a candidate's fresh-process runs, in the document the gate writes
 MAX_BASELINE_RUNS = 20  # the oldest runs are dropped past this (the save line says so)
 
 # No time, rate or size aorta measures comes near this (a year is 3e10 ms, 1 PB/s is 1e15 B/s); its square
 # and a sum of them stay far from float overflow (issue 38, case 14).
 MAX_ABS_SAMPLE = 1e15
-
-FigureSamples = dict[str, list[float]]  # figure -> samples, for one benchmark of one run
-
-
-def device_samples_ms(bench: Mapping) -> list[float]:
-    """Per-round device ms per iteration: aorta's raw samples, else pytest-benchmark's saved data."""
-    record = record_of(bench)
-    if record.device_ms_per_iteration:
-        return list(record.device_ms_per_iteration)
-    st = bench.get("stats") or {}
-    if st.get("data"):
-        return [float(v) * 1e3 for v in st["data"]]
-    if st.get("median") is not None:
-        return [float(st["median"]) * 1e3]  # a single value: the run's figure
-    return []
-
-
-def metric_samples(metric: Metric) -> list[float]:
-    if metric.samples:
-        return list(metric.samples)
-    return [] if metric.value is None else [float(metric.value)]
-
-
-def per_round_figures(bench: Mapping) -> set[str]:
-    """Figures with one sample per round or step (device time always); the rest have one value per run.
-    A figure recorded with a single sample is measured once per run (a stage figure of the one labelled
-    round beside a graph replay, a reference run's figure): its value is the run's figure, judged against
-    the between-run noise like any other, never refused as "too few samples"."""
-    return {DEVICE_TIME} | {n for n, m in record_of(bench).metrics.items() if m.judged and len(m.samples) > 1}
-
-
-def figures(bench: Mapping) -> dict[str, tuple[str, bool, list[float]]]:
-    """name -> (unit, higher_is_better, samples) for device time and every judged metric (a metric the
-    record marks ``judged: false``, such as time waiting for a peer rank, is reported only)."""
-    out = {DEVICE_TIME: ("ms", False, device_samples_ms(bench))}
-    for name, m in record_of(bench).metrics.items():
-        if m.judged:
-            out[name] = (m.unit, m.higher_is_better, metric_samples(m))
-    return out
 
 
 # ------------------------------------------------------------------------------ a baseline's runs
@@ -100,27 +62,6 @@ def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> 
     }
 
 
-def _all_stored(doc: Mapping) -> list:
-    return list((doc.get("aorta_baseline") or {}).get(RUNS_KEY) or doc.get(CANDIDATE_RUNS_KEY) or [])
-
-
-def _repeated_entries(entries: Sequence) -> dict[int, int]:
-    """Entries holding the same samples as an earlier one: ``{index: index of the first}``."""
-    keys = [
-        run_key(e["benchmarks"], e.get("measured_at"))
-        if isinstance(e, Mapping) and isinstance(e.get("benchmarks"), Mapping) and e["benchmarks"]
-        else f"not a run: {i}"  # nothing measured to compare: never a repeat (a reader refuses it)
-        for i, e in enumerate(entries)
-    ]
-    return repeats(keys)
-
-
-def run_key(samples: Mapping, measured_at: object = None) -> str:
-    """A run's identity: its samples and, where recorded, when it was measured (two runs written by hand or a
-    script may share samples; the same run read twice shares both)."""
-    return content_hash(samples if measured_at is None else {"samples": samples, "measured_at": measured_at})
-
-
 def run_keys(doc: Mapping) -> list[str]:
     """The identity of each of ``doc``'s runs, in ``baseline_runs`` order."""
     entries = stored_runs(doc)
@@ -129,21 +70,9 @@ def run_keys(doc: Mapping) -> list[str]:
     return [run_key(e.get("benchmarks") or {}, e.get("measured_at")) for e in entries]
 
 
-def unique_runs(entries: Sequence) -> list:
-    """``entries`` less each one that holds the same samples as an earlier one: one run is counted once."""
-    again = _repeated_entries(entries)
-    return [e for i, e in enumerate(entries) if i not in again]
-
-
-def stored_runs(doc: Mapping) -> list:
-    """The run entries a document keeps (a baseline's, or a multi-run candidate's), each run once (a run
-    stored twice is one run: ``repeated_run_notes`` says so); [] for a plain run."""
-    return unique_runs(_all_stored(doc))
-
-
 def repeated_run_notes(doc: Mapping, source: str) -> list[str]:
     """One line per stored run that repeats an earlier one of ``doc`` (issue 38, case 12)."""
-    entries = _all_stored(doc)
+    entries = all_stored(doc)
     key = RUNS_KEY if (doc.get("aorta_baseline") or {}).get(RUNS_KEY) else CANDIDATE_RUNS_KEY
 
     def name(i: int) -> str:
@@ -153,7 +82,7 @@ def repeated_run_notes(doc: Mapping, source: str) -> list[str]:
 
     return [
         f"{source}: {name(i)} holds the same samples as {name(j)}: one run, counted once"
-        for i, j in _repeated_entries(entries).items()
+        for i, j in repeated_entries(entries).items()
     ]
 
 
@@ -189,8 +118,8 @@ def baseline_runs(doc: Mapping, source: str = "") -> list[dict[str, FigureSample
     runs (an older baseline, or a plain run file) is one run. ``RecordError`` names the file (``source``),
     the run and the field when a stored sample is not a finite number, or a device time is negative."""
     check_schema(doc, source)  # a newer aorta's baseline is not read as this one's (issue 38, case 3)
-    stored = _all_stored(doc)  # every entry checked, named by its place in the file; a repeat counted once
-    again = _repeated_entries(stored)
+    stored = all_stored(doc)  # every entry checked, named by its place in the file; a repeat counted once
+    again = repeated_entries(stored)
     where = f"{source}: " if source else ""
     if not stored:
         one: dict[str, FigureSamples] = {

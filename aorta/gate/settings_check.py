@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from aorta.environment.fingerprint import describe, unintended_settings
-from aorta.gate.exit_codes import EXIT_SETTINGS_DIFFER
+from aorta.exit_codes import EXIT_SETTINGS_DIFFER
 
 
 def settings_refusal(

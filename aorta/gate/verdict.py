@@ -1,6 +1,6 @@
 """Run-level verdicts: one figure of one benchmark, the baseline's runs against the candidate's (pure).
 
-The sample is the run (see ``aorta.gate.noise``): each run's figure is the median of its rounds, and the
+The sample is the run (see ``aorta.stats.noise``): each run's figure is the median of its rounds, and the
 gate compares the baseline's run figures with the candidate's on a log scale, with a two-sided Student t
 test (pooled between-run noise, ``df = m + n - 2``; quantiles from ``scipy.stats``). Rounds only estimate
 their own run's figure, so a process-to-process shift that a rounds-as-samples test would flag is, here,
@@ -10,7 +10,7 @@ Outcomes, in the order they are decided:
 
 * UNSURE: nothing to compare (no runs on a side), or a per-round figure from a run with fewer than
   ``min_samples`` rounds ("too few samples").
-* NOT_GATEABLE: the figure's minimum detectable effect (MDE, ``aorta.gate.noise.mde``) with these runs
+* NOT_GATEABLE: the figure's minimum detectable effect (MDE, ``aorta.stats.noise.mde``) with these runs
   exceeds ``max_mde``, the between-run noise is unknown (one run on each side), or a value is not
   positive. Reported with its value and MDE, never SLOWER or FASTER. One exception: a change that is
   significant and at least the figure's own MDE (a change that size is found with probability ``power``:
@@ -43,7 +43,7 @@ from aorta.gate.blocks import pair
 from aorta.gate.machine_noise import cross_machine, new_machines
 from aorta.gate.machine_rule import across_one_machine, machine_name, machines_named
 from aorta.gate.machine_spread import load_table, spread_for
-from aorta.gate.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, pooled_noise, run_value
+from aorta.stats.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, pooled_noise, run_value
 
 FASTER, SLOWER, SAME, UNSURE, NOT_GATEABLE = "FASTER", "SLOWER", "SAME", "UNSURE", "NOT_GATEABLE"
 OUTCOMES = (FASTER, SLOWER, SAME, UNSURE, NOT_GATEABLE)
@@ -156,7 +156,7 @@ def decide(
     """The verdict for one figure from the baseline's runs and the candidate's runs (each a list of the
     run's samples). ``per_round``: the figure has one sample per round (a run needs ``min_samples``);
     otherwise one value per run. ``hint``: why the figure may be noisy, added to a NOT_GATEABLE reason.
-    ``ref_machines`` / ``cand_machines``: the machine of each run (``aorta.gate.machines.machine_id``);
+    ``ref_machines`` / ``cand_machines``: the machine of each run (``aorta.record.machines.machine_id``);
     a candidate on a machine the baseline never saw is judged against the noise between machines too
     (``aorta.gate.machine_noise``), or, where the baseline holds one machine, against the spread measured
     between ``gpu_model`` machines (``aorta.gate.machine_rule``; ``spread_table``: the shipped one unless

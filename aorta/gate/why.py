@@ -13,10 +13,10 @@ from typing import Any
 
 from aorta.gate.causes import find_causes
 from aorta.gate.kernel_diff import kernel_diff, stream_change
-from aorta.gate.machines import aorta_machine
 from aorta.gate.run_evidence import EVIDENCE_KEY, bench_evidence
-from aorta.gate.samples import DEVICE_TIME, stored_runs
 from aorta.gate.verdict import FASTER, SLOWER, Verdict
+from aorta.record.machines import aorta_machine
+from aorta.record.run_samples import DEVICE_TIME, stored_runs
 
 MOVED = (SLOWER, FASTER)
 

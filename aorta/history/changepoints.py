@@ -2,7 +2,7 @@
 scipy).
 
 The series is the log of each run's figure, oldest first, so a change is a ratio. The noise is the gate's:
-the pooled SD of the log run figures of runs of one stack (``aorta.gate.noise.pooled_noise``), which a step
+the pooled SD of the log run figures of runs of one stack (``aorta.stats.noise.pooled_noise``), which a step
 between stacks does not inflate. Detection is binary segmentation of the mean with that noise known: in a
 segment, the split ``t`` scores ``z = |mean(after) - mean(before)| / (sigma * sqrt(1/n_before + 1/n_after))``;
 the best split is kept if it clears its bound, and both halves are searched again. Two bounds:
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from aorta.gate.noise import pooled_noise
+from aorta.stats.noise import pooled_noise
 
 DEFAULT_ALPHA = 0.001
 DEFAULT_MIN_SEGMENT = 5

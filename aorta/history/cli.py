@@ -1,6 +1,6 @@
 """``aorta history add|show|page|prune``: the run history from the command line.
 
-Exit codes (aorta/gate/exit_codes.py): 0 done; 2 bad input, refused before anything is written (a run file,
+Exit codes (aorta/exit_codes.py): 0 done; 2 bad input, refused before anything is written (a run file,
 an option value, a history that is damaged, not aorta's, or of a newer schema); 3 a run could not be written
 (disk full, locked past the timeout): that run is not kept, the runs added before it are.
 """
@@ -14,7 +14,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_USAGE, EXIT_WRITE_FAILED
+from aorta.exit_codes import EXIT_CLEAN, EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.history.run_rows import run_rows
 from aorta.history.store import (
     DEFAULT_PATH,

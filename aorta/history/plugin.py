@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.gate.exit_codes import EXIT_WRITE_FAILED
+from aorta.exit_codes import EXIT_WRITE_FAILED
 from aorta.history.run_rows import run_rows
 from aorta.history.store import DEFAULT_PATH, HistoryError, add_runs, open_store, parse_history_url
 
@@ -74,10 +74,10 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[NOT_KEPT_ENV] = path
 
 
-def compare_baseline(config: pytest.Config, ref: str, machine_model: str) -> dict:
-    """``--aorta-compare history:STACK[:N]``: the last N runs of STACK on this machine model as a baseline
-    document, from ``--aorta-history`` (else ``$AORTA_HISTORY``, else ``.aorta/history.db`` in the rootdir).
-    ``ValueError`` (or ``HistoryError``) naming what is missing."""
+def pytest_aorta_history_baseline(config: pytest.Config, ref: str, machine_model: str) -> dict:
+    """``--aorta-compare history:STACK[:N]`` (a hook of aorta/hookspec.py, called by the gate): the last N runs
+    of STACK on this machine model as a baseline document, from ``--aorta-history`` (else ``$AORTA_HISTORY``,
+    else ``.aorta/history.db`` in the rootdir). ``ValueError`` (or ``HistoryError``) naming what is missing."""
     from aorta.history.baseline_doc import history_baseline, parse_history_ref
 
     stack, last = parse_history_ref(ref)

@@ -16,11 +16,10 @@ from typing import Any
 
 from aorta.environment.fingerprint import fingerprint
 from aorta.environment.stack_label import stack_label
-from aorta.gate.baseline import machine_key
-from aorta.gate.machines import aorta_machine, machine_id
-from aorta.gate.noise import run_value
-from aorta.gate.samples import figures, stored_runs
-from aorta.gate.samples import run_key as samples_run_key
+from aorta.record.machines import aorta_machine, machine_id, machine_key
+from aorta.record.run_samples import figures, stored_runs
+from aorta.record.run_samples import run_key as samples_run_key
+from aorta.stats.noise import run_value
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,7 @@ class RunRow:
     @property
     def run_key(self) -> str:
         """Who the run is: its samples and the time it recorded itself, as the gate tells repeats
-        (aorta/gate/samples.py, ``run_key``). Never a time a writer adds: the same run kept by a gate's child,
+        (aorta/record/run_samples.py, ``run_key``). Never a time a writer adds: the same run kept by a gate's child,
         then added from its JSON file, a combined document or a baseline, is one row (issue 46)."""
         samples: dict[str, dict[str, list[float]]] = {}
         for f in self.figures:

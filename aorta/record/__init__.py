@@ -13,6 +13,7 @@ from aorta.record.bench import (
     BenchRecord,
     is_aorta_bench,
     record_of,
+    write_record,
 )
 from aorta.record.load import RecordError, check_run, check_samples, load_run
 
@@ -28,5 +29,6 @@ __all__ = [
     "record_of",
     "write_bytes_atomic",
     "write_json_atomic",
+    "write_record",
     "write_text_atomic",
 ]

@@ -2,17 +2,18 @@
 
 pytest-benchmark keeps device time per round in its ``stats``; everything aorta adds lives in the
 benchmark's ``extra_info``, which is this record written out by ``BenchRecord.to_extra_info()`` and read
-back by ``BenchRecord.from_extra_info()``. Nothing else in aorta reads or writes ``extra_info`` by key.
+back by ``BenchRecord.from_extra_info()``. Nothing else in aorta, nor any benchmark, reads or writes ``extra_info``
+by key: a benchmark that adds details after its run (``with_details``) writes them with ``write_record``.
 
 Schema 3 (this one) declares no noise floors: the gate measures each figure's noise between fresh-process
-runs (aorta.gate.noise). Schemas 1 and 2 load; their declared floors (``min_effect``, a figure's
+runs (aorta.stats.noise). Schemas 1 and 2 load; their declared floors (``min_effect``, a figure's
 ``noise_floor``) are ignored.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aorta.record.metric import Metric
@@ -58,6 +59,11 @@ class BenchRecord:
         for m in figures:
             self.metrics[m.name] = m
         return self
+
+    def with_details(self, **details: Any) -> BenchRecord:
+        """This record with ``details`` added (kind-specific, kept as given): a new record, the run's own is
+        left as it was measured (the session keeps it for reference runs)."""
+        return replace(self, details={**self.details, **details})
 
     def mark_unavailable(self, reasons: Mapping[str, str]) -> BenchRecord:
         self.unavailable.update(reasons)
@@ -110,6 +116,13 @@ class BenchRecord:
             schema=int(extra.get("aorta_schema") or 1),
         )
         return record
+
+
+def write_record(benchmark: Any, record: BenchRecord) -> None:
+    """The one writer of a benchmark's ``extra_info`` (pytest-benchmark's ``benchmark`` fixture): ``record`` as
+    ``to_extra_info`` gives it, over what an earlier write left (the ``hw_queue`` fixture writes the run's
+    record; a benchmark that adds details after its run writes the record again, ``with_details``)."""
+    benchmark.extra_info.update(record.to_extra_info())
 
 
 def record_of(bench: Mapping[str, Any]) -> BenchRecord:

@@ -2,7 +2,7 @@
 
 Written into the run record (aorta/record) as ``{value, unit, higher_is_better, samples, source, judged}``;
 ``source``, ``judged: false`` and ``part_of_step: true`` only where set. A figure's noise is not declared here: the gate measures
-it between fresh-process runs (aorta.gate.noise); a ``noise_floor`` in an older record is ignored."""
+it between fresh-process runs (aorta.stats.noise); a ``noise_floor`` in an older record is ignored."""
 
 from __future__ import annotations
 

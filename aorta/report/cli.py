@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from aorta.gate.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
+from aorta.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.record.output_arguments import output_argument
 from aorta.record.stop_signals import Stopped, stop_signals_raise
 from aorta.report.errors import ReportInputError

@@ -23,7 +23,7 @@ from aorta.fsdp.rank_figures import kernel_figures
 from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.trace_file import DeviceTrace, read_kineto_trace
 from aorta.report.errors import ReportInputError
-from aorta.timeline import rocprof
+from aorta.timeline import rocprof, rocprof_read
 from aorta.timeline.trace_source import TraceFileError, open_source
 
 WHOLE_TRACE = "no ProfilerStep#N ranges in the trace: the whole trace is one window"
@@ -46,7 +46,7 @@ def read_traces(path: str | Path) -> list[DeviceTrace]:
     p = Path(path)
     try:
         if p.is_dir():
-            return _rocprof_traces(rocprof.read_processes(p, rocprof.folder_format(p)))
+            return _rocprof_traces(rocprof_read.read_processes(p, rocprof.folder_format(p)))
         with open_source(p) as source:
             kind = rocprof.sniff(source)
             if kind == rocprof.KINETO:
@@ -57,8 +57,8 @@ def read_traces(path: str | Path) -> list[DeviceTrace]:
                         f"{p}: a rocpd SQLite database through a pipe: SQLite reads a file it can seek in; "
                         "name the .db file itself"
                     )
-                return _rocprof_traces(rocprof.read_processes(p, kind))
-            return _rocprof_traces(rocprof.read_processes(p, kind, source))
+                return _rocprof_traces(rocprof_read.read_processes(p, kind))
+            return _rocprof_traces(rocprof_read.read_processes(p, kind, source))
     except TraceFileError as exc:
         raise ReportInputError(str(exc)) from None
 

@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
         child = subprocess.Popen(cmd)
     except OSError as exc:  # not found, not executable (e.g. a --grid PATH=... hides it): say so, as a shell
         print(f"cannot start {cmd[0]!r}: {exc.strerror or exc}", file=sys.stderr, flush=True)
-        return 127  # EXIT_CANNOT_START (aorta/gate/exit_codes.py): this script runs without aorta
+        return 127  # EXIT_CANNOT_START (aorta/exit_codes.py): this script runs without aorta
     while True:
         try:
             code = child.wait(timeout=POLL_S)

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from aorta.gate.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
+from aorta.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_dir
 from aorta.sweep import manifest as mf

@@ -111,25 +111,6 @@ def format_of(path: Path) -> str:
         return sniff(source)
 
 
-def read_processes(path: Path, kind: str, source: Source | None = None) -> list[RocprofTrace]:
-    """A rocprofv3 output (a file, or a folder: one host's), one ``RocprofTrace`` per process in pid order.
-    ``source``: the file already opened (a pipe reads once)."""
-    from aorta.timeline import rocpd, rocprof_csv  # the readers import this module's types
-
-    if kind == ROCPD:
-        return rocpd.read_processes(path)
-    return rocprof_csv.read_processes(path, source)
-
-
-def read(path: Path, kind: str) -> RocprofTrace:
-    """A rocprofv3 output of one process; ``RocprofFileError`` naming the pids where it holds several."""
-    traces = read_processes(path, kind)
-    if len(traces) > 1:
-        pids = ", ".join(str(t.process) for t in traces)
-        raise RocprofFileError(f"{path}: holds {len(traces)} processes (pids {pids}): read each as a rank")
-    return traces[0]
-
-
 ONE_RUN_GAP_NS = 10**9
 
 

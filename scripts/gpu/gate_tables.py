@@ -129,13 +129,6 @@ def verdict_lines(*labels: str):
     return table
 
 
-def pool_phases(work: Path, knobs) -> list[str]:
-    """The pool's runs (exit code, wall seconds) and each run's host seconds by phase."""
-    from scripts.gpu import pools  # the gate's offline judge: imports aorta.gate
-
-    return [line for pool in pools.find_pools([work]) for line in pools.phases(pool)]
-
-
 # -- the offline judge (scripts/gpu/pools.py) -----------------------------------------------------------
 
 

@@ -41,10 +41,11 @@ from pathlib import Path
 
 from aorta.gate import baseline as bl
 from aorta.gate.compare import deliberate_slowdowns
-from aorta.gate.noise import mde, pooled_noise, run_value
-from aorta.gate.samples import DEVICE_TIME, baseline_runs
+from aorta.gate.samples import baseline_runs
 from aorta.gate.verdict import DEFAULT_ALPHA
+from aorta.record.run_samples import DEVICE_TIME
 from aorta.record.table import format_table
+from aorta.stats.noise import mde, pooled_noise, run_value
 from scripts.gpu.gate_tables import OUTCOMES, compare_tables, few_benchmark_lines, verdicts
 
 # baseline v candidate runs the projection also counts: a run of the default suite takes 3-4 minutes
@@ -57,6 +58,12 @@ def _runs(pool: Path) -> list[Path]:
         return int(m.group(1)) if m else 0
 
     return sorted((p for p in pool.glob("*.json") if not p.name.endswith(".verdict.json")), key=k)
+
+
+def pool_phases(work: Path, knobs) -> list[str]:
+    """The ``pool`` proof's table: the pool's runs (exit code, wall seconds) and each run's host seconds by
+    phase."""
+    return [line for pool in find_pools([work]) for line in phases(pool)]
 
 
 def find_pools(folders: list[Path]) -> list[Path]:

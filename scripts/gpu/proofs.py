@@ -24,6 +24,14 @@ SHORT_FSDP = ("--aorta-override", "training.warmup_steps=2", "--aorta-override",
               "--aorta-override", "profiling.active=6", "--aorta-override", "profiling.reference=false")  # fmt: skip
 
 
+def _pool_phases(work: Path, knobs: Knobs) -> list[str]:
+    """The ``pool`` proof's table (scripts/gpu/pools.py), imported when it is printed: the offline judge
+    imports aorta.gate and scipy, which listing the proofs never needs."""
+    from scripts.gpu import pools
+
+    return pools.pool_phases(work, knobs)
+
+
 def torchrun(nproc: int | str, *args: str) -> tuple[str, ...]:
     """``aorta torchrun`` (rank 0's pytest exit code comes through) of pytest with ``args``."""
     return (*TORCHRUN, str(nproc), "-m", "pytest", "-p", "no:cacheprovider", "-q", "--aorta-dist-timeout=120",
@@ -509,7 +517,7 @@ _PROOFS = [
                "base_runs=0 with an earlier call's archive as input judges on another machine",
           fills="The run-level gate on H100",
           knobs={"select": "-m p0", "streams": "1,16", "base_runs": "5", "aa": "1", "slowdowns": "0.05"}),
-    Proof(name="pool", gpus=1, runs=_pool, files=_pool_files, table=gate_tables.pool_phases,
+    Proof(name="pool", gpus=1, runs=_pool, files=_pool_files, table=_pool_phases,
           what="a pool of fresh-process runs (the gate's sample) for the offline judge; slowdown, ballast or env "
                "make it a slowdown or change pool; suite=fsdp on two GPUs",
           fills="The run-level gate on the full default suite",

@@ -13,7 +13,7 @@ from aorta.cli import main
 from aorta.device import loaded_library
 from aorta.environment.fingerprint import differences, fingerprint, parse_allowed, unintended_settings
 from aorta.environment.machine import sweep_cell
-from aorta.gate.exit_codes import EXIT_SETTINGS_DIFFER
+from aorta.exit_codes import EXIT_SETTINGS_DIFFER
 
 RUN = Path(__file__).parents[1] / "data" / "report" / "hwq_per_round.json"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from aorta.exit_codes import EXIT_CLEAN, EXIT_INCONCLUSIVE, EXIT_REGRESSION
 from aorta.gate import baseline as bl
 from aorta.gate.auto_runs import run_auto, undecided
 from aorta.gate.compare import GateSettings, compare_runs
-from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_INCONCLUSIVE, EXIT_REGRESSION
 from aorta.gate.fresh_runs import ChildRun
 from aorta.gate.render import terminal_lines
 from aorta.gate.sequential import Budget

@@ -6,12 +6,13 @@ import json
 import pytest
 from test_gate_offline import BASE, bench, multi, run
 
+from aorta.exit_codes import EXIT_INCONCLUSIVE, EXIT_REGRESSION
 from aorta.gate import baseline as bl
 from aorta.gate.compare import compare_runs
-from aorta.gate.exit_codes import EXIT_INCONCLUSIVE, EXIT_REGRESSION
 from aorta.gate.render import header_lines
-from aorta.gate.samples import RUNS_KEY, baseline_runs
+from aorta.gate.samples import baseline_runs
 from aorta.gate.verdict import NOT_GATEABLE, SLOWER
+from aorta.record.run_samples import RUNS_KEY
 
 
 def two_run_baseline(tmp_path, first_ms=10.0, second_ms=10.4):

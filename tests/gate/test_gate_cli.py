@@ -4,8 +4,8 @@ verdict cannot be written (exit codes as README.md lists them)."""
 from test_gate_offline import bench, run, write
 
 from aorta.cli import main
+from aorta.exit_codes import EXIT_INCONCLUSIVE, EXIT_SETTINGS_DIFFER, EXIT_USAGE
 from aorta.gate import cli as gate_cli
-from aorta.gate.exit_codes import EXIT_INCONCLUSIVE, EXIT_SETTINGS_DIFFER, EXIT_USAGE
 
 TREE = {"NCCL_NVLS_ENABLE": "0", "NCCL_ALGO": "Tree"}
 

@@ -57,7 +57,7 @@ def test_suspects_are_slower_verdicts_and_unsure_ones_in_the_bad_direction_once_
 
 
 def test_a_noise_profile_figure_by_figure_with_every_reason_a_figure_is_not_gateable():
-    from aorta.gate.noise import Noise, mde, noise_profile, pooled_noise
+    from aorta.stats.noise import Noise, mde, noise_profile, pooled_noise
 
     runs = [
         {"a": {"ms": [10.0, 11.0, 30.0], "zero": [0.0], "gap": []}},
@@ -112,7 +112,7 @@ def _bench(name, metrics):
 
 
 def test_only_judged_figures_with_samples_are_per_round():
-    from aorta.gate.samples import per_round_figures
+    from aorta.record.run_samples import per_round_figures
 
     metrics = {
         "util": {"value": 1.0, "unit": "x", "higher_is_better": True, "samples": [1.0, 2.0], "judged": False},
@@ -150,7 +150,8 @@ def test_a_run_entry_keeps_the_machine_the_host_and_each_benchmarks_samples():
 
 
 def test_run_ids_fall_back_to_the_position_of_a_run_without_one():
-    from aorta.gate.samples import CANDIDATE_RUNS_KEY, run_ids
+    from aorta.gate.samples import run_ids
+    from aorta.record.run_samples import CANDIDATE_RUNS_KEY
 
     assert run_ids({}) == ["run1"]
     assert run_ids({CANDIDATE_RUNS_KEY: [{"id": "a"}, {}, "not a mapping", {"id": "d"}]}) == [

@@ -8,6 +8,7 @@ import math
 import pytest
 from test_gate_offline import BASE, SLOW, bench, multi, run
 
+from aorta.exit_codes import EXIT_NOTHING_COMPARED
 from aorta.gate import verdict as verdict_module
 from aorta.gate.compare import (
     GateSettings,
@@ -20,9 +21,7 @@ from aorta.gate.compare import (
     parse_ratio,
     parse_whole,
 )
-from aorta.gate.exit_codes import EXIT_NOTHING_COMPARED
-from aorta.gate.noise import pooled_noise
-from aorta.gate.samples import CANDIDATE_RUNS_KEY, RUNS_KEY, baseline_runs, device_samples_ms, figures
+from aorta.gate.samples import baseline_runs
 from aorta.gate.verdict import (
     FASTER,
     NOT_GATEABLE,
@@ -35,6 +34,8 @@ from aorta.gate.verdict import (
     decide,
 )
 from aorta.record import RecordError
+from aorta.record.run_samples import CANDIDATE_RUNS_KEY, RUNS_KEY, device_samples_ms, figures
+from aorta.stats.noise import pooled_noise
 
 A = "benchmarks/hw_queue/test_x.py::a"
 

@@ -119,9 +119,9 @@ def test_across_machines_the_gate_is_never_more_sure_than_run_noise_alone(groups
 def test_a_saved_baseline_of_three_machines_judges_a_fourth_machine_against_their_noise():
     from test_gate_offline import bench, run
 
+    from aorta.exit_codes import EXIT_INCONCLUSIVE
     from aorta.gate import baseline as bl
     from aorta.gate.compare import compare_runs
-    from aorta.gate.exit_codes import EXIT_INCONCLUSIVE
 
     def runs(centers, uuid, seed):
         return [run([bench("a", c, seed=seed + i)], gpu_uuid=uuid) for i, c in enumerate(centers)]

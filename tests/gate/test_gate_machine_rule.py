@@ -182,9 +182,9 @@ def test_the_issue_36_false_red_is_unsure_and_a_10pct_slowdown_still_slower_with
 def test_a_compare_of_documents_reads_the_baselines_gpu_model():
     from test_gate_offline import bench, run
 
+    from aorta.exit_codes import EXIT_REGRESSION
     from aorta.gate import baseline as bl
     from aorta.gate.compare import compare_runs
-    from aorta.gate.exit_codes import EXIT_REGRESSION
 
     def runs(centers, uuid, seed):
         docs = [

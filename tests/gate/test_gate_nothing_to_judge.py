@@ -5,8 +5,8 @@ selected benchmark skipping gives 12 (compare) or 13 (save) with ``--aorta-runs 
 import pytest
 from test_gate_plugin import run
 
+from aorta.exit_codes import EXIT_NOT_SAVED
 from aorta.gate.empty_run import child_timed_nothing, why_no_run
-from aorta.gate.exit_codes import EXIT_NOT_SAVED
 
 SKIPPING = "import pytest\n\ndef test_spin():\n    pytest.skip('not on this machine')\n"
 

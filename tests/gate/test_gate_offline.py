@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from aorta.cli import main
-from aorta.gate import baseline as bl
-from aorta.gate.compare import GateSettings, compare_runs, parse_threshold
-from aorta.gate.exit_codes import (
+from aorta.exit_codes import (
     EXIT_CLEAN,
     EXIT_INCONCLUSIVE,
     EXIT_MISMATCH,
     EXIT_NOTHING_COMPARED,
     EXIT_REGRESSION,
 )
+from aorta.gate import baseline as bl
+from aorta.gate.compare import GateSettings, compare_runs, parse_threshold
 from aorta.gate.render import header_lines, markdown, terminal_lines
 from aorta.gate.verdict import NOT_GATEABLE, SAME, SLOWER, UNSURE
 

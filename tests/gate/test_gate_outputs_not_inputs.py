@@ -12,8 +12,8 @@ from test_gate_plugin import run as run_pytest
 from test_gate_plugin import saved
 
 from aorta.cli import main
+from aorta.exit_codes import EXIT_USAGE
 from aorta.gate import baseline as bl
-from aorta.gate.exit_codes import EXIT_USAGE
 from aorta.record.output_paths import OutputPathError, check_not_an_input
 
 USAGE = pytest.ExitCode.USAGE_ERROR

@@ -9,9 +9,9 @@ import statistics
 import pytest
 from test_gate_offline import run
 
+from aorta.exit_codes import EXIT_CLEAN, EXIT_REGRESSION
 from aorta.gate import baseline as bl
 from aorta.gate.compare import compare_runs
-from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_REGRESSION
 from aorta.gate.verdict import NOT_GATEABLE, SAME, SLOWER, part_bound
 from aorta.record.metric import Metric
 

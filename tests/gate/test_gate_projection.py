@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 
-from aorta.gate import noise
+from aorta.stats import noise
 from scripts import gate_projection
 
 

@@ -7,9 +7,10 @@ import json
 from test_gate_offline import bench, multi, run
 
 from aorta.cli import main
+from aorta.exit_codes import EXIT_USAGE
 from aorta.gate import baseline as bl
-from aorta.gate.exit_codes import EXIT_USAGE
-from aorta.gate.samples import RUNS_KEY, baseline_runs
+from aorta.gate.samples import baseline_runs
+from aorta.record.run_samples import RUNS_KEY
 
 
 def write(path, doc):

@@ -18,9 +18,9 @@ from test_gate_plugin import run as run_pytest
 from test_gate_plugin import saved
 
 from aorta.cli import main
+from aorta.exit_codes import EXIT_MISMATCH
 from aorta.gate import baseline as bl
-from aorta.gate.exit_codes import EXIT_MISMATCH
-from aorta.gate.samples import RUNS_KEY
+from aorta.record.run_samples import RUNS_KEY
 
 REPO = Path(__file__).resolve().parents[2]
 USAGE = pytest.ExitCode.USAGE_ERROR

@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from aorta.gate.noise import mde, pooled_noise
 from aorta.gate.verdict import (
     FASTER,
     NOT_GATEABLE,
@@ -21,6 +20,7 @@ from aorta.gate.verdict import (
     control_false_alarms,
     decide,
 )
+from aorta.stats.noise import mde, pooled_noise
 
 LOOSE = Policy(alpha=0.01, max_mde=10.0)  # every figure gateable: these tests are about the decision
 
@@ -367,7 +367,7 @@ def test_policy_edges():
 
 
 def test_the_noise_profile_of_figures_below_one_and_at_its_bound():
-    from aorta.gate.noise import noise_profile, profile_entry
+    from aorta.stats.noise import noise_profile, profile_entry
 
     small = profile_entry([0.5, 0.501, 0.499, 0.5005], alpha=0.01, planned_runs=3, max_mde=0.05)
     assert small["gateable"] is True and small["df"] == 3

@@ -9,8 +9,8 @@ import pytest
 from history_docs import run_doc, with_stack
 
 from aorta.cli import main
+from aorta.exit_codes import EXIT_USAGE
 from aorta.gate.baseline import combine_runs
-from aorta.gate.exit_codes import EXIT_USAGE
 from aorta.history.baseline_doc import DEFAULT_LAST, NoHistoryBaseline, parse_history_ref
 
 STACK = "nvidia-h100-80gb-hbm3-x1-cuda13.0-torch2.11.0"

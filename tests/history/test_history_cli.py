@@ -9,7 +9,7 @@ import pytest
 from history_docs import run_doc, with_stack
 
 from aorta.cli import main
-from aorta.gate.exit_codes import EXIT_CLEAN, EXIT_USAGE
+from aorta.exit_codes import EXIT_CLEAN, EXIT_USAGE
 from aorta.history.schema import SCHEMA_VERSION
 from aorta.history.store import open_store
 

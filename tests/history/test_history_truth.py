@@ -12,8 +12,8 @@ import pytest
 from history_docs import run_doc
 
 from aorta.cli import main
+from aorta.exit_codes import EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.gate.baseline import combine_runs, save_baseline
-from aorta.gate.exit_codes import EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.history import store as store_module
 from aorta.history.store import open_store
 

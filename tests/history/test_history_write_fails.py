@@ -11,7 +11,7 @@ from history_docs import run_doc
 from test_gate_plugin import run
 
 from aorta.cli import main
-from aorta.gate.exit_codes import EXIT_WRITE_FAILED
+from aorta.exit_codes import EXIT_WRITE_FAILED
 from aorta.history.store import open_store
 
 DAMAGE = """

@@ -17,7 +17,7 @@ import sqlite3
 import pytest
 
 from aorta.cli import build_parser, main
-from aorta.gate.exit_codes import EXIT_PYTEST_USAGE, EXIT_USAGE
+from aorta.exit_codes import EXIT_PYTEST_USAGE, EXIT_USAGE
 from aorta.record.output_arguments import OPTION_OUTPUTS, ROLE, WHEN_USED, option_name
 
 PLACE = re.compile(r"PATH|DIR|FILE|OUT|\.json|\.html|\.db|TRACE|RUN", re.IGNORECASE)

@@ -11,7 +11,7 @@ import signal
 import pytest
 
 from aorta.cli import main
-from aorta.gate.exit_codes import EXIT_USAGE
+from aorta.exit_codes import EXIT_USAGE
 
 
 @pytest.fixture

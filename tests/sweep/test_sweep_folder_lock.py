@@ -8,7 +8,7 @@ import signal
 from test_sweep_faults import alive, start_sweep, wait_gone
 
 from aorta.cli import main
-from aorta.gate.exit_codes import EXIT_USAGE
+from aorta.exit_codes import EXIT_USAGE
 
 
 def test_a_second_sweep_into_a_busy_folder_is_refused_naming_the_first(tmp_path, capsys):

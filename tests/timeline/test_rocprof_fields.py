@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_rocprof import SCHEMA, UUID, union_ms
 
-from aorta.timeline import rocprof
+from aorta.timeline import rocprof, rocprof_read
 
 # Each field its own range, so a value read from the wrong column is never right by accident.
 QUEUES, STREAMS, AGENTS = st.integers(1, 4), st.integers(11, 16), st.integers(21, 24)
@@ -233,7 +233,7 @@ WRITTEN = {
 @given(records=traces())
 def test_each_column_is_read_as_its_own_field_and_copies_are_no_queues_kernels(kind, records):
     with tempfile.TemporaryDirectory() as tmp:
-        trace = rocprof.read(WRITTEN[kind](Path(tmp), records), kind)
+        trace = rocprof_read.read(WRITTEN[kind](Path(tmp), records), kind)
     assert as_read(trace.ops) == expected(records, copy_queues=kind == rocprof.ROCPD)
     assert rocprof.queue_figures(trace.ops) == queue_table(records)
     counts = Counter(r.kind for r in records) + Counter(
