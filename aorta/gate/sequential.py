@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from aorta.gate.blocks import MIN_PAIRS
+
 LOOKS = (3, 5, 8, 12, 20)  # candidate runs at which the auto gate judges; the last is its run cap
 MAX_AUTO_RUNS = LOOKS[-1]
 BUDGET_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
@@ -162,3 +164,69 @@ def simulate_gate(
             }
         )
     return {"alpha": alpha, "look_alpha": level, "looks": list(looks), "shift": shift, "rows": out}
+
+
+def simulate_paired_gate(
+    within: float,
+    block: float,
+    *,
+    runs: int,
+    shift: float = 0.0,
+    alpha: float = 0.01,
+    power: float = 0.95,
+    max_mde: float = 0.05,
+    min_effect: float = 0.01,
+    min_pairs: int = MIN_PAIRS,
+    compares: int = 10_000,
+    seed: int = 0,
+) -> dict:
+    """The auto gate against a baseline of ``runs`` runs in ``runs`` blocks (issue 45), by simulation: run k
+    of either side is ``block effect k`` (SD ``block``, shared by both sides: order, kind, time slot) plus its
+    own noise (SD ``within``); the candidate is shifted by ``shift``. Looks at ``LOOKS`` below ``runs`` and at
+    ``runs`` (the cap: a candidate run needs a partner), each at ``alpha / len(LOOKS)``; from ``min_pairs``
+    pairs on the figure is judged on the paired differences, below on independent runs (all the baseline's).
+    Returns the shares called SLOWER, FASTER, SAME, left NOT_GATEABLE, and the mean candidate runs used."""
+    rng = np.random.default_rng(seed)
+    level = look_alpha(alpha)
+    looks = [k for k in LOOKS if k < runs] + [runs]
+    effect = rng.normal(0.0, block, size=(compares, runs))
+    ref = effect + rng.normal(0.0, within, size=(compares, runs))
+    cand = effect + math.log1p(shift) + rng.normal(0.0, within, size=(compares, runs))
+    outcome = np.zeros(compares, dtype=int)  # 0 undecided, 1 SLOWER, 2 FASTER, 3 SAME, 4 NOT_GATEABLE
+    used = np.full(compares, runs)
+    for n in looks:
+        c = cand[:, :n]
+        if n >= min_pairs:
+            diff = c - ref[:, :n]
+            d, df = diff.mean(1), n - 1
+            se = diff.std(1, ddof=1) / math.sqrt(n)
+        else:
+            df = runs + n - 2
+            ss = ((ref - ref.mean(1, keepdims=True)) ** 2).sum(1) + ((c - c.mean(1, keepdims=True)) ** 2).sum(
+                1
+            )
+            se = np.sqrt(ss / df) * math.sqrt(1.0 / runs + 1.0 / n)
+            d = c.mean(1) - ref.mean(1)
+        p = 2.0 * sps.t.sf(np.abs(d) / se, df)
+        mde = np.expm1((sps.t.ppf(1 - level / 2, df) + sps.t.ppf(power, df)) * se)
+        open_ = outcome == 0
+        sig = (p < level) & (np.abs(np.expm1(d)) >= min_effect)
+        judged = sig & ((mde <= max_mde) | (np.abs(np.expm1(d)) >= mde))
+        same = ~sig & (mde <= max_mde)
+        last = n == looks[-1]
+        outcome[open_ & judged & (d > 0)] = 1
+        outcome[open_ & judged & (d < 0)] = 2
+        outcome[open_ & same] = 3
+        outcome[open_ & last & ~judged & ~same] = 4
+        used[open_ & (judged | same | last)] = n
+    return {
+        "within": within,
+        "block": block,
+        "runs": runs,
+        "shift": shift,
+        "slower": float(np.mean(outcome == 1)),
+        "faster": float(np.mean(outcome == 2)),
+        "same": float(np.mean(outcome == 3)),
+        "not_gateable": float(np.mean(outcome == 4)),
+        "mean_runs": float(np.mean(used)),
+    }
