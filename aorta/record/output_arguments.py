@@ -137,7 +137,9 @@ def check_parsed_inputs(parser: argparse.ArgumentParser, args: argparse.Namespac
     for p in chosen_parsers(parser, args):
         for a in p._actions:
             for path in _paths(getattr(args, a.dest, None)) if a.dest != "help" else ():
-                if _process_pipe(path):  # <(cat trace.csv): read once as a stream (issue 49), its writer is live
+                if _process_pipe(
+                    path
+                ):  # <(cat trace.csv): read once as a stream (issue 49), its writer is live
                     continue
                 if os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
                     kind = "a named pipe" if stat.S_ISFIFO(os.stat(path).st_mode) else "a special file"

@@ -242,5 +242,7 @@ def test_each_column_is_read_as_its_own_field_and_copies_are_no_queues_kernels(k
     for trace, own in zip(read, groups):
         assert as_read(trace.ops) == expected(own, copy_queues=kind == rocprof.ROCPD)
         assert rocprof.queue_figures(trace.ops) == queue_table(own)
-        counts = Counter(r.kind for r in own) + Counter("HIP_RUNTIME_API" for r in own if r.launch_ns is not None)
+        counts = Counter(r.kind for r in own) + Counter(
+            "HIP_RUNTIME_API" for r in own if r.launch_ns is not None
+        )
         assert {k: n for k, n in trace.records.items() if n} == counts
