@@ -45,6 +45,9 @@ def test_a_compare_of_runs_sharing_the_baselines_blocks_is_judged_paired(bench_d
     verdict = bench_dir.path / "v.json"
     r = run(bench_dir, "--aorta-compare", "base", "--aorta-runs=5", f"--aorta-verdict-json={verdict}")
     assert r.ret in (0, 10, 15), r.stdout.str()
+    r.stdout.fnmatch_lines(
+        ["runs (the sample): baseline 5, this run 5; paired by order seed, kind and selection: *"]
+    )
     (comp,) = json.loads(verdict.read_text())["comparisons"]
     assert {v["pairs"] for v in comp["verdicts"]} == {5}
     assert all(
