@@ -53,3 +53,48 @@ def test_a_compare_of_runs_sharing_the_baselines_blocks_is_judged_paired(bench_d
     assert all(
         "5 pairs (runs paired by order seed, kind and selection)" in v["reason"] for v in comp["verdicts"]
     )
+
+
+@pytest.mark.slow
+def test_aorta_compare_of_an_auto_gates_json_reproduces_its_verdicts(bench_dir):
+    """Issue 45, item 5: ``--benchmark-json`` of an auto compare holds every run the verdicts used (each with
+    its block) and the looks they were judged at; ``aorta compare`` of it judges the same."""
+    from aorta.cli import main
+
+    assert run(bench_dir, "--aorta-save-baseline", "base", "--aorta-runs=5").ret == 0
+    base = bench_dir.path / ".aorta" / "baselines" / "cpu" / "base.json"
+    runs, gate_v, offline_v = (bench_dir.path / n for n in ("runs.json", "gate.json", "offline.json"))
+    r = run(
+        bench_dir,
+        "--aorta-compare=base",
+        "--aorta-runs=auto",
+        "--aorta-budget=10m",
+        f"--benchmark-json={runs}",
+        f"--aorta-verdict-json={gate_v}",
+    )
+    assert r.ret in (0, 10, 15), r.stdout.str()
+    doc = json.loads(runs.read_text())
+    assert [e["block"]["seed"] for e in doc["aorta_runs"]][:3] == [1, 2, 3]  # the baseline's seeds, in turn
+    assert "check" not in {e["id"] for e in doc["aorta_runs"]}  # the check run is no sample
+    code = main(
+        [
+            "compare",
+            str(base),
+            str(runs),
+            "--alpha",
+            "0.05",
+            "--max-mde",
+            "10",
+            "--verdict-json",
+            str(offline_v),
+        ]
+    )
+    assert code == r.ret
+
+    def verdicts(path):
+        (comp,) = json.loads(path.read_text())["comparisons"]
+        return [
+            (v["benchmark"], v["metric"], v["outcome"], v["pairs"], v["cand_runs"]) for v in comp["verdicts"]
+        ]
+
+    assert verdicts(offline_v) == verdicts(gate_v)
