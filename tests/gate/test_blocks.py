@@ -118,3 +118,14 @@ def test_a_compare_takes_the_baselines_lean_seeds_in_order_and_its_check_run_if_
     assert blocks.check_was_sample(entries) == 0
     assert blocks.check_was_sample([{"block": blocks.run_block(0, "full", "x", True)}]) == 1
     assert blocks.paired_seeds([*entries, {"id": "old"}]) == []  # a run of an older aorta: unpaired
+
+
+def test_a_paired_suspect_gets_no_confirmation_run_that_it_would_leave_out():
+    from aorta.gate.compare import Comparison
+    from aorta.gate.verdict import Verdict
+
+    def slower(name, pairs):
+        return Verdict(name, "device_ms", "ms", False, SLOWER, "", change_ratio=0.1, p_value=0.001, pairs=pairs)
+
+    comp = Comparison("a", "b", "m", "m", verdicts=[slower("paired", 6), slower("unpaired", 0)])
+    assert comp.suspects() == ["unpaired"]
