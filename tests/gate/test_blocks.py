@@ -125,7 +125,9 @@ def test_a_paired_suspect_gets_no_confirmation_run_that_it_would_leave_out():
     from aorta.gate.verdict import Verdict
 
     def slower(name, pairs):
-        return Verdict(name, "device_ms", "ms", False, SLOWER, "", change_ratio=0.1, p_value=0.001, pairs=pairs)
+        return Verdict(
+            name, "device_ms", "ms", False, SLOWER, "", change_ratio=0.1, p_value=0.001, pairs=pairs
+        )
 
     comp = Comparison("a", "b", "m", "m", verdicts=[slower("paired", 6), slower("unpaired", 0)])
     assert comp.suspects() == ["unpaired"]
