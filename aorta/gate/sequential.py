@@ -100,6 +100,32 @@ def runs_to_gateable(
 # --- The rule by simulation (used by the tests and by docs/gate.md's table) ---------------------------------
 
 
+@dataclass(frozen=True)
+class _LookRule:
+    """One look of the simulated gate over many compares at once, as ``aorta.gate.verdict.decide`` rules."""
+
+    level: float
+    power: float
+    max_mde: float
+    min_effect: float
+
+    def look(self, outcome, used, d, se, df, n: int, *, last: bool, accept: bool = True) -> None:
+        """Decide the still open compares (``outcome`` 0) from their log changes ``d`` and standard errors:
+        1 SLOWER, 2 FASTER, 3 SAME, 4 NOT_GATEABLE at the last look; ``used`` gets ``n`` where decided."""
+        p = 2.0 * sps.t.sf(np.abs(d) / se, df)
+        mde = np.expm1((sps.t.ppf(1 - self.level / 2, df) + sps.t.ppf(self.power, df)) * se)
+        open_ = outcome == 0
+        sig = (p < self.level) & (np.abs(np.expm1(d)) >= self.min_effect)
+        # a significant change past the figure's own MDE is judged even above the bound (decide's rule)
+        judged = sig & ((mde <= self.max_mde) | (np.abs(np.expm1(d)) >= mde))
+        same = ~sig & (mde <= self.max_mde) & accept
+        outcome[open_ & judged & (d > 0)] = 1
+        outcome[open_ & judged & (d < 0)] = 2
+        outcome[open_ & same] = 3
+        outcome[open_ & last & ~judged & ~same] = 4
+        used[open_ & (judged | same | last)] = n
+
+
 def simulate_gate(
     sigmas: Sequence[float],
     *,
@@ -139,20 +165,8 @@ def simulate_gate(
             s = np.sqrt(ss / df)
             se = s * math.sqrt(1.0 / m + 1.0 / n)
             d = c.mean(1) - r.mean(1)
-            p = 2.0 * sps.t.sf(np.abs(d) / se, df)
-            mde = np.expm1((sps.t.ppf(1 - level / 2, df) + sps.t.ppf(power, df)) * se)
-            open_ = outcome == 0
-            sig = (p < level) & (np.abs(np.expm1(d)) >= min_effect)
-            # a significant change past the figure's own MDE is judged even above the bound (decide's rule)
-            judged = sig & ((mde <= max_mde) | (np.abs(np.expm1(d)) >= mde))
-            same = ~sig & (mde <= max_mde) & (accept_early or n == looks[-1])
-            last = n == looks[-1]
-            newly = open_ & (judged | same | last)
-            outcome[open_ & judged & (d > 0)] = 1
-            outcome[open_ & judged & (d < 0)] = 2
-            outcome[open_ & same] = 3
-            outcome[open_ & last & ~judged & ~same] = 4
-            used[newly] = n
+            rule = _LookRule(level, power, max_mde, min_effect)
+            rule.look(outcome, used, d, se, df, n, last=n == looks[-1], accept=accept_early or n == looks[-1])
         out.append(
             {
                 "sigma": sigma,
@@ -207,18 +221,7 @@ def simulate_paired_gate(
             )
             se = np.sqrt(ss / df) * math.sqrt(1.0 / runs + 1.0 / n)
             d = c.mean(1) - ref.mean(1)
-        p = 2.0 * sps.t.sf(np.abs(d) / se, df)
-        mde = np.expm1((sps.t.ppf(1 - level / 2, df) + sps.t.ppf(power, df)) * se)
-        open_ = outcome == 0
-        sig = (p < level) & (np.abs(np.expm1(d)) >= min_effect)
-        judged = sig & ((mde <= max_mde) | (np.abs(np.expm1(d)) >= mde))
-        same = ~sig & (mde <= max_mde)
-        last = n == looks[-1]
-        outcome[open_ & judged & (d > 0)] = 1
-        outcome[open_ & judged & (d < 0)] = 2
-        outcome[open_ & same] = 3
-        outcome[open_ & last & ~judged & ~same] = 4
-        used[open_ & (judged | same | last)] = n
+        _LookRule(level, power, max_mde, min_effect).look(outcome, used, d, se, df, n, last=n == looks[-1])
     return {
         "within": within,
         "block": block,
