@@ -80,7 +80,8 @@ def add_ab_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: dict[str, list[Path]]):
     """``start(k, only, lean)`` for ``run_auto``: pair k runs A and B in alternating order with the same
-    seed and selection (one block: ``aorta.gate.blocks``); pair 0 is the check pair (full runs)."""
+    seed and selection (one block: ``aorta.gate.blocks``); pair 0 is the check pair (full runs), a sample pair
+    too: unlike a compare against a saved baseline, both sides of ``aorta ab`` hold the same blocks."""
 
     def start(k: int, only, lean: bool) -> ChildRun:
         only_file = write_only_file(out, f"pair{k}", only)
@@ -138,7 +139,9 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
             sample = sample and recorded_sample(json_path)
             docs[side if k else f"{side}check"].append(json_path)
         assert last is not None
-        if k == 0 and sample:  # the check pair measured as lean pairs do: it is pair 1 of the samples
+        if k == 0:  # the check pair is a sample pair: both sides ran it the same way (one block, one kind),
+            # so it pairs within its block and, judged as independent runs, weighs on both sides alike
+            sample = True
             for side in ("A", "B"):
                 docs[side].extend(docs[f"{side}check"])
         return ChildRun(name, 0, last.json_path, last.log_path, wall, lean, sample=sample)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 # independent: valid either way (shared blocks only widen the unpaired interval); the choice is made by the
 # design (how many blocks both sides hold), never by the result.
 MIN_PAIRS = 5
+LOOKS_KEY = "aorta_looks"  # in an auto gate's combined runs: {"looks": N}, the looks its verdicts used
 RUN_KEY = "aorta_run"  # in a run's JSON: {"seed", "kind", "selection", "sample"} (aorta.gate.plugin)
 LEAN, FULL = "lean", "full"
 

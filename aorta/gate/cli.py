@@ -21,6 +21,7 @@ from pathlib import Path
 from aorta.environment.fingerprint import parse_allowed
 from aorta.exit_codes import EXIT_MISMATCH, EXIT_SETTINGS_DIFFER, EXIT_USAGE
 from aorta.gate import baseline as bl
+from aorta.gate.blocks import LOOKS_KEY
 from aorta.gate.compare import (
     GateSettings,
     aorta_machine,
@@ -217,7 +218,9 @@ def run_compare(args: argparse.Namespace) -> int:
         for refusal in filter(None, refusals):
             print(f"aorta compare: {refusal}", file=sys.stderr)
         return EXIT_SETTINGS_DIFFER
-    settings = settings_from(args, allow_mismatch=args.allow_mismatch)
+    # an auto gate's runs were judged at its looks' level: judged again, at the same (issue 45, item 5)
+    looks = max(int((runs[c].get(LOOKS_KEY) or {}).get("looks") or 1) for c in args.cands)
+    settings = settings_from(args, allow_mismatch=args.allow_mismatch, looks=looks)
     ref = runs[args.ref]
     cand = (
         bl.combine_runs([runs[c] for c in args.cands], list(args.cands))

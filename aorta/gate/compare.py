@@ -316,17 +316,22 @@ class Comparison:
         return [v for v in self.verdicts if v.outcome == NOT_GATEABLE]
 
     def suspects(self) -> list[str]:
-        """Benchmarks a confirmation should run again: a SLOWER verdict, or an UNSURE in the bad direction."""
+        """Benchmarks a confirmation should run again: a SLOWER verdict, or an UNSURE in the bad direction;
+        not one judged on paired runs (``aorta.gate.blocks``): a confirmation run of a few benchmarks has no
+        partner in the baseline, so it would be left out of that verdict."""
         return list(
             dict.fromkeys(
                 v.benchmark
                 for v in self.verdicts
-                if v.outcome == SLOWER
-                or (
-                    v.outcome == UNSURE
-                    and v.change_ratio is not None
-                    and v.p_value is not None
-                    and (v.change_ratio > 0) != v.higher_is_better
+                if not v.pairs
+                and (
+                    v.outcome == SLOWER
+                    or (
+                        v.outcome == UNSURE
+                        and v.change_ratio is not None
+                        and v.p_value is not None
+                        and (v.change_ratio > 0) != v.higher_is_better
+                    )
                 )
             )
         )

@@ -764,7 +764,10 @@ def _candidate(config: pytest.Config, opts: GateOptions, state: GateState) -> di
         return None
     if state.auto is not None:  # every sample run, restricted ones included; the check run's entries
         docs, ids, lead = _auto_docs(state.auto.full, state.auto.restricted, state.auto.check)
-        return bl.combine_runs(docs, ids, check=lead) if docs else None
+        if not docs:
+            return None
+        # the looks its verdicts were judged at: `aorta compare` of this document judges at the same level
+        return {**bl.combine_runs(docs, ids, check=lead), blocks.LOOKS_KEY: {"looks": opts.settings.looks}}
     docs = [bl.load_run(c.json_path) for c in state.children]
     return bl.combine_runs(docs, [f"run{k + 1}" for k in range(len(docs))])
 

@@ -31,6 +31,18 @@ def stack_line(comp: Comparison) -> str:
     return ", ".join(parts) if parts else "no software stack recorded"
 
 
+def _paired_note(comp: Comparison) -> str:
+    """What the compare paired (aorta.gate.blocks): how many figures were judged within blocks, and at most how
+    many pairs."""
+    paired = [v.pairs for v in comp.verdicts if v.pairs]
+    if not paired:
+        return ""
+    return (
+        f"; paired by order seed, kind and selection: {len(paired)} of {len(comp.verdicts)} figures, "
+        f"{max(paired)} pairs"
+    )
+
+
 def header_lines(comp: Comparison) -> list[str]:
     lines = [
         f"{comp.ref_label} -> {comp.cand_label}",
@@ -44,7 +56,8 @@ def header_lines(comp: Comparison) -> list[str]:
             "with --aorta-runs N)"
             if comp.ref_runs == 1
             else ""
-        ),
+        )
+        + _paired_note(comp),
         f"gate: alpha {comp.settings.alpha:g}"
         + (
             f" shared by {comp.settings.looks} looks ({comp.settings.look_alpha:.2g} each: --aorta-runs auto)"

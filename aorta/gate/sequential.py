@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from aorta.gate.blocks import MIN_PAIRS
+
 LOOKS = (3, 5, 8, 12, 20)  # candidate runs at which the auto gate judges; the last is its run cap
 MAX_AUTO_RUNS = LOOKS[-1]
 BUDGET_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
@@ -98,6 +100,32 @@ def runs_to_gateable(
 # --- The rule by simulation (used by the tests and by docs/gate.md's table) ---------------------------------
 
 
+@dataclass(frozen=True)
+class _LookRule:
+    """One look of the simulated gate over many compares at once, as ``aorta.gate.verdict.decide`` rules."""
+
+    level: float
+    power: float
+    max_mde: float
+    min_effect: float
+
+    def look(self, outcome, used, d, se, df, n: int, *, last: bool, accept: bool = True) -> None:
+        """Decide the still open compares (``outcome`` 0) from their log changes ``d`` and standard errors:
+        1 SLOWER, 2 FASTER, 3 SAME, 4 NOT_GATEABLE at the last look; ``used`` gets ``n`` where decided."""
+        p = 2.0 * sps.t.sf(np.abs(d) / se, df)
+        mde = np.expm1((sps.t.ppf(1 - self.level / 2, df) + sps.t.ppf(self.power, df)) * se)
+        open_ = outcome == 0
+        sig = (p < self.level) & (np.abs(np.expm1(d)) >= self.min_effect)
+        # a significant change past the figure's own MDE is judged even above the bound (decide's rule)
+        judged = sig & ((mde <= self.max_mde) | (np.abs(np.expm1(d)) >= mde))
+        same = ~sig & (mde <= self.max_mde) & accept
+        outcome[open_ & judged & (d > 0)] = 1
+        outcome[open_ & judged & (d < 0)] = 2
+        outcome[open_ & same] = 3
+        outcome[open_ & last & ~judged & ~same] = 4
+        used[open_ & (judged | same | last)] = n
+
+
 def simulate_gate(
     sigmas: Sequence[float],
     *,
@@ -137,20 +165,8 @@ def simulate_gate(
             s = np.sqrt(ss / df)
             se = s * math.sqrt(1.0 / m + 1.0 / n)
             d = c.mean(1) - r.mean(1)
-            p = 2.0 * sps.t.sf(np.abs(d) / se, df)
-            mde = np.expm1((sps.t.ppf(1 - level / 2, df) + sps.t.ppf(power, df)) * se)
-            open_ = outcome == 0
-            sig = (p < level) & (np.abs(np.expm1(d)) >= min_effect)
-            # a significant change past the figure's own MDE is judged even above the bound (decide's rule)
-            judged = sig & ((mde <= max_mde) | (np.abs(np.expm1(d)) >= mde))
-            same = ~sig & (mde <= max_mde) & (accept_early or n == looks[-1])
-            last = n == looks[-1]
-            newly = open_ & (judged | same | last)
-            outcome[open_ & judged & (d > 0)] = 1
-            outcome[open_ & judged & (d < 0)] = 2
-            outcome[open_ & same] = 3
-            outcome[open_ & last & ~judged & ~same] = 4
-            used[newly] = n
+            rule = _LookRule(level, power, max_mde, min_effect)
+            rule.look(outcome, used, d, se, df, n, last=n == looks[-1], accept=accept_early or n == looks[-1])
         out.append(
             {
                 "sigma": sigma,
@@ -162,3 +178,58 @@ def simulate_gate(
             }
         )
     return {"alpha": alpha, "look_alpha": level, "looks": list(looks), "shift": shift, "rows": out}
+
+
+def simulate_paired_gate(
+    within: float,
+    block: float,
+    *,
+    runs: int,
+    shift: float = 0.0,
+    alpha: float = 0.01,
+    power: float = 0.95,
+    max_mde: float = 0.05,
+    min_effect: float = 0.01,
+    min_pairs: int = MIN_PAIRS,
+    compares: int = 10_000,
+    seed: int = 0,
+) -> dict:
+    """The auto gate against a baseline of ``runs`` runs in ``runs`` blocks (issue 45), by simulation: run k
+    of either side is ``block effect k`` (SD ``block``, shared by both sides: order, kind, time slot) plus its
+    own noise (SD ``within``); the candidate is shifted by ``shift``. Looks at ``LOOKS`` below ``runs`` and at
+    ``runs`` (the cap: a candidate run needs a partner), each at ``alpha / len(LOOKS)``; from ``min_pairs``
+    pairs on the figure is judged on the paired differences, below on independent runs (all the baseline's).
+    Returns the shares called SLOWER, FASTER, SAME, left NOT_GATEABLE, and the mean candidate runs used."""
+    rng = np.random.default_rng(seed)
+    level = look_alpha(alpha)
+    looks = [k for k in LOOKS if k < runs] + [runs]
+    effect = rng.normal(0.0, block, size=(compares, runs))
+    ref = effect + rng.normal(0.0, within, size=(compares, runs))
+    cand = effect + math.log1p(shift) + rng.normal(0.0, within, size=(compares, runs))
+    outcome = np.zeros(compares, dtype=int)  # 0 undecided, 1 SLOWER, 2 FASTER, 3 SAME, 4 NOT_GATEABLE
+    used = np.full(compares, runs)
+    for n in looks:
+        c = cand[:, :n]
+        if n >= min_pairs:
+            diff = c - ref[:, :n]
+            d, df = diff.mean(1), n - 1
+            se = diff.std(1, ddof=1) / math.sqrt(n)
+        else:
+            df = runs + n - 2
+            ss = ((ref - ref.mean(1, keepdims=True)) ** 2).sum(1) + ((c - c.mean(1, keepdims=True)) ** 2).sum(
+                1
+            )
+            se = np.sqrt(ss / df) * math.sqrt(1.0 / runs + 1.0 / n)
+            d = c.mean(1) - ref.mean(1)
+        _LookRule(level, power, max_mde, min_effect).look(outcome, used, d, se, df, n, last=n == looks[-1])
+    return {
+        "within": within,
+        "block": block,
+        "runs": runs,
+        "shift": shift,
+        "slower": float(np.mean(outcome == 1)),
+        "faster": float(np.mean(outcome == 2)),
+        "same": float(np.mean(outcome == 3)),
+        "not_gateable": float(np.mean(outcome == 4)),
+        "mean_runs": float(np.mean(used)),
+    }

@@ -123,12 +123,24 @@ def parsed_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     )
 
 
+def _process_pipe(path: object) -> bool:
+    """A pipe the shell hands over as ``/dev/fd/N`` (``<(cat trace.csv)``): its writer is the substituted
+    process, so reading it ends; a named pipe in a folder may have no writer, and reading it waits forever."""
+    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else ""
+    return str(text).startswith(("/dev/fd/", "/proc/self/fd/"))
+
+
 def check_parsed_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """``OutputPathError`` for an argument that names a named pipe, a device or a socket: reading one waits
-    for a writer forever or never ends (``aorta trace figures FIFO`` hung silently, issue 46)."""
+    for a writer forever or never ends (``aorta trace figures FIFO`` hung silently, issue 46). A pipe of
+    process substitution (``/dev/fd/N``) is read, once."""
     for p in chosen_parsers(parser, args):
         for a in p._actions:
             for path in _paths(getattr(args, a.dest, None)) if a.dest != "help" else ():
+                if _process_pipe(
+                    path
+                ):  # <(cat trace.csv): read once as a stream (issue 49), its writer is live
+                    continue
                 if os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
                     kind = "a named pipe" if stat.S_ISFIFO(os.stat(path).st_mode) else "a special file"
                     raise OutputPathError(

@@ -102,7 +102,7 @@ def _op(row: tuple, category: str, launches: dict[int, float]) -> DeviceOp:
         category=category,
         launch_us=launch,
         correlation=corr,
-        queue=queue if category == "kernel" else None,
+        queue=queue,  # a copy keeps its queue too; queue figures count kernels only (rocprof.queue_figures)
         link=link,
     )
 

@@ -118,3 +118,27 @@ def test_no_run_starts_that_the_slowest_so_far_would_carry_past_the_budget():
     assert not b.room_for_another(51.0, [20.0, 50.0], 2)
     assert not b.room_for_another(0.0, [1.0], 5)  # the cap
     assert not b.room_for_another(51.0, [50.0, 20.0], 2)  # the slowest run, not the last, must fit
+
+
+@pytest.mark.parametrize("within", [0.002, 0.005, 0.01, 0.02])
+@pytest.mark.parametrize("block", [0.0, 0.02, 0.1])
+@pytest.mark.parametrize("runs", [6, 12])
+def test_the_paired_auto_gate_keeps_false_alarms_under_alpha_whatever_the_block_shares(within, block, runs):
+    """Issue 45: runs paired by block from 5 pairs on, unpaired below, five looks at alpha / 5, at most as many
+    candidate runs as the baseline has blocks. The A/A SLOWER and FASTER shares stay under alpha with no block
+    effect and with one ten times the run noise."""
+    from aorta.gate.sequential import simulate_paired_gate
+
+    aa = simulate_paired_gate(within, block, runs=runs, compares=4000, seed=runs)
+    assert aa["slower"] + aa["faster"] <= 0.01
+
+
+def test_pairing_finds_what_the_blocks_would_hide():
+    """2% run noise of which most is the block's (order, kind, slot): with 12 runs a side, a 5% slowdown is
+    found in nearly every paired compare."""
+    from aorta.gate.sequential import simulate_paired_gate
+
+    slow = simulate_paired_gate(0.005, 0.02, runs=12, shift=0.05, compares=4000)
+    assert slow["slower"] >= 0.99
+    unpaired = simulate_paired_gate(0.005, 0.02, runs=12, shift=0.05, compares=4000, min_pairs=99)
+    assert unpaired["slower"] < slow["slower"] - 0.2

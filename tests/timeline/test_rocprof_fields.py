@@ -135,9 +135,10 @@ def write_rocpd(path: Path, records: list[Record]) -> Path:
 
     def event(category: str, correlation: int) -> int:
         row = next(rows)
-        con.execute(
-            f"INSERT INTO `rocpd_event{UUID}` (id, category_id, correlation_id) VALUES (?, ?, ?)",
-            (row, string(category), correlation),
+        con.execute(  # as rocprofv3 writes it: the internal id in stack_id, the external one (0) apart
+            f"INSERT INTO `rocpd_event{UUID}` (id, category_id, stack_id, parent_stack_id, correlation_id) "
+            "VALUES (?, ?, ?, ?, 0)",
+            (row, string(category), correlation, correlation),
         )
         return row
 
@@ -233,10 +234,15 @@ WRITTEN = {
 @given(records=traces())
 def test_each_column_is_read_as_its_own_field_and_copies_are_no_queues_kernels(kind, records):
     with tempfile.TemporaryDirectory() as tmp:
-        trace = rocprof_read.read(WRITTEN[kind](Path(tmp), records), kind)
-    assert as_read(trace.ops) == expected(records, copy_queues=kind == rocprof.ROCPD)
-    assert rocprof.queue_figures(trace.ops) == queue_table(records)
-    counts = Counter(r.kind for r in records) + Counter(
-        "HIP_RUNTIME_API" for r in records if r.launch_ns is not None
-    )
-    assert {k: n for k, n in trace.records.items() if n} == counts
+        read = rocprof_read.read_processes(WRITTEN[kind](Path(tmp), records), kind)
+    # a database holding several processes is read as one trace each, in pid order (issue 49)
+    pids = sorted({r.pid for r in records})
+    groups = [records] if len(read) == 1 else [[r for r in records if r.pid == p] for p in pids]
+    assert len(read) == len(groups)
+    for trace, own in zip(read, groups):
+        assert as_read(trace.ops) == expected(own, copy_queues=kind == rocprof.ROCPD)
+        assert rocprof.queue_figures(trace.ops) == queue_table(own)
+        counts = Counter(r.kind for r in own) + Counter(
+            "HIP_RUNTIME_API" for r in own if r.launch_ns is not None
+        )
+        assert {k: n for k, n in trace.records.items() if n} == counts
