@@ -14,8 +14,8 @@ import argparse
 import json
 from collections import defaultdict
 
-from aorta.gate.samples import baseline_runs
-from aorta.gate.sequential import LOOKS
+from aorta.gate.stats.samples import baseline_runs
+from aorta.gate.stats.sequential import LOOKS
 from aorta.stats import noise
 
 

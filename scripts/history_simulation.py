@@ -20,7 +20,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from aorta.gate.samples import baseline_runs
+from aorta.gate.stats.samples import baseline_runs
 from aorta.history.simulation import band_of, histories, residuals, run_simulation, table_lines, tally
 from aorta.record.machines import machine_key
 from aorta.stats.noise import run_value

@@ -7,7 +7,7 @@ Each pool (``scripts/gpu/gate_pool.sh``: one device call on one machine, a ``.tg
 holds fresh-process runs. Only A/A pools count (``kind.txt`` says ``aa``, or, where it is absent, no run
 carries a deliberate slowdown): a slowdown or a changed setting is not a machine. A run's machine is its
 record's GPU UUID, else its pool's ``gpu.txt`` (nvidia-smi, GPU 0: rank 0's GPU for a multi-GPU pool), as
-``scripts/gpu/gate_pairs.py`` names them. The table (``aorta.gate.machine_spread.measure``) and its
+``scripts/gpu/gate_pairs.py`` names them. The table (``aorta.gate.stats.machine_spread.measure``) and its
 provenance (pools, machines, runs, when they were measured, this command) are written as JSON; the
 summary per GPU model is printed.
 """
@@ -24,10 +24,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # runs from a checkout that was never installed
     sys.path.insert(0, str(REPO))
 
-from aorta.gate.compare import deliberate_slowdowns  # noqa: E402
-from aorta.gate.machine_noise import __name__ as ESTIMATOR  # noqa: E402
-from aorta.gate.machine_spread import SCHEMA, PoolRun, measure  # noqa: E402
-from aorta.gate.samples import baseline_runs  # noqa: E402
+from aorta.gate.comparison.compare import deliberate_slowdowns  # noqa: E402
+from aorta.gate.stats.machine_noise import __name__ as ESTIMATOR  # noqa: E402
+from aorta.gate.stats.machine_spread import SCHEMA, PoolRun, measure  # noqa: E402
+from aorta.gate.stats.samples import baseline_runs  # noqa: E402
 from aorta.record.machines import aorta_machine  # noqa: E402
 
 DEFAULT_OUT = REPO / "aorta" / "gate" / "data" / "machine_spread.json"

@@ -16,10 +16,10 @@ import sys
 
 from scipy import stats as sps
 
-from aorta.gate.blocks import pair
-from aorta.gate.samples import baseline_runs, run_blocks
-from aorta.gate.sequential import look_alpha
-from aorta.gate.verdict import DEFAULT_ALPHA
+from aorta.gate.runs.blocks import pair
+from aorta.gate.stats.samples import baseline_runs, run_blocks
+from aorta.gate.stats.sequential import look_alpha
+from aorta.gate.verdicts.verdict import DEFAULT_ALPHA
 from aorta.stats.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, run_value
 
 

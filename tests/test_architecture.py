@@ -45,7 +45,7 @@ CONSTANTS = ("aorta.exit_codes",)
 EXCEPTIONS: dict[tuple[str, str], str] = {
     (
         "aorta.fsdp.plugin",
-        "aorta.gate.compare",
+        "aorta.gate.comparison.compare",
     ): "--aorta-test-comm-ballast reuses the gate's parse_positive_ratio "
     "converter; the parse_* converters are to share one convention and one home",
 }
@@ -232,6 +232,50 @@ def test_the_extra_info_check_sees_a_write(tmp_path):
         "def test(benchmark):\n    benchmark.extra_info['a'] = 1\n    benchmark.extra_info.update(b=2)\n"
     )
     assert _extra_info_writes(bench) == [2, 3]
+
+
+# The gate's rooms, in the order a run's data flows through them (aorta/gate/__init__.py draws the map): a
+# room imports only itself and the rooms before it; the modules at the gate's top (the pytest plugin, the
+# CLIs) import any room, and no room imports them. The same rule as between packages, inside the gate.
+GATE_LAYERS = ("runs", "stats", "verdicts", "causes", "comparison", "baselines", "outputs", "session")
+GATE_TOP = {"__init__", "plugin", "cli", "ab_cli", "noise_cli"}
+
+
+def _gate_room(name: str) -> int | None:
+    """The place of a gate module's room in ``GATE_LAYERS``; None for a module at the gate's top."""
+    parts = name.split(".")
+    if len(parts) < 4:
+        return None
+    assert parts[2] in GATE_LAYERS, f"{name}: no room; place aorta/gate/{parts[2]}/ in GATE_LAYERS"
+    return GATE_LAYERS.index(parts[2])
+
+
+def test_inside_the_gate_a_room_imports_only_the_rooms_before_it():
+    wrong = []
+    for a, b in EDGES:
+        if a.split(".")[:2] != ["aorta", "gate"] or b.split(".")[:2] != ["aorta", "gate"]:
+            continue
+        ra, rb = _gate_room(a), _gate_room(b)
+        if ra is not None and (rb is None or rb > ra):
+            wrong.append((a, b))
+    assert sorted(wrong) == [], "gate modules importing a later room, or the gate's top:\n" + "\n".join(
+        f"  {a} -> {b}" for a, b in sorted(wrong)
+    )
+
+
+def test_the_gate_is_its_rooms_and_its_top():
+    rooms = {p.parent.name for p in (AORTA / "gate").glob("*/__init__.py")}
+    assert rooms == set(GATE_LAYERS), f"rooms and GATE_LAYERS differ: {sorted(rooms ^ set(GATE_LAYERS))}"
+    top = {p.stem for p in (AORTA / "gate").glob("*.py")}
+    assert top <= GATE_TOP, f"modules at the gate's top that are no entry point: {sorted(top - GATE_TOP)}"
+    doc = (AORTA / "gate" / "__init__.py").read_text(encoding="utf-8")
+    missing = [r for r in GATE_LAYERS if f"``{r}/``" not in doc]
+    assert missing == [], f"aorta/gate/__init__.py's map leaves out {missing}"
+    for room in GATE_LAYERS:
+        first = (AORTA / "gate" / room / "__init__.py").read_text(encoding="utf-8").strip()
+        assert first.startswith('"""') and first.count("\n") <= 2, (
+            f"gate/{room}/__init__.py: one docstring of its job"
+        )
 
 
 def test_no_module_imports_the_registrar():

@@ -69,7 +69,7 @@ SINGLE_RANK_FIGURES = (  # from each rank's own per-step analysis (no matching n
 
 def _metric(name, samples, unit, higher, judged, source) -> Metric:
     """A figure per profiled step; those in ms/step are parts of the step (the gate bounds their MDE by
-    their share of it: aorta.gate.verdict.part_bound)."""
+    their share of it: aorta.gate.verdicts.verdict.part_bound)."""
     return Metric(
         name,
         stats.median(samples),

@@ -1,9 +1,9 @@
 """``aorta ab --a LAUNCHER --b LAUNCHER [--runs auto|N] [--budget 10m] -- COMMAND``: the A/B gate on one machine.
 
-Runs COMMAND under both launchers (``aorta.gate.ab``) in alternating fresh processes, pair by pair, and
-judges B's runs against A's with the gate's verdicts (``aorta.gate.compare``). ``--runs auto`` (the default)
+Runs COMMAND under both launchers (``aorta.gate.runs.ab``) in alternating fresh processes, pair by pair, and
+judges B's runs against A's with the gate's verdicts (``aorta.gate.comparison.compare``). ``--runs auto`` (the default)
 adds pairs at the sequential rule's looks until every figure is decided or ``--budget`` ends
-(``aorta.gate.auto_runs``); the first pair is full, later pairs time the rounds only and run just the
+(``aorta.gate.session.auto_runs``); the first pair is full, later pairs time the rounds only and run just the
 benchmarks still undecided. Settings that differ between the launchers are the change under test: shown in
 the header, never refused. Exit codes as ``aorta compare``: 0 clean, 10 B SLOWER, 15 inconclusive, 2 bad input.
 """
@@ -20,16 +20,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from aorta.exit_codes import EXIT_USAGE
-from aorta.gate import baseline as bl
-from aorta.gate.ab import AbError, Launcher, check_command, pair_order, parse_launcher, run_command
-from aorta.gate.auto_runs import AutoOutcome, run_auto, time_line
-from aorta.gate.child_process import call_to_end, end_tree, ended, exit_status, start_child
+from aorta.gate.baselines import baseline as bl
 from aorta.gate.cli import add_judging_arguments, add_output_arguments, argtype, settings_from
-from aorta.gate.compare import Comparison, compare_runs, parse_whole
-from aorta.gate.fresh_runs import CHILD_ENV, ChildRun, recorded_sample, write_only_file
-from aorta.gate.outputs import write_outputs
-from aorta.gate.render import overall_exit, terminal_lines
-from aorta.gate.sequential import LOOKS, Budget, parse_budget
+from aorta.gate.comparison.compare import Comparison, compare_runs, parse_whole
+from aorta.gate.outputs.outputs import write_outputs
+from aorta.gate.outputs.render import overall_exit, terminal_lines
+from aorta.gate.runs.ab import AbError, Launcher, check_command, pair_order, parse_launcher, run_command
+from aorta.gate.runs.child_process import call_to_end, end_tree, ended, exit_status, start_child
+from aorta.gate.runs.fresh_runs import CHILD_ENV, ChildRun, recorded_sample, write_only_file
+from aorta.gate.session.auto_runs import AutoOutcome, run_auto, time_line
+from aorta.gate.stats.sequential import LOOKS, Budget, parse_budget
 from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_file
 from aorta.record.redact import env_secrets, redact_argv
@@ -80,7 +80,7 @@ def add_ab_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: dict[str, list[Path]]):
     """``start(k, only, lean)`` for ``run_auto``: pair k runs A and B in alternating order with the same
-    seed and selection (one block: ``aorta.gate.blocks``); pair 0 is the check pair (full runs), a sample pair
+    seed and selection (one block: ``aorta.gate.runs.blocks``); pair 0 is the check pair (full runs), a sample pair
     too: unlike a compare against a saved baseline, both sides of ``aorta ab`` hold the same blocks."""
 
     def start(k: int, only, lean: bool) -> ChildRun:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from aorta.environment.fingerprint import parse_allowed
 from aorta.exit_codes import EXIT_MISMATCH, EXIT_SETTINGS_DIFFER, EXIT_USAGE
-from aorta.gate import baseline as bl
-from aorta.gate.blocks import LOOKS_KEY
-from aorta.gate.compare import (
+from aorta.gate.baselines import baseline as bl
+from aorta.gate.baselines.settings_check import settings_refusal
+from aorta.gate.comparison.compare import (
     GateSettings,
     aorta_machine,
     compare_runs,
@@ -31,10 +31,10 @@ from aorta.gate.compare import (
     parse_ratio,
     parse_threshold,
 )
-from aorta.gate.outputs import write_outputs
-from aorta.gate.render import overall_exit, terminal_lines
-from aorta.gate.samples import repeated_run_notes
-from aorta.gate.settings_check import settings_refusal
+from aorta.gate.outputs.outputs import write_outputs
+from aorta.gate.outputs.render import overall_exit, terminal_lines
+from aorta.gate.runs.blocks import LOOKS_KEY
+from aorta.gate.stats.samples import repeated_run_notes
 from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import (
     OutputPathError,

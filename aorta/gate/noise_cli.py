@@ -19,11 +19,11 @@ import json
 import sys
 
 from aorta.exit_codes import EXIT_USAGE
-from aorta.gate import baseline as bl
+from aorta.gate.baselines import baseline as bl
 from aorta.gate.cli import add_max_mde_argument, argtype
-from aorta.gate.compare import parse_alpha, parse_whole
-from aorta.gate.samples import baseline_runs, repeated_run_notes, run_keys, run_machines
-from aorta.gate.verdict import DEFAULT_ALPHA
+from aorta.gate.comparison.compare import parse_alpha, parse_whole
+from aorta.gate.stats.samples import baseline_runs, repeated_run_notes, run_keys, run_machines
+from aorta.gate.verdicts.verdict import DEFAULT_ALPHA
 from aorta.record import record_of
 from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_file

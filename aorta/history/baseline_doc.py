@@ -1,7 +1,7 @@
 """A baseline taken from the history: ``--aorta-compare history:STACK`` (pure: takes what the store read).
 
 The last ``last`` runs of stack ``STACK`` (a stack label, as ``aorta stack`` prints it and ``aorta history
-show`` lists it) on this machine model become a document shaped as a saved baseline (``aorta.gate.baseline``):
+show`` lists it) on this machine model become a document shaped as a saved baseline (``aorta.gate.baselines.baseline``):
 each run's samples per benchmark and figure in ``aorta_baseline.runs``, the latest run's figures as the
 document's benchmarks, the machine and stack from the runs' fingerprint. The gate judges it as any baseline:
 run figures against the noise between those runs.
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from aorta.history.store import StoredFigure, StoredRun
 
 PREFIX = "history:"
-DEFAULT_LAST = 20  # as many runs as a saved baseline keeps (aorta.gate.samples.MAX_BASELINE_RUNS)
+DEFAULT_LAST = 20  # as many runs as a saved baseline keeps (aorta.gate.stats.samples.MAX_BASELINE_RUNS)
 
 
 def parse_history_ref(ref: str) -> tuple[str, int]:

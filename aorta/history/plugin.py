@@ -27,7 +27,7 @@ from aorta.history.store import DEFAULT_PATH, HistoryError, add_runs, open_store
 URL = pytest.StashKey[str]()
 STARTED = pytest.StashKey[float]()
 SESSION_ENV = "AORTA_HISTORY_SESSION"  # the session a run belongs to: the gate's verdicts go to its runs
-CHILD_ENV = "AORTA_FRESH_RUN"  # set by the gate in each fresh-run child (aorta/gate/fresh_runs.py)
+CHILD_ENV = "AORTA_FRESH_RUN"  # set by the gate in each fresh-run child (aorta/gate/runs/fresh_runs.py)
 LINES = pytest.StashKey[list[str]]()
 # A file the gate's fresh runs append to when their run could not be kept (the history went away between
 # runs): the parent says so and exits 3, the runs and the verdict are kept (issue 46).

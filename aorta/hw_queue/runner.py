@@ -601,7 +601,7 @@ class _Phases:
 
 
 # The labelled pass beside a graph replay (stage figures only): one round, so each stage figure is one value
-# per run, judged as the run's figure (aorta.gate.samples.per_round_figures). Two or three rounds would give samples too few for any
+# per run, judged as the run's figure (aorta.gate.stats.samples.per_round_figures). Two or three rounds would give samples too few for any
 # test to judge (the gate needs five a side) at the cost of the slowest part of a run (an eager round under
 # the profiler, its trace exported and read: 40 of 224 s of the default suite on an H100 with two rounds).
 LABELLED_PASS_ROUNDS = 1

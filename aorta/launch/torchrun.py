@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from aorta.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
-from aorta.gate.child_process import exit_status, signal_name, start_child
+from aorta.gate.runs.child_process import exit_status, signal_name, start_child
 from aorta.launch import rendezvous
 from aorta.launch.scratch_folder import codes_folder
 

@@ -27,7 +27,7 @@ class Metric:
     # not the stack); the record says why in ``source``.
     judged: bool = True
     # True: a per-step part of the benchmark's device time (exposed transfer per step, ...): the gate bounds
-    # its MDE by the share of the step it is (aorta.gate.verdict.part_bound), not by the step's own bound.
+    # its MDE by the share of the step it is (aorta.gate.verdicts.verdict.part_bound), not by the step's own bound.
     part_of_step: bool = False
 
     def as_dict(self) -> dict:

@@ -90,5 +90,5 @@ def unique_runs(entries: Sequence) -> list:
 
 def stored_runs(doc: Mapping) -> list:
     """The run entries a document keeps (a baseline's, or a multi-run candidate's), each run once (a run
-    stored twice is one run: ``aorta.gate.samples.repeated_run_notes`` says so); [] for a plain run."""
+    stored twice is one run: ``aorta.gate.stats.samples.repeated_run_notes`` says so); [] for a plain run."""
     return unique_runs(all_stored(doc))

@@ -11,7 +11,7 @@ import html
 import math
 from pathlib import Path
 
-from aorta.gate.why_text import why_lines
+from aorta.gate.causes.why_text import why_lines
 from aorta.record.rank_breakdown import BREAKDOWN, LABELS
 from aorta.report.verdicts import by_benchmark_metric
 
@@ -123,7 +123,7 @@ def _verdicts_section(summary: dict, note: str) -> str:
 
 
 def _why_blocks(verdicts: list) -> str:
-    """Per moved benchmark, the gate's kernel diff and causes (aorta/gate/why.py), once per benchmark."""
+    """Per moved benchmark, the gate's kernel diff and causes (aorta/gate/causes/why.py), once per benchmark."""
     seen, out = set(), []
     for v in verdicts:
         why = v.get("why")

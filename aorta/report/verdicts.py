@@ -13,7 +13,10 @@ from pathlib import Path
 from aorta.report.errors import ReportInputError
 
 KEYS = ("benchmark", "metric", "verdict", "change_ratio", "p_value", "reason", "why")
-MOVED = ("SLOWER", "FASTER")  # the verdicts the gate explains (kernel diff and causes, aorta/gate/why.py)
+MOVED = (
+    "SLOWER",
+    "FASTER",
+)  # the verdicts the gate explains (kernel diff and causes, aorta/gate/causes/why.py)
 
 
 def _with_why(verdicts: list, why) -> list:
@@ -67,7 +70,7 @@ def gate_verdicts(
 ) -> tuple[list[dict] | None, str]:
     """The gate's verdicts for two saved benchmark JSON runs and its one-line summary, or ``(None, why not)``."""
     try:
-        from aorta.gate.compare import compare_runs
+        from aorta.gate.comparison.compare import compare_runs
         from aorta.record import load_run
     except ImportError:
         return None, "the regression gate (aorta.gate) is not part of this aorta"

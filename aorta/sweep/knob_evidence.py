@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from aorta.gate.kernel_diff import kernel_diff
+from aorta.gate.causes.kernel_diff import kernel_diff
 from aorta.timeline.kernel_names import is_collective
 
 TOOK_EFFECT, CONTRADICTED, NO_EVIDENCE = "took_effect", "contradicted", "no_evidence"

@@ -39,10 +39,10 @@ from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
-from aorta.gate import baseline as bl
-from aorta.gate.compare import deliberate_slowdowns
-from aorta.gate.samples import baseline_runs
-from aorta.gate.verdict import DEFAULT_ALPHA
+from aorta.gate.baselines import baseline as bl
+from aorta.gate.comparison.compare import deliberate_slowdowns
+from aorta.gate.stats.samples import baseline_runs
+from aorta.gate.verdicts.verdict import DEFAULT_ALPHA
 from aorta.record.run_samples import DEVICE_TIME
 from aorta.record.table import format_table
 from aorta.stats.noise import mde, pooled_noise, run_value

@@ -233,7 +233,7 @@ def test_the_value_torchrun_sets_by_itself_is_not_a_settings_difference():
 def test_a_run_under_torchrun_adds_to_a_baseline_saved_without_it(tmp_path):
     from test_gate_offline import H100, bench, run
 
-    from aorta.gate import baseline as bl
+    from aorta.gate.baselines import baseline as bl
 
     bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "base", {})
     env = {**H100["env"], "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from aorta.cli import main
-from aorta.gate.ab import AbError, check_command, pair_order, parse_launcher, run_command
+from aorta.gate.runs.ab import AbError, check_command, pair_order, parse_launcher, run_command
 
 pytest_plugins = ["pytester"]
 
@@ -136,7 +136,7 @@ def test_a_sides_settings_win_over_the_parents_environment(fake_side, tmp_path, 
 
 
 def test_runs_auto_tests_each_look_at_alpha_shared_by_the_looks(fake_side, tmp_path, capsys):
-    from aorta.gate.sequential import LOOKS
+    from aorta.gate.stats.sequential import LOOKS
 
     out = tmp_path / "ab"
     code = main(["ab", "--a", f"SIDE=a {fake_side}", "--b", f"SIDE=b {fake_side}", "--alpha", "0.05",

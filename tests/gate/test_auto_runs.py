@@ -1,4 +1,4 @@
-"""``--aorta-runs auto`` (aorta.gate.auto_runs): runs added at the scheduled looks until every figure is
+"""``--aorta-runs auto`` (aorta.gate.session.auto_runs): runs added at the scheduled looks until every figure is
 decided, only of the undecided benchmarks, lean after the first, never past the budget; and a compare that
 judged too little is inconclusive (exit 15), never clean."""
 
@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from aorta.exit_codes import EXIT_CLEAN, EXIT_INCONCLUSIVE, EXIT_REGRESSION
-from aorta.gate import baseline as bl
-from aorta.gate.auto_runs import run_auto, undecided
-from aorta.gate.compare import GateSettings, compare_runs
-from aorta.gate.fresh_runs import ChildRun
-from aorta.gate.render import terminal_lines
-from aorta.gate.sequential import Budget
+from aorta.gate.baselines import baseline as bl
+from aorta.gate.comparison.compare import GateSettings, compare_runs
+from aorta.gate.outputs.render import terminal_lines
+from aorta.gate.runs.fresh_runs import ChildRun
+from aorta.gate.session.auto_runs import run_auto, undecided
+from aorta.gate.stats.sequential import Budget
 from tests.gate.test_gate_offline import bench, multi, run
 
 AUTO = GateSettings(looks=5)
@@ -168,7 +168,7 @@ def test_a_stop_with_figures_not_judged_never_says_every_figure_decided(
 ):
     """``--aorta-budget 1s`` (issue 46): one run, no figure judged, none that more runs could decide (one run
     has no test behind its UNSURE); the stop names the budget, or says why, never "every figure decided"."""
-    from aorta.gate import auto_runs
+    from aorta.gate.session import auto_runs
 
     monkeypatch.setattr(auto_runs, "undecided", lambda comp, left, both_sides=False: [])
     fake = FakeRuns(tmp_path, wall_s=100.0)

@@ -1,4 +1,4 @@
-"""Runs as blocks (aorta.gate.blocks, issue 45): what a baseline run and a candidate run share is paired out; a
+"""Runs as blocks (aorta.gate.runs.blocks, issue 45): what a baseline run and a candidate run share is paired out; a
 figure is judged on the paired differences from MIN_PAIRS shared blocks on, as independent runs below that;
 the check run is never a sample."""
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aorta.gate import blocks
-from aorta.gate.blocks import MIN_PAIRS, pair
-from aorta.gate.verdict import NOT_GATEABLE, SAME, SLOWER, decide
+from aorta.gate.runs import blocks
+from aorta.gate.runs.blocks import MIN_PAIRS, pair
+from aorta.gate.verdicts.verdict import NOT_GATEABLE, SAME, SLOWER, decide
 
 
 def keys(n, kind="lean"):
@@ -121,8 +121,8 @@ def test_a_compare_takes_the_baselines_lean_seeds_in_order_and_its_check_run_if_
 
 
 def test_a_paired_suspect_gets_no_confirmation_run_that_it_would_leave_out():
-    from aorta.gate.compare import Comparison
-    from aorta.gate.verdict import Verdict
+    from aorta.gate.comparison.compare import Comparison
+    from aorta.gate.verdicts.verdict import Verdict
 
     def slower(name, pairs):
         return Verdict(

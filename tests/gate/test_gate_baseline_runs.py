@@ -7,11 +7,11 @@ import pytest
 from test_gate_offline import BASE, bench, multi, run
 
 from aorta.exit_codes import EXIT_INCONCLUSIVE, EXIT_REGRESSION
-from aorta.gate import baseline as bl
-from aorta.gate.compare import compare_runs
-from aorta.gate.render import header_lines
-from aorta.gate.samples import baseline_runs
-from aorta.gate.verdict import NOT_GATEABLE, SLOWER
+from aorta.gate.baselines import baseline as bl
+from aorta.gate.comparison.compare import compare_runs
+from aorta.gate.outputs.render import header_lines
+from aorta.gate.stats.samples import baseline_runs
+from aorta.gate.verdicts.verdict import NOT_GATEABLE, SLOWER
 from aorta.record.run_samples import RUNS_KEY
 
 

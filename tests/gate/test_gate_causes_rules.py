@@ -1,7 +1,7 @@
 """The cause rules one at a time, on hand-made evidence (pure): where a rule has no data it stays silent, and
 what the unexplained verdict says it checked, word for word."""
 
-from aorta.gate import causes as c
+from aorta.gate.causes import causes as c
 
 MACHINE = {"backend": "cuda", "gpu_name": "NVIDIA H100 80GB HBM3", "gpu_count": 1, "torch": "2.11.0+cu130"}
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta.gate import fresh_runs
-from aorta.gate.child_process import ended, exit_status
+from aorta.gate.runs import fresh_runs
+from aorta.gate.runs.child_process import ended, exit_status
 
 REPO = Path(__file__).resolve().parents[2]
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
@@ -52,7 +52,7 @@ PARENT = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from aorta.gate import fresh_runs
+    from aorta.gate.runs import fresh_runs
     sys.executable = sys.argv[1]
     out = Path(sys.argv[2])
     fresh_runs.run_children(["t.py"], cwd=out, out_dir=out, count=1)

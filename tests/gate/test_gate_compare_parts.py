@@ -1,10 +1,10 @@
-"""The gate's option parsing and its choice of benchmarks to confirm (aorta/gate/compare.py), on inputs
+"""The gate's option parsing and its choice of benchmarks to confirm (aorta/gate/comparison/compare.py), on inputs
 whose right answer differs from each near miss: a glob holding ':' or '=', an effect of exactly 0."""
 
 import pytest
 
-from aorta.gate.compare import Comparison, Threshold, _bench_matches, parse_threshold
-from aorta.gate.verdict import SAME, SLOWER, UNSURE, Verdict
+from aorta.gate.comparison.compare import Comparison, Threshold, _bench_matches, parse_threshold
+from aorta.gate.verdicts.verdict import SAME, SLOWER, UNSURE, Verdict
 
 
 @pytest.mark.parametrize(
@@ -123,7 +123,7 @@ def test_only_judged_figures_with_samples_are_per_round():
 
 
 def test_a_run_entry_keeps_the_machine_the_host_and_each_benchmarks_samples():
-    from aorta.gate.samples import run_entry
+    from aorta.gate.baselines.baseline import run_entry
 
     machine = {"backend": "cuda", "gpu_name": "H100", "gpu_count": 2, "torch": "2.11"}
     run = {"machine_info": {"node": "box7", "aorta": machine}, "benchmarks": [_bench("t", {})]}
@@ -134,12 +134,12 @@ def test_a_run_entry_keeps_the_machine_the_host_and_each_benchmarks_samples():
             "id": "r9",
             "saved_at": "2026-01-02T03:04:05",
             "measured_at": None,  # pytest-benchmark's "datetime" of the run, where it has one (its identity)
-            "block": None,  # what it shares with a run of the other side (aorta.gate.blocks): none recorded
+            "block": None,  # what it shares with a run of the other side (aorta.gate.runs.blocks): none recorded
             "stack": {"torch": "2.11"},
             # which machine: the GPU's UUID where recorded, else the host name
             "machine": {"backend": "cuda", "gpu_name": "H100", "gpu_count": 2, "host": "box7", "id": "box7"},
             "benchmarks": {"t": {"device_ms": [2.0, 1.0]}},
-            "evidence": {},  # no kernel summary, host or stream figures in this record (aorta/gate/run_evidence.py)
+            "evidence": {},  # no kernel summary, host or stream figures in this record (aorta/gate/causes/run_evidence.py)
         }
     )
     bare = run_entry({}, "2026-01-02", {})
@@ -150,7 +150,7 @@ def test_a_run_entry_keeps_the_machine_the_host_and_each_benchmarks_samples():
 
 
 def test_run_ids_fall_back_to_the_position_of_a_run_without_one():
-    from aorta.gate.samples import run_ids
+    from aorta.gate.stats.samples import run_ids
     from aorta.record.run_samples import CANDIDATE_RUNS_KEY
 
     assert run_ids({}) == ["run1"]
@@ -163,7 +163,7 @@ def test_run_ids_fall_back_to_the_position_of_a_run_without_one():
 
 
 def test_verdict_reasons_word_for_word():
-    from aorta.gate.verdict import NOT_GATEABLE, decide
+    from aorta.gate.verdicts.verdict import NOT_GATEABLE, decide
 
     def reason(ref, cand, metric="device_ms", unit="ms", higher=False):
         v = decide("b", metric, unit, higher, ref, cand)
@@ -195,13 +195,13 @@ def test_verdict_reasons_word_for_word():
 
 
 def test_percentages_keep_two_digits_below_ten_percent_and_three_above():
-    from aorta.gate.verdict import _pct
+    from aorta.gate.verdicts.verdict import _pct
 
     assert [_pct(x) for x in (0.0123, -0.0456, 0.456, -1.5)] == ["+1.2%", "-4.6%", "+45.6%", "-150%"]
 
 
 def test_a_policy_with_no_samples_is_refused_with_the_value():
-    from aorta.gate.verdict import Policy
+    from aorta.gate.verdicts.verdict import Policy
 
     with pytest.raises(ValueError) as e:
         Policy(min_samples=0)
@@ -209,7 +209,7 @@ def test_a_policy_with_no_samples_is_refused_with_the_value():
 
 
 def test_the_stack_rows_name_each_part_either_side_records_and_a_changed_gpu_count():
-    from aorta.gate.compare import stack_diff
+    from aorta.gate.comparison.compare import stack_diff
 
     ref = {
         "machine_info": {
@@ -230,7 +230,7 @@ def test_the_stack_rows_name_each_part_either_side_records_and_a_changed_gpu_cou
 
 
 def test_deliberate_slowdowns_are_read_from_every_benchmark_that_records_one():
-    from aorta.gate.compare import deliberate_slowdowns
+    from aorta.gate.comparison.compare import deliberate_slowdowns
 
     def b(name, **extra):
         return {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.gate import fresh_runs
+from aorta.gate.runs import fresh_runs
 
 
 # ---------------------------------------------------------------------------------- the child's command

@@ -2,7 +2,7 @@
 answers can be read off (pure: no torch): a kernel only one side lists appeared or disappeared, unless the
 other side's "other" bucket is large enough to hide it."""
 
-from aorta.gate.kernel_diff import kernel_diff
+from aorta.gate.causes.kernel_diff import kernel_diff
 
 
 def summary(kernels: dict[str, float], other_ms: float = 0.0) -> dict:

@@ -9,8 +9,7 @@ import pytest
 from test_gate_offline import BASE, SLOW, bench, multi, run
 
 from aorta.exit_codes import EXIT_NOTHING_COMPARED
-from aorta.gate import verdict as verdict_module
-from aorta.gate.compare import (
+from aorta.gate.comparison.compare import (
     GateSettings,
     Threshold,
     benchmark_verdicts,
@@ -21,8 +20,9 @@ from aorta.gate.compare import (
     parse_ratio,
     parse_whole,
 )
-from aorta.gate.samples import baseline_runs
-from aorta.gate.verdict import (
+from aorta.gate.stats.samples import baseline_runs
+from aorta.gate.verdicts import verdict as verdict_module
+from aorta.gate.verdicts.verdict import (
     FASTER,
     NOT_GATEABLE,
     SAME,

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from test_gate_offline import bench, run
 
-from aorta.gate import baseline as bl
-from aorta.gate import lock
+from aorta.gate.baselines import baseline as bl
+from aorta.gate.runs import lock
 
 REPO = Path(__file__).resolve().parents[2]
 
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from aorta.gate.lock import locked
+    from aorta.gate.runs.lock import locked
     with locked(sys.argv[1]):
         print("held", flush=True)
         time.sleep(60)

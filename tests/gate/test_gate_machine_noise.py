@@ -1,5 +1,5 @@
 """A candidate on a machine its baseline never saw is judged against the noise between machines too
-(aorta.gate.machine_noise). Measured on five lent H100s: host-to-device copy bandwidth of one machine 7.7%
+(aorta.gate.stats.machine_noise). Measured on five lent H100s: host-to-device copy bandwidth of one machine 7.7%
 below the others' (zero_offload, 4 streams) was SLOWER in 2 of 10 cross-machine A/A compares judged on run
 noise alone; with the machines' own noise, 0 of 10."""
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aorta.gate.machine_noise import cross_machine, new_machines
-from aorta.gate.verdict import NOT_GATEABLE, SAME, SLOWER, decide
+from aorta.gate.stats.machine_noise import cross_machine, new_machines
+from aorta.gate.verdicts.verdict import NOT_GATEABLE, SAME, SLOWER, decide
 
 # Three baseline machines two runs each, machine means 1% apart, runs 0.1% apart within a machine.
 BASE = [[10.0], [10.01], [10.1], [10.11], [9.9], [9.91]]
@@ -55,7 +55,7 @@ def test_a_candidate_on_a_machine_the_baseline_holds_is_judged_on_run_noise():
 def test_a_baseline_of_one_machine_cannot_measure_the_machines_noise_itself():
     ref = [[10.0], [10.02], [10.01]]
     v = verdict([[10.0], [10.01]], ["G", "G"], ref=ref, ref_m=["A", "A", "A"])
-    assert "another machine than the baseline's one (A -> G)" in v.reason  # aorta.gate.machine_rule
+    assert "another machine than the baseline's one (A -> G)" in v.reason  # aorta.gate.verdicts.machine_rule
     assert cross_machine([0.0, 0.1, 0.2], ["A", "A", "A"], [0.0], ["G"]) is None
 
 
@@ -120,8 +120,8 @@ def test_a_saved_baseline_of_three_machines_judges_a_fourth_machine_against_thei
     from test_gate_offline import bench, run
 
     from aorta.exit_codes import EXIT_INCONCLUSIVE
-    from aorta.gate import baseline as bl
-    from aorta.gate.compare import compare_runs
+    from aorta.gate.baselines import baseline as bl
+    from aorta.gate.comparison.compare import compare_runs
 
     def runs(centers, uuid, seed):
         return [run([bench("a", c, seed=seed + i)], gpu_uuid=uuid) for i, c in enumerate(centers)]

@@ -1,4 +1,4 @@
-"""Another machine is not a regression (aorta.gate.machine_rule): a baseline of one machine, a candidate on
+"""Another machine is not a regression (aorta.gate.verdicts.machine_rule): a baseline of one machine, a candidate on
 another. Measured on two H100s with identical software (issue 36): hetero_kernels' tiny_us_per_kernel_alone
 at 16 streams +1.4% SLOWER after confirmation, exit 10, while its host enqueued 30% slower: the machine."""
 
@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from aorta.gate.verdict import FASTER, SAME, SLOWER, UNSURE, decide
+from aorta.gate.verdicts.verdict import FASTER, SAME, SLOWER, UNSURE, decide
 
 H100 = "NVIDIA H100 80GB HBM3"
 # A table as scripts/machine_spread.py writes it: figure "b [device_ms]" measured at 1% between 5 machines.
@@ -183,8 +183,8 @@ def test_a_compare_of_documents_reads_the_baselines_gpu_model():
     from test_gate_offline import bench, run
 
     from aorta.exit_codes import EXIT_REGRESSION
-    from aorta.gate import baseline as bl
-    from aorta.gate.compare import compare_runs
+    from aorta.gate.baselines import baseline as bl
+    from aorta.gate.comparison.compare import compare_runs
 
     def runs(centers, uuid, seed):
         docs = [

@@ -1,4 +1,4 @@
-"""How much machines of one kind differ, measured (aorta.gate.machine_spread, scripts/machine_spread.py):
+"""How much machines of one kind differ, measured (aorta.gate.stats.machine_spread, scripts/machine_spread.py):
 the table the one-machine rule reads, and what it was measured from."""
 
 import importlib.util
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta.gate.machine_noise import machine_spread
-from aorta.gate.machine_spread import PoolRun, load_table, measure, spread_for
+from aorta.gate.stats.machine_noise import machine_spread
+from aorta.gate.stats.machine_spread import PoolRun, load_table, measure, spread_for
 
 ROOT = Path(__file__).resolve().parents[2]
 POOLS = ROOT / "docs" / "data" / "gate_pools"

@@ -7,8 +7,8 @@ import json
 from test_gate_offline import bench, run
 
 from aorta.cli import main
-from aorta.gate import baseline as bl
-from aorta.gate.compare import GateSettings
+from aorta.gate.baselines import baseline as bl
+from aorta.gate.comparison.compare import GateSettings
 
 
 def test_the_saved_profile_and_aorta_noise_call_the_same_figures_gateable(tmp_path, capsys):

@@ -6,7 +6,7 @@ import pytest
 from test_gate_plugin import run
 
 from aorta.exit_codes import EXIT_NOT_SAVED
-from aorta.gate.empty_run import child_timed_nothing, why_no_run
+from aorta.gate.runs.empty_run import child_timed_nothing, why_no_run
 
 SKIPPING = "import pytest\n\ndef test_spin():\n    pytest.skip('not on this machine')\n"
 

@@ -17,10 +17,10 @@ from aorta.exit_codes import (
     EXIT_NOTHING_COMPARED,
     EXIT_REGRESSION,
 )
-from aorta.gate import baseline as bl
-from aorta.gate.compare import GateSettings, compare_runs, parse_threshold
-from aorta.gate.render import header_lines, markdown, terminal_lines
-from aorta.gate.verdict import NOT_GATEABLE, SAME, SLOWER, UNSURE
+from aorta.gate.baselines import baseline as bl
+from aorta.gate.comparison.compare import GateSettings, compare_runs, parse_threshold
+from aorta.gate.outputs.render import header_lines, markdown, terminal_lines
+from aorta.gate.verdicts.verdict import NOT_GATEABLE, SAME, SLOWER, UNSURE
 
 REPO = Path(__file__).resolve().parents[2]
 H100 = {

@@ -13,7 +13,7 @@ from test_gate_plugin import saved
 
 from aorta.cli import main
 from aorta.exit_codes import EXIT_USAGE
-from aorta.gate import baseline as bl
+from aorta.gate.baselines import baseline as bl
 from aorta.record.output_paths import OutputPathError, check_not_an_input
 
 USAGE = pytest.ExitCode.USAGE_ERROR

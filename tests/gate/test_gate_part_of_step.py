@@ -1,5 +1,5 @@
 """A figure that is a part of each step (exposed transfer per step, ...) is bounded by the share of the step
-it is: a change worth the step's bound (5%) of the step, not 5% of the part (aorta.gate.verdict.part_bound).
+it is: a change worth the step's bound (5%) of the step, not 5% of the part (aorta.gate.verdicts.verdict.part_bound).
 Measured on 2x H200: exposed transfer 1.6-2.3 ms of a 91 ms step varied 10-15% between fresh processes, so
 under the step's own 5% bound it was never gateable and CUDA_DEVICE_MAX_CONNECTIONS=1 (+200%) passed."""
 
@@ -10,9 +10,9 @@ import pytest
 from test_gate_offline import run
 
 from aorta.exit_codes import EXIT_CLEAN, EXIT_REGRESSION
-from aorta.gate import baseline as bl
-from aorta.gate.compare import compare_runs
-from aorta.gate.verdict import NOT_GATEABLE, SAME, SLOWER, part_bound
+from aorta.gate.baselines import baseline as bl
+from aorta.gate.comparison.compare import compare_runs
+from aorta.gate.verdicts.verdict import NOT_GATEABLE, SAME, SLOWER, part_bound
 from aorta.record.metric import Metric
 
 STEP_MS = 91.0

@@ -8,8 +8,8 @@ from test_gate_offline import bench, multi, run
 
 from aorta.cli import main
 from aorta.exit_codes import EXIT_USAGE
-from aorta.gate import baseline as bl
-from aorta.gate.samples import baseline_runs
+from aorta.gate.baselines import baseline as bl
+from aorta.gate.stats.samples import baseline_runs
 from aorta.record.run_samples import RUNS_KEY
 
 

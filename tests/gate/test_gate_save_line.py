@@ -2,7 +2,7 @@
 launch again with the same name, not ``--aorta-runs N`` (which torchrun refuses). (A pytest run with
 WORLD_SIZE=2 but no torchrun cannot start: the hint is tested as the plugin calls it.)"""
 
-from aorta.gate.save_line import one_run_hint
+from aorta.gate.baselines.save_line import one_run_hint
 
 
 def test_under_torchrun_the_one_run_hint_is_to_launch_again():

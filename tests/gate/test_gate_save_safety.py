@@ -19,7 +19,7 @@ from test_gate_plugin import saved
 
 from aorta.cli import main
 from aorta.exit_codes import EXIT_MISMATCH
-from aorta.gate import baseline as bl
+from aorta.gate.baselines import baseline as bl
 from aorta.record.run_samples import RUNS_KEY
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,7 +32,7 @@ SAVER = textwrap.dedent(
     import sys, time
     sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests/gate"]
     from test_gate_offline import bench, run
-    from aorta.gate import baseline as bl
+    from aorta.gate.baselines import baseline as bl
 
     load = bl.load_run
     def slow_load(path):  # widen the read-modify-write window: both savers read before either writes

@@ -11,8 +11,8 @@ from test_gate_offline import bench, run
 from aorta import __version__
 from aorta.cli import main
 from aorta.exit_codes import EXIT_USAGE
-from aorta.gate import baseline as bl
-from aorta.gate.schema import BASELINE_SCHEMA
+from aorta.gate.baselines import baseline as bl
+from aorta.gate.stats.schema import BASELINE_SCHEMA
 
 
 @pytest.fixture

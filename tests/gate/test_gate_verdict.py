@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from aorta.gate.verdict import (
+from aorta.gate.verdicts.verdict import (
     FASTER,
     NOT_GATEABLE,
     SAME,

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from aorta.gate import baseline as bl
-from aorta.gate.causes import (
+from aorta.gate.baselines import baseline as bl
+from aorta.gate.causes.causes import (
     COLLECTIVE_CONFIG,
     ENVIRONMENT,
     KERNEL_SELECTION,
@@ -18,9 +18,9 @@ from aorta.gate.causes import (
     THROTTLE,
     UNEXPLAINED,
 )
-from aorta.gate.compare import compare_runs
-from aorta.gate.render import markdown, terminal_lines, verdict_document
-from aorta.gate.verdict import FASTER, SLOWER
+from aorta.gate.comparison.compare import compare_runs
+from aorta.gate.outputs.render import markdown, terminal_lines, verdict_document
+from aorta.gate.verdicts.verdict import FASTER, SLOWER
 from aorta.timeline import kernel_summary
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.kernel_timeline import KernelRound
@@ -369,11 +369,11 @@ def test_more_launches_of_a_kernel_alone_swap_nothing():
     [
         "aorta.timeline.kernel_names",
         "aorta.timeline.kernel_summary",
-        "aorta.gate.run_evidence",
-        "aorta.gate.kernel_diff",
-        "aorta.gate.causes",
-        "aorta.gate.why",
-        "aorta.gate.why_text",
+        "aorta.gate.causes.run_evidence",
+        "aorta.gate.causes.kernel_diff",
+        "aorta.gate.causes.causes",
+        "aorta.gate.causes.why",
+        "aorta.gate.causes.why_text",
         "aorta.sweep.knob_evidence",
     ],
 )

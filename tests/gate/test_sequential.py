@@ -1,4 +1,4 @@
-"""The auto gate's sequential rule (aorta.gate.sequential): its false alarms stay under alpha however often it
+"""The auto gate's sequential rule (aorta.gate.stats.sequential): its false alarms stay under alpha however often it
 looks, shown by simulation from noise measured on an H100, and it finds real changes."""
 
 import math
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aorta.gate.sequential import (
+from aorta.gate.stats.sequential import (
     LOOKS,
     Budget,
     look_alpha,
@@ -32,8 +32,8 @@ def test_a_real_compare_of_five_looks_tests_each_at_alpha_over_five():
     # The same runs, 0.7% slower (p = 0.006): SLOWER at alpha 0.01 tested once, not at one of five looks (0.002)
     from test_gate_offline import BASE, multi
 
-    from aorta.gate.compare import GateSettings, compare_runs
-    from aorta.gate.render import header_lines
+    from aorta.gate.comparison.compare import GateSettings, compare_runs
+    from aorta.gate.outputs.render import header_lines
 
     ref, cand = multi("a", BASE), multi("a", [10.09, 10.05, 10.07, 10.08], seed=10)
     once = compare_runs(ref, cand, GateSettings(alpha=0.01, min_effect=0.0))
@@ -46,10 +46,10 @@ def test_a_real_compare_of_five_looks_tests_each_at_alpha_over_five():
 
 
 def test_runs_auto_gives_the_compare_its_looks(pytester):
-    from aorta.gate.plugin import _settings
+    from aorta.gate.session.options import gate_settings
 
-    assert _settings(pytester.parseconfig("--aorta-runs=auto")).looks == len(LOOKS)
-    assert _settings(pytester.parseconfig("--aorta-runs=3")).looks == 1
+    assert gate_settings(pytester.parseconfig("--aorta-runs=auto")).looks == len(LOOKS)
+    assert gate_settings(pytester.parseconfig("--aorta-runs=3")).looks == 1
 
 
 def test_five_looks_cannot_raise_false_alarms_past_alpha_by_simulation():
@@ -127,7 +127,7 @@ def test_the_paired_auto_gate_keeps_false_alarms_under_alpha_whatever_the_block_
     """Issue 45: runs paired by block from 5 pairs on, unpaired below, five looks at alpha / 5, at most as many
     candidate runs as the baseline has blocks. The A/A SLOWER and FASTER shares stay under alpha with no block
     effect and with one ten times the run noise."""
-    from aorta.gate.sequential import simulate_paired_gate
+    from aorta.gate.stats.sequential import simulate_paired_gate
 
     aa = simulate_paired_gate(within, block, runs=runs, compares=4000, seed=runs)
     assert aa["slower"] + aa["faster"] <= 0.01
@@ -136,7 +136,7 @@ def test_the_paired_auto_gate_keeps_false_alarms_under_alpha_whatever_the_block_
 def test_pairing_finds_what_the_blocks_would_hide():
     """2% run noise of which most is the block's (order, kind, slot): with 12 runs a side, a 5% slowdown is
     found in nearly every paired compare."""
-    from aorta.gate.sequential import simulate_paired_gate
+    from aorta.gate.stats.sequential import simulate_paired_gate
 
     slow = simulate_paired_gate(0.005, 0.02, runs=12, shift=0.05, compares=4000)
     assert slow["slower"] >= 0.99

@@ -10,7 +10,7 @@ from history_docs import run_doc, with_stack
 
 from aorta.cli import main
 from aorta.exit_codes import EXIT_USAGE
-from aorta.gate.baseline import combine_runs
+from aorta.gate.baselines.baseline import combine_runs
 from aorta.history.baseline_doc import DEFAULT_LAST, NoHistoryBaseline, parse_history_ref
 
 STACK = "nvidia-h100-80gb-hbm3-x1-cuda13.0-torch2.11.0"

@@ -124,7 +124,7 @@ def test_the_gates_verdicts_are_kept_with_the_runs_they_judged(tmp_path, capsys)
 
 
 def write_ref(tmp_path, paths) -> str:
-    from aorta.gate.baseline import combine_runs
+    from aorta.gate.baselines.baseline import combine_runs
 
     ref = tmp_path / "ref.json"
     ref.write_text(

@@ -13,7 +13,7 @@ from history_docs import run_doc
 
 from aorta.cli import main
 from aorta.exit_codes import EXIT_USAGE, EXIT_WRITE_FAILED
-from aorta.gate.baseline import combine_runs, save_baseline
+from aorta.gate.baselines.baseline import combine_runs, save_baseline
 from aorta.history import store as store_module
 from aorta.history.store import open_store
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from history_docs import run_doc
 
-from aorta.gate.baseline import combine_runs
+from aorta.gate.baselines.baseline import combine_runs
 from aorta.history.run_rows import run_rows, utc_text, verdict_rows
 
 

@@ -1,22 +1,20 @@
 """A baseline's runs as the gate judges them, run by run (pure: no torch).
 
-The sample the gate judges is the run (``aorta.gate.verdict``); the figures and stored runs of a document are
+The sample the gate judges is the run (``aorta.gate.verdicts.verdict``); the figures and stored runs of a document are
 read by ``aorta.record.run_samples``. Each stored run is ``{"id", "saved_at", "stack", "machine", "block",
-"benchmarks": {fullname: {figure: [samples]}}}``: here a run becomes such an entry, and a document's entries
-are read back, checked, with their ids, blocks and machines.
+"benchmarks": {fullname: {figure: [samples]}}}``: a document's entries (``aorta.gate.baselines.baseline.run_entry`` writes
+them) are read back, checked, with their ids, blocks and machines.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
-from aorta.gate.blocks import RUN_KEY, block_key
-from aorta.gate.run_evidence import EVIDENCE_KEY, run_evidence
-from aorta.gate.schema import check_schema
+from aorta.gate.runs.blocks import RUN_KEY, block_key
+from aorta.gate.stats.schema import check_schema
 from aorta.record import RecordError
-from aorta.record.machines import aorta_machine, machine_id
+from aorta.record.machines import machine_id
 from aorta.record.run_samples import (
     CANDIDATE_RUNS_KEY,
     DEVICE_TIME,
@@ -37,31 +35,6 @@ MAX_ABS_SAMPLE = 1e15
 
 
 # ------------------------------------------------------------------------------ a baseline's runs
-def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> dict[str, Any]:
-    """One run's samples as a baseline keeps them, by benchmark fullname and figure, with the machine it
-    ran on (its GPU model and count, and the host)."""
-    return {
-        "id": run_id or saved_at,
-        "saved_at": saved_at,
-        "measured_at": run.get("datetime"),  # pytest-benchmark's time of the run: part of its identity
-        # what the run shares with a run of the other side: order seed, kind, selection (aorta.gate.blocks)
-        "block": run.get(RUN_KEY),
-        "stack": dict(stack),
-        # backend, GPU model and count (a baseline is one kind of machine: aorta.gate.baseline.check_can_add), host
-        "machine": {
-            **{k: aorta_machine(run).get(k) for k in ("backend", "gpu_name", "gpu_count")},
-            "host": (run.get("machine_info") or {}).get("node"),
-            "id": machine_id(run),  # the GPU's UUID where recorded: which machine, not only which kind
-        },
-        "benchmarks": {
-            b["fullname"]: {name: samples for name, (_, _, samples) in figures(b).items()}
-            for b in run.get("benchmarks", ())
-        },
-        # what explains a verdict: kernels, host enqueue, throttling (aorta/gate/run_evidence.py)
-        EVIDENCE_KEY: run_evidence(run),
-    }
-
-
 def run_keys(doc: Mapping) -> list[str]:
     """The identity of each of ``doc``'s runs, in ``baseline_runs`` order."""
     entries = stored_runs(doc)

@@ -12,9 +12,9 @@ from aorta.exit_codes import (
     EXIT_NOTHING_COMPARED,
     EXIT_REGRESSION,
 )
-from aorta.gate.compare import NOTHING_COMPARED, Comparison
-from aorta.gate.verdict import NOT_GATEABLE, SAME
-from aorta.gate.why_text import why_lines, why_markdown
+from aorta.gate.causes.why_text import why_lines, why_markdown
+from aorta.gate.comparison.compare import NOTHING_COMPARED, Comparison
+from aorta.gate.verdicts.verdict import NOT_GATEABLE, SAME
 from aorta.record.table import format_table
 
 VERDICT_SCHEMA = 2  # 2: run-level verdicts (interval, MDE, runs used, not gateable)
@@ -32,7 +32,7 @@ def stack_line(comp: Comparison) -> str:
 
 
 def _paired_note(comp: Comparison) -> str:
-    """What the compare paired (aorta.gate.blocks): how many figures were judged within blocks, and at most how
+    """What the compare paired (aorta.gate.runs.blocks): how many figures were judged within blocks, and at most how
     many pairs."""
     paired = [v.pairs for v in comp.verdicts if v.pairs]
     if not paired:

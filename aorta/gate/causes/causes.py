@@ -1,6 +1,6 @@
 """Why a verdict moved: named causes, each with the evidence it rests on (pure: no torch).
 
-Read from each side's run evidence (aorta/gate/run_evidence.py), the kernel diff (aorta/gate/kernel_diff.py)
+Read from each side's run evidence (aorta/gate/causes/run_evidence.py), the kernel diff (aorta/gate/causes/kernel_diff.py)
 and the two runs' fingerprints (aorta/environment/fingerprint.py). A cause is asserted only with its evidence; where no
 rule holds the answer is ``unexplained``, with what was checked and what was missing.
 

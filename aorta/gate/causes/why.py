@@ -1,8 +1,8 @@
 """Why each moved benchmark moved: its kernel diff, stream figures and causes (pure: no torch).
 
 For every benchmark with a SLOWER or FASTER verdict, from both sides' run evidence
-(aorta/gate/run_evidence.py): the kernel diff (aorta/gate/kernel_diff.py), the concurrency and per-stream
-busy change, and the named causes with their evidence (aorta/gate/causes.py). The direction is device
+(aorta/gate/causes/run_evidence.py): the kernel diff (aorta/gate/causes/kernel_diff.py), the concurrency and per-stream
+busy change, and the named causes with their evidence (aorta/gate/causes/causes.py). The direction is device
 time's verdict where it moved, else the first figure's that did.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aorta.gate.causes import find_causes
-from aorta.gate.kernel_diff import kernel_diff, stream_change
-from aorta.gate.run_evidence import EVIDENCE_KEY, bench_evidence
-from aorta.gate.verdict import FASTER, SLOWER, Verdict
+from aorta.gate.causes.causes import find_causes
+from aorta.gate.causes.kernel_diff import kernel_diff, stream_change
+from aorta.gate.causes.run_evidence import EVIDENCE_KEY, bench_evidence
+from aorta.gate.verdicts.verdict import FASTER, SLOWER, Verdict
 from aorta.record.machines import aorta_machine
 from aorta.record.run_samples import DEVICE_TIME, stored_runs
 

@@ -1,7 +1,7 @@
 """``--aorta-runs auto``: fresh-process runs added until every figure is decided or the budget ends.
 
 The loop (``run_auto``) knows nothing of pytest: it is given a way to start one run (``start``) and, when
-comparing, a way to judge the runs so far (``judge``). At each look of ``aorta.gate.sequential.LOOKS`` the
+comparing, a way to judge the runs so far (``judge``). At each look of ``aorta.gate.stats.sequential.LOOKS`` the
 runs are judged with each test at ``alpha / len(LOOKS)``; the benchmarks with a figure still undecided
 (``undecided``) get the next runs, restricted to them where the runs are not paired with a baseline's; the
 rest stop. The first run is the check run (output checks, kernel and labelled passes, the suite's checks);
@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from aorta.gate.compare import Comparison
-from aorta.gate.fresh_runs import ChildRun
-from aorta.gate.sequential import LOOKS, Budget, next_look, runs_to_gateable
-from aorta.gate.verdict import NOT_GATEABLE, UNSURE
+from aorta.gate.comparison.compare import Comparison
+from aorta.gate.runs.fresh_runs import ChildRun
+from aorta.gate.stats.sequential import LOOKS, Budget, next_look, runs_to_gateable
+from aorta.gate.verdicts.verdict import NOT_GATEABLE, UNSURE
 
 # start(k, only, lean) runs fresh process k (1-based) of the benchmarks ``only`` (None: all)
 StartRun = Callable[[int, Sequence[str] | None, bool], ChildRun]

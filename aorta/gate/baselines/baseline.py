@@ -4,7 +4,7 @@ validating a saved run is the run record's (aorta/record).
 A baseline is the whole pytest-benchmark JSON of its latest run (with aorta's extra_info and the raw
 per-round samples; benchmarks of earlier runs that the latest did not run are kept), plus an
 ``aorta_baseline`` block: its name, when it was saved, the machine key, the software stack, the resolved
-options, and ``runs``: every saved run's samples (``aorta.gate.samples``). Saving under an existing name adds
+options, and ``runs``: every saved run's samples (``aorta.gate.stats.samples``). Saving under an existing name adds
 a run (separate processes of the same stack: the gate needs their spread); a run of another software stack
 is refused, and ``replace=True`` starts the baseline afresh. It lives at ``<dir>/<machine key>/<name>.json``, the machine key being
 the GPU model and count (``nvidia-h100-80gb-hbm3-x8``; ``cpu`` on a machine without a GPU).
@@ -17,20 +17,28 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from aorta.environment.fingerprint import without_launcher_defaults
-from aorta.gate.compare import STACK_KEYS, GateSettings, aorta_machine, machine_label, world_size_change
-from aorta.gate.lock import locked, remove_stale_temps
-from aorta.gate.samples import (  # noqa: F401 - repeated_run_notes: gate API (the plugin's note on a run stored twice)
+from aorta.gate.causes.run_evidence import EVIDENCE_KEY, run_evidence
+from aorta.gate.comparison.compare import (
+    STACK_KEYS,
+    GateSettings,
+    aorta_machine,
+    machine_label,
+    world_size_change,
+)
+from aorta.gate.runs.blocks import RUN_KEY
+from aorta.gate.runs.lock import locked, remove_stale_temps
+from aorta.gate.stats.samples import (  # noqa: F401 - repeated_run_notes: gate API (the plugin's note on a run stored twice)
     MAX_BASELINE_RUNS,
     baseline_runs,
     repeated_run_notes,
-    run_entry,
 )
-from aorta.gate.schema import BASELINE_SCHEMA, check_schema
+from aorta.gate.stats.schema import BASELINE_SCHEMA, check_schema
 from aorta.record import RecordError, check_run, load_run, write_json_atomic  # noqa: F401 - load_run: gate API
-from aorta.record.machines import machine_key
-from aorta.record.run_samples import CANDIDATE_RUNS_KEY, RUNS_KEY, stored_runs, unique_runs
+from aorta.record.machines import machine_id, machine_key
+from aorta.record.run_samples import CANDIDATE_RUNS_KEY, RUNS_KEY, figures, stored_runs, unique_runs
 from aorta.stats.noise import noise_profile
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
@@ -38,6 +46,31 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
 
 # A saved run that cannot be used (the record's own error: the message names the file and the field).
 BaselineError = RecordError
+
+
+def run_entry(run: Mapping, saved_at: str, stack: Mapping, run_id: str = "") -> dict[str, Any]:
+    """One run's samples as a baseline keeps them, by benchmark fullname and figure, with the machine it
+    ran on (its GPU model and count, and the host)."""
+    return {
+        "id": run_id or saved_at,
+        "saved_at": saved_at,
+        "measured_at": run.get("datetime"),  # pytest-benchmark's time of the run: part of its identity
+        # what the run shares with a run of the other side: order seed, kind, selection (aorta.gate.runs.blocks)
+        "block": run.get(RUN_KEY),
+        "stack": dict(stack),
+        # backend, GPU model and count (a baseline is one kind of machine: aorta.gate.baselines.baseline.check_can_add), host
+        "machine": {
+            **{k: aorta_machine(run).get(k) for k in ("backend", "gpu_name", "gpu_count")},
+            "host": (run.get("machine_info") or {}).get("node"),
+            "id": machine_id(run),  # the GPU's UUID where recorded: which machine, not only which kind
+        },
+        "benchmarks": {
+            b["fullname"]: {name: samples for name, (_, _, samples) in figures(b).items()}
+            for b in run.get("benchmarks", ())
+        },
+        # what explains a verdict: kernels, host enqueue, throttling (aorta/gate/causes/run_evidence.py)
+        EVIDENCE_KEY: run_evidence(run),
+    }
 
 
 def parse_baseline_name(text: str) -> str:
@@ -268,7 +301,7 @@ def combine_runs(docs: Sequence[Mapping], ids: Sequence[str], *, check: Mapping 
     """Several fresh-process runs of one command as one candidate document: the last run's document,
     every benchmark any run holds (the latest's entry), and each run's samples in ``aorta_runs`` (a
     document that already holds several runs, a baseline or an earlier combination, gives each of them).
-    ``check``: the check run's document (``aorta.gate.blocks``): its benchmarks' entries (output checks,
+    ``check``: the check run's document (``aorta.gate.runs.blocks``): its benchmarks' entries (output checks,
     kernel and labelled passes) join the document, its samples do not (it is not a sample)."""
     if not docs or len(docs) != len(ids):
         raise ValueError(f"combine_runs needs one id per run, got {len(docs)} runs and {len(ids)} ids")

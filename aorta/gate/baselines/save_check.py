@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from aorta.exit_codes import EXIT_NOT_SAVED, EXIT_PYTEST_USAGE
-from aorta.gate import baseline as bl
+from aorta.gate.baselines import baseline as bl
 from aorta.record.output_paths import OutputPathError, check_output_dir
 
 

@@ -6,10 +6,9 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from aorta.gate.baseline import write_json_atomic
-from aorta.gate.compare import Comparison
-from aorta.gate.render import markdown, verdict_document
-from aorta.record import write_text_atomic
+from aorta.gate.comparison.compare import Comparison
+from aorta.gate.outputs.render import markdown, verdict_document
+from aorta.record import write_json_atomic, write_text_atomic
 
 DEFAULT_VERDICT_JSON = Path("reports") / "aorta-verdict.json"
 

@@ -1,4 +1,4 @@
-"""A moved benchmark's "why" (aorta/gate/why.py) as terminal lines and markdown (pure)."""
+"""A moved benchmark's "why" (aorta/gate/causes/why.py) as terminal lines and markdown (pure)."""
 
 from __future__ import annotations
 

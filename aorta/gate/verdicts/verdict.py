@@ -39,10 +39,10 @@ from typing import Any
 
 from scipy import stats as sps
 
-from aorta.gate.blocks import pair
-from aorta.gate.machine_noise import cross_machine, new_machines
-from aorta.gate.machine_rule import across_one_machine, machine_name, machines_named
-from aorta.gate.machine_spread import load_table, spread_for
+from aorta.gate.runs.blocks import pair
+from aorta.gate.stats.machine_noise import cross_machine, new_machines
+from aorta.gate.stats.machine_spread import load_table, spread_for
+from aorta.gate.verdicts.machine_rule import across_one_machine, machine_name, machines_named
 from aorta.stats.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, pooled_noise, run_value
 
 FASTER, SLOWER, SAME, UNSURE, NOT_GATEABLE = "FASTER", "SLOWER", "SAME", "UNSURE", "NOT_GATEABLE"
@@ -102,7 +102,7 @@ class Verdict:
     cand_run_ids: tuple[str, ...] = field(default=())  # which candidate runs the verdict used
     min_effect: float = DEFAULT_MIN_EFFECT
     pairs: int = (
-        0  # blocks both sides hold, where the runs were judged paired (aorta.gate.blocks); 0: unpaired
+        0  # blocks both sides hold, where the runs were judged paired (aorta.gate.runs.blocks); 0: unpaired
     )
 
     @property
@@ -158,9 +158,9 @@ def decide(
     otherwise one value per run. ``hint``: why the figure may be noisy, added to a NOT_GATEABLE reason.
     ``ref_machines`` / ``cand_machines``: the machine of each run (``aorta.record.machines.machine_id``);
     a candidate on a machine the baseline never saw is judged against the noise between machines too
-    (``aorta.gate.machine_noise``), or, where the baseline holds one machine, against the spread measured
-    between ``gpu_model`` machines (``aorta.gate.machine_rule``; ``spread_table``: the shipped one unless
-    given). ``ref_blocks`` / ``cand_blocks``: each run's block (``aorta.gate.blocks.block_key``); where every
+    (``aorta.gate.stats.machine_noise``), or, where the baseline holds one machine, against the spread measured
+    between ``gpu_model`` machines (``aorta.gate.verdicts.machine_rule``; ``spread_table``: the shipped one unless
+    given). ``ref_blocks`` / ``cand_blocks``: each run's block (``aorta.gate.runs.blocks.block_key``); where every
     run names one and two or more blocks are shared, the figure is judged on the paired differences within
     blocks (a paired t test on log ratios, ``df = pairs - 1``) instead of as independent runs."""
     rb = [b for r, b in zip(ref_runs, ref_blocks) if r] if len(ref_blocks) == len(ref_runs) else []
@@ -232,7 +232,9 @@ def decide(
     else:
         assert noise is not None
         se, df, sigma, machines = noise.sigma * math.sqrt(1.0 / m + 1.0 / n), float(noise.df), noise.sigma, ""
-    across: Callable[[Verdict], Verdict] | None = None  # the one-machine rule (aorta.gate.machine_rule)
+    across: Callable[[Verdict], Verdict] | None = (
+        None  # the one-machine rule (aorta.gate.verdicts.machine_rule)
+    )
     if new_machines(rm, cm):
         cross = (
             None

@@ -1,6 +1,6 @@
 """A child process that dies with its parent, and how a child ended, in words (pure: no torch).
 
-The gate's fresh-run children (``aorta.gate.fresh_runs``) and ``aorta torchrun``'s torchrun hold GPUs: a
+The gate's fresh-run children (``aorta.gate.runs.fresh_runs``) and ``aorta torchrun``'s torchrun hold GPUs: a
 parent killed outright (SIGKILL, the OOM killer, SIGHUP from a closed terminal, SIGTERM from a CI cancel) must
 not leave them running (issue 38, cases 6 and 7). On Linux the kernel sends the child ``PR_SET_PDEATHSIG``'s
 signal when the parent dies; the child checks once it is set that the parent is still the one that started it

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from aorta.gate.blocks import MIN_PAIRS
+from aorta.gate.runs.blocks import MIN_PAIRS
 
 LOOKS = (3, 5, 8, 12, 20)  # candidate runs at which the auto gate judges; the last is its run cap
 MAX_AUTO_RUNS = LOOKS[-1]
@@ -102,7 +102,7 @@ def runs_to_gateable(
 
 @dataclass(frozen=True)
 class _LookRule:
-    """One look of the simulated gate over many compares at once, as ``aorta.gate.verdict.decide`` rules."""
+    """One look of the simulated gate over many compares at once, as ``aorta.gate.verdicts.verdict.decide`` rules."""
 
     level: float
     power: float

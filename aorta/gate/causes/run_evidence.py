@@ -1,7 +1,7 @@
 """What each stored run keeps to explain a verdict, beside its samples (pure: no torch).
 
-A run entry (``aorta.gate.samples.run_entry``) keeps, per benchmark, the figures the gate judges; the
-``evidence`` it keeps beside them is what ``aorta.gate.causes`` reads when a verdict moves: the kernel summary
+A run entry (``aorta.gate.baselines.baseline.run_entry``) keeps, per benchmark, the figures the gate judges; the
+``evidence`` it keeps beside them is what ``aorta.gate.causes.causes`` reads when a verdict moves: the kernel summary
 (aorta/timeline/kernel_summary.py), the host's enqueue time, the kernel timeline's concurrency and busy figures, the
 telemetry's throttle counts and clocks, and an FSDP run's exposed communication split into wait and transfer.
 Every entry is optional: a figure a run did not record is left out, never invented.

@@ -4,7 +4,7 @@ A baseline saved on one machine cannot show how much another machine of its kind
 gate reads that from a table measured once on lent machines (``data/machine_spread.json``, written by
 ``scripts/machine_spread.py`` from the fresh-process pools in ``docs/data/gate_pools``): per GPU model,
 benchmark and figure, the between-machine component ``sigma_machine`` of the log run figures
-(``aorta.gate.machine_noise.machine_spread``: the machine means' spread less their run noise), with the
+(``aorta.gate.stats.machine_noise.machine_spread``: the machine means' spread less their run noise), with the
 machines and runs behind it, and per model a summary across its figures (median, 90th percentile, max).
 
 ``spread_for`` answers for one figure: the figure's own measurement where the table holds it, never below
@@ -28,7 +28,7 @@ from importlib import resources
 
 import numpy as np
 
-from aorta.gate.machine_noise import machine_spread
+from aorta.gate.stats.machine_noise import machine_spread
 from aorta.stats.noise import run_value
 
 TABLE_FILE = "machine_spread.json"
@@ -40,7 +40,7 @@ LEVELS = (0.01, 0.02, 0.05)  # the summary counts the figures whose machine spre
 @dataclass(frozen=True)
 class PoolRun:
     """One fresh-process run of an A/A pool: its GPU model, machine (GPU UUID), pool and its figures'
-    samples (``{fullname: {figure: samples}}``, as ``aorta.gate.samples.baseline_runs`` gives them)."""
+    samples (``{fullname: {figure: samples}}``, as ``aorta.gate.stats.samples.baseline_runs`` gives them)."""
 
     gpu_model: str
     machine: str

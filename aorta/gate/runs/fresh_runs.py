@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from aorta.gate.blocks import RUN_KEY, is_sample
-from aorta.gate.child_process import call_to_end, ended, exit_status
+from aorta.gate.runs.blocks import RUN_KEY, is_sample
+from aorta.gate.runs.child_process import call_to_end, ended, exit_status
 from aorta.record.redact import env_secrets, redact_argv
 
 CHILD_ENV = "AORTA_FRESH_RUN"  # set in each child: "k/N" (or "confirm k/N"); the child never orchestrates
@@ -117,8 +117,10 @@ class ChildRun:
     log_path: Path
     wall_s: float
     lean: bool = False  # a repeat run that timed the rounds only
-    ended: str = ""  # "exit 1", "killed by signal 9 (SIGKILL), exit 137" (aorta.gate.child_process.ended)
-    sample: bool = True  # its figures are samples (a check run's are not: aorta.gate.blocks)
+    ended: str = (
+        ""  # "exit 1", "killed by signal 9 (SIGKILL), exit 137" (aorta.gate.runs.child_process.ended)
+    )
+    sample: bool = True  # its figures are samples (a check run's are not: aorta.gate.runs.blocks)
 
     @property
     def ok(self) -> bool:
@@ -126,7 +128,7 @@ class ChildRun:
 
 
 def recorded_sample(json_path: Path) -> bool:
-    """Whether the run at ``json_path`` says its figures are samples (``aorta.gate.blocks.RUN_KEY``); a run
+    """Whether the run at ``json_path`` says its figures are samples (``aorta.gate.runs.blocks.RUN_KEY``); a run
     without the record (or without its JSON) is taken as one."""
     try:
         doc = json.loads(json_path.read_text())

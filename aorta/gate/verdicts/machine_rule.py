@@ -4,7 +4,7 @@ A baseline whose runs all come from one machine measures the noise between fresh
 machine, not between machines. A candidate on another machine of the kind carries that machine's own
 offset on top of any change of the stack: on two H100s with identical software, hetero_kernels'
 ``tiny_us_per_kernel_alone`` at 16 streams read +1.4% SLOWER after confirmation while its host enqueued 30%
-slower (issue 36). ``aorta.gate.machine_spread`` holds how much machines of one kind differ, measured.
+slower (issue 36). ``aorta.gate.stats.machine_spread`` holds how much machines of one kind differ, measured.
 
 The rule, for a SLOWER or FASTER found on run noise alone. Two machines' offsets are independent, each of
 SD ``sigma`` (the figure's measured machine spread), so with no change in the stack the change's log ``d``
@@ -13,7 +13,7 @@ significant at ``alpha`` against that variance: ``|d| > t[1 - alpha/2, df] * sqr
 with Satterthwaite's degrees of freedom from the machine spread's (machines measured - 1) and the run
 noise's; the figure's interval and p become the combined ones and the reason says the machine spread it
 beat. Otherwise the machines could explain it: UNSURE, naming both machines and what to do. A baseline
-of two machines or more measures its own machine noise (``aorta.gate.machine_noise``) and never gets here.
+of two machines or more measures its own machine noise (``aorta.gate.stats.machine_noise``) and never gets here.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 from scipy import stats as sps
 
-from aorta.gate.machine_spread import Spread
+from aorta.gate.stats.machine_spread import Spread
 
 
 class Judged(Protocol):
-    """What the rule reads of a verdict and changes in it (``aorta.gate.verdict.Verdict``, which applies this
+    """What the rule reads of a verdict and changes in it (``aorta.gate.verdicts.verdict.Verdict``, which applies this
     rule: named here by what it has, so the rule need not import the module that imports it)."""
 
     __dataclass_fields__: ClassVar[dict[str, Any]]  # a dataclass: the rule ``replace``s its interval and p
@@ -99,7 +99,7 @@ def across_one_machine(
     alpha: float,
     unsure: str = "UNSURE",
 ) -> V:
-    """The SLOWER / FASTER ``verdict`` (a ``aorta.gate.verdict.Verdict`` found on run noise: ``se`` and
+    """The SLOWER / FASTER ``verdict`` (a ``aorta.gate.verdicts.verdict.Verdict`` found on run noise: ``se`` and
     ``df`` its standard error of the log change and degrees of freedom) of a candidate on ``cand_machines``
     against a baseline of ``ref_machine`` alone: kept where the change beats the machine spread, else
     ``unsure`` with the reason why and what to do (see the module doc)."""

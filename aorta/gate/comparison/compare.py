@@ -19,8 +19,9 @@ from aorta.exit_codes import (
     EXIT_NOTHING_COMPARED,
     EXIT_REGRESSION,
 )
-from aorta.gate.samples import baseline_runs, run_blocks, run_ids, run_machines
-from aorta.gate.verdict import (
+from aorta.gate.causes.why import explain
+from aorta.gate.stats.samples import baseline_runs, run_blocks, run_ids, run_machines
+from aorta.gate.verdicts.verdict import (
     DEFAULT_ALPHA,
     DEFAULT_MIN_EFFECT,
     DEFAULT_MIN_SAMPLES,
@@ -35,7 +36,6 @@ from aorta.gate.verdict import (
     decide,
     part_bound,
 )
-from aorta.gate.why import explain
 from aorta.record import record_of
 from aorta.record.machines import aorta_machine, machine_label
 from aorta.record.run_samples import (
@@ -75,7 +75,7 @@ class GateSettings:
     power: float = DEFAULT_POWER
     thresholds: tuple[Threshold, ...] = ()
     allow_mismatch: bool = False
-    # The looks of a sequential gate (--aorta-runs auto, aorta.gate.sequential): each tests at alpha / looks.
+    # The looks of a sequential gate (--aorta-runs auto, aorta.gate.stats.sequential): each tests at alpha / looks.
     looks: int = 1
     min_judged: float = DEFAULT_MIN_JUDGED  # below this share of figures judged: inconclusive (exit 15)
 
@@ -252,7 +252,7 @@ class Comparison:
     ref_runs: int = 1  # fresh-process runs the baseline holds
     cand_runs: int = 1  # fresh-process runs of the candidate (confirmation runs not counted)
     settings: GateSettings = field(default_factory=lambda: GateSettings())
-    # per moved benchmark: its kernel diff and causes (aorta/gate/why.py)
+    # per moved benchmark: its kernel diff and causes (aorta/gate/causes/why.py)
     why: dict[str, dict] = field(default_factory=dict)
 
     @property
@@ -317,7 +317,7 @@ class Comparison:
 
     def suspects(self) -> list[str]:
         """Benchmarks a confirmation should run again: a SLOWER verdict, or an UNSURE in the bad direction;
-        not one judged on paired runs (``aorta.gate.blocks``): a confirmation run of a few benchmarks has no
+        not one judged on paired runs (``aorta.gate.runs.blocks``): a confirmation run of a few benchmarks has no
         partner in the baseline, so it would be left out of that verdict."""
         return list(
             dict.fromkeys(
@@ -418,8 +418,8 @@ def benchmark_verdicts(
     control here: ``compare_runs`` applies it over the whole comparison. ``machines``: the machine of each
     baseline run and of each candidate run (``run_machines``), in the same order; ``gpu_model``: the
     baseline's, whose measured machine spread judges a candidate on another machine than a one-machine
-    baseline (``aorta.gate.machine_rule``); ``blocks``: the block of each run (``run_blocks``, same order), on
-    which the runs are paired where both sides name them (``aorta.gate.blocks``)."""
+    baseline (``aorta.gate.verdicts.machine_rule``); ``blocks``: the block of each run (``run_blocks``, same order), on
+    which the runs are paired where both sides name them (``aorta.gate.runs.blocks``)."""
     ref_m = list(machines[0]) if len(machines[0]) == len(ref_runs) else [""] * len(ref_runs)
     cand_m = list(machines[1]) if len(machines[1]) == len(cand_runs) else [""] * len(cand_runs)
     ref_b = list(blocks[0]) if len(blocks[0]) == len(ref_runs) else [None] * len(ref_runs)

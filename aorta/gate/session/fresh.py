@@ -1,0 +1,206 @@
+"""The runs in fresh processes: N of them, or ``auto`` (a check run, then lean runs until every figure is
+decided or the budget ends), the confirmation runs of suspects, and the candidate document they make together."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from aorta.gate.baselines import baseline as bl
+from aorta.gate.comparison.compare import Comparison, compare_runs
+from aorta.gate.runs import blocks, fresh_runs
+from aorta.gate.session import auto_runs
+from aorta.gate.session.options import GateOptions, rank
+from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, GateState, baseline_label, say_to
+from aorta.gate.stats import sequential
+from aorta.record.run_samples import stored_runs
+
+
+# ------------------------------------------------------------------------------------------ the run
+def bench_dicts(config: pytest.Config, start: int = 0) -> list[dict]:
+    bs = getattr(config, "_benchmarksession", None)
+    if bs is None:
+        return []
+    return [b.as_dict(include_data=True) for b in bs.benchmarks[start:] if not b.has_error]
+
+
+def build_run(config: pytest.Config) -> dict | None:
+    """This run as pytest-benchmark writes it (through its own hooks, raw data included)."""
+    bs = getattr(config, "_benchmarksession", None)
+    if bs is None or bs.disabled:
+        return None
+    machine_info = bs.get_machine_info()
+    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
+    config.hook.pytest_benchmark_update_commit_info(config=config, commit_info=commit_info)
+    run = config.hook.pytest_benchmark_generate_json(
+        config=config,
+        benchmarks=bs.benchmarks,
+        include_data=True,
+        machine_info=machine_info,
+        commit_info=commit_info,
+    )
+    config.hook.pytest_benchmark_update_json(config=config, benchmarks=bs.benchmarks, output_json=run)
+    return run
+
+
+def run_in_fresh_processes(session: pytest.Session) -> bool | None:
+    """With ``--aorta-runs N`` (N > 1): the same command in N fresh processes instead of the benchmarks here."""
+    config = session.config
+    opts, state = config.stash.get(GATE_OPTIONS, None), config.stash.get(GATE_STATE, None)
+    if opts is None or state is None or not opts.orchestrates or session.config.option.collectonly:
+        return None
+    if not session.items:
+        return None  # pytest says "no tests ran" itself
+    bs = getattr(config, "_benchmarksession", None)
+    if bs is not None and getattr(bs, "json", None):
+        state.json_target = bs.json  # written here, from the children's runs (write_combined)
+        bs.json = None  # pytest-benchmark would only say it has nothing to save
+    state.runs_dir = fresh_runs.runs_dir(opts.runs_root)
+    if opts.auto:
+        state.auto = run_auto_gate(config, opts, state)
+        state.children = state.auto.children
+        return True
+    state.children = fresh_runs.run_children(
+        config.invocation_params.args,
+        cwd=config.invocation_params.dir,
+        out_dir=state.runs_dir,
+        count=opts.runs,
+        say=say_to(config),
+    )
+    return True
+
+
+def run_auto_gate(config: pytest.Config, opts: GateOptions, state: GateState) -> auto_runs.AutoOutcome:
+    """``--aorta-runs auto``: a check run, then lean runs until every figure is decided (comparing) or the
+    budget ends (saving). Comparing with a baseline whose runs name their blocks, run k takes the seed of the
+    baseline's k-th sample block and every benchmark, so each run has a partner (``aorta.gate.runs.blocks``)."""
+    assert state.runs_dir is not None
+    out_dir, say = state.runs_dir, say_to(config)
+    only_files: dict[tuple[str, ...], Path | None] = {}
+    entries = stored_runs(state.baseline) if state.baseline is not None else []
+    seeds = blocks.paired_seeds(entries)
+
+    def start(k: int, only, lean: bool) -> fresh_runs.ChildRun:
+        key = tuple(only) if only is not None else ()
+        if key not in only_files:
+            only_files[key] = fresh_runs.write_only_file(out_dir, f"look{len(only_files)}", only)
+        label = "check run" if k == 0 else f"run {k}/auto"
+        return fresh_runs.run_child(
+            config.invocation_params.args,
+            cwd=config.invocation_params.dir,
+            out_dir=out_dir,
+            name="check" if k == 0 else f"run{k}",
+            label=label + (f" ({len(only)} undecided benchmark(s))" if only is not None else ""),
+            seed=0 if k == 0 else (seeds[k - 1] if k - 1 < len(seeds) else k),
+            only_file=only_files[key],
+            lean=lean,
+            say=say,
+        )
+
+    def judge(full, restricted) -> Comparison:
+        comp = auto_comparison(opts, state, full, restricted)
+        assert comp is not None
+        return comp
+
+    outcome = auto_runs.run_auto(
+        start,
+        sequential.Budget(opts.budget_s),
+        judge=judge if state.baseline is not None else None,
+        restrict=not seeds,
+        max_samples=(len(seeds) + blocks.check_was_sample(entries)) if seeds else None,
+        say=lambda line: say(f"aorta gate: {line}"),
+    )
+    for line in outcome.looks:
+        say(f"aorta gate: {line}")
+    return outcome
+
+
+def auto_docs(outcome_full, restricted, check) -> tuple[list[dict], list[str], dict | None]:
+    docs = [bl.load_run(c.json_path) for c in [*outcome_full, *restricted]]
+    ids = [f"run{k + 1}" for k in range(len(docs))]
+    lead = bl.load_run(check.json_path) if check is not None and check not in outcome_full else None
+    return docs, ids, lead
+
+
+def auto_comparison(opts: GateOptions, state: GateState, full, restricted) -> Comparison | None:
+    """The auto gate's comparison of its sample runs so far (restricted ones included, each with its own
+    benchmarks); the check run's entries join the document, not its samples."""
+    if state.baseline is None or not (full or restricted):
+        return None
+    check = state.auto.check if state.auto is not None else None
+    docs, ids, lead = auto_docs(full, restricted, check)
+    run = bl.combine_runs(docs, ids, check=lead)
+    return compare_runs(
+        state.baseline,
+        run,
+        opts.settings,
+        ref_label=baseline_label(state.baseline, state.baseline_path),
+        cand_label=f"this run ({len(ids)} fresh processes, auto)",
+    )
+
+
+def candidate(config: pytest.Config, opts: GateOptions, state: GateState) -> dict | None:
+    """The run to judge and save: this process's own, or its fresh-process runs as one document."""
+    if not opts.orchestrates:
+        return build_run(config)
+    if not state.children or not all(c.ok for c in state.children):
+        return None
+    if state.auto is not None:  # every sample run, restricted ones included; the check run's entries
+        docs, ids, lead = auto_docs(state.auto.full, state.auto.restricted, state.auto.check)
+        if not docs:
+            return None
+        # the looks its verdicts were judged at: `aorta compare` of this document judges at the same level
+        return {**bl.combine_runs(docs, ids, check=lead), blocks.LOOKS_KEY: {"looks": opts.settings.looks}}
+    docs = [bl.load_run(c.json_path) for c in state.children]
+    return bl.combine_runs(docs, [f"run{k + 1}" for k in range(len(docs))])
+
+
+def confirm_suspects(
+    config: pytest.Config, opts: GateOptions, state: GateState, comp: Comparison
+) -> list[dict]:
+    """Up to ``opts.confirm`` more fresh-process runs of the suspects; their documents (none if none ran)."""
+    suspects = comp.suspects() if opts.confirm and rank() == 0 else []
+    if not suspects:
+        return []
+    state.runs_dir = state.runs_dir or fresh_runs.runs_dir(opts.runs_root)
+    say_to(config)(
+        f"aorta gate: {len(suspects)} suspected regression(s): {opts.confirm} confirmation run(s) of them"
+    )
+    done = fresh_runs.run_children(
+        config.invocation_params.args,
+        cwd=config.invocation_params.dir,
+        out_dir=state.runs_dir,
+        count=opts.confirm,
+        kind="confirm",
+        first_seed=opts.runs + 1,
+        only=suspects,
+        say=say_to(config),
+    )
+    state.children += done
+    return [bl.load_run(c.json_path) for c in done if c.ok]
+
+
+def time_line(children: list[fresh_runs.ChildRun]) -> str:
+    """Where the gate's wall time went, phase by phase: its fresh runs, then its confirmation runs."""
+    parts = []
+    for kind in ("run", "confirm"):
+        mine = [c for c in children if c.label.startswith(kind + " ")]
+        if mine:
+            each = ", ".join(f"{c.wall_s:.0f}" for c in mine)
+            parts.append(f"{len(mine)} {kind} process(es) {sum(c.wall_s for c in mine):.0f} s ({each})")
+    return "aorta gate: time: " + "; ".join(parts)
+
+
+def write_combined(config: pytest.Config, run: dict, state: GateState) -> None:
+    """``--benchmark-json PATH`` of a run in fresh processes: their runs as one document (this process ran
+    no benchmark, so pytest-benchmark writes nothing there)."""
+    from aorta.record import write_json_atomic
+    from aorta.record.benchmark_json_option import target_path
+
+    target = target_path(state.json_target)  # the whole path (a Path's .name is only its basename)
+    if target is not None:
+        write_json_atomic(target, run)
+        state.lines.append(
+            f"aorta gate: the {len(run.get('aorta_runs') or [])} runs as one document: {target}"
+        )

@@ -1,0 +1,55 @@
+"""Which benchmarks a run runs and in which order (a fresh run's ``--aorta-order-seed``, ``--aorta-only-file``,
+a lean run's benchmarks only), and the block it records (``aorta.gate.runs.blocks``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from aorta.gate.runs import blocks, fresh_runs
+from aorta.gate.session.state import LEAN_MODE_FIXTURE, RUN_BLOCK
+
+
+def select_items(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A fresh-process run's order (``--aorta-order-seed``) and benchmarks (``--aorta-only-file``)."""
+    only_file = config.getoption("aorta_only_file")
+    if only_file:
+        try:
+            wanted = {line.strip() for line in Path(only_file).read_text().splitlines() if line.strip()}
+        except OSError as exc:
+            raise pytest.UsageError(
+                f"--aorta-only-file={only_file}: cannot be read ({exc.strerror})"
+            ) from None
+        dropped = [i for i in items if i.nodeid not in wanted]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [i for i in items if i.nodeid in wanted]
+    if config.getoption("aorta_lean_run", False):  # a repeat run times benchmarks only (issue 45, item 3)
+        checks = [i for i in items if not blocks.is_benchmark_item(i)]
+        if checks:
+            config.hook.pytest_deselected(items=checks)
+            items[:] = [i for i in items if blocks.is_benchmark_item(i)]
+    seed = config.getoption("aorta_order_seed")
+    if seed:
+        order = fresh_runs.order_items([i.nodeid for i in items], seed)
+        items[:] = [items[k] for k in order]
+
+
+def record_block(session: pytest.Session) -> None:
+    """What this run shares with a run of the other side of a compare (``aorta.gate.runs.blocks``): recorded in
+    its JSON by ``pytest_benchmark_update_json``."""
+    config = session.config
+    lean = bool(config.getoption("aorta_lean_run", False))
+    items = session.items
+    # a full run is a sample only where a lean run of the same command would run the same way: no check
+    # among its tests and no workload with a lean mode (the hardware-queue runner's)
+    like_lean = all(
+        blocks.is_benchmark_item(i) and LEAN_MODE_FIXTURE not in getattr(i, "fixturenames", ()) for i in items
+    )
+    config.stash[RUN_BLOCK] = blocks.run_block(
+        config.getoption("aorta_order_seed") or 0,
+        blocks.LEAN if lean else blocks.FULL,
+        blocks.selection_id([i.nodeid for i in items]),
+        sample=lean or like_lean,
+    )

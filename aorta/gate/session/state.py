@@ -1,0 +1,48 @@
+"""What one gate keeps between pytest's hooks (in ``config.stash``), and how it speaks to the terminal."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from aorta.gate.comparison.compare import Comparison
+from aorta.gate.runs import fresh_runs
+from aorta.gate.session import auto_runs
+from aorta.gate.session.options import GateOptions
+
+
+@dataclass
+class GateState:
+    """What the gate gathers as it goes: the baseline, the fresh runs, the comparison, the lines it shows."""
+
+    baseline: dict | None = None
+    baseline_path: Path | None = None
+    runs_dir: Path | None = None  # where the fresh-process runs write their JSON and logs
+    children: list[fresh_runs.ChildRun] = field(default_factory=list)
+    json_target: object = None  # --benchmark-json of a run in fresh processes (a path, or an open file)
+    auto: auto_runs.AutoOutcome | None = None  # --aorta-runs auto: its runs, looks and why it stopped
+    comparison: Comparison | None = None
+    lines: list[str] = field(default_factory=list)
+
+
+GATE_OPTIONS = pytest.StashKey[GateOptions]()
+RUN_BLOCK = pytest.StashKey[dict]()
+LEAN_MODE_FIXTURE = "hw_queue"  # aorta.plugin's fixture: its workloads skip their checks in a lean run
+GATE_STATE = pytest.StashKey[GateState]()
+
+
+def say_to(config: pytest.Config):
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+
+    def say(line: str) -> None:
+        if tr is not None:
+            tr.write_line(line)
+
+    return say
+
+
+def baseline_label(baseline: dict, baseline_path: Path | None) -> str:
+    name = (baseline.get("aorta_baseline") or {}).get("name")
+    return f"{name} ({baseline_path})" if name else str(baseline_path)
