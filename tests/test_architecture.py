@@ -42,13 +42,7 @@ CONSTANTS = ("aorta.exit_codes",)
 # Imports of a later layer that today's code still makes: (importer, imported) -> why. The list only shrinks:
 # an entry whose import is gone fails ``test_every_exception_is_still_needed``.
 # Plugins of an earlier layer reach later ones through the declared seams instead (aorta/hookspec.py).
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    (
-        "aorta.fsdp.plugin",
-        "aorta.gate.comparison.compare",
-    ): "--aorta-test-comm-ballast reuses the gate's parse_positive_ratio "
-    "converter; the parse_* converters are to share one convention and one home",
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def _module_name(path: Path) -> str:

@@ -117,7 +117,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _parse_ballast(text: str) -> float:
     from aorta.fsdp.config import MAX_COMM_BALLAST
-    from aorta.gate.comparison.compare import parse_positive_ratio
+    from aorta.stats.option_values import parse_positive_ratio
 
     try:
         value = parse_positive_ratio("--aorta-test-comm-ballast", text, "e.g. 0.5")

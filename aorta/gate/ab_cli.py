@@ -22,7 +22,7 @@ from pathlib import Path
 from aorta.exit_codes import EXIT_USAGE
 from aorta.gate.baselines import baseline as bl
 from aorta.gate.cli import add_judging_arguments, add_output_arguments, argtype, settings_from
-from aorta.gate.comparison.compare import Comparison, compare_runs, parse_whole
+from aorta.gate.comparison.compare import Comparison, compare_runs
 from aorta.gate.outputs.outputs import write_outputs
 from aorta.gate.outputs.render import overall_exit, terminal_lines
 from aorta.gate.runs.ab import AbError, Launcher, check_command, pair_order, parse_launcher, run_command
@@ -33,6 +33,7 @@ from aorta.gate.stats.sequential import LOOKS, Budget, parse_budget
 from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_file
 from aorta.record.redact import env_secrets, redact_argv
+from aorta.stats.option_values import parse_whole
 
 DEFAULT_BUDGET = "10m"
 

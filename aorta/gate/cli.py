@@ -22,15 +22,7 @@ from aorta.environment.fingerprint import parse_allowed
 from aorta.exit_codes import EXIT_MISMATCH, EXIT_SETTINGS_DIFFER, EXIT_USAGE
 from aorta.gate.baselines import baseline as bl
 from aorta.gate.baselines.settings_check import settings_refusal
-from aorta.gate.comparison.compare import (
-    GateSettings,
-    aorta_machine,
-    compare_runs,
-    parse_alpha,
-    parse_positive_ratio,
-    parse_ratio,
-    parse_threshold,
-)
+from aorta.gate.comparison.compare import GateSettings, aorta_machine, compare_runs, parse_threshold
 from aorta.gate.outputs.outputs import write_outputs
 from aorta.gate.outputs.render import overall_exit, terminal_lines
 from aorta.gate.runs.blocks import LOOKS_KEY
@@ -42,6 +34,7 @@ from aorta.record.output_paths import (
     check_not_an_input,
     check_output_file,
 )
+from aorta.stats.option_values import parse_alpha, parse_positive_ratio, parse_ratio
 
 
 def argtype(fn):

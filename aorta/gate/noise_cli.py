@@ -21,7 +21,6 @@ import sys
 from aorta.exit_codes import EXIT_USAGE
 from aorta.gate.baselines import baseline as bl
 from aorta.gate.cli import add_max_mde_argument, argtype
-from aorta.gate.comparison.compare import parse_alpha, parse_whole
 from aorta.gate.stats.samples import baseline_runs, repeated_run_notes, run_keys, run_machines
 from aorta.gate.verdicts.verdict import DEFAULT_ALPHA
 from aorta.record import record_of
@@ -31,6 +30,7 @@ from aorta.record.run_identity import repeats
 from aorta.record.run_samples import DEVICE_TIME
 from aorta.record.table import format_table
 from aorta.stats.noise import DEFAULT_MAX_MDE, Noise, mde, pooled_noise, run_value
+from aorta.stats.option_values import parse_alpha, parse_whole
 
 
 def add_noise_arguments(parser: argparse.ArgumentParser) -> None:

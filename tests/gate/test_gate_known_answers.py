@@ -15,10 +15,6 @@ from aorta.gate.comparison.compare import (
     benchmark_verdicts,
     compare_runs,
     mismatch_reason,
-    parse_alpha,
-    parse_positive_ratio,
-    parse_ratio,
-    parse_whole,
 )
 from aorta.gate.stats.samples import baseline_runs
 from aorta.gate.verdicts import verdict as verdict_module
@@ -36,6 +32,7 @@ from aorta.gate.verdicts.verdict import (
 from aorta.record import RecordError
 from aorta.record.run_samples import CANDIDATE_RUNS_KEY, RUNS_KEY, device_samples_ms, figures
 from aorta.stats.noise import pooled_noise
+from aorta.stats.option_values import parse_alpha, parse_positive_ratio, parse_ratio, parse_whole
 
 A = "benchmarks/hw_queue/test_x.py::a"
 

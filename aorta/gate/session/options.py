@@ -11,18 +11,12 @@ from pathlib import Path
 import pytest
 
 from aorta.gate.baselines import baseline as bl
-from aorta.gate.comparison.compare import (
-    GateSettings,
-    parse_alpha,
-    parse_positive_ratio,
-    parse_ratio,
-    parse_threshold,
-    parse_whole,
-)
+from aorta.gate.comparison.compare import GateSettings, parse_threshold
 from aorta.gate.outputs.outputs import DEFAULT_VERDICT_JSON
 from aorta.gate.runs import fresh_runs
 from aorta.gate.stats import sequential
 from aorta.record.output_arguments import output_option
+from aorta.stats.option_values import parse_alpha, parse_positive_ratio, parse_ratio, parse_whole
 
 MAX_CONFIRM = 20
 MAX_RUNS = 20
