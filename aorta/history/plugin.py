@@ -94,6 +94,7 @@ def _document(config: pytest.Config) -> dict | None:
     wrote in this session where there is one, so the row and the file are the same run to the second (a
     document generated again holds a later ``datetime``: the file added afterwards was a second row)."""
     from aorta.record import RecordError
+    from aorta.record.benchmark_json import session_document
     from aorta.record.benchmark_json_option import target_path
     from aorta.record.load import read_json_file
 
@@ -108,17 +109,7 @@ def _document(config: pytest.Config) -> dict | None:
     bs = getattr(config, "_benchmarksession", None)
     if bs is None or not getattr(bs, "benchmarks", None):
         return None
-    machine_info = bs.get_machine_info()
-    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
-    doc = config.hook.pytest_benchmark_generate_json(
-        config=config,
-        benchmarks=bs.benchmarks,
-        include_data=True,
-        machine_info=machine_info,
-        commit_info=commit_info,
-    )
-    config.hook.pytest_benchmark_update_json(config=config, benchmarks=bs.benchmarks, output_json=doc)
-    return doc
+    return session_document(config)
 
 
 @pytest.hookimpl(wrapper=True)

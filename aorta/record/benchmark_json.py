@@ -36,3 +36,24 @@ def install_atomic_writer(bs: object, on_error: Callable[[str], None]) -> bool:
 
     bs.save_json = save_json  # type: ignore[attr-defined]
     return True
+
+
+def session_document(config) -> dict | None:
+    """This pytest run as pytest-benchmark writes it, through its own hooks (machine and commit info, raw
+    data included); None where no benchmark session is active. The gate's candidate and the history's row
+    are built here alike."""
+    bs = getattr(config, "_benchmarksession", None)
+    if bs is None or getattr(bs, "disabled", False):
+        return None
+    machine_info = bs.get_machine_info()
+    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
+    config.hook.pytest_benchmark_update_commit_info(config=config, commit_info=commit_info)
+    doc = config.hook.pytest_benchmark_generate_json(
+        config=config,
+        benchmarks=bs.benchmarks,
+        include_data=True,
+        machine_info=machine_info,
+        commit_info=commit_info,
+    )
+    config.hook.pytest_benchmark_update_json(config=config, benchmarks=bs.benchmarks, output_json=doc)
+    return doc

@@ -27,21 +27,9 @@ def bench_dicts(config: pytest.Config, start: int = 0) -> list[dict]:
 
 def build_run(config: pytest.Config) -> dict | None:
     """This run as pytest-benchmark writes it (through its own hooks, raw data included)."""
-    bs = getattr(config, "_benchmarksession", None)
-    if bs is None or bs.disabled:
-        return None
-    machine_info = bs.get_machine_info()
-    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
-    config.hook.pytest_benchmark_update_commit_info(config=config, commit_info=commit_info)
-    run = config.hook.pytest_benchmark_generate_json(
-        config=config,
-        benchmarks=bs.benchmarks,
-        include_data=True,
-        machine_info=machine_info,
-        commit_info=commit_info,
-    )
-    config.hook.pytest_benchmark_update_json(config=config, benchmarks=bs.benchmarks, output_json=run)
-    return run
+    from aorta.record.benchmark_json import session_document
+
+    return session_document(config)
 
 
 def run_in_fresh_processes(session: pytest.Session) -> bool | None:
