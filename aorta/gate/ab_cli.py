@@ -25,6 +25,7 @@ from aorta.gate.cli import add_judging_arguments, add_output_arguments, argtype,
 from aorta.gate.comparison.compare import Comparison, compare_runs
 from aorta.gate.outputs.outputs import write_outputs
 from aorta.gate.outputs.render import overall_exit, terminal_lines
+from aorta.gate.runs import fork_server
 from aorta.gate.runs.ab import AbError, Launcher, check_command, pair_order, parse_launcher, run_command
 from aorta.gate.runs.child_process import call_to_end, end_tree, ended, exit_status, start_child
 from aorta.gate.runs.fresh_runs import CHILD_ENV, ChildRun, recorded_sample, write_only_file
@@ -207,6 +208,11 @@ def run_ab(args: argparse.Namespace) -> int:
         b = parse_launcher("--b", args.b, args.label_b)
         check_launcher("--a", args.a, a)
         check_launcher("--b", args.b, b)
+        for launcher in (a, b):
+            try:
+                fork_server.start_mode({**os.environ, **launcher.env})
+            except ValueError as exc:
+                raise AbError(str(exc)) from None
         if args.budget is not None and args.runs:
             raise AbError(
                 f"--budget needs --runs auto (--runs {args.runs} runs that many pairs whatever the time)"

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 # design (how many blocks both sides hold), never by the result.
 MIN_PAIRS = 5
 LOOKS_KEY = "aorta_looks"  # in an auto gate's combined runs: {"looks": N}, the looks its verdicts used
-RUN_KEY = "aorta_run"  # in a run's JSON: {"seed", "kind", "selection", "sample"} (aorta.gate.plugin)
+RUN_KEY = "aorta_run"  # in a run's JSON: {"seed", "kind", "selection", "sample", "start"} (aorta.gate.plugin)
 LEAN, FULL = "lean", "full"
 
 
@@ -43,12 +43,13 @@ def is_benchmark_item(item) -> bool:
     return "benchmark" in getattr(item, "fixturenames", ())
 
 
-def run_block(seed: int, kind: str, selection: str, sample: bool) -> dict:
+def run_block(seed: int, kind: str, selection: str, sample: bool, start: str = "exec") -> dict:
     """What a run records of itself: ``sample`` False for a check run (a full run of workloads whose lean
-    run measures otherwise), which never counts as a sample."""
+    run measures otherwise), which never counts as a sample; ``start``: how its process was made (``fork``
+    from the fork server, ``exec`` from nothing: ``aorta.gate.runs.fork_server``), said, not paired on."""
     if kind not in (LEAN, FULL):
         raise ValueError(f"a run's kind is {LEAN!r} or {FULL!r}, got {kind!r}")
-    return {"seed": int(seed), "kind": kind, "selection": selection, "sample": bool(sample)}
+    return {"seed": int(seed), "kind": kind, "selection": selection, "sample": bool(sample), "start": start}
 
 
 def block_key(block: Mapping | None) -> str | None:

@@ -18,30 +18,9 @@ import signal
 import sys
 from collections.abc import Callable
 
+from aorta.gate.runs import fork_server
+from aorta.gate.runs.parent_death import SIGNAL_BASE, die_with_parent
 from aorta.record.child_status import DONE_ENV, read_done
-
-PR_SET_PDEATHSIG = 1
-SIGNAL_BASE = 128  # a shell's exit status of a process ended by signal N: 128 + N
-
-
-def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
-    """A ``preexec_fn`` for ``subprocess`` that makes the child get ``sig`` when this process dies (Linux;
-    None elsewhere). Called in the child between fork and exec."""
-    if not sys.platform.startswith("linux"):
-        return None
-    parent = os.getpid()
-
-    def preexec() -> None:
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
-        except (OSError, AttributeError):
-            return
-        if os.getppid() != parent:  # the parent died before the signal was set: nobody will send it
-            os._exit(SIGNAL_BASE + int(sig))
-
-    return preexec
 
 
 def start_child(cmd, *, die_signal: int = signal.SIGKILL, **popen):
@@ -186,7 +165,7 @@ def call_to_end(
     if os.path.exists(done_file):
         os.unlink(done_file)
     env = {**(popen.pop("env", None) or os.environ), DONE_ENV: done_file}
-    proc = start_child(cmd, env=env, **popen)
+    proc = start_run(cmd, env, popen)
     previous = _exit_on_stop_signals(who)
     try:
         return _wait_to_end(proc, done_file, grace_s, poll_s)
@@ -197,6 +176,36 @@ def call_to_end(
             _ENDED.append(proc.pid)  # ended on the way out of a stopped command: its stop line counts it
             end_tree(proc)
         _LIVE.pop(proc.pid, None)
+
+
+def start_run(cmd, env: dict, popen: dict):
+    """A gate or ``aorta ab`` run: ``<this python> -m pytest ...`` writing to a log file is forked by the fork
+    server of its environment (``aorta.gate.runs.fork_server``) unless ``$AORTA_RUN_START`` is ``exec``; anything
+    else, or a run the server cannot fork (the reason goes to the run's log), is a plain process."""
+    import subprocess
+
+    args = fork_server.forkable(cmd)
+    out = popen.get("stdout")
+    forks = (
+        args is not None
+        and fork_server.start_mode(env) == "fork"
+        and hasattr(out, "fileno")
+        and popen.get("stderr") == subprocess.STDOUT
+        and set(popen) <= {"stdout", "stderr", "cwd"}
+    )
+    if forks:
+        assert args is not None and out is not None
+        cwd = str(popen.get("cwd") or os.getcwd())
+        try:
+            out.flush()
+            child = fork_server.server_for(env, cwd).start(args, env=env, cwd=cwd, out_fd=out.fileno())
+        except fork_server.ForkServerError as exc:
+            out.write(f"aorta: {exc}: this run starts as a process of its own\n")
+            out.flush()
+        else:
+            _LIVE[child.pid] = child
+            return child
+    return start_child(cmd, env=env, **popen)
 
 
 def _exit_on_stop_signals(who: str) -> dict:

@@ -13,7 +13,7 @@ import pytest
 from aorta.gate.baselines import baseline as bl
 from aorta.gate.comparison.compare import GateSettings, parse_threshold
 from aorta.gate.outputs.outputs import DEFAULT_VERDICT_JSON
-from aorta.gate.runs import fresh_runs
+from aorta.gate.runs import fork_server, fresh_runs
 from aorta.gate.stats import sequential
 from aorta.record.output_arguments import output_option
 from aorta.stats.option_values import parse_alpha, parse_positive_ratio, parse_ratio, parse_whole
@@ -353,4 +353,9 @@ def gate_options(config: pytest.Config) -> GateOptions:
         raise pytest.UsageError("--aorta-replace-baseline needs --aorta-save-baseline NAME")
     if opts.confirm and not opts.compare_ref:
         raise pytest.UsageError(f"--aorta-confirm={opts.confirm} needs --aorta-compare NAME|PATH")
+    if opts.orchestrates:
+        try:
+            fork_server.start_mode()
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
     return opts

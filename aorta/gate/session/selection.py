@@ -3,11 +3,12 @@ a lean run's benchmarks only), and the block it records (``aorta.gate.runs.block
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from aorta.gate.runs import blocks, fresh_runs
+from aorta.gate.runs import blocks, fork_server, fresh_runs
 from aorta.gate.session.state import LEAN_MODE_FIXTURE, RUN_BLOCK
 
 
@@ -52,4 +53,5 @@ def record_block(session: pytest.Session) -> None:
         blocks.LEAN if lean else blocks.FULL,
         blocks.selection_id([i.nodeid for i in items]),
         sample=lean or like_lean,
+        start=os.environ.get(fork_server.START_KEY) or "exec",
     )
