@@ -67,7 +67,12 @@ def _run(probe: Path, env: dict, name: str = "r") -> tuple[int, str, dict]:
     log = probe / f"{name}.log"
     with open(log, "w") as fh:
         raw, _ = child_process.call_to_end(
-            cmd, done_file=str(probe / f"{name}.done"), env=env, cwd=probe, stdout=fh, stderr=subprocess.STDOUT
+            cmd,
+            done_file=str(probe / f"{name}.done"),
+            env=env,
+            cwd=probe,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
         )
     seen = json.loads((probe / "seen.json").read_text()) if (probe / "seen.json").exists() else {}
     return raw, log.read_text(), seen
@@ -100,7 +105,9 @@ def test_a_different_environment_gets_a_server_of_its_own(probe):
 def test_a_forked_run_s_exit_status_is_its_own(probe, do, raw):
     code, log, _ = _run(probe, _env(probe, AORTA_TEST_DO=do))
     assert code == raw
-    assert child_process.ended(code) == ("exit 1" if do == "fail" else "killed by signal 9 (SIGKILL), exit 137")
+    assert child_process.ended(code) == (
+        "exit 1" if do == "fail" else "killed by signal 9 (SIGKILL), exit 137"
+    )
 
 
 @pytest.mark.slow
