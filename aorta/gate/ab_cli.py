@@ -243,14 +243,17 @@ def run_ab(args: argparse.Namespace) -> int:
     docs: dict[str, list[Path]] = {"A": [], "B": [], "Acheck": [], "Bcheck": []}
     start = _pair_runner(a, b, command, out, docs)
     print(f"aorta ab: A = {args.a!r}, B = {args.b!r}; runs in {out}", flush=True)
-    outcome = run_auto(
-        start,
-        Budget(budget_s if auto else float("inf"), max_runs=LOOKS[-1] if auto else args.runs),
-        judge=lambda full, restricted: _judge(args, a, b, docs, settings),
-        looks=LOOKS if auto else (args.runs,),
-        both_sides=True,
-        say=lambda line: print(f"aorta ab: {line}", flush=True),
-    )
+    try:
+        outcome = run_auto(
+            start,
+            Budget(budget_s if auto else float("inf"), max_runs=LOOKS[-1] if auto else args.runs),
+            judge=lambda full, restricted: _judge(args, a, b, docs, settings),
+            looks=LOOKS if auto else (args.runs,),
+            both_sides=True,
+            say=lambda line: print(f"aorta ab: {line}", flush=True),
+        )
+    finally:
+        fork_server.close_servers()  # the sides' servers end with the runs
     return _finish(args, outcome, out, verdict)
 
 

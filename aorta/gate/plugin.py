@@ -22,7 +22,7 @@ from __future__ import annotations
 import pytest
 
 from aorta.gate.comparison.compare import NOTHING_COMPARED
-from aorta.gate.runs import blocks
+from aorta.gate.runs import blocks, fork_server
 from aorta.gate.session import before_run, finish, fresh, options, selection
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, RUN_BLOCK
 
@@ -66,8 +66,12 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """The candidate judged against the baseline, confirmed, written and saved; the exit code."""
-    finish.finish_gate(session, int(exitstatus))
+    """The candidate judged against the baseline, confirmed, written and saved; the exit code. The fork
+    servers of its runs end with it (``aorta.gate.runs.fork_server``)."""
+    try:
+        finish.finish_gate(session, int(exitstatus))
+    finally:
+        fork_server.close_servers()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -49,6 +49,7 @@ def probe(tmp_path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _no_servers_left():
+    fork_server.close_servers()  # another test's, in this process
     yield
     fork_server.close_servers()
 
@@ -230,3 +231,31 @@ def test_a_gate_run_records_how_it_was_started(tmp_path):
         assert out.returncode == 0, out.stdout + out.stderr
         starts = {json.loads(p.read_text())["aorta_run"]["start"] for p in runs.glob("*/run*.json")}
         assert starts == {mode}
+
+
+@pytest.mark.slow
+def test_aorta_ab_forks_each_side_from_its_own_server_and_ends_them(tmp_path, monkeypatch, capsys):
+    from aorta.cli import main
+
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "ab"
+    code = main(
+        [
+            "ab",
+            "--runs",
+            "2",
+            "--a",
+            "",
+            "--b",
+            "AORTA_TEST_SIDE=b",
+            "--out",
+            str(out),
+            "--",
+            "benchmarks/hw_queue",
+        ]
+        + ["-k", "stream_concurrency and streams1", "-p", "no:cacheprovider"]
+    )
+    assert code in (0, 15), capsys.readouterr()
+    starts = {json.loads(p.read_text())["aorta_run"]["start"] for p in out.glob("[AB]*.json")}
+    assert starts == {"fork"}
+    assert fork_server._SERVERS == {}  # both sides' servers ended with the command
