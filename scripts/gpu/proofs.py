@@ -208,6 +208,20 @@ def _gate_power(k: Knobs, work: Path):
                   "-q", f"--aorta-artifacts={work}/artifacts", *SHORT_FSDP), expect=(10,))  # fmt: skip
 
 
+def _run_cost(k: Knobs, work: Path):
+    """Issue 45, cheap repeats: what a run started from nothing pays before its benchmarks, where a lean p0 run's
+    session goes (its main thread sampled), and a gate's lean runs forked from the fork server against runs
+    started from nothing (``AORTA_RUN_START``)."""
+    yield Run("costs", ("python3", "-m", "scripts.run_cost"))
+    for n in range(1, int(k["lean_runs"]) + 1):
+        yield Run(f"lean{n}", (*P0[:-1], "-p", "scripts.run_cost", "--aorta-lean-run", "--durations=0",
+                  f"--benchmark-json={work}/lean{n}.json"), env={"AORTA_STACKS": f"{work}/stacks{n}.txt"})  # fmt: skip
+    for start in ("fork", "exec"):
+        save = (*P0[:-1], f"--aorta-baseline-dir={work}/{start}", f"--aorta-save-baseline={start}",
+                "--aorta-runs=auto", f"--aorta-budget={k['budget']}")  # fmt: skip
+        yield Run(f"gate_{start}", save, env={"AORTA_RUN_START": start})
+
+
 def _harness_noise(k: Knobs, work: Path):
     """Issue 36 item 6: does the harness add the between-process noise? Pools of fresh processes of the same
     benchmarks: full runs with CUPTI left attached after each kernel pass (``TEARDOWN_CUPTI=0``, as before) and
@@ -583,6 +597,9 @@ _PROOFS = [
           fills="The gate with power",
           knobs={"part": "save", "save": "190s", "compare": "165s", "ab": "120s", "ab_same": "200s", "ab_slow": "", "other_slowdown": "0.10", "ab_slowdown": "0.02", "pairs": "2", "nproc": "2",
                  "fsdp_select": "baseline"}),
+    Proof(name="run_cost", gpus=1, runs=_run_cost, table=tables.run_walls, collect=(".aorta/runs",),
+          what="issue 45: a run's fixed costs, a lean p0 session's stacks, and gate runs forked against started from "
+          "nothing", fills="Cheap repeats: forked runs", knobs={"lean_runs": "2", "budget": "130s"}),
     Proof(name="harness_noise", gpus=1, runs=_harness_noise, table=gate_tables.pool_noise,
           what="issue 36 item 6: pools of fresh processes with CUPTI attached or detached after kernel passes, lean runs, "
           "and the host-bound eager variants pinned to one CPU or not",

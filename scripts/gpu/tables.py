@@ -36,6 +36,22 @@ def log_tail(name: str, lines: int = 40):
     return table
 
 
+def run_walls(work: Path, knobs) -> list[str]:
+    """A run's fixed costs (``scripts.run_cost``), then each log's pytest summary and every gate run's wall."""
+    costs = work / "costs.log"
+    lines = costs.read_text().splitlines()[-4:] if costs.is_file() else ["costs: no log"]
+    for log in sorted(work.glob("*.log")):
+        text = log.read_text().splitlines()
+        walls = [
+            line.split("aorta gate: ", 1)[1] for line in text if "aorta gate: " in line and " ok in " in line
+        ]
+        done = [line for line in text if " passed" in line or " failed" in line][-1:]
+        lines += [f"{log.stem}: {w.split(', log ')[0]}" for w in walls] + [
+            f"{log.stem}: {d.strip('= ')}" for d in done
+        ]
+    return lines
+
+
 def last_lines(work: Path, knobs) -> list[str]:
     """The last line of every run's log (pytest's summary: passed, failed, seconds)."""
     lines = []

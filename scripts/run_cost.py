@@ -1,5 +1,10 @@
-"""Where a pytest session's wall time goes, by sampling its main thread: ``-p scripts.gpu.stack_sampler``
-with ``AORTA_STACKS=FILE`` (a developer's tool for the gate's fixed cost per run, issue 45).
+"""What a gate's run costs before and beside its benchmarks (issue 45), two ways:
+
+- ``python3 -m scripts.run_cost``: the wall of what every run started from nothing pays, each in a fresh
+  process: the interpreter, torch's import, torch's import and a CUDA context (where there is a GPU), and
+  py-cpuinfo's probe (pytest-benchmark's machine info).
+- ``-p scripts.run_cost`` with ``AORTA_STACKS=FILE``: where a pytest session's wall goes, by sampling its main
+  thread.
 
 A thread reads the main thread's Python stack every ``AORTA_STACKS_MS`` (default 5) ms of wall time (a frame
 inside a C call, a GPU wait too, counts at its Python caller) and, at the end, writes to FILE the session's
@@ -89,3 +94,29 @@ def pytest_unconfigure(config) -> None:
     lines += [f"  {100 * n / total:5.1f}%  {w}" for w, n in _SELF.most_common(40)]
     with open(path, "w") as fh:
         fh.write("\n".join(lines) + "\n")
+
+
+COSTS = (
+    ("interpreter", "pass"),
+    ("import torch", "import torch"),
+    ("import torch + CUDA context", "import torch; torch.zeros(1, device='cuda'); torch.cuda.synchronize()"),
+    ("py-cpuinfo probe", "import cpuinfo; cpuinfo.get_cpu_info()"),
+)
+
+
+def costs() -> list[str]:
+    """One line per cost: the wall of a fresh ``python -c`` doing it (a failure says so: no GPU, no module)."""
+    import subprocess
+
+    lines = []
+    for what, code in COSTS:
+        t0 = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        tail = "" if done.returncode == 0 else f"  (failed: {done.stderr.strip().splitlines()[-1:]})"
+        lines.append(f"{what:30s} {wall:6.2f} s{tail}")
+    return lines
+
+
+if __name__ == "__main__":
+    print("\n".join(costs()))
