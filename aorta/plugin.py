@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,6 +43,7 @@ from aorta.telemetry.throttle import AllRoundsThrottled
 from aorta.timeline import kernel_capture
 from aorta.timing import TimingPlan
 from aorta.timing.replay_clock import ReplayClock, replay_into
+from aorta.timing.slowdown import UNITS_ENV
 
 # Plugin pieces that live in their own modules (one line each), registered with this one.
 pytest_plugins = [
@@ -415,6 +417,7 @@ def hw_queue(
                 mode=resolved_options(request.config).mode,
                 reference_run=reference,
                 lean=bool(request.config.getoption("aorta_lean_run", False)),
+                slowdown_store=Path(os.environ[UNITS_ENV]) if os.environ.get(UNITS_ENV) else None,
             )
         except (StreamLimit, WorkloadUnavailable) as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")

@@ -35,6 +35,7 @@ from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_file
 from aorta.record.redact import env_secrets, redact_argv
 from aorta.stats.option_values import parse_whole
+from aorta.timing.slowdown import UNITS_ENV
 
 DEFAULT_BUDGET = "10m"
 
@@ -101,7 +102,12 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
                 lean=lean,
                 only_file=str(only_file) if only_file else None,
             )
-            env = {**os.environ, **launcher.env, CHILD_ENV: f"ab {side} {k}"}
+            env = {
+                UNITS_ENV: str(out / f"slowdown_units_{side}.json"),  # a side's slowdown calibrated once
+                **os.environ,
+                **launcher.env,
+                CHILD_ENV: f"ab {side} {k}",
+            }
             t0 = time.monotonic()
             with open(log_path, "w") as log:
                 log.write("$ " + " ".join(redact_argv(cmd, env_secrets(env))) + "\n")  # no password in a log

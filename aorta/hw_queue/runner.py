@@ -153,12 +153,14 @@ def run_workload(
     mode: str = "eager",
     reference_run: BenchResult | None = None,
     lean: bool = False,
+    slowdown_store=None,
 ) -> BenchResult:
     """``review`` (optional) sees the timed rounds before any figure is derived: it may drop rounds (those
     taken while the GPU was throttled, by cause: aorta/telemetry/round_policy.py), replace them through its
     second argument (``more(n)`` times ``n`` more rounds), and returns extra_info entries to add.
     ``test_slowdown`` > 0 adds real, calibrated device work to every iteration (aorta/timing/slowdown.py):
-    for testing the regression gate only, and recorded as such in extra_info.
+    for testing the regression gate only, and recorded as such in extra_info; ``slowdown_store``: the file a
+    gate's runs share their calibration in (``slowdown.calibrated_units``).
     ``mode``: ``eager`` (launches issued as the round runs) or ``gpu`` (the whole round on the GPU before it
     starts: ``run_mode.choose``); where ``gpu`` cannot be had the run is eager and ``unavailable["mode_gpu"]`` says why.
     ``reference_run``: a reference run of the same workload (the one-stream run, the tiny kernels alone) whose
@@ -177,7 +179,7 @@ def run_workload(
         _warm(device, workload, streams, phases) if lean else _check(device, workload, streams, phases)
     )
     chosen, no_intervals = _choose_mode(device, workload, streams, plan, mode, reference, written, phases)
-    timed = _time(device, workload, chosen, review, test_slowdown, phases)
+    timed = _time(device, workload, chosen, review, test_slowdown, phases, slowdown_store)
     kernel_pass = not lean or workload.has_kernel_figures()
     if kernel_pass:
         passes = _kernel_pass(device, workload, streams, chosen, timed, no_intervals, phases)
@@ -282,12 +284,21 @@ def _time(
     review: Callable[[TimedRun, Callable[[int], TimedRun]], tuple[TimedRun, dict]] | None,
     test_slowdown: float,
     phases: _Phases,
+    slowdown_store=None,
 ) -> _Timed:
     """Time: the timed rounds through the one timing loop, reviewed, and the workload's figures from them."""
     step, timed_streams, plan = chosen.step, chosen.streams, chosen.plan
     slowdown_info = None
     if test_slowdown > 0:
-        units, slowdown_info = slowdown.calibrate(device, step, timed_streams, test_slowdown, plan)
+        units, slowdown_info = slowdown.calibrated_units(
+            device,
+            step,
+            timed_streams,
+            test_slowdown,
+            plan,
+            store=slowdown_store,
+            key=f"{workload.identity()!r} {chosen.info.get('mode')} {plan!r}",
+        )
         step = slowdown.padded_step(device, step, timed_streams, units)
     # Device time comes from rounds with no per-stream events: an event costs host time at every launch
     # point it marks (host-bound steps run that much longer) and an end event waits in a hardware queue

@@ -7,16 +7,27 @@ The slowdown is real device work, not an edited time: after each iteration of th
 joins the origin stream, one spin kernel runs there, and the streams fork from it again. Its length
 is calibrated with the one timing loop so the padded iteration takes about ``(1 + FRACTION)`` times
 the plain one; what the calibration measured is recorded next to the request.
+
+Calibrating costs several times the benchmark's own timed rounds. A gate's fresh runs (and ``aorta ab``'s side)
+share one store (``UNITS_ENV``: a JSON file the orchestrator names for its runs): the first run of a
+configuration calibrates and writes its spin units there, later runs add the same units, as a real regression
+adds the same work to every run, and record where they were calibrated (``reused``).
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from aorta import stats
 from aorta.timing import TimingPlan, time_rounds
 
+UNITS_ENV = (
+    "AORTA_SLOWDOWN_UNITS"  # a JSON file: configuration -> calibrated spin units, shared by a gate's runs
+)
 CALIBRATION_WARMUP_ROUNDS, CALIBRATION_ROUNDS = 1, 5
 PROBE_UNITS = 200_000  # ~0.1-0.2 ms of spin on a GPU (clock cycles), 0.2 ms of busy loop on a CPU (ns)
 
@@ -77,3 +88,38 @@ def calibrate(device, step, streams: Sequence, fraction: float, run_plan: Timing
         "spin_unit": "GPU clock cycles (one spin kernel)" if device.is_gpu else "ns of host busy loop",
         "note": "deliberate extra device work for testing the regression gate; not a real result",
     }
+
+
+def calibrated_units(
+    device, step, streams: Sequence, fraction: float, run_plan: TimingPlan, *, store: Path | None, key: str
+) -> tuple[int, dict]:
+    """``calibrate``'s answer for configuration ``key``, read from ``store`` where an earlier run of the same
+    fraction wrote it (then the info says so: ``reused``), else calibrated here and written there."""
+    entries = _read_store(store)
+    entry = entries.get(key)
+    if (
+        isinstance(entry, dict)
+        and entry.get("requested_ratio") == fraction
+        and isinstance(entry.get("spin_units"), int)
+    ):
+        return entry["spin_units"], {
+            **entry,
+            "reused": "spin units calibrated by an earlier run of this gate",
+        }
+    units, info = calibrate(device, step, streams, fraction, run_plan)
+    if store is not None:
+        entries[key] = info
+        tmp = store.with_name(store.name + f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(entries, sort_keys=True))
+        os.replace(tmp, store)
+    return units, info
+
+
+def _read_store(store: Path | None) -> dict:
+    if store is None:
+        return {}
+    try:
+        data = json.loads(store.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -111,3 +111,83 @@ def test_the_runner_calibrates_the_slowdown_asked_for(monkeypatch):
     )
     assert asked == [0.4]
     assert res.extra_info["test_slowdown"] == 0.4
+
+
+def _counting_calibrate(monkeypatch, units=1234):
+    asked = []
+
+    def calibrate(device, step, streams, fraction, plan):
+        asked.append(fraction)
+        return units, {"requested_ratio": fraction, "calibrated_ratio": fraction, "spin_units": units}
+
+    monkeypatch.setattr(slowdown, "calibrate", calibrate)
+    return asked
+
+
+def test_a_gate_s_later_runs_add_the_units_its_first_run_calibrated(monkeypatch, tmp_path):
+    asked = _counting_calibrate(monkeypatch)
+    store = tmp_path / "units.json"
+    plan = TimingPlan(warmup_rounds=0, rounds=3)
+    first = slowdown.calibrated_units(None, None, [], 0.02, plan, store=store, key="gemm 16 eager")
+    again = slowdown.calibrated_units(None, None, [], 0.02, plan, store=store, key="gemm 16 eager")
+    assert asked == [0.02]  # calibrated once
+    assert first[0] == again[0] == 1234
+    assert "reused" not in first[1] and "earlier run" in again[1]["reused"]
+
+
+def test_another_configuration_or_fraction_is_calibrated_afresh(monkeypatch, tmp_path):
+    asked = _counting_calibrate(monkeypatch)
+    store = tmp_path / "units.json"
+    plan = TimingPlan(warmup_rounds=0, rounds=3)
+    slowdown.calibrated_units(None, None, [], 0.02, plan, store=store, key="a")
+    slowdown.calibrated_units(None, None, [], 0.02, plan, store=store, key="b")
+    slowdown.calibrated_units(None, None, [], 0.05, plan, store=store, key="a")
+    slowdown.calibrated_units(
+        None, None, [], 0.02, plan, store=None, key="a"
+    )  # no store: every run calibrates
+    assert asked == [0.02, 0.02, 0.05, 0.02]
+
+
+def test_a_damaged_store_is_calibrated_over(monkeypatch, tmp_path):
+    asked = _counting_calibrate(monkeypatch)
+    store = tmp_path / "units.json"
+    store.write_text("{not json")
+    units, _ = slowdown.calibrated_units(
+        None, None, [], 0.02, TimingPlan(warmup_rounds=0, rounds=3), store=store, key="a"
+    )
+    assert asked == [0.02] and units == 1234
+    assert slowdown._read_store(store)["a"]["spin_units"] == 1234
+
+
+@pytest.mark.slow
+def test_a_gate_calibrates_its_slowdown_once_for_all_its_runs(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    runs = tmp_path / "runs"
+    head = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    head += ["benchmarks/hw_queue/test_stream_concurrency.py", "-k", "streams1", "--aorta-runs=2"]
+    head += ["--aorta-baseline-dir", str(tmp_path / "bl")]
+    env = {k: v for k, v in os.environ.items() if k != slowdown.UNITS_ENV}
+    saved = subprocess.run([*head, "--aorta-save-baseline", "x"], cwd=repo, env=env, capture_output=True)
+    assert saved.returncode == 0
+    out = subprocess.run(
+        [*head, "--aorta-compare", "x", "--aorta-test-slowdown=0.5", "--aorta-runs-dir", str(runs)]
+        + ["--aorta-confirm=0"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    first, second = (
+        {b["name"]: b["extra_info"]["test_slowdown_info"] for b in json.loads(path.read_text())["benchmarks"]}
+        for path in sorted(runs.glob("*/run*.json"))
+    )
+    assert first and first.keys() == second.keys(), out.stdout + out.stderr
+    for name, info in first.items():
+        assert "reused" not in info and "reused" in second[name]
+        assert info["spin_units"] == second[name]["spin_units"]

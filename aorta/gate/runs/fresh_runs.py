@@ -25,6 +25,7 @@ from pathlib import Path
 from aorta.gate.runs.blocks import RUN_KEY, is_sample
 from aorta.gate.runs.child_process import call_to_end, ended, exit_status
 from aorta.record.redact import env_secrets, redact_argv
+from aorta.timing.slowdown import UNITS_ENV
 
 CHILD_ENV = "AORTA_FRESH_RUN"  # set in each child: "k/N" (or "confirm k/N"); the child never orchestrates
 # Options the parent keeps to itself: the gate's (the children only measure) and the JSON path (each child
@@ -211,7 +212,13 @@ def run_child(
         "pytest",
         *child_args(args, json_path=json_path, seed=seed, only_file=only_file, lean=lean),
     ]
-    child_env = {**os.environ, **(env or {}), CHILD_ENV: label}
+    # one slowdown calibration for all of this gate's runs (aorta.timing.slowdown: the same work in each)
+    child_env = {
+        UNITS_ENV: str(out_dir / "slowdown_units.json"),
+        **os.environ,
+        **(env or {}),
+        CHILD_ENV: label,
+    }
     if child_env.get("PYTEST_ADDOPTS"):
         child_env["PYTEST_ADDOPTS"] = child_addopts(child_env["PYTEST_ADDOPTS"])
     start = time.monotonic()
