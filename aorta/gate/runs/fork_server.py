@@ -18,7 +18,7 @@ per environment (``aorta ab``'s sides differ); anything else, and ``AORTA_RUN_ST
 process. Each server and each child runs in a session of its own and dies with its parent
 (``aorta.gate.runs.child_process``).
 
-The protocol is one Unix socket pair: the parent sends a JSON request with the log's file descriptor
+The protocol is one Unix socket pair of packets (``SOCK_SEQPACKET``: a message is one packet): the parent sends a JSON request with the log's file descriptor
 (``socket.send_fds``); the server answers ``{"pid": N}`` once forked and ``{"pid": N, "status": S}`` when the
 child has ended (S as ``Popen.returncode``: negative for a signal).
 """
@@ -116,7 +116,8 @@ class ForkServer:
 
     def __init__(self, env: Mapping[str, str], cwd: str) -> None:
         self.env, self.cwd = dict(env), cwd
-        parent_end, child_end = socket.socketpair()
+        # a packet a message: one recv is one whole answer, never two run together or half of one
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = parent_end
         self.proc = subprocess.Popen(  # a session of its own; dies with this process, its children with it
             [sys.executable, "-m", "aorta.gate.runs.fork_server", str(child_end.fileno())],
@@ -234,11 +235,11 @@ def _cuda_initialized() -> bool:
 
 
 def _send(sock: socket.socket, message: dict) -> None:
-    sock.sendall(json.dumps(message).encode())
+    sock.send(json.dumps(message).encode())  # one packet
 
 
 def serve(fd: int) -> int:
-    sock = socket.socket(fileno=fd)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=fd)
     try:
         import_s = _preload()
     except Exception as exc:  # the parent starts plain processes instead
