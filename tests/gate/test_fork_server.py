@@ -79,8 +79,7 @@ def _run(probe: Path, env: dict, name: str = "r") -> tuple[int, str, dict]:
     return raw, log.read_text(), seen
 
 
-@pytest.mark.slow
-def test_a_forked_run_has_its_own_environment_folder_output_and_session(probe):
+def test_a_forked_run_has_its_own_environment_folder_output_and_session(probe):  # fast tier: about 7 s
     first = _run(probe, _env(probe, AORTA_FRESH_RUN="run 1/2"), "r1")
     second = _run(probe, _env(probe, AORTA_FRESH_RUN="run 2/2"), "r2")
     for (raw, log, seen), label in zip((first, second), ("run 1/2", "run 2/2"), strict=True):
