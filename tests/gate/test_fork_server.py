@@ -117,17 +117,23 @@ def test_exec_starts_a_run_from_nothing(probe):
     assert fork_server._SERVERS == {}
 
 
-@pytest.mark.slow
-def test_a_forked_run_ends_with_its_tree(probe):
+def _sleeping_run(probe: Path):
+    """(server, child): a forked run whose test sleeps, once it is running."""
     env = _env(probe, AORTA_TEST_DO="sleep")
     server = fork_server.server_for(env, str(probe))
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "test_probe.py"]
     with open(probe / "s.log", "w") as fh:
         child = child_process.start_run(cmd, env, {"stdout": fh, "stderr": subprocess.STDOUT, "cwd": probe})
-    assert isinstance(child, fork_server.ForkedChild)
     deadline = time.monotonic() + 60
     while not (probe / "seen.json").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
+    return server, child
+
+
+@pytest.mark.slow
+def test_a_forked_run_ends_with_its_tree(probe):
+    server, child = _sleeping_run(probe)
+    assert isinstance(child, fork_server.ForkedChild)
     pid = json.loads((probe / "seen.json").read_text())["pid"]
     assert child.pid == pid and child.poll() is None
     child_process.end_tree(child, grace_s=5.0)
@@ -137,14 +143,7 @@ def test_a_forked_run_ends_with_its_tree(probe):
 
 @pytest.mark.slow
 def test_a_forked_run_dies_with_its_server(probe):
-    env = _env(probe, AORTA_TEST_DO="sleep")
-    server = fork_server.server_for(env, str(probe))
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "test_probe.py"]
-    with open(probe / "s.log", "w") as fh:
-        child = child_process.start_run(cmd, env, {"stdout": fh, "stderr": subprocess.STDOUT, "cwd": probe})
-    deadline = time.monotonic() + 60
-    while not (probe / "seen.json").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    server, child = _sleeping_run(probe)
     server.close()
     deadline = time.monotonic() + 10
     while os.path.exists(f"/proc/{child.pid}") and time.monotonic() < deadline:
