@@ -297,7 +297,7 @@ def _time(
             test_slowdown,
             plan,
             store=slowdown_store,
-            key=f"{workload.identity()!r} {chosen.info.get('mode')} {plan!r}",
+            key=slowdown.store_key(repr(workload.identity()), chosen.info.get("mode"), plan),
         )
         step = slowdown.padded_step(device, step, timed_streams, units)
     # Device time comes from rounds with no per-stream events: an event costs host time at every launch

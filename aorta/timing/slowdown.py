@@ -90,6 +90,14 @@ def calibrate(device, step, streams: Sequence, fraction: float, run_plan: Timing
     }
 
 
+def store_key(identity: str, mode: object, plan: TimingPlan) -> str:
+    """The configuration a calibration belongs to: the workload, its round mode, and how the plan runs the step
+    (sync mode, graph). Not the plan's launch hold or iterations per round: a run measures those afresh (the
+    hold from its host's enqueue time), and a key holding them would match no other run of the gate (on an H100
+    every lean run calibrated again, each to its own units, issue 45)."""
+    return f"{identity} {mode} sync={plan.sync_mode} graph={plan.graph}"
+
+
 def calibrated_units(
     device, step, streams: Sequence, fraction: float, run_plan: TimingPlan, *, store: Path | None, key: str
 ) -> tuple[int, dict]:

@@ -191,3 +191,24 @@ def test_a_gate_calibrates_its_slowdown_once_for_all_its_runs(tmp_path):
     for name, info in first.items():
         assert "reused" not in info and "reused" in second[name]
         assert info["spin_units"] == second[name]["spin_units"]
+
+
+def test_runs_whose_launch_hold_was_measured_apart_share_one_calibration(monkeypatch, tmp_path):
+    asked = _counting_calibrate(monkeypatch, units=0)
+    store = tmp_path / "units.json"
+    cpu = Device.open("cpu")
+    for hold in (0, 2_000):  # a GPU run sizes its launch hold from its own host's enqueue time
+        runner.run_workload(
+            cpu,
+            LargeGemmOnly(cpu, 1, size="smoke"),
+            cpu.streams(1),
+            TimingPlan(warmup_rounds=0, rounds=1, iterations_per_round=1, hold_cycles=hold),
+            test_slowdown=0.02,
+            slowdown_store=store,
+        )
+    assert asked == [0.02]  # the second run added the first run's units
+    graph = TimingPlan(warmup_rounds=3, rounds=10, graph=True)
+    slowdown.calibrated_units(
+        None, None, [], 0.02, graph, store=store, key=slowdown.store_key("gemm", "graph", graph)
+    )
+    assert asked == [0.02, 0.02]  # another way of running the step calibrates its own
