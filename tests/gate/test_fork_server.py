@@ -89,6 +89,7 @@ def test_a_forked_run_has_its_own_environment_folder_output_and_session(probe): 
         assert seen["cwd"] == str(probe)
         assert seen["sid"] == seen["pid"]  # a session of its own: its tree ends as one
         assert "PytestAssertRewriteWarning" not in log  # aorta is imported afresh, as pytest's plugin
+        assert "Warning" not in log  # pytest started as `python -m pytest` is (console_main warns from 9.1)
     assert first[2]["pid"] != second[2]["pid"]
     assert len(fork_server._SERVERS) == 1  # one server for both: their environments differ per run only
 

@@ -299,8 +299,8 @@ def _child(request: dict, out_fd: int, preexec) -> None:
         os.environ.update({**request["env"], START_KEY: "fork"})
         import pytest
 
-        sys.argv = [pytest.__file__, *request["args"]]
-        code = int(pytest.console_main())
+        sys.argv = [pytest.__file__, *request["args"]]  # as `python -m pytest ARGS` has it
+        code = int(pytest.main(list(request["args"])))  # not console_main: deprecated in pytest 9.1
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:
