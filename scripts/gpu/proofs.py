@@ -169,6 +169,14 @@ def _gate_proof(k: Knobs, work: Path):
 P0 = (*HW_QUEUE, "-m", "p0", NO_KNOWN_ANSWERS)
 
 
+def _repeated_aa(name: str, compare: tuple, k: Knobs, work: Path):
+    """``aa`` A/A compares against one baseline, one after another (issue 45: 3 of 3 exit 0 on a machine)."""
+    for i in range(1, int(k["aa"]) + 1):
+        tag = name if i == 1 else f"{name}{i}"
+        yield Run(tag, (*compare, "--aorta-runs=auto", f"--aorta-budget={k['compare']}",
+                  f"--aorta-verdict-json={work}/{tag}.verdict.json"), expect=(0, 15))  # fmt: skip
+
+
 def _gate_power(k: Knobs, work: Path):
     """Issue 36, one part per device call: ``save`` (a p0 baseline with --aorta-runs auto, an A/A compare and a
     2% slowdown), ``other`` (another machine with that baseline carried in: A/A and a 10% slowdown, then aorta ab
@@ -180,22 +188,23 @@ def _gate_power(k: Knobs, work: Path):
         save, compare = _gate(k, work, P0, "p0", carried)
         if part == "save":
             yield Run("save", (*save, *auto, f"--aorta-budget={k['save']}"))
-            yield Run("aa_same", (*compare, *auto, f"--aorta-budget={k['compare']}", f"--aorta-verdict-json={work}/aa_same.verdict.json"),
-                      expect=(0, 15))  # fmt: skip
+            yield from _repeated_aa("aa_same", compare, k, work)
             yield Run("slow2", (*compare, *auto, f"--aorta-budget={k['compare']}", "--aorta-test-slowdown=0.02",
                       f"--aorta-verdict-json={work}/slow2.verdict.json"), expect=(10,))  # fmt: skip
             return
-        yield Run("aa_other", (*compare, *auto, f"--aorta-budget={k['compare']}", f"--aorta-verdict-json={work}/aa_other.verdict.json"),
-                  expect=(0, 15))  # fmt: skip
+        yield from _repeated_aa("aa_other", compare, k, work)
         slow = k["other_slowdown"]
-        yield Run(f"slow{round(float(slow) * 100)}_other", (*compare, *auto, f"--aorta-budget={k['compare']}",
+        if slow:
+            yield Run(f"slow{round(float(slow) * 100)}_other", (*compare, *auto, f"--aorta-budget={k['compare']}",
                   f"--aorta-test-slowdown={slow}", f"--aorta-verdict-json={work}/slow{round(float(slow) * 100)}_other.verdict.json"),
                   expect=(10,))  # fmt: skip
-    if part == "ab" or (part == "other" and k["ab"]):
+    if part == "ab" or (part == "other" and (k["ab"] or k["ab_same"])):
         ab = ("python3", "-m", "aorta", "ab", "--budget", k["ab"])
-        yield Run("ab_tf32", (*ab, "--a", "", "--b", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1", "--out", f"{work}/ab_tf32",
+        if k["ab"]:
+            yield Run("ab_tf32", (*ab, "--a", "", "--b", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1", "--out", f"{work}/ab_tf32",
                   "--verdict-json", f"{work}/ab_tf32.verdict.json", "--", *P0[3:], "-k", "large_gemm"), expect=(0, 15))  # fmt: skip
-        yield Run("ab_same", ("python3", "-m", "aorta", "ab", "--budget", k["ab_same"], "--a", "", "--b", "", "--out", f"{work}/ab_same",
+        if k["ab_same"]:
+            yield Run("ab_same", ("python3", "-m", "aorta", "ab", "--budget", k["ab_same"], "--a", "", "--b", "", "--out", f"{work}/ab_same",
                   "--verdict-json", f"{work}/ab_same.verdict.json", "--", *P0[3:]), expect=(0, 15))  # fmt: skip
         if k["ab_slow"]:  # B with a calibrated slowdown: its pytest options through PYTEST_ADDOPTS
             yield Run("ab_slow", ("python3", "-m", "aorta", "ab", "--budget", k["ab_slow"], "--a", "",
@@ -595,7 +604,7 @@ _PROOFS = [
           what="issue 36: --aorta-runs auto with lean repeats (A/A, calibrated slowdowns), a one-machine baseline judged "
           "on another machine, aorta ab on one GPU and under torchrun (part=save|other|ab|fsdp)",
           fills="The gate with power",
-          knobs={"part": "save", "save": "190s", "compare": "165s", "ab": "120s", "ab_same": "200s", "ab_slow": "", "other_slowdown": "0.10", "ab_slowdown": "0.02", "pairs": "2", "nproc": "2",
+          knobs={"part": "save", "save": "190s", "compare": "165s", "ab": "120s", "ab_same": "200s", "ab_slow": "", "other_slowdown": "0.10", "aa": "1", "ab_slowdown": "0.02", "pairs": "2", "nproc": "2",
                  "fsdp_select": "baseline"}),
     Proof(name="run_cost", gpus=1, runs=_run_cost, table=tables.run_walls, collect=(".aorta/runs",),
           what="issue 45: a run's fixed costs, a lean p0 session's stacks, and gate runs forked against started from "
