@@ -13,6 +13,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from signal_defaults import default_stop_signals
+
 REPO = Path(__file__).resolve().parents[2]
 
 # A rank whose main thread never leaves (as one blocked in a collective whose peers are gone): it swallows
@@ -34,10 +36,6 @@ while True:
 """
 
 
-def _sigint_as_a_terminal_gives_it() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # in the child, before exec: an inherited SIG_IGN undone
-
-
 @contextlib.contextmanager
 def rank(script: str) -> Iterator[subprocess.Popen]:
     """A stand-in rank, ready for Ctrl-C; killed on the way out, whatever happened."""
@@ -45,7 +43,7 @@ def rank(script: str) -> Iterator[subprocess.Popen]:
         [sys.executable, "-c", script],
         stdout=subprocess.PIPE,
         text=True,
-        preexec_fn=_sigint_as_a_terminal_gives_it,
+        preexec_fn=default_stop_signals,
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"

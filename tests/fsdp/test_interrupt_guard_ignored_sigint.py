@@ -17,7 +17,7 @@ def _ignore_sigint() -> None:
 # The module's tests called directly (no pytest start-up: a second a run instead of fifteen).
 CALL_THEM = f"""
 import sys
-sys.path.insert(0, {str(REPO / "tests" / "fsdp")!r})
+sys.path[:0] = [{str(REPO / "tests" / "fsdp")!r}, {str(REPO / "tests")!r}]
 import test_interrupt_guard as t
 for name in sorted(n for n in dir(t) if n.startswith("test_")):
     getattr(t, name)()

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from signal_defaults import default_stop_signals
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,7 +54,13 @@ def _start_and_stop(cmd: list[str], tmp_path: Path, sig: int, children: int = 2,
         **(env or {}),
     }
     proc = subprocess.Popen(
-        cmd, cwd=tmp_path, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        cmd,
+        cwd=tmp_path,
+        env=full_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_stop_signals,
     )
     try:
         deadline = time.monotonic() + 120

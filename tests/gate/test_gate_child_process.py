@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from signal_defaults import default_stop_signals
 
 from aorta.gate.runs import fresh_runs
 from aorta.gate.runs.child_process import ended, exit_status
@@ -58,13 +59,6 @@ PARENT = textwrap.dedent(
     fresh_runs.run_children(["t.py"], cwd=out, out_dir=out, count=1)
     """
 )
-
-
-def default_stop_signals() -> None:
-    """In the gate's process before it starts: SIGTERM and SIGHUP end it, as in a shell's job, whatever this
-    runner was started with (``nohup`` ignores SIGHUP, and a child inherits an ignored signal)."""
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
 
 
 @linux_only

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from signal_defaults import default_stop_signals
 
 from aorta.launch.scratch_folder import PREFIX, codes_folder, remove_stale
 
@@ -58,7 +59,11 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen, int, Path]:
     fake.chmod(0o755)
     env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path)}
     launcher = subprocess.Popen(
-        [sys.executable, "-c", LAUNCHER, str(fake)], env=env, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", LAUNCHER, str(fake)],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_stop_signals,
     )
     assert wait_for(info.exists, 30), "the stand-in torchrun never started"
     pid, folder, sleep_pid = info.read_text().split()
