@@ -3,24 +3,16 @@ pair once; a group of one stack against another of the same stack is an A/A, and
 
 import json
 
+from test_gate_noise_cli import _run_doc
+
 from scripts import offline_aa
 
 
 def _run(path, seed: int, values_ms: dict[str, float]) -> str:
     """One lean sample run of block ``seed``: each benchmark's ten rounds at its value."""
     doc = {
-        "machine_info": {"aorta": {"backend": "cuda", "gpu_name": "NVIDIA H100 80GB HBM3", "gpu_count": 1}},
-        "version": "5.2.3",
+        **_run_doc(values_ms),
         "aorta_run": {"seed": seed, "kind": "lean", "selection": "all", "sample": True},
-        "benchmarks": [
-            {
-                "fullname": f"benchmarks/hw_queue/test_x.py::{name}",
-                "name": name,
-                "extra_info": {"aorta_schema": 3, "device_ms_per_iteration": [v] * 10},
-                "stats": {},
-            }
-            for name, v in values_ms.items()
-        ],
     }
     path.write_text(json.dumps(doc))
     return str(path)
