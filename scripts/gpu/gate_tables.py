@@ -220,7 +220,7 @@ def compare_tables(compares: list[tuple[str, dict]]) -> list[str]:
 # -- issue 36: the gate with power (auto runs, lean repeats, one-machine baselines elsewhere, aorta ab) --------
 
 RUN_LINE = re.compile(
-    r"(?:aorta gate: run \d+/auto|aorta ab: \w+ run \d+)( \(lean\))?[^:]*: ok in ([\d.]+) s"
+    r"(?:aorta gate: run \d+/auto|aorta gate: check run|aorta ab: \w+ run \d+)( \(lean\))?[^:]*: ok in ([\d.]+) s"
 )
 
 
@@ -251,7 +251,7 @@ def describe(name: str, doc: dict, log: Path) -> list[str]:
     ]
     if full or lean:
         out.append(
-            f"  run walls: full {', '.join(f'{w:.0f}' for w in full)} s; lean "
+            f"  run walls: check or full {', '.join(f'{w:.0f}' for w in full) or 'none'} s; lean "
             + (
                 f"{min(lean):.0f}-{max(lean):.0f} s (median {sorted(lean)[len(lean) // 2]:.0f}, {len(lean)} runs)"
                 if lean
@@ -259,11 +259,18 @@ def describe(name: str, doc: dict, log: Path) -> list[str]:
             )
         )
     if comp.get("test_slowdown"):
-        dev = [v for v in vs if v["metric"] == "device_ms" and v.get("mde") is not None and v["mde"] <= 0.02]
-        caught = sum(v["outcome"] == "SLOWER" for v in dev)
-        out.append(
-            f"  slowdown {comp['test_slowdown']}: device time SLOWER on {caught}/{len(dev)} figures with MDE <= 2%"
-        )
+        asked = sorted(set(comp["test_slowdown"].values()))
+        device = [v for v in vs if v["metric"] == "device_ms"]
+        for label, picked in (
+            ("MDE <= 2%", [v for v in device if v.get("mde") is not None and v["mde"] <= 0.02]),
+            ("paired noise <= 0.5%", [v for v in device if (v.get("noise_sigma") or 1.0) <= 0.005]),
+        ):
+            caught = sum(v["outcome"] == "SLOWER" for v in picked)
+            out.append(
+                f"  slowdown {asked}: device time SLOWER on {caught}/{len(picked)} figures with {label}"
+            )
+        for name, (want, padded) in sorted((comp.get("test_slowdown_misses") or {}).items()):
+            out.append(f"    not calibrated: {name.split('::')[-1]} asked {want:+.1%}, padded {padded:+.1%}")
     for v in vs:
         if v["outcome"] in ("SLOWER", "FASTER"):
             out.append(

@@ -194,10 +194,18 @@ def _gate_power(k: Knobs, work: Path):
             return
         yield from _repeated_aa("aa_other", compare, k, work)
         slow = k["other_slowdown"]
-        if slow:
-            yield Run(f"slow{round(float(slow) * 100)}_other", (*compare, *auto, f"--aorta-budget={k['compare']}",
-                  f"--aorta-test-slowdown={slow}", f"--aorta-verdict-json={work}/slow{round(float(slow) * 100)}_other.verdict.json"),
-                  expect=(10,))  # fmt: skip
+        if slow:  # on another machine a change within the machines' spread is UNSURE (exit 15) by design
+            yield Run(
+                f"slow{round(float(slow) * 100)}_other",
+                (
+                    *compare,
+                    *auto,
+                    f"--aorta-budget={k['compare']}",
+                    f"--aorta-test-slowdown={slow}",
+                    f"--aorta-verdict-json={work}/slow{round(float(slow) * 100)}_other.verdict.json",
+                ),
+                expect=(10, 15),
+            )
     if part == "ab" or (part == "other" and (k["ab"] or k["ab_same"])):
         ab = ("python3", "-m", "aorta", "ab", "--budget", k["ab"])
         if k["ab"]:

@@ -241,3 +241,24 @@ def test_deliberate_slowdowns_are_read_from_every_benchmark_that_records_one():
     run = {"benchmarks": [b("a", test_slowdown=0.2), b("b"), b("c", test_slowdown=0.05)]}
     assert deliberate_slowdowns(run) == {"a": 0.2, "c": 0.05}
     assert deliberate_slowdowns({}) == {}
+
+
+def test_a_slowdown_whose_calibration_missed_is_named_in_the_header():
+    from aorta.gate.comparison.compare import slowdown_misses
+    from aorta.gate.outputs.render import header_lines
+
+    def b(name, converged, padded):
+        info = {"requested_ratio": 0.02, "calibrated_ratio": padded, "calibration_converged": converged}
+        return {
+            "fullname": name,
+            "extra_info": {"aorta_schema": 1, "device_ms_per_iteration": [1.0], "test_slowdown": 0.02,
+                           "test_slowdown_info": info},
+        }  # fmt: skip
+
+    run = {"benchmarks": [b("gemm_bf16", False, 0.169), b("gemm_fp32", True, 0.021), b("old", None, 0.02)]}
+    assert slowdown_misses(run) == {"gemm_bf16": (0.02, 0.169)}
+    comp = Comparison(
+        "ref", "cand", "m", "m", test_slowdown={"gemm_bf16": 0.02}, slowdown_misses=slowdown_misses(run)
+    )
+    said = [ln for ln in header_lines(comp) if "NOT CALIBRATED" in ln]
+    assert len(said) == 1 and "gemm_bf16 asked +2.0%, padded +16.9%" in said[0]

@@ -188,6 +188,17 @@ def deliberate_slowdowns(run: Mapping) -> dict[str, float]:
     }
 
 
+def slowdown_misses(run: Mapping) -> dict[str, tuple[float | None, float | None]]:
+    """fullname -> (asked, padded) for the deliberate slowdowns whose calibration did not land on the fraction
+    asked (``calibration_converged`` false): the padding those benchmarks carry is not the one the run names."""
+    misses = {}
+    for b in run.get("benchmarks", ()):
+        info = record_of(b).get("test_slowdown_info") or {}
+        if info.get("calibration_converged") is False:
+            misses[b["fullname"]] = (info.get("requested_ratio"), info.get("calibrated_ratio"))
+    return misses
+
+
 # ------------------------------------------------------------------------------------------ compare
 @dataclass
 class Comparison:
@@ -204,6 +215,7 @@ class Comparison:
     mismatch: str | None = None
     mismatch_allowed: bool = False
     test_slowdown: dict[str, float] = field(default_factory=dict)
+    slowdown_misses: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
     ref_runs: int = 1  # fresh-process runs the baseline holds
     cand_runs: int = 1  # fresh-process runs of the candidate (confirmation runs not counted)
     settings: GateSettings = field(default_factory=lambda: GateSettings())
@@ -320,6 +332,7 @@ def compare_runs(
         mismatch=mismatch_reason(ref, cand),
         mismatch_allowed=settings.allow_mismatch,
         test_slowdown=deliberate_slowdowns(cand),
+        slowdown_misses=slowdown_misses(cand),
         settings=settings,
     )
     ref_by_name, cand_by_name = _by_name(ref), _by_name(cand)

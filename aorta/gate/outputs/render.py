@@ -83,6 +83,11 @@ def header_lines(comp: Comparison) -> list[str]:
             f"TEST SLOWDOWN ACTIVE in this run (deliberate extra device or communication work, not a real result): "
             f"{len(comp.test_slowdown)} benchmark(s) at {sorted(set(comp.test_slowdown.values()))}"
         )
+    for name, (asked, padded) in sorted(comp.slowdown_misses.items()):
+        lines.append(
+            f"TEST SLOWDOWN NOT CALIBRATED: {name} asked {_pct(asked)}, padded {_pct(padded)} when calibration "
+            "stopped (its rounds too noisy, or the padding not adding as its length): judge it at what it carries"
+        )
     return lines
 
 
@@ -245,6 +250,7 @@ def verdict_document(comps: Sequence[Comparison], exit_code: int) -> dict:
                 "mismatch": c.mismatch,
                 "refused": c.refused,
                 "test_slowdown": c.test_slowdown,
+                "test_slowdown_misses": {k: list(v) for k, v in c.slowdown_misses.items()},
                 "summary": c.summary(),
                 "exit_code": c.exit_code,
                 "slower": c.slower_benchmarks(),
