@@ -135,6 +135,15 @@ def run_all(proof: Proof, runs: list[Run], work: Path, budget: Budget) -> list[t
     return rows
 
 
+def check_inputs(paths: list[str]) -> None:
+    """Before anything runs (a dry run too): every input is a file or folder. ``KEY=VALUE`` given bare is a
+    knob meant for ``--set``, read as an input path and, for a proof that reads no input, else never noticed."""
+    for raw in paths:
+        if not Path(raw).exists():
+            hint = f"; a knob is set with --set {raw}" if "=" in raw else ""
+            raise ValueError(f"input {raw}: no such file or folder{hint}")
+
+
 def unpack_inputs(paths: list[str], work: Path) -> list[Path]:
     """Earlier calls' archives unpacked under ``<work>/in/<stem>``; folders used where they are."""
     folders = []
@@ -286,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     proof = PROOFS[a.name]
     try:
+        check_inputs(a.inputs)
         knobs = Knobs(proof.knobs, parse_set(a.set), [Path(p) for p in a.inputs])
         if a.dry_run:
             dry_run(proof, list(proof.runs(knobs, Path("$WORK"))))

@@ -41,3 +41,15 @@ def test_an_archive_that_is_an_empty_tar_still_gives_a_table(tmp_path):
     with tarfile.open(empty, "w:gz"):
         pass
     assert prove.main(["judge", str(empty), "--out", str(tmp_path / "out")]) in (0, 1)
+
+
+def test_a_knob_given_without_set_is_refused_with_the_way_to_set_it(tmp_path, capsys):
+    # `prove gate_power part=save save=265s` read both as input paths: a proof that reads no input ran with its
+    # defaults (190 s, not 265 s), and a dry run printed them without a word
+    for args in (["--dry-run"], ["--out", str(tmp_path / "out")]):
+        assert prove.main(["gate_power", "part=save", "save=265s", *args]) == 2
+        assert (
+            "input part=save: no such file or folder; a knob is set with --set part=save"
+            in capsys.readouterr().err
+        )
+    assert not (tmp_path / "out").exists()
