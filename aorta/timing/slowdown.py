@@ -32,6 +32,7 @@ UNITS_ENV = (
     "AORTA_SLOWDOWN_UNITS"  # a JSON file: configuration -> calibrated spin units, shared by a gate's runs
 )
 CALIBRATION_WARMUP_ROUNDS, CALIBRATION_ROUNDS = 1, 5
+LANDED, WITHIN_NOISE, MISSED = "landed", "within noise", "missed"  # how a calibration ended
 MEDIAN_SE_FACTOR = 1.25  # a median's standard error against a mean's, for near-normal rounds
 PROBE_UNITS = 200_000  # ~0.1-0.2 ms of spin on a GPU (clock cycles), 0.2 ms of busy loop on a CPU (ns)
 
@@ -83,8 +84,9 @@ def calibrate(device, step, streams: Sequence, fraction: float, run_plan: Timing
     The units first come from the spin's own speed; a padded pass that reads off the fraction by more than a
     fifth of it corrects them, unless the miss lies within the pass's own noise (two standard errors): a
     correction from noise chases it (a power-capped bf16 GEMM at 2-4% round noise ended at 8 times the units
-    and a 17% slowdown for 2% asked, H200, issue 45). After three passes the closest one is kept, and the
-    info says whether it converged.
+    and a 17% slowdown for 2% asked, H200, issue 45). After three passes the closest one is kept. The info
+    says how it ended: ``landed`` (within a fifth), ``within noise`` (the units from the spin's speed, a miss
+    the rounds cannot tell from noise) or ``missed``.
     """
     if not 0.0 < fraction <= 10.0:
         raise ValueError(f"--aorta-test-slowdown must be in (0, 10], got {fraction}")
@@ -102,19 +104,24 @@ def calibrate(device, step, streams: Sequence, fraction: float, run_plan: Timing
         plain = _rounds_ms(device, streams, step, plan)
         base_ms = stats.median(plain)
         measured, se = padded_ratio(padded, plain)
-        close = abs(measured - fraction) <= max(0.2 * fraction, 2.0 * se)
-        tries.append({"spin_units": units, "ratio": measured, "se": se, "base_ms": base_ms, "close": close})
-        if close:
+        miss = abs(measured - fraction)
+        outcome = LANDED if miss <= 0.2 * fraction else WITHIN_NOISE if miss <= 2.0 * se else MISSED
+        tries.append(
+            {"spin_units": units, "ratio": measured, "se": se, "base_ms": base_ms, "outcome": outcome}
+        )
+        if outcome != MISSED:
             break
         # The join/fork around the spin costs a few microseconds of its own: correct for it.
         units = max(0, round(units + (fraction - measured) * base_ms / ms_per_unit))
-    kept = tries[-1] if tries[-1]["close"] else min(tries, key=lambda t: abs(t["ratio"] - fraction))
+    kept = (
+        tries[-1] if tries[-1]["outcome"] != MISSED else min(tries, key=lambda t: abs(t["ratio"] - fraction))
+    )
     return kept["spin_units"], {
         "requested_ratio": fraction,
         "calibrated_ratio": kept["ratio"],
         "calibration_base_ms": kept["base_ms"],
         "calibration_se": kept["se"],
-        "calibration_converged": kept["close"],
+        "calibration_outcome": kept["outcome"],
         "calibration_passes": [[t["spin_units"], t["ratio"]] for t in tries],
         "spin_units": kept["spin_units"],
         "spin_unit": "GPU clock cycles (one spin kernel)" if device.is_gpu else "ns of host busy loop",

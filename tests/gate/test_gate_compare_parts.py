@@ -247,15 +247,17 @@ def test_a_slowdown_whose_calibration_missed_is_named_in_the_header():
     from aorta.gate.comparison.compare import slowdown_misses
     from aorta.gate.outputs.render import header_lines
 
-    def b(name, converged, padded):
-        info = {"requested_ratio": 0.02, "calibrated_ratio": padded, "calibration_converged": converged}
+    def b(name, outcome, padded):
+        info = {"requested_ratio": 0.02, "calibrated_ratio": padded, "calibration_outcome": outcome}
         return {
             "fullname": name,
             "extra_info": {"aorta_schema": 1, "device_ms_per_iteration": [1.0], "test_slowdown": 0.02,
                            "test_slowdown_info": info},
         }  # fmt: skip
 
-    run = {"benchmarks": [b("gemm_bf16", False, 0.169), b("gemm_fp32", True, 0.021), b("old", None, 0.02)]}
+    run = {
+        "benchmarks": [b("gemm_bf16", "missed", 0.169), b("gemm_fp32", "landed", 0.021), b("old", None, 0.02)]
+    }
     assert slowdown_misses(run) == {"gemm_bf16": (0.02, 0.169)}
     comp = Comparison(
         "ref", "cand", "m", "m", test_slowdown={"gemm_bf16": 0.02}, slowdown_misses=slowdown_misses(run)

@@ -190,11 +190,11 @@ def deliberate_slowdowns(run: Mapping) -> dict[str, float]:
 
 def slowdown_misses(run: Mapping) -> dict[str, tuple[float | None, float | None]]:
     """fullname -> (asked, padded) for the deliberate slowdowns whose calibration did not land on the fraction
-    asked (``calibration_converged`` false): the padding those benchmarks carry is not the one the run names."""
+    asked (``calibration_outcome`` missed): the padding those benchmarks carry is not the one the run names."""
     misses = {}
     for b in run.get("benchmarks", ()):
         info = record_of(b).get("test_slowdown_info") or {}
-        if info.get("calibration_converged") is False:
+        if info.get("calibration_outcome") == "missed":
             misses[b["fullname"]] = (info.get("requested_ratio"), info.get("calibrated_ratio"))
     return misses
 
