@@ -91,18 +91,18 @@ def calibrate(device, step, streams: Sequence, fraction: float, run_plan: Timing
     if not 0.0 < fraction <= 10.0:
         raise ValueError(f"--aorta-test-slowdown must be in (0, 10], got {fraction}")
     plan = replace(run_plan, warmup_rounds=CALIBRATION_WARMUP_ROUNDS, rounds=CALIBRATION_ROUNDS)
-    base_ms = _median_ms(device, streams, step, plan)
+    plain = _rounds_ms(device, streams, step, plan)
     spin_plan = TimingPlan(
         warmup_rounds=CALIBRATION_WARMUP_ROUNDS, rounds=CALIBRATION_ROUNDS, sync_mode=plan.sync_mode
     )
     spin_ms = _median_ms(device, [], lambda _rec: device.spin(PROBE_UNITS), spin_plan)
     ms_per_unit = max(spin_ms, 1e-6) / PROBE_UNITS
-    units = max(0, round(fraction * base_ms / ms_per_unit))
+    units = max(0, round(fraction * stats.median(plain) / ms_per_unit))
     tries: list[dict] = []
     for _pass in range(3):
         padded = _rounds_ms(device, streams, padded_step(device, step, streams, units), plan)
         plain = _rounds_ms(device, streams, step, plan)
-        base_ms = stats.median(plain)
+        base_ms = stats.median(plain)  # the plain step as the device runs it now
         measured, se = padded_ratio(padded, plain)
         miss = abs(measured - fraction)
         outcome = LANDED if miss <= 0.2 * fraction else WITHIN_NOISE if miss <= 2.0 * se else MISSED
