@@ -1,6 +1,9 @@
 """The gate's option parsing and its choice of benchmarks to confirm (aorta/gate/comparison/compare.py), on inputs
 whose right answer differs from each near miss: a glob holding ':' or '=', an effect of exactly 0."""
 
+import math
+from types import SimpleNamespace
+
 import pytest
 
 from aorta.gate.comparison.compare import Comparison, Threshold, _bench_matches, parse_threshold
@@ -264,3 +267,25 @@ def test_a_slowdown_whose_calibration_missed_is_named_in_the_header():
     )
     said = [ln for ln in header_lines(comp) if "NOT CALIBRATED" in ln]
     assert len(said) == 1 and "gemm_bf16 asked +2.0%, padded +16.9%" in said[0]
+
+
+@pytest.mark.parametrize(
+    ("factor", "shown"),
+    [(1.045, "+4.5%"), (0.951, "-4.9%"), (9.0, "+800.0%"), (10.0, "x10"), (4.93e19, "x4.93e+19"),
+     (0.05, "x1/20"), (0.0, "x0")],
+)  # fmt: skip
+def test_an_interval_end_past_ten_times_reads_as_a_factor(factor, shown):
+    from aorta.gate.outputs.render import factor_bound
+
+    assert factor_bound(factor) == shown
+
+
+def test_an_interval_whose_low_end_underflowed_reads_from_its_high_end():
+    # a machine-rule UNSURE on an H200 (2 machines' spread, alpha 0.002: t = 318): +4.5% within exp(-+44.6),
+    # printed as -100.0% .. +4925207909171703316480.0%
+    from aorta.gate.outputs.render import _interval
+
+    d, w = math.log(1.045), 44.6
+    v = SimpleNamespace(change_ratio=0.045, ci_low=math.expm1(d - w), ci_high=math.expm1(d + w))
+    assert v.ci_low == -1.0
+    assert _interval(v) == f"x1/{math.exp(w - d):.3g} .. x{math.exp(d + w):.3g}" == "x1/2.24e+19 .. x2.45e+19"

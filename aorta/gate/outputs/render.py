@@ -109,8 +109,26 @@ def short_name(fullname: str) -> str:
     return f"{path.rsplit('/', 1)[-1]}{sep}{rest}"
 
 
+def factor_bound(factor: float) -> str:
+    """One end of a change's interval, as new / old: ``+4.5%``; past 10x either way a factor (``x318``,
+    ``x1/318``), as an interval widened by few degrees of freedom reads (2 machines' spread at alpha 0.002:
+    t = 318; printed as a percentage it was ``-100.0% .. +4925207909171703316480.0%``)."""
+    if factor >= 10.0:
+        return f"x{factor:.3g}"
+    if factor <= 0.1:
+        return f"x1/{1.0 / factor:.3g}" if factor > 0.0 else "x0"
+    return _pct(factor - 1.0)
+
+
 def _interval(v) -> str:
-    return "n/a" if v.ci_low is None else f"{_pct(v.ci_low)} .. {_pct(v.ci_high)}"
+    """The interval ``exp(d -+ w)`` of a change ``d`` (log): its low end from the high one where ``1 + ci_low``
+    underflowed to 0 (``exp(-44.6)``)."""
+    if v.ci_low is None or v.ci_high is None:
+        return "n/a"
+    low, high = 1.0 + v.ci_low, 1.0 + v.ci_high
+    if low <= 0.0 and v.change_ratio is not None and high > 0.0:
+        low = (1.0 + v.change_ratio) ** 2 / high
+    return f"{factor_bound(low)} .. {factor_bound(high)}"
 
 
 def _mde(v) -> str:
