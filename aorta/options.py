@@ -50,6 +50,10 @@ def parse_rounds(text: str) -> int:
     return _one_int("--aorta-rounds", text, 1, 100_000)
 
 
+def parse_kernel_pass_rounds(text: str) -> int:
+    return _one_int("--aorta-kernel-pass-rounds", text, 1, 1000)
+
+
 def parse_warmup(text: str) -> int:
     return _one_int("--aorta-warmup", text, 0, 100_000)
 

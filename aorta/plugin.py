@@ -9,6 +9,7 @@ module registers the sub-plugins below (nothing else registers any of them) and 
 from __future__ import annotations
 
 import os
+import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from aorta.options import (
     parse_extra_deps,
     parse_issue_order,
     parse_iterations,
+    parse_kernel_pass_rounds,
     parse_mode,
     parse_rounds,
     parse_size,
@@ -66,6 +68,9 @@ class SessionState:
     # Each configuration's latest result in this session (``Workload.identity()``), kernel rounds dropped: a
     # reference run (``record=False``) of a configuration that already ran is that result, not a second run.
     results: dict[tuple, Any] = field(default_factory=dict)
+    # Reference runs made here and recorded with no benchmark of their own (hetero_kernels' tiny kernels alone):
+    # their timed rounds are counted with the benchmark that reads them (``reference_timed_s``).
+    unrecorded: weakref.WeakValueDictionary = field(default_factory=weakref.WeakValueDictionary)
 
 
 OPTIONS = pytest.StashKey[AortaOptions]()
@@ -119,6 +124,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help="timed rounds per benchmark (default 10 on a GPU, 5 on CPU); in the FSDP suite, given "
         "explicitly, the timed steps per scenario (training.steps; --aorta-override still wins)",
+    )
+    g.addoption(
+        "--aorta-kernel-pass-rounds",
+        type=parse_kernel_pass_rounds,
+        default=None,
+        metavar="N",
+        help="profiled rounds of each benchmark's kernel-timestamp pass (GPU; default 5; a gate's fresh runs "
+        "take 2 unless given: aorta/hw_queue/kernel_pass.py)",
     )
     g.addoption(
         "--aorta-warmup",
@@ -418,6 +431,7 @@ def hw_queue(
                 reference_run=reference,
                 lean=bool(request.config.getoption("aorta_lean_run", False)),
                 slowdown_store=Path(os.environ[UNITS_ENV]) if os.environ.get(UNITS_ENV) else None,
+                kernel_pass_rounds=request.config.getoption("aorta_kernel_pass_rounds", None),
             )
         except (StreamLimit, WorkloadUnavailable) as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")
@@ -435,7 +449,11 @@ def hw_queue(
                 pytest.fail(f"out of memory at size {workload.size_label()}: {exc}", pytrace=False)
             raise
         state.results[workload.identity()] = replace(result, traced=None)
+        if not record:
+            state.unrecorded[id(result)] = result
         if record:
+            if reference is not None and state.unrecorded.get(id(reference)) is reference:
+                result.record.details["reference_timed_s"] = round(reference.run.host_total_ms / 1e3, 4)
             benchmark.group = workload_cls.spec.name
             write_record(benchmark, result.record)
             replay_into(benchmark, state.clock, result.run.per_iteration_ms)

@@ -16,6 +16,7 @@ import shlex
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,7 +29,9 @@ from aorta.gate.outputs.render import overall_exit, terminal_lines
 from aorta.gate.runs import fork_server
 from aorta.gate.runs.ab import AbError, Launcher, check_command, pair_order, parse_launcher, run_command
 from aorta.gate.runs.child_process import call_to_end, end_tree, ended, exit_status, start_child
-from aorta.gate.runs.fresh_runs import CHILD_ENV, ChildRun, recorded_sample, write_only_file
+from aorta.gate.runs.fresh_runs import CHILD_ENV, ChildRun, recorded_sample, wall_of, write_only_file
+from aorta.gate.runs.run_wall import RunWall
+from aorta.gate.runs.run_wall import report as wall_report
 from aorta.gate.session.auto_runs import AutoOutcome, run_auto, time_line
 from aorta.gate.stats.sequential import LOOKS, Budget, parse_budget
 from aorta.record.output_arguments import output_argument
@@ -81,14 +84,21 @@ def add_ab_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then what both sides run")
 
 
-def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: dict[str, list[Path]]):
+def _pair_runner(
+    a: Launcher,
+    b: Launcher,
+    command: list[str],
+    out: Path,
+    docs: dict[str, list[Path]],
+    walls: list[RunWall] | None = None,
+):
     """``start(k, only, lean)`` for ``run_auto``: pair k runs A and B in alternating order with the same
     seed and selection (one block: ``aorta.gate.runs.blocks``); pair 0 is the check pair (full runs), a sample pair
     too: unlike a compare against a saved baseline, both sides of ``aorta ab`` hold the same blocks."""
 
     def start(k: int, only, lean: bool) -> ChildRun:
         only_file = write_only_file(out, f"pair{k}", only)
-        wall, last, sample = 0.0, None, True
+        wall, last, sample, estimate = 0.0, None, True, 0.0
         name = "check run" if k == 0 else f"pair {k}"
         for side in pair_order(k) if k else ("A", "B"):
             launcher = a if side == "A" else b
@@ -146,13 +156,19 @@ def _pair_runner(a: Launcher, b: Launcher, command: list[str], out: Path, docs: 
                 return last
             sample = sample and recorded_sample(json_path)
             docs[side if k else f"{side}check"].append(json_path)
+            mine = wall_of(replace(last, wall_s=took), "check" if k == 0 else ("lean" if lean else "full"))
+            estimate += mine.lean_estimate_s()
+            if walls is not None:
+                walls.append(mine)
         assert last is not None
         if k == 0:  # the check pair is a sample pair: both sides ran it the same way (one block, one kind),
             # so it pairs within its block and, judged as independent runs, weighs on both sides alike
             sample = True
             for side in ("A", "B"):
                 docs[side].extend(docs[f"{side}check"])
-        return ChildRun(name, 0, last.json_path, last.log_path, wall, lean, sample=sample)
+        return ChildRun(
+            name, 0, last.json_path, last.log_path, wall, lean, sample=sample, lean_estimate_s=estimate
+        )
 
     return start
 
@@ -247,7 +263,9 @@ def run_ab(args: argparse.Namespace) -> int:
     budget_s = args.budget or parse_budget("--budget", DEFAULT_BUDGET)
     settings = settings_from(args, looks=len(LOOKS) if auto else 1)
     docs: dict[str, list[Path]] = {"A": [], "B": [], "Acheck": [], "Bcheck": []}
-    start = _pair_runner(a, b, command, out, docs)
+    walls: list[RunWall] = []
+    t0 = time.monotonic()
+    start = _pair_runner(a, b, command, out, docs, walls)
     print(f"aorta ab: A = {args.a!r}, B = {args.b!r}; runs in {out}", flush=True)
     try:
         outcome = run_auto(
@@ -260,10 +278,10 @@ def run_ab(args: argparse.Namespace) -> int:
         )
     finally:
         fork_server.close_servers()  # the sides' servers end with the runs
-    return _finish(args, outcome, out, verdict)
+    return _finish(args, outcome, out, verdict, wall_report(walls, time.monotonic() - t0))
 
 
-def _finish(args, outcome: AutoOutcome, out: Path, verdict: Path | None) -> int:
+def _finish(args, outcome: AutoOutcome, out: Path, verdict: Path | None, walls=None) -> int:
     for line in outcome.looks:
         print(f"aorta ab: {line}")
     failed = outcome.failed
@@ -279,8 +297,16 @@ def _finish(args, outcome: AutoOutcome, out: Path, verdict: Path | None) -> int:
     for line in terminal_lines(comp, verbose=args.verbose):
         print(line)
     print(time_line(outcome).replace("aorta gate: auto:", "aorta ab:"))
+    for line in walls.lines("aorta ab") if walls is not None else []:
+        print(line)
     try:
-        for line in write_outputs([comp], code, verdict_json=verdict, markdown_path=args.markdown):
+        for line in write_outputs(
+            [comp],
+            code,
+            verdict_json=verdict,
+            markdown_path=args.markdown,
+            budget=walls.as_dict() if walls is not None else None,
+        ):
             print(line)
     except OSError as exc:
         print(f"aorta ab: could not write the verdict files: {exc}", file=sys.stderr)

@@ -23,7 +23,8 @@ import pytest
 
 from aorta.gate.comparison.compare import NOTHING_COMPARED
 from aorta.gate.runs import blocks, fork_server
-from aorta.gate.session import before_run, finish, fresh, options, selection
+from aorta.gate.runs.run_wall import WALL_KEY
+from aorta.gate.session import before_run, finish, fresh, options, selection, wall_record
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, RUN_BLOCK
 
 
@@ -39,6 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state = before_run.prepare(config, opts)
     config.stash[GATE_OPTIONS] = opts
     config.stash[GATE_STATE] = state
+    config.pluginmanager.register(wall_record.WallRecorder(config), "aorta-wall-record")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -62,6 +64,9 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json:
     block = config.stash.get(RUN_BLOCK, None)
     if block is not None:
         output_json[blocks.RUN_KEY] = block
+    wall = wall_record.record(config, output_json.get("benchmarks") or [])
+    if wall is not None:
+        output_json[WALL_KEY] = wall
 
 
 @pytest.hookimpl(trylast=True)

@@ -25,6 +25,7 @@ import torch
 
 from aorta import stats
 from aorta.hw_queue import run_mode, stream_work
+from aorta.hw_queue.kernel_pass import KERNEL_PASS_ROUNDS, LABELLED_PASS_ROUNDS
 from aorta.hw_queue.launch_log import LaunchLog
 from aorta.hw_queue.workload import Metric, StreamWorkError, Workload, clone_result, compare_results
 from aorta.hw_queue.write_log import WriteLog, written_views
@@ -154,6 +155,7 @@ def run_workload(
     reference_run: BenchResult | None = None,
     lean: bool = False,
     slowdown_store=None,
+    kernel_pass_rounds: int | None = None,
 ) -> BenchResult:
     """``review`` (optional) sees the timed rounds before any figure is derived: it may drop rounds (those
     taken while the GPU was throttled, by cause: aorta/telemetry/round_policy.py), replace them through its
@@ -169,6 +171,8 @@ def run_workload(
     gate's full run(s) of this same command and are not repeated; the kernel and labelled passes are repeated
     only for a workload with figures from the kernel timeline (``LEAN_RUN_KERNEL_PASS``); the timed rounds and
     the workload's figures from them are as in a full run.
+    ``kernel_pass_rounds``: the profiled rounds of the kernel pass (default ``KERNEL_PASS_ROUNDS``; a gate's
+    runs take ``GATE_KERNEL_PASS_ROUNDS``: aorta/hw_queue/kernel_pass.py).
 
     The steps are those of the module docstring, in order; ``phases`` gives ``host_phase_s``."""
     if mode not in run_mode.MODES:
@@ -182,7 +186,16 @@ def run_workload(
     timed = _time(device, workload, chosen, review, test_slowdown, phases, slowdown_store)
     kernel_pass = not lean or workload.has_kernel_figures()
     if kernel_pass:
-        passes = _kernel_pass(device, workload, streams, chosen, timed, no_intervals, phases)
+        passes = _kernel_pass(
+            device,
+            workload,
+            streams,
+            chosen,
+            timed,
+            no_intervals,
+            phases,
+            kernel_pass_rounds or KERNEL_PASS_ROUNDS,
+        )
     else:
         passes = _Passes(None, None, LEAN_RUN)
     figures = _figures(device, workload, streams, chosen, timed, passes, reference_run, test_slowdown, phases)
@@ -329,6 +342,7 @@ def _kernel_pass(
     timed: _Timed,
     no_intervals: str | None,
     phases: _Phases,
+    rounds: int = 0,
 ) -> _Passes:
     """Kernel pass (GPU only): the timed round again under the profiler for the GPU's kernel timestamps, and
     beside a graph replay of a workload with stage figures, the labelled pass (eager, on ``streams``)."""
@@ -339,7 +353,7 @@ def _kernel_pass(
                 device,
                 timed.streams,
                 timed.step,
-                kernel_pass_plan(timed.plan, timed.run),
+                kernel_pass_plan(timed.plan, timed.run, rounds or KERNEL_PASS_ROUNDS),
                 record_intervals=True,
             )
             no_intervals = traced.kernel_reason
@@ -478,8 +492,15 @@ def _check_stream_work(device, workload: Workload, streams, passes: _Passes, pha
 def _record(
     device, workload: Workload, timed: _Timed, passes: _Passes, figures: _Figures, phases: _Phases
 ) -> BenchResult:
-    """Record: what goes into pytest-benchmark's JSON, with the host seconds of every phase."""
+    """Record: what goes into pytest-benchmark's JSON, with the host seconds of every phase, of the timed
+    rounds alone (``timed_s``: warm-up apart) and of the phases a gate's lean run of it would skip
+    (``lean_skips_s``: what a gate plans its first lean run from, aorta/gate/runs/run_wall.py)."""
     figures.details["host_phase_s"] = phases.seconds
+    figures.details["timed_s"] = round(timed.run.host_total_ms / 1e3, 4)
+    skipped: tuple[str, ...] = ("check", "stream_work_check")
+    if not workload.has_kernel_figures():
+        skipped += ("kernel_pass", "labelled_pass")
+    figures.details["lean_skips_s"] = round(sum(phases.seconds.get(k, 0.0) for k in skipped), 4)
     record = BenchRecord(
         workload=workload.spec.name,
         backend=device.backend,
@@ -611,14 +632,6 @@ class _Phases:
         self._last = now
 
 
-# The labelled pass beside a graph replay (stage figures only): one round, so each stage figure is one value
-# per run, judged as the run's figure (aorta.gate.stats.samples.per_round_figures). Two or three rounds would give samples too few for any
-# test to judge (the gate needs five a side) at the cost of the slowest part of a run (an eager round under
-# the profiler, its trace exported and read: 40 of 224 s of the default suite on an H100 with two rounds).
-LABELLED_PASS_ROUNDS = 1
-KERNEL_PASS_ROUNDS = 5  # profiled rounds: each holds every launch's host and device events (exported, parsed)
-
-
 def _more_rounds(device, streams, step, plan: TimingPlan, timed: TimedRun) -> Callable[[int], TimedRun]:
     """``more(n)``: ``n`` more timed rounds like ``timed``'s (its K; one warm-up round, which also sizes a
     GPU-mode hold from the host's enqueue time), to replace rounds the review dropped."""
@@ -635,14 +648,15 @@ def _more_rounds(device, streams, step, plan: TimingPlan, timed: TimedRun) -> Ca
     return more
 
 
-def kernel_pass_plan(plan: TimingPlan, timed: TimedRun) -> TimingPlan:
+def kernel_pass_plan(plan: TimingPlan, timed: TimedRun, rounds: int = KERNEL_PASS_ROUNDS) -> TimingPlan:
     """The kernel-timestamp pass: the timed run's K (no second probe), one warm-up round, and at most
-    ``KERNEL_PASS_ROUNDS`` rounds. A profiled round costs far more host time than a timed one (the profiler
+    ``rounds`` rounds (``KERNEL_PASS_ROUNDS`` unless the caller says). A profiled round costs far more host
+    time than a timed one (the profiler
     records every launch; its trace is exported and parsed), and its figures are ratios and per-round
     medians that settle within a few rounds."""
     return replace(
         plan,
-        rounds=min(plan.rounds, KERNEL_PASS_ROUNDS),
+        rounds=min(plan.rounds, rounds),
         warmup_rounds=min(plan.warmup_rounds, 1),
         iterations_per_round=timed.iterations_per_round,
     )

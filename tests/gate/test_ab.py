@@ -27,7 +27,12 @@ def test_a_launcher_is_settings_then_a_python_command():
 def test_each_command_form_runs_under_the_sides_python():
     venv = parse_launcher("--b", "/opt/new/bin/python", "B")
     kw = dict(json_path="/o/B2.json", seed=2, lean=True)
-    tail = ["--benchmark-json=/o/B2.json", "--aorta-order-seed=2", "--aorta-lean-run"]
+    tail = [
+        "--benchmark-json=/o/B2.json",
+        "--aorta-order-seed=2",
+        "--aorta-kernel-pass-rounds=2",
+        "--aorta-lean-run",
+    ]
     assert run_command(venv, ["benchmarks/hw_queue", "-m", "p0"], **kw) == [
         "/opt/new/bin/python",
         "-m",

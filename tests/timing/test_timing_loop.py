@@ -103,7 +103,7 @@ class OrderedDevice(ScriptedDevice):
 
 
 def test_a_round_forks_every_stream_from_its_start_event_and_its_end_event_waits_for_every_stream():
-    # DESIGN.md: a round's time is from a start event that every stream waits for to an end event recorded
+    # docs/hw_queue.md: a round's time is from a start event that every stream waits for to an end event recorded
     # after the origin stream has waited for every stream: work on a side stream is inside the round
     dev = OrderedDevice([0, 5])
     time_rounds(

@@ -20,6 +20,7 @@ from aorta.exit_codes import (
     EXIT_REGRESSION,
 )
 from aorta.gate.causes.why import explain
+from aorta.gate.runs.blocks import why_unpaired
 from aorta.gate.stats.samples import baseline_runs, run_blocks, run_ids, run_machines
 from aorta.gate.verdicts.verdict import (
     DEFAULT_ALPHA,
@@ -221,6 +222,7 @@ class Comparison:
     settings: GateSettings = field(default_factory=lambda: GateSettings())
     # per moved benchmark: its kernel diff and causes (aorta/gate/causes/why.py)
     why: dict[str, dict] = field(default_factory=dict)
+    unpaired_reason: str | None = None  # why the runs were judged as independent (aorta.gate.runs.blocks)
 
     @property
     def refused(self) -> bool:
@@ -352,6 +354,8 @@ def compare_runs(
         cand_machines += run_machines(doc)
         cand_blocks += run_blocks(doc)
     comp.ref_runs, comp.cand_runs = len(ref_runs), len(run_ids(cand))
+    if comp.ref_runs > 1 and comp.cand_runs > 1:
+        comp.unpaired_reason = why_unpaired(ref_blocks, cand_blocks)
     for name in comp.matched:
         comp.verdicts.extend(
             benchmark_verdicts(

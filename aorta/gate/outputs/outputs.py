@@ -20,12 +20,14 @@ def write_outputs(
     verdict_json: str | os.PathLike[str] | None,
     markdown_path: str | os.PathLike[str] | None,
     environ: Mapping[str, str] = os.environ,
+    budget: Mapping | None = None,
 ) -> list[str]:
     """Write the verdict JSON (atomically), the markdown file, and append the markdown to
-    ``$GITHUB_STEP_SUMMARY`` when set. Returns one line per file written."""
+    ``$GITHUB_STEP_SUMMARY`` when set. ``budget``: where the gate's wall went (``aorta.gate.runs.run_wall``),
+    kept in the verdict JSON. Returns one line per file written."""
     written = []
     if verdict_json:
-        write_json_atomic(verdict_json, verdict_document(comps, exit_code))
+        write_json_atomic(verdict_json, verdict_document(comps, exit_code, budget=budget))
         written.append(f"verdict JSON: {verdict_json}")
     md = markdown(comps)
     if markdown_path:

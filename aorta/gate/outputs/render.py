@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from aorta.exit_codes import (
     EXIT_CLEAN,
@@ -36,7 +36,11 @@ def _paired_note(comp: Comparison) -> str:
     many pairs."""
     paired = [v.pairs for v in comp.verdicts if v.pairs]
     if not paired:
-        return ""
+        return (
+            f"; judged as independent runs, not paired: {comp.unpaired_reason}"
+            if comp.unpaired_reason
+            else ""
+        )
     return (
         f"; paired by order seed, kind and selection: {len(paired)} of {len(comp.verdicts)} figures, "
         f"{max(paired)} pairs"
@@ -253,11 +257,14 @@ def markdown(comps: Sequence[Comparison]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def verdict_document(comps: Sequence[Comparison], exit_code: int) -> dict:
+def verdict_document(comps: Sequence[Comparison], exit_code: int, *, budget: Mapping | None = None) -> dict:
+    """The verdict JSON; ``budget``: where the gate's wall went (timed rounds, checks and passes, process start
+    and collection, per run kind: ``aorta.gate.runs.run_wall.WallReport.as_dict``), None where it ran no runs."""
     return {
         "schema": VERDICT_SCHEMA,
         "exit_code": exit_code,
         "exit_meaning": EXIT_MEANINGS.get(exit_code, "see pytest's exit codes"),
+        "budget": dict(budget) if budget is not None else None,
         "comparisons": [
             {
                 "baseline": c.ref_label,

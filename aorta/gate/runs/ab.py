@@ -18,6 +18,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from aorta.hw_queue.kernel_pass import GATE_KERNEL_PASS_ROUNDS
+
 SETTING = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 NOT_A_NAME = re.compile(r"^[^/=\s]*=")  # a word with = before any /: meant as a setting, named wrongly
 # Options the ab command sets per run, or that would make a run start a gate of its own.
@@ -86,6 +88,9 @@ def check_command(cmd: Sequence[str]) -> None:
             )
 
 
+KERNEL_PASS_OPTION = "--aorta-kernel-pass-rounds"
+
+
 def run_command(
     launcher: Launcher,
     cmd: Sequence[str],
@@ -108,11 +113,20 @@ def run_command(
     else:
         line = [*py, "-m", "pytest", *cmd]
     line += [f"--benchmark-json={json_path}", f"--aorta-order-seed={seed}"]
+    line += gate_pass_rounds(rest)
     if lean:
         line.append("--aorta-lean-run")
     if only_file:
         line.append(f"--aorta-only-file={only_file}")
     return line
+
+
+def gate_pass_rounds(args: Sequence[str]) -> list[str]:
+    """``--aorta-kernel-pass-rounds`` at the gate's count (aorta/hw_queue/kernel_pass.py)
+    unless the command gives its own."""
+    if any(a == KERNEL_PASS_OPTION or a.startswith(KERNEL_PASS_OPTION + "=") for a in args):
+        return []
+    return [f"{KERNEL_PASS_OPTION}={GATE_KERNEL_PASS_ROUNDS}"]
 
 
 def pair_order(pair: int) -> tuple[str, str]:

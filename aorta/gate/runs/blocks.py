@@ -9,7 +9,7 @@ a baseline with run k of a candidate cut the median between-run noise of the 66 
 0.70% (issue 45). Only runs of the kind ``lean`` (or a full run that measured as a lean one does: nothing in
 it would have run otherwise) are samples; a full run of hardware-queue benchmarks is the check run.
 
-Pure: plain numbers in, plain numbers out (DESIGN.md, "Design the runs as an experiment").
+Pure: plain numbers in, plain numbers out (docs/gate.md, "Runs paired by block").
 """
 
 from __future__ import annotations
@@ -125,6 +125,38 @@ def pair(
         unpaired_ref=sum(len(v) for b, v in ref.items() if b not in cand),
         unpaired_cand=sum(len(v) for b, v in cand.items() if b not in ref),
     )
+
+
+def why_unpaired(
+    ref_blocks: Sequence[str | None], cand_blocks: Sequence[str | None], *, min_pairs: int = MIN_PAIRS
+) -> str | None:
+    """Why the two sides' runs cannot be paired (None where they can): said in the compare's header, so that a
+    compare judged as independent runs says what kept it from pairing (issue 55, item 6)."""
+    if not ref_blocks or any(b is None for b in ref_blocks):
+        return "the baseline's runs name no blocks (saved by an older aorta, or by one run)"
+    if not cand_blocks or any(b is None for b in cand_blocks):
+        return "this run's runs name no blocks"
+    shared = set(ref_blocks) & set(cand_blocks)
+    if len(shared) >= max(min_pairs, 2):
+        return None
+    ref_kinds, cand_kinds = {_kind(b) for b in ref_blocks}, {_kind(b) for b in cand_blocks}
+    if not ref_kinds & cand_kinds:
+        return (
+            f"kinds differ: the baseline's runs are {', '.join(sorted(ref_kinds))}, this run's "
+            f"{', '.join(sorted(cand_kinds))} (save and compare with one aorta: both run lean samples)"
+        )
+    if not {_selection(b) for b in ref_blocks} & {_selection(b) for b in cand_blocks}:
+        return "the two sides ran other benchmarks (their selections differ)"
+    return f"{len(shared)} shared block(s), {max(min_pairs, 2)} needed to pair (save the baseline with more runs)"
+
+
+def _kind(key: str | None) -> str:
+    parts = str(key).split(", ")
+    return parts[1] if len(parts) > 2 else "?"
+
+
+def _selection(key: str | None) -> str:
+    return str(key).rsplit("selection ", 1)[-1]
 
 
 def _by_block(values: Sequence[float], blocks: Sequence[str | None]) -> dict[str, list[float]]:

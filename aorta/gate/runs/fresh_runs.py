@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from aorta.gate.runs.ab import gate_pass_rounds
 from aorta.gate.runs.blocks import RUN_KEY, is_sample
 from aorta.gate.runs.child_process import call_to_end, ended, exit_status
+from aorta.gate.runs.run_wall import RunWall, run_wall
 from aorta.record.redact import env_secrets, redact_argv
 from aorta.timing.slowdown import UNITS_ENV
 
@@ -69,7 +71,7 @@ def child_args(
         out.append(f"--aorta-only-file={only_file}")
     if lean:
         out.append("--aorta-lean-run")
-    return out
+    return out + gate_pass_rounds(out)
 
 
 def without_parent_options(args: Sequence[str]) -> list[str]:
@@ -122,10 +124,24 @@ class ChildRun:
         ""  # "exit 1", "killed by signal 9 (SIGKILL), exit 137" (aorta.gate.runs.child_process.ended)
     )
     sample: bool = True  # its figures are samples (a check run's are not: aorta.gate.runs.blocks)
+    lean_estimate_s: float | None = None  # a full run's guess at a lean run's wall (aorta.gate.runs.run_wall)
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and self.json_path.is_file()
+
+
+def wall_of(child: ChildRun, kind: str) -> RunWall:
+    """Where ``child``'s wall went, from the record it wrote in its JSON (``aorta.gate.runs.run_wall``)."""
+    return run_wall(kind, child.wall_s, _read_doc(child.json_path))
+
+
+def _read_doc(json_path: Path) -> dict | None:
+    try:
+        doc = json.loads(json_path.read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def recorded_sample(json_path: Path) -> bool:
@@ -157,6 +173,7 @@ def run_children(
     only: Sequence[str] | None = None,
     say: Callable[[str], None] = print,
     env: Mapping[str, str] | None = None,
+    lean: bool = False,
 ) -> list[ChildRun]:
     """Run ``python -m pytest <args>`` ``count`` times in fresh processes, one after another, each
     writing ``<out_dir>/<kind><k>.json`` and its output to ``<kind><k>.log``; stops at the first that
@@ -174,6 +191,7 @@ def run_children(
             only_file=only_file,
             say=say,
             env=env,
+            lean=lean,
         )
         done.append(run)
         if not run.ok:
@@ -234,15 +252,17 @@ def run_child(
             stderr=subprocess.STDOUT,
         )
     code = exit_status(raw)  # killed by signal 9: 137, not -9 (which pytest would give as 247)
+    took = time.monotonic() - start
     run = ChildRun(
         label,
         code,
         json_path,
         log_path,
-        time.monotonic() - start,
+        took,
         lean,
         ended(raw),
         recorded_sample(json_path),
+        None if lean else run_wall("full", took, _read_doc(json_path)).lean_estimate_s(),
     )
     state = "ok" if run.ok else f"FAILED ({run.ended}{'' if json_path.is_file() else ', no JSON'})"
     say(f"aorta gate: {label}{' (lean)' if lean else ''}: {state} in {run.wall_s:.1f} s, log {log_path}")

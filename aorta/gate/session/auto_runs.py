@@ -90,14 +90,20 @@ class AutoOutcome:
 
     def predicted_wall(self, only: Sequence[str] | None) -> float:
         """The wall the next lean run of ``only`` is planned at: the slowest lean run of that selection so
-        far, else of any larger one, else a share of the check run's (``FIRST_LEAN_SHARE``)."""
+        far, else of any larger one, else the check run's wall less the work it recorded that a lean run skips
+        (``ChildRun.lean_estimate_s``), else a share of the check run's (``FIRST_LEAN_SHARE``: a check run that
+        recorded nothing of its wall)."""
         lean = [c for c in self.samples if c.lean]
         same = [c.wall_s for c in lean if self.selections.get(c.label) == (tuple(only) if only else None)]
         if same:
             return max(same)
         if lean:
             return max(c.wall_s for c in lean)
-        return self.check.wall_s * FIRST_LEAN_SHARE if self.check is not None else 0.0
+        if self.check is None:
+            return 0.0
+        if self.check.lean_estimate_s is not None:  # the check run less what a lean run skips (run_wall)
+            return self.check.lean_estimate_s
+        return self.check.wall_s * FIRST_LEAN_SHARE
 
 
 def run_auto(
@@ -137,7 +143,13 @@ def run_auto(
         fits = int(left // guess) if guess > 0 and math.isfinite(left) else cap
         say(
             f"check run {out.check.wall_s:.0f} s ({'a sample' if out.check.sample else 'not a sample'}); "
-            f"repeat runs planned at {guess:.0f} s each until one is measured: the budget holds about "
+            f"repeat runs planned at {guess:.0f} s each"
+            + (
+                " (the check run less the checks and passes a repeat run skips)"
+                if out.check.lean_estimate_s
+                else ""
+            )
+            + " until one is measured: the budget holds about "
             f"{min(fits, cap)} more"
             + (" (fewer than 3: the first look comes at the budget's end)" if fits < 3 and judge else "")
         )
@@ -202,7 +214,7 @@ def run_ids(outcome: AutoOutcome) -> tuple[list[str], list[str]]:
     return full, rest
 
 
-def time_line(outcome: AutoOutcome) -> str:
+def time_line(outcome: AutoOutcome, what: str = "auto") -> str:
     """Where an auto gate's wall went: full runs, lean runs, and why it stopped."""
     lean_walls = [c.wall_s for c in outcome.children if c.lean]
     parts = [f"{len(outcome.children)} run(s) {sum(c.wall_s for c in outcome.children):.0f} s"]
@@ -212,4 +224,4 @@ def time_line(outcome: AutoOutcome) -> str:
         )
     if lean_walls:
         parts.append(f"repeat runs {min(lean_walls):.0f}-{max(lean_walls):.0f} s each")
-    return "aorta gate: auto: " + ", ".join(parts) + f"; stopped at {outcome.stop_reason}"
+    return f"aorta gate: {what}: " + ", ".join(parts) + f"; stopped at {outcome.stop_reason}"

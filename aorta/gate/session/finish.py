@@ -13,11 +13,12 @@ from aorta.gate.baselines.save_line import one_run_hint
 from aorta.gate.comparison.compare import NOTHING_COMPARED, compare_runs
 from aorta.gate.outputs.outputs import write_outputs
 from aorta.gate.outputs.render import overall_exit, terminal_lines
-from aorta.gate.runs import empty_run
+from aorta.gate.runs import blocks, empty_run
 from aorta.gate.session import auto_runs
-from aorta.gate.session.fresh import candidate, confirm_suspects, time_line, write_combined
+from aorta.gate.session.fresh import candidate, confirm_suspects, time_line, wall_report, write_combined
 from aorta.gate.session.options import DEFAULT_GATE_RUNS, GateOptions, rank
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, GateState, baseline_label
+from aorta.record.run_samples import stored_runs
 
 
 def finish_gate(session: pytest.Session, exitstatus: int) -> None:
@@ -65,8 +66,8 @@ def finish_gate(session: pytest.Session, exitstatus: int) -> None:
         label = f"this run ({opts.runs} fresh processes)" if opts.orchestrates else "this run"
         ref_label = baseline_label(baseline, state.baseline_path)
         comp = compare_runs(baseline, run, opts.settings, ref_label=ref_label, cand_label=label)
-        if state.auto is not None:
-            comp = state.auto.comparison or comp
+        if state.auto is not None and state.auto.comparison is not None:  # auto: judged at its looks
+            comp = state.auto.comparison
         elif int(exitstatus) == 0 and not comp.refused:
             extra = confirm_suspects(config, opts, state, comp)
             failed = next((c for c in state.children if not c.ok), None)
@@ -84,18 +85,25 @@ def finish_gate(session: pytest.Session, exitstatus: int) -> None:
         state.comparison = comp
         code = overall_exit([comp])
         state.lines += terminal_lines(comp, verbose=config.getoption("verbose") > 0)
+        walls = wall_report(state)
         if rank() == 0:
             try:
                 state.lines += write_outputs(
-                    [comp], code, verdict_json=opts.verdict_json, markdown_path=opts.markdown
+                    [comp],
+                    code,
+                    verdict_json=opts.verdict_json,
+                    markdown_path=opts.markdown,
+                    budget=walls.as_dict() if walls is not None else None,
                 )
             except OSError as exc:
                 state.lines.append(f"aorta gate: could not write the verdict files: {exc}")
                 code = code or int(pytest.ExitCode.USAGE_ERROR)
     if state.auto is not None:
-        state.lines.append(auto_runs.time_line(state.auto))
+        state.lines.append(auto_runs.time_line(state.auto, "auto" if opts.auto else f"{opts.runs} runs"))
     elif state.children:
         state.lines.append(time_line(state.children))
+    walls = wall_report(state)
+    state.lines += walls.lines("aorta gate") if walls is not None else []
     if opts.save_name:
         line, saved = save_run(run, opts.save_name, opts, config, int(exitstatus), code)
         state.lines.append(line)
@@ -164,10 +172,20 @@ def save_run(
         if n_runs == 1
         else f"{n_runs} runs"
     )
-    profile = (bl.load_run(path).get("aorta_baseline") or {}).get("noise_profile") or {}
+    saved = bl.load_run(path)
+    profile = (saved.get("aorta_baseline") or {}).get("noise_profile") or {}
     total = profile.get("gateable", 0) + profile.get("not_gateable", 0)
     noise = (
         f"; noise profile: {profile.get('gateable', 0)} of {total} figures gateable (MDE at most "
         f"{opts.settings.max_mde * 100:.3g}% with {DEFAULT_GATE_RUNS} candidate runs)"
     )
-    return f"baseline {save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks, {runs}){noise}", True
+    n_blocks = len(blocks.paired_seeds(stored_runs(saved)))
+    pairs = (
+        f"; {n_blocks} lean blocks a later compare pairs with (its runs past {n_blocks} repeat them)"
+        if n_blocks
+        else ""
+    )
+    return (
+        f"baseline {save_name!r} saved: {path} ({len(run['benchmarks'])} benchmarks, {runs}){noise}{pairs}",
+        True,
+    )

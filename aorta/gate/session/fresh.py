@@ -3,13 +3,15 @@ decided or the budget ends), the confirmation runs of suspects, and the candidat
 
 from __future__ import annotations
 
+import math
+import time
 from pathlib import Path
 
 import pytest
 
 from aorta.gate.baselines import baseline as bl
 from aorta.gate.comparison.compare import Comparison, compare_runs
-from aorta.gate.runs import blocks, fresh_runs
+from aorta.gate.runs import blocks, fresh_runs, run_wall
 from aorta.gate.session import auto_runs
 from aorta.gate.session.options import GateOptions, rank
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, GateState, baseline_label, say_to
@@ -45,7 +47,9 @@ def run_in_fresh_processes(session: pytest.Session) -> bool | None:
         state.json_target = bs.json  # written here, from the children's runs (write_combined)
         bs.json = None  # pytest-benchmark would only say it has nothing to save
     state.runs_dir = fresh_runs.runs_dir(opts.runs_root)
-    if opts.auto:
+    if opts.auto or opts.save_name or opts.compare_ref:
+        # a gate's runs, N of them or auto, are one kind of sample: a check run, then lean runs on the
+        # baseline's blocks, so that a fixed-N baseline and an auto compare pair, and back (issue 55, item 6)
         state.auto = run_auto_gate(config, opts, state)
         state.children = state.auto.children
         return True
@@ -60,9 +64,10 @@ def run_in_fresh_processes(session: pytest.Session) -> bool | None:
 
 
 def run_auto_gate(config: pytest.Config, opts: GateOptions, state: GateState) -> auto_runs.AutoOutcome:
-    """``--aorta-runs auto``: a check run, then lean runs until every figure is decided (comparing) or the
-    budget ends (saving). Comparing with a baseline whose runs name their blocks, run k takes the seed of the
-    baseline's k-th sample block and every benchmark, so each run has a partner (``aorta.gate.runs.blocks``)."""
+    """A gate's runs: a check run, then lean runs: ``--aorta-runs N`` of them, or with ``auto`` until every
+    figure is decided (comparing) or the budget ends (saving). Comparing with a baseline whose runs name their blocks, run k takes the seed of the
+    baseline's k-th sample block (``block_seed``) and every benchmark, so each run has a partner
+    (``aorta.gate.runs.blocks``)."""
     assert state.runs_dir is not None
     out_dir, say = state.runs_dir, say_to(config)
     only_files: dict[tuple[str, ...], Path | None] = {}
@@ -73,14 +78,14 @@ def run_auto_gate(config: pytest.Config, opts: GateOptions, state: GateState) ->
         key = tuple(only) if only is not None else ()
         if key not in only_files:
             only_files[key] = fresh_runs.write_only_file(out_dir, f"look{len(only_files)}", only)
-        label = "check run" if k == 0 else f"run {k}/auto"
+        label = "check run" if k == 0 else f"run {k}/{'auto' if opts.auto else opts.runs}"
         return fresh_runs.run_child(
             config.invocation_params.args,
             cwd=config.invocation_params.dir,
             out_dir=out_dir,
             name="check" if k == 0 else f"run{k}",
             label=label + (f" ({len(only)} undecided benchmark(s))" if only is not None else ""),
-            seed=0 if k == 0 else (seeds[k - 1] if k - 1 < len(seeds) else k),
+            seed=0 if k == 0 else block_seed(seeds, k),
             only_file=only_files[key],
             lean=lean,
             say=say,
@@ -93,15 +98,22 @@ def run_auto_gate(config: pytest.Config, opts: GateOptions, state: GateState) ->
 
     outcome = auto_runs.run_auto(
         start,
-        sequential.Budget(opts.budget_s),
-        judge=judge if state.baseline is not None else None,
+        sequential.Budget(opts.budget_s) if opts.auto else sequential.Budget(math.inf, max_runs=opts.runs),
+        judge=judge if state.baseline is not None and opts.auto else None,
         restrict=not seeds,
-        max_samples=(len(seeds) + blocks.check_was_sample(entries)) if seeds else None,
         say=lambda line: say(f"aorta gate: {line}"),
     )
     for line in outcome.looks:
         say(f"aorta gate: {line}")
     return outcome
+
+
+def block_seed(seeds: list[int], k: int) -> int:
+    """Run k's order seed (k >= 1): the baseline's k-th sample block's, and past its last block, its blocks
+    again in turn (replicates: ``aorta.gate.runs.blocks.pair`` averages a block's runs before pairing, so a
+    compare whose budget holds more runs than the baseline has blocks spends them, issue 55); k itself where
+    the baseline names no blocks."""
+    return seeds[(k - 1) % len(seeds)] if seeds else k
 
 
 def auto_docs(outcome_full, restricted, check) -> tuple[list[dict], list[str], dict | None]:
@@ -163,10 +175,28 @@ def confirm_suspects(
         kind="confirm",
         first_seed=opts.runs + 1,
         only=suspects,
+        lean=True,  # measured as the samples they join (a full run reads otherwise: issue 45)
         say=say_to(config),
     )
     state.children += done
     return [bl.load_run(c.json_path) for c in done if c.ok]
+
+
+def wall_report(state: GateState) -> run_wall.WallReport | None:
+    """Where this gate's wall went, by run kind (None where it ran no fresh runs)."""
+    if not state.children:
+        return None
+    check = state.auto.check if state.auto is not None else None
+    runs = []
+    for c in state.children:
+        if c is check:
+            kind = "check"
+        elif c.label.startswith("confirm"):
+            kind = "confirm"
+        else:
+            kind = "lean" if c.lean else "full"
+        runs.append(fresh_runs.wall_of(c, kind))
+    return run_wall.report(runs, time.monotonic() - state.started)
 
 
 def time_line(children: list[fresh_runs.ChildRun]) -> str:

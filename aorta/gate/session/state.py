@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,9 @@ class GateState:
     auto: auto_runs.AutoOutcome | None = None  # --aorta-runs auto: its runs, looks and why it stopped
     comparison: Comparison | None = None
     lines: list[str] = field(default_factory=list)
+    started: float = field(
+        default_factory=time.monotonic
+    )  # the gate's start (its wall: aorta.gate.runs.run_wall)
 
 
 GATE_OPTIONS = pytest.StashKey[GateOptions]()
