@@ -498,8 +498,8 @@ def _record(
     figures.details["host_phase_s"] = phases.seconds
     figures.details["timed_s"] = round(timed.run.host_total_ms / 1e3, 4)
     skipped: tuple[str, ...] = ("check", "stream_work_check")
-    if not workload.has_kernel_figures():
-        skipped += ("kernel_pass", "labelled_pass")
+    if not workload.has_kernel_figures():  # no pass in a lean run, and no figures read from one
+        skipped += ("kernel_pass", "labelled_pass", "figures")
     figures.details["lean_skips_s"] = round(sum(phases.seconds.get(k, 0.0) for k in skipped), 4)
     record = BenchRecord(
         workload=workload.spec.name,
