@@ -33,7 +33,7 @@ from aorta.gate.session.auto_runs import AutoOutcome, run_auto, time_line
 from aorta.gate.stats.sequential import LOOKS, Budget, parse_budget
 from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_file
-from aorta.record.redact import env_secrets, redact_argv
+from aorta.record.redact import env_secrets, redact_argv, redact_launcher
 from aorta.stats.option_values import parse_whole
 from aorta.timing.slowdown import UNITS_ENV
 
@@ -212,6 +212,10 @@ def run_ab(args: argparse.Namespace) -> int:
         check_command(command)
         a = parse_launcher("--a", args.a, args.label_a)
         b = parse_launcher("--b", args.b, args.label_b)
+        args.a, args.b = (
+            redact_launcher(args.a),
+            redact_launcher(args.b),
+        )  # no secret shown or stored past here
         check_launcher("--a", args.a, a)
         check_launcher("--b", args.b, b)
         for launcher in (a, b):

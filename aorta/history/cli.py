@@ -21,6 +21,7 @@ from aorta.history.store import (
     HistoryError,
     HistoryWriteError,
     add_runs,
+    is_postgresql,
     open_store,
     parse_history_url,
 )
@@ -121,7 +122,7 @@ def history_inputs(args: argparse.Namespace) -> dict[str, str]:
         url = _url(args)
     except ValueError:
         return {}
-    return {} if "://" in url else {"the history database (--history)": url}
+    return {} if "://" in url or is_postgresql(url) else {"the history database (--history)": url}
 
 
 def _now() -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
@@ -23,7 +24,16 @@ from typing import Any
 from aorta.history.run_rows import RunRow, VerdictRow
 from aorta.history.schema import SCHEMA_VERSION, statements
 from aorta.record.output_paths import check_path_names
-from aorta.record.redact import redact_argv, redact_text, redact_url, url_password, url_secrets
+from aorta.record.redact import (
+    LIBPQ_KEYWORDS,
+    conninfo_secrets,
+    libpq_fields,
+    redact_argv,
+    redact_conninfo,
+    redact_text,
+    redact_url,
+    url_password,
+)
 
 DEFAULT_PATH = Path(".aorta") / "history.db"
 BUSY_TIMEOUT_MS = 60_000  # a writer waits this long for another to commit before giving up
@@ -95,16 +105,33 @@ def _sqlite_refusal(p: Path, exc: BaseException) -> HistoryError:
     )
 
 
+def is_postgresql(url: str) -> bool:
+    """A PostgreSQL history: a ``postgresql://`` URL or a libpq key=value string (``host=h dbname=d``)."""
+    return url.startswith(("postgresql://", "postgres://")) or libpq_fields(url) is not None
+
+
+_KEY_VALUE = re.compile(r"^\s*[A-Za-z_]+\s*=")
+
+
 def parse_history_url(text: str) -> str:
-    """``--aorta-history`` / ``--history``: a SQLite file path (or ``sqlite:///path``) or a
-    ``postgresql://`` URL; ``ValueError`` naming the value and what is allowed."""
+    """``--aorta-history`` / ``--history``: a SQLite file path (or ``sqlite:///path``), a ``postgresql://``
+    URL or a libpq key=value string (``host=h dbname=d user=u password=pw``, PostgreSQL's own form); ``ValueError``
+    naming the value and what is allowed. Text that starts as key=value and is not libpq's is refused, never taken
+    as a file name (issue 56: a file named with the password was created, and the shared history never got the
+    run)."""
     value = str(text).strip()
     if not value:
         raise ValueError(
             "--aorta-history='': give a SQLite file (e.g. .aorta/history.db) or a postgresql:// URL"
         )
-    if value.startswith(("postgresql://", "postgres://")):
+    if is_postgresql(value):
         return value
+    if _KEY_VALUE.match(value) and "://" not in value:
+        raise ValueError(
+            f"--aorta-history={redact_conninfo(value)!r}: reads as key=value but not as a libpq connection "
+            f"string (keywords: {', '.join(sorted(LIBPQ_KEYWORDS))}); for a SQLite file whose name holds '=', "
+            "write it as ./NAME"
+        )
     if "://" in value and not value.startswith("sqlite:///"):
         raise ValueError(
             f"--aorta-history={redact_url(value)!r}: unknown scheme {value.split('://')[0]!r}; allowed: a file path, "
@@ -239,25 +266,39 @@ class HistoryStore:
         return int(self.execute(q).fetchone()[0])
 
     def migrate(self) -> int:
-        """Create or migrate the schema to ``SCHEMA_VERSION`` in one transaction; refuse a newer one. A history
-        already at this version is only read (no write lock: a reader is never held up by a writer)."""
-        found = self.version()
+        """Create or migrate the schema to ``SCHEMA_VERSION`` in one transaction; refuse a newer one. Every read
+        of the store's state is made where it cannot straddle another writer's migration (issue 56: two catalog
+        reads outside the lock saw a half-made history, "4 tables but none is aorta's", and refused it):
+        PostgreSQL reads it under the advisory lock that guards the migration; SQLite reads it in one snapshot
+        (a read transaction), then again under its write lock before migrating. A history already at this version
+        is only read (no write lock: a reader is never held up by a writer)."""
+        if self.dialect == "postgresql":
+            with self.transaction():
+                self.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+                return self._migrate_held()
+        self.conn.execute("BEGIN")  # one snapshot: both catalog reads see the same committed state
+        try:
+            found = self.version()
+        finally:
+            self.conn.execute("COMMIT")
         if found == SCHEMA_VERSION:
             return found
         with self.transaction():
-            if self.dialect == "postgresql":
-                self.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
-            found = self.version()
-            if found > SCHEMA_VERSION:
-                raise HistoryError(
-                    f"{self.where}: history schema version {found} was written by a newer aorta; this aorta "
-                    f"reads up to version {SCHEMA_VERSION}: update aorta (the database is left as it is)"
-                )
-            if found < SCHEMA_VERSION:
-                for stmt in statements(self.dialect, found):
-                    self.execute(stmt)
-                self.execute("DELETE FROM aorta_schema")
-                self.execute("INSERT INTO aorta_schema (version) VALUES (?)", (SCHEMA_VERSION,))
+            return self._migrate_held()
+
+    def _migrate_held(self) -> int:
+        """The migration, with the lock that guards it held: the version read again, then raised."""
+        found = self.version()
+        if found > SCHEMA_VERSION:
+            raise HistoryError(
+                f"{self.where}: history schema version {found} was written by a newer aorta; this aorta "
+                f"reads up to version {SCHEMA_VERSION}: update aorta (the database is left as it is)"
+            )
+        if found < SCHEMA_VERSION:
+            for stmt in statements(self.dialect, found):
+                self.execute(stmt)
+            self.execute("DELETE FROM aorta_schema")
+            self.execute("INSERT INTO aorta_schema (version) VALUES (?)", (SCHEMA_VERSION,))
         return found
 
     # ------------------------------------------------------------------ writing
@@ -420,24 +461,23 @@ def _open_postgresql(url: str) -> HistoryStore:
         import psycopg
     except ImportError:
         raise HistoryError(
-            f"{redact_url(url)}: a PostgreSQL history needs psycopg 3: pip install 'aorta[postgresql]'"
+            f"{redact_conninfo(url)}: a PostgreSQL history needs psycopg 3: pip install 'aorta[postgresql]'"
         ) from None
-    secret = url_secrets(url)
+    secret = conninfo_secrets(url)
     try:
         conn = psycopg.connect(url, autocommit=True)
     except psycopg.Error as exc:
         hint = "; a password that holds @ is written %40 in a URL" if "@" in url_password(url) else ""
         said = redact_text(str(exc).strip(), secret)
-        raise HistoryError(f"{redact_url(url)}: cannot connect: {said}{hint}") from None
-    return HistoryStore(conn, "postgresql", redact_url(url), tuple(secret))
+        raise HistoryError(f"{redact_conninfo(url)}: cannot connect: {said}{hint}") from None
+    return HistoryStore(conn, "postgresql", redact_conninfo(url), tuple(secret))
 
 
 def open_store(url: str, *, create: bool = True, write: bool = True) -> HistoryStore:
     """Open the history at ``url`` (a parsed ``parse_history_url``), creating or migrating its schema. With
     ``create=False`` a SQLite file that does not exist is ``HistoryMissing``; with ``write=False`` (a command
     that only reads) one on a read-only place is read as it is. Locked, read-only, missing and damaged are told apart."""
-    postgres = url.startswith(("postgresql://", "postgres://"))
-    store = _open_postgresql(url) if postgres else _open_sqlite(url, create, write)
+    store = _open_postgresql(url) if is_postgresql(url) else _open_sqlite(url, create, write)
     try:
         store.migrate()
     except HistoryError:
