@@ -212,10 +212,8 @@ def run_ab(args: argparse.Namespace) -> int:
         check_command(command)
         a = parse_launcher("--a", args.a, args.label_a)
         b = parse_launcher("--b", args.b, args.label_b)
-        args.a, args.b = (
-            redact_launcher(args.a),
-            redact_launcher(args.b),
-        )  # no secret shown or stored past here
+        # no secret shown or stored past here (issue 56): the launchers hold the real settings
+        args.a, args.b = redact_launcher(args.a), redact_launcher(args.b)
         check_launcher("--a", args.a, a)
         check_launcher("--b", args.b, b)
         for launcher in (a, b):

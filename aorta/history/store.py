@@ -34,6 +34,7 @@ from aorta.record.redact import (
     redact_url,
     url_password,
 )
+from aorta.record.storage_faults import fault_words, folder_fault
 
 DEFAULT_PATH = Path(".aorta") / "history.db"
 BUSY_TIMEOUT_MS = 60_000  # a writer waits this long for another to commit before giving up
@@ -85,8 +86,37 @@ def _unwritable(path: Path) -> bool:
     return not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK))
 
 
+class HistoryStorageFault(HistoryWriteError):
+    """The place the history lives cannot be written now (no space, over quota, an I/O error): the history is
+    not damaged (exit 3, as a run not written)."""
+
+
+def _storage_fault(p: Path) -> str | None:
+    """What stops a write beside ``p`` now, in words (no space, quota, read-only), or None."""
+    fault = folder_fault(p.parent if str(p.parent) else Path("."))
+    return None if fault is None else fault_words(fault)
+
+
+def _sound_sqlite(p: Path) -> bool:
+    """``p`` reads as a sound SQLite database (its header, then ``PRAGMA quick_check`` read-only): a write that
+    failed on it is a fault of the place, not of the history."""
+    try:
+        with open(p, "rb") as fh:
+            if not fh.read(16).startswith(b"SQLite format 3\0"):
+                return False
+        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        try:
+            return conn.execute("PRAGMA quick_check").fetchone() == ("ok",)
+        finally:
+            conn.close()
+    except (OSError, sqlite3.DatabaseError):
+        return False
+
+
 def _sqlite_refusal(p: Path, exc: BaseException) -> HistoryError:
-    """Why a SQLite history cannot be used, told apart: locked by a writer, read-only here, or damaged."""
+    """Why a SQLite history cannot be used, told apart: locked by a writer, read-only here, no space or quota
+    (issue 56: a full disk was called "damaged ... move it aside"), or damaged: said only of a file that does
+    not read as a sound SQLite database."""
     text = str(exc)
     if "locked" in text or "busy" in text:
         return HistoryLocked(
@@ -98,6 +128,16 @@ def _sqlite_refusal(p: Path, exc: BaseException) -> HistoryError:
             f"{p}: is read-only here (a read-only file, folder or mount): the history is not damaged, but aorta "
             "cannot write it or its journal beside it; give a writable --history, or copy the file somewhere "
             "writable"
+        )
+    fault = _storage_fault(p)
+    if fault is not None:
+        return HistoryStorageFault(
+            f"{p}: cannot be written here: {fault}; the history is not damaged ({exc})"
+        )
+    if _sound_sqlite(p):
+        return HistoryWriteError(
+            f"{p}: could not be opened for writing ({exc}), though it reads as a sound SQLite history: it is not "
+            "damaged; check the space, quota and permissions of its folder and run again"
         )
     return HistoryError(
         f"{p}: is not a readable SQLite history ({exc}): a damaged file, or not a database; "
@@ -428,6 +468,32 @@ class HistoryStore:
         )
 
 
+def _read_only_connection(p: Path, why: str) -> sqlite3.Connection:
+    """``p`` opened for reading where nothing can be written beside it (``why``: a read-only place, a full disk),
+    in its latest committed state or refused (issue 56: a history copied with its write-ahead log, or on a
+    read-only mount, was read in an older state without a word). Without a write-ahead log the file is that
+    state; with one, SQLite reads it read-only where it can, and otherwise the history is refused."""
+    uri = p.resolve().as_uri()
+    wal = Path(f"{p}-wal")
+    if not (wal.exists() and wal.stat().st_size > 0):
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.DatabaseError:
+        conn = None
+    if conn is not None:
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # reads the log's commits too
+            return conn
+        except sqlite3.DatabaseError:
+            conn.close()
+    raise HistoryError(
+        f"{p}: {why}, and its write-ahead log {wal} holds commits not yet in the file, which SQLite cannot read "
+        "without writing beside it: aorta will not show an older state; copy the file with its -wal and -shm "
+        "to a writable folder and read it there"
+    )
+
+
 def _open_sqlite(path: str, create: bool, write: bool) -> HistoryStore:
     p = Path(path)
     if not create and not os.path.isfile(p):
@@ -437,22 +503,27 @@ def _open_sqlite(path: str, create: bool, write: bool) -> HistoryStore:
         )
     read_only = not write and _unwritable(p)
     try:
-        if read_only:  # a history on a read-only mount is read as it is: no journal can be made beside it
-            conn = sqlite3.connect(
-                f"{p.resolve().as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None
-            )
+        if read_only:  # a history on a read-only place is read as it is: no journal can be made beside it
+            conn = _read_only_connection(p, "is on a read-only place (file, folder or mount)")
         else:
             p.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(p, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute(
-                "PRAGMA journal_mode = WAL"
-            )  # readers never block the writer, a killed writer rolls back
-            conn.execute("PRAGMA foreign_keys = ON")
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                conn.execute(
+                    "PRAGMA journal_mode = WAL"
+                )  # readers never block the writer; a killed one rolls back
+                conn.execute("PRAGMA foreign_keys = ON")
+            except sqlite3.DatabaseError:
+                conn.close()
+                fault = None if write or not os.path.isfile(p) else _storage_fault(p)
+                if fault is None:
+                    raise
+                conn = _read_only_connection(p, f"cannot be opened for writing here ({fault})")
     except sqlite3.DatabaseError as exc:
         raise _sqlite_refusal(p, exc) from None
     except OSError as exc:
-        raise HistoryError(f"{p}: cannot be created: {exc.strerror or exc}") from None
+        raise HistoryError(f"{p}: cannot be created: {fault_words(exc)}") from None
     return HistoryStore(conn, "sqlite", str(p))
 
 
@@ -510,9 +581,11 @@ def add_runs(store: HistoryStore, runs: Sequence[RunRow], added_at: str) -> list
             if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "readonly" in str(exc)):
                 raise _sqlite_refusal(Path(store.where), exc) from None
             text = store.said(exc)
-            full = "full" in text.lower()
+            fault = _storage_fault(Path(store.where)) if store.dialect == "sqlite" else None
+            full = "full" in text.lower() and fault is None
             raise HistoryWriteError(
-                f"{store.where}: the run of {run.recorded_at} ({run.source}) could not be written: {text}"
+                f"{store.where}: the run of {run.recorded_at} ({run.source}) could not be written: "
+                + (f"{fault} ({text}); the history is not damaged" if fault else text)
                 + ("; free disk space and add it again" if full else "")
                 + "; nothing of it was kept, the runs before it are"
             ) from None
