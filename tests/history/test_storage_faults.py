@@ -104,7 +104,9 @@ def test_a_read_only_history_whose_log_cannot_be_read_is_refused_not_read_old(tm
     monkeypatch.setattr(history_store, "_unwritable", lambda p: True)
     real = sqlite3.connect
 
-    def connect(database, *a, **kw):  # as on a read-only mount without the -shm file: SQLite cannot open the log
+    def connect(
+        database, *a, **kw
+    ):  # as on a read-only mount without the -shm file: SQLite cannot open the log
         if "mode=ro" in str(database) and "immutable" not in str(database):
             raise sqlite3.OperationalError("unable to open database file")
         return real(database, *a, **kw)
