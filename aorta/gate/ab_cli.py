@@ -32,7 +32,7 @@ from aorta.gate.runs.fresh_runs import CHILD_ENV, ChildRun, recorded_sample, wri
 from aorta.gate.session.auto_runs import AutoOutcome, run_auto, time_line
 from aorta.gate.stats.sequential import LOOKS, Budget, parse_budget
 from aorta.record.output_arguments import output_argument
-from aorta.record.output_paths import OutputPathError, check_output_file
+from aorta.record.output_paths import OutputPathError, check_not_another_output, check_output_file
 from aorta.record.redact import env_secrets, redact_argv, redact_launcher
 from aorta.stats.option_values import parse_whole
 from aorta.timing.slowdown import UNITS_ENV
@@ -241,6 +241,12 @@ def run_ab(args: argparse.Namespace) -> int:
         )
         if verdict is not None and verdict.parent != out:
             check_output_file("--verdict-json", verdict)
+        for option, place in (
+            ("--markdown", args.markdown),
+            ("$GITHUB_STEP_SUMMARY", os.environ.get("GITHUB_STEP_SUMMARY")),
+        ):
+            if verdict is not None and place:  # the default verdict place is known only now
+                check_not_another_output(option, place, {"--verdict-json": verdict})
     except (AbError, OutputPathError) as exc:
         print(f"aorta ab: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -256,3 +256,29 @@ def test_the_map_holds_pytests_own_outputs():
     assert {"xmlpath", "log_file", "debug", "basetemp", "benchmark_json", "benchmark_storage"} <= set(
         OPTION_OUTPUTS
     )
+
+
+# aorta arguments whose name, metavar or help reads like a place, yet name none (a label, a count, a choice).
+ARGUMENT_NOT_PLACES = {
+    ("aorta list", "NAME"),
+    ("aorta noise", "--baseline-runs"),
+    ("aorta noise", "--candidate-runs"),
+    ("aorta report", "--reference"),
+    ("aorta trace merge", "--align"),
+    ("aorta stack", "--aorta-device"),
+    ("aorta sweep", "--label"),
+    ("aorta torchrun", "..."),
+}
+
+
+def test_every_aorta_argument_that_may_name_a_place_is_in_the_map():
+    """Walks every subcommand's every argument, by its name, metavar and help, not its metavar alone: one that
+    may name a place is a declared output, a listed input, or listed above as no place."""
+    unmapped = [
+        (prog, option_name(a))
+        for prog, a in _walk(build_parser())
+        if WRITES.search(" ".join([*a.option_strings, str(a.metavar or ""), str(a.help or ""), a.dest]))
+        and not getattr(a, ROLE, None)
+        and (prog, option_name(a)) not in ARGUMENT_INPUTS | ARGUMENT_NOT_PLACES
+    ]
+    assert not unmapped, f"declare with output_argument, or list as an input or no place here: {unmapped}"

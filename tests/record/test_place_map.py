@@ -198,3 +198,14 @@ def test_pytest_basetemp_may_not_hold_the_history(pytester):
     assert r.ret == EXIT_PYTEST_USAGE
     assert f"--basetemp {history.parent}: holds the history database" in r.stderr.str()
     assert history.exists()
+
+
+def test_ab_refuses_markdown_on_its_default_verdict_place(tmp_path, capsys):
+    out = tmp_path / "ab"
+    code = main(
+        ["ab", "--a", "", "--b", "", "--out", str(out), "--markdown", str(out / "verdict.json"), "--", "x"]
+    )
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE, err
+    assert f"--markdown {out / 'verdict.json'}: is also --verdict-json" in err
+    assert not out.exists()
