@@ -38,6 +38,9 @@ OPTION_OUTPUTS: dict[str, tuple[str, str, Any]] = {
     "benchmark_storage": ("--benchmark-storage", "dir", "file://./.benchmarks"),
     "benchmark_histogram": ("--benchmark-histogram", "prefix", None),
     "benchmark_cprofile_dump": ("--benchmark-cprofile-dump", "prefix", None),
+    "reportlog": ("--report-log", "file", None),  # pytest-reportlog, where installed
+    "htmlpath": ("--html", "file", None),  # pytest-html, where installed
+    "resultlog": ("--resultlog", "file", None),  # pytest < 6
 }
 # Options that make another option's place written: --benchmark-save NAME and --benchmark-autosave write into
 # --benchmark-storage, its default included.
@@ -246,6 +249,9 @@ def check_option_outputs(
     """The same for a pytest run: ``options`` is ``vars(config.option)``; every declared output given is
     checked against every other option's existing file (the history, a baseline path, the configuration, the
     test files) and ``inputs``."""
+    history = options.get("aorta_history")
+    if isinstance(history, str) and history and "://" not in history and "=" not in history:
+        inputs = {**inputs, INPUT_NAMES["aorta_history"]: history}  # an input even before it is created
     every = {
         **inputs,
         **_existing_files(

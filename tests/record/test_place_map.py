@@ -209,3 +209,11 @@ def test_ab_refuses_markdown_on_its_default_verdict_place(tmp_path, capsys):
     assert code == EXIT_USAGE, err
     assert f"--markdown {out / 'verdict.json'}: is also --verdict-json" in err
     assert not out.exists()
+
+
+def test_pytest_refuses_junit_xml_on_a_history_not_yet_created(pytester):
+    history = pytester.path / "new-history.db"
+    pytester.makepyfile(RAISES)
+    r = pytester.runpytest_inprocess("--aorta-history", str(history), f"--junitxml={history}")
+    assert r.ret == EXIT_PYTEST_USAGE
+    assert f"--junitxml {history}: is the history database (--aorta-history)" in r.stderr.str()
