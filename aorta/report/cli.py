@@ -9,6 +9,7 @@ from pathlib import Path
 from aorta.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.record.output_arguments import output_argument, reads_folder
 from aorta.record.stop_signals import Stopped, stop_signals_raise
+from aorta.record.storage_faults import fault_words
 from aorta.report.errors import ReportInputError
 
 
@@ -78,7 +79,7 @@ def run_report(args: argparse.Namespace) -> int:
     except OSError as exc:  # disk full while building: the report is built aside, the old one stays
         print(
             f"aorta report: error: cannot write the report under --output {args.output}: "
-            f"{exc.strerror or exc}; the earlier report, if any, is unchanged",
+            f"{fault_words(exc)}; the earlier report, if any, is unchanged",
             file=sys.stderr,
         )
         return EXIT_WRITE_FAILED

@@ -155,3 +155,20 @@ def test_a_command_whose_write_fails_exits_3_with_one_line(tmp_path, monkeypatch
         and err.count("\n") == 1
     )
     assert not out.exists()
+
+
+def test_history_page_on_a_full_disk_says_the_fault_once(tmp_path, monkeypatch, capsys):
+    from test_history_cli import write_runs
+
+    db = str(tmp_path / "h.db")
+    assert main(["history", "--history", db, "add", *write_runs(tmp_path, n=2)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(atomic.os, "fsync", _disk_full)
+    out = tmp_path / "page.html"
+    assert main(["history", "--history", db, "page", str(out)]) == EXIT_WRITE_FAILED
+    err = capsys.readouterr().err
+    assert err == (
+        f"aorta history page: error: {out} could not be written: no space left on the device (ENOSPC): free "
+        "space there and run again\n"
+    )
+    assert not out.exists()
