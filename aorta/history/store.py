@@ -343,15 +343,15 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ writing
     def add_run(self, run: RunRow, added_at: str) -> int | None:
-        """Add one run, whole or not at all; its id, or None where the same run is already kept."""
+        """Add one run, whole or not at all; its id, or None where the same run is already kept. Whether it is
+        kept is asked by the insert itself (``ON CONFLICT DO NOTHING``), under the row lock of its key: a check
+        before the insert let two PostgreSQL writers of one run both see none, and the second then failed."""
         with self.transaction():
             key = run.run_key
-            if self.execute("SELECT id FROM runs WHERE run_key = ?", (key,)).fetchone():
-                return None
             cur = self.execute(
                 "INSERT INTO runs (run_key, recorded_at, added_at, machine_model, machine_id, host, "
                 "stack_label, fingerprint, source, commit_id, settings) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_key) DO NOTHING RETURNING id",
                 (
                     key,
                     run.recorded_at,
@@ -366,7 +366,10 @@ class HistoryStore:
                     json.dumps(run.settings, sort_keys=True),
                 ),
             )
-            run_id = int(cur.fetchone()[0])
+            row = cur.fetchone()
+            if row is None:  # the same run is kept already
+                return None
+            run_id = int(row[0])
             self.conn.cursor().executemany(
                 self._sql(
                     "INSERT INTO figures (run_id, benchmark, figure, value, unit, higher_is_better, samples) "

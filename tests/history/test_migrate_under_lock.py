@@ -82,3 +82,37 @@ def test_postgresql_takes_the_lock_before_reading_any_state():
     assert HistoryStore(Conn(), "postgresql", "pg").migrate() == SCHEMA_VERSION
     assert sent[0].startswith("SELECT pg_advisory_xact_lock"), sent
     assert history_store.MIGRATION_LOCK
+
+
+def test_two_writers_of_one_run_keep_it_once_and_neither_fails(history_url):
+    """The second writer's insert waits for the first's commit; it then keeps nothing, and says so (None)."""
+    from history_docs import run_doc
+
+    from aorta.history.run_rows import run_rows
+
+    (row,) = run_rows(run_doc("2026-11-25T00:00:00+00:00"), "run.json", "2026-11-29T00:00:00+00:00")
+    first, second = open_store(history_url), open_store(history_url)
+    result: dict = {}
+    try:
+        with first.transaction():
+            first.execute(
+                "INSERT INTO runs (run_key, recorded_at, added_at, machine_model, machine_id, host, stack_label, "
+                "fingerprint, source, commit_id, settings) VALUES (?, '2026', '2026', 'm', 'i', 'h', 's', '{}', "
+                "'x', 'c', '{}')",
+                (row.run_key,),
+            )
+            if (
+                first.dialect == "postgresql"
+            ):  # the second writer reaches its insert while the first holds the key
+                thread = threading.Thread(target=lambda: result.update(id=second.add_run(row, "2026")))
+                thread.start()
+                thread.join(1.0)
+        if first.dialect == "sqlite":
+            result["id"] = second.add_run(row, "2026")
+        else:
+            thread.join(30)
+        assert result == {"id": None}
+        assert first.count()[0] == 1
+    finally:
+        first.close()
+        second.close()
