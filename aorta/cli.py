@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from aorta.environment.stack_label import add_stack_arguments, run_stack
-from aorta.exit_codes import EXIT_USAGE
+from aorta.exit_codes import EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.gate.ab_cli import add_ab_arguments, run_ab
 from aorta.gate.cli import add_compare_arguments, run_compare
 from aorta.gate.noise_cli import add_noise_arguments, run_noise
@@ -17,6 +17,7 @@ from aorta.hw_queue.listing import add_list_arguments, run_list
 from aorta.launch.torchrun import add_torchrun_arguments, run_torchrun
 from aorta.record.output_arguments import check_parsed_outputs, chosen_parsers, mark_subcommands
 from aorta.record.output_paths import OutputPathError
+from aorta.record.storage_faults import WriteFailed
 from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
 from aorta.sweep.cli import add_sweep_arguments, run_sweep_command
 
@@ -74,7 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutputPathError as exc:
         print(f"{who}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    return run_until_stopped(who, lambda: args._run(args))  # Ctrl-C, SIGTERM, SIGHUP: 128 + N, one line
+    try:
+        return run_until_stopped(who, lambda: args._run(args))  # Ctrl-C, SIGTERM, SIGHUP: 128 + N, one line
+    except WriteFailed as exc:  # every writer's fault (aorta/record/atomic.py), one line: no traceback
+        print(f"{who}: error: {exc}", file=sys.stderr)
+        return EXIT_WRITE_FAILED
 
 
 if __name__ == "__main__":

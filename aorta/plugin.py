@@ -39,7 +39,7 @@ from aorta.options import (
     parse_warmup,
 )
 from aorta.record import BenchRecord, child_status, write_record
-from aorta.record.output_arguments import check_option_outputs
+from aorta.record.output_arguments import check_option_outputs, check_outputs
 from aorta.record.output_paths import OutputPathError
 from aorta.telemetry.throttle import AllRoundsThrottled
 from aorta.timeline import kernel_capture
@@ -305,6 +305,23 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     device = config.stash.get(DEVICE, None)
     if device is not None:  # no CUPTI detach left pending while the process exits (profiler_detach.py)
         device.settle_profiler()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """pytest writes ``--debug FILE`` as soon as the command line is parsed, before any plugin is configured:
+    checked here, on the options known this early (the history among them where aorta was pip-installed), so
+    ``--debug history.db`` is refused before pytest writes its log over the history (issue 56)."""
+    ns = early_config.known_args_namespace
+    debug = getattr(ns, "debug", None)
+    if not debug or hasattr(early_config, "workerinput"):
+        return
+    history = getattr(ns, "aorta_history", None)
+    inputs = {"the history database (--aorta-history)": history} if history and "://" not in history else {}
+    try:
+        check_outputs([("--debug", "file", debug)], inputs)
+    except OutputPathError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _check_outputs(config: pytest.Config) -> None:

@@ -35,8 +35,8 @@ from aorta.gate.runs.run_wall import report as wall_report
 from aorta.gate.session.auto_runs import AutoOutcome, run_auto, time_line
 from aorta.gate.stats.sequential import LOOKS, Budget, parse_budget
 from aorta.record.output_arguments import output_argument
-from aorta.record.output_paths import OutputPathError, check_output_file
-from aorta.record.redact import env_secrets, redact_argv
+from aorta.record.output_paths import OutputPathError, check_not_another_output, check_output_file
+from aorta.record.redact import env_secrets, redact_argv, redact_launcher
 from aorta.stats.option_values import parse_whole
 from aorta.timing.slowdown import UNITS_ENV
 
@@ -228,6 +228,8 @@ def run_ab(args: argparse.Namespace) -> int:
         check_command(command)
         a = parse_launcher("--a", args.a, args.label_a)
         b = parse_launcher("--b", args.b, args.label_b)
+        # no secret shown or stored past here (issue 56): the launchers hold the real settings
+        args.a, args.b = redact_launcher(args.a), redact_launcher(args.b)
         check_launcher("--a", args.a, a)
         check_launcher("--b", args.b, b)
         for launcher in (a, b):
@@ -255,6 +257,12 @@ def run_ab(args: argparse.Namespace) -> int:
         )
         if verdict is not None and verdict.parent != out:
             check_output_file("--verdict-json", verdict)
+        for option, place in (
+            ("--markdown", args.markdown),
+            ("$GITHUB_STEP_SUMMARY", os.environ.get("GITHUB_STEP_SUMMARY")),
+        ):
+            if verdict is not None and place:  # the default verdict place is known only now
+                check_not_another_output(option, place, {"--verdict-json": verdict})
     except (AbError, OutputPathError) as exc:
         print(f"aorta ab: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -27,11 +27,12 @@ from aorta.gate.outputs.outputs import write_outputs
 from aorta.gate.outputs.render import overall_exit, terminal_lines
 from aorta.gate.runs.blocks import LOOKS_KEY
 from aorta.gate.stats.samples import repeated_run_notes
-from aorta.record.output_arguments import output_argument
+from aorta.record.output_arguments import appends_step_summary, output_argument
 from aorta.record.output_paths import (
     OutputPathError,
     check_appendable,
     check_not_an_input,
+    check_not_another_output,
     check_output_file,
 )
 from aorta.stats.option_values import parse_alpha, parse_positive_ratio, parse_ratio
@@ -136,6 +137,7 @@ def parse_share(option: str, text: str) -> float:
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, default_place: str) -> None:
+    appends_step_summary(parser)
     output_argument(
         parser,
         "--verdict-json",
@@ -174,6 +176,8 @@ def _check_output_places(args: argparse.Namespace) -> None:
     if args.markdown:
         check_output_file("--markdown", args.markdown)
         check_not_an_input("--markdown", args.markdown, inputs)
+        if args.verdict_json:  # the default verdict place, known only now
+            check_not_another_output("--markdown", args.markdown, {"--verdict-json": args.verdict_json})
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         check_appendable("$GITHUB_STEP_SUMMARY", os.environ["GITHUB_STEP_SUMMARY"])
 

@@ -15,7 +15,6 @@ two runs in all: one run tells nothing about the noise between runs).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from aorta.exit_codes import EXIT_USAGE
@@ -23,7 +22,7 @@ from aorta.gate.baselines import baseline as bl
 from aorta.gate.cli import add_max_mde_argument, argtype
 from aorta.gate.stats.samples import baseline_runs, repeated_run_notes, run_keys, run_machines
 from aorta.gate.verdicts.verdict import DEFAULT_ALPHA
-from aorta.record import record_of
+from aorta.record import record_of, write_json_atomic
 from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_file
 from aorta.record.run_identity import repeats
@@ -194,6 +193,5 @@ def run_noise(args: argparse.Namespace) -> int:
             "candidate_runs": args.candidate_runs,
             "rows": rows,
         }
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1)
+        write_json_atomic(args.json, doc)  # whole or not at all (a full disk left a 0-byte file)
     return 0

@@ -21,10 +21,12 @@ from aorta.history.store import (
     HistoryError,
     HistoryWriteError,
     add_runs,
+    is_postgresql,
     open_store,
     parse_history_url,
 )
 from aorta.record.output_arguments import output_argument
+from aorta.record.storage_faults import fault_words
 
 HISTORY_ENV = "AORTA_HISTORY"  # the history to use where --history is not given
 MAX_KEEP_DAYS = 36_500  # --keep: 100 years back is as far as any history goes
@@ -121,7 +123,7 @@ def history_inputs(args: argparse.Namespace) -> dict[str, str]:
         url = _url(args)
     except ValueError:
         return {}
-    return {} if "://" in url else {"the history database (--history)": url}
+    return {} if "://" in url or is_postgresql(url) else {"the history database (--history)": url}
 
 
 def _now() -> str:
@@ -185,7 +187,10 @@ def run_history(args: argparse.Namespace) -> int:
     try:
         write_page(args.output, series, source=store.where)
     except OSError as exc:
-        print(f"aorta history page: error: {args.output} could not be written: {exc}", file=sys.stderr)
+        print(
+            f"aorta history page: error: {args.output} could not be written: {fault_words(exc)}",
+            file=sys.stderr,
+        )
         return EXIT_WRITE_FAILED
     print(f"aorta history: {len(series)} series on {args.output}")
     return EXIT_CLEAN
@@ -252,7 +257,10 @@ def _baseline(store, args: argparse.Namespace) -> int:
     try:
         write_json_atomic(args.output, doc)
     except OSError as exc:
-        print(f"aorta history baseline: error: {args.output} could not be written: {exc}", file=sys.stderr)
+        print(
+            f"aorta history baseline: error: {args.output} could not be written: {fault_words(exc)}",
+            file=sys.stderr,
+        )
         return EXIT_WRITE_FAILED
     n = len(doc["aorta_baseline"]["runs"])
     print(f"aorta history: {n} runs of {args.stack} as a baseline: {args.output}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
@@ -23,7 +24,17 @@ from typing import Any
 from aorta.history.run_rows import RunRow, VerdictRow
 from aorta.history.schema import SCHEMA_VERSION, statements
 from aorta.record.output_paths import check_path_names
-from aorta.record.redact import redact_argv, redact_text, redact_url, url_password, url_secrets
+from aorta.record.redact import (
+    LIBPQ_KEYWORDS,
+    conninfo_secrets,
+    libpq_fields,
+    redact_argv,
+    redact_conninfo,
+    redact_text,
+    redact_url,
+    url_password,
+)
+from aorta.record.storage_faults import fault_words, folder_fault
 
 DEFAULT_PATH = Path(".aorta") / "history.db"
 BUSY_TIMEOUT_MS = 60_000  # a writer waits this long for another to commit before giving up
@@ -75,8 +86,37 @@ def _unwritable(path: Path) -> bool:
     return not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK))
 
 
+class HistoryStorageFault(HistoryWriteError):
+    """The place the history lives cannot be written now (no space, over quota, an I/O error): the history is
+    not damaged (exit 3, as a run not written)."""
+
+
+def _storage_fault(p: Path) -> str | None:
+    """What stops a write beside ``p`` now, in words (no space, quota, read-only), or None."""
+    fault = folder_fault(p.parent if str(p.parent) else Path("."))
+    return None if fault is None else fault_words(fault)
+
+
+def _sound_sqlite(p: Path) -> bool:
+    """``p`` reads as a sound SQLite database (its header, then ``PRAGMA quick_check`` read-only): a write that
+    failed on it is a fault of the place, not of the history."""
+    try:
+        with open(p, "rb") as fh:
+            if not fh.read(16).startswith(b"SQLite format 3\0"):
+                return False
+        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        try:
+            return conn.execute("PRAGMA quick_check").fetchone() == ("ok",)
+        finally:
+            conn.close()
+    except (OSError, sqlite3.DatabaseError):
+        return False
+
+
 def _sqlite_refusal(p: Path, exc: BaseException) -> HistoryError:
-    """Why a SQLite history cannot be used, told apart: locked by a writer, read-only here, or damaged."""
+    """Why a SQLite history cannot be used, told apart: locked by a writer, read-only here, no space or quota
+    (issue 56: a full disk was called "damaged ... move it aside"), or damaged: said only of a file that does
+    not read as a sound SQLite database."""
     text = str(exc)
     if "locked" in text or "busy" in text:
         return HistoryLocked(
@@ -89,22 +129,49 @@ def _sqlite_refusal(p: Path, exc: BaseException) -> HistoryError:
             "cannot write it or its journal beside it; give a writable --history, or copy the file somewhere "
             "writable"
         )
+    fault = _storage_fault(p)
+    if fault is not None:
+        return HistoryStorageFault(
+            f"{p}: cannot be written here: {fault}; the history is not damaged ({exc})"
+        )
+    if _sound_sqlite(p):
+        return HistoryWriteError(
+            f"{p}: could not be opened for writing ({exc}), though it reads as a sound SQLite history: it is not "
+            "damaged; check the space, quota and permissions of its folder and run again"
+        )
     return HistoryError(
         f"{p}: is not a readable SQLite history ({exc}): a damaged file, or not a database; "
         "move it aside (aorta starts a new one) or restore it from a copy"
     )
 
 
+def is_postgresql(url: str) -> bool:
+    """A PostgreSQL history: a ``postgresql://`` URL or a libpq key=value string (``host=h dbname=d``)."""
+    return url.startswith(("postgresql://", "postgres://")) or libpq_fields(url) is not None
+
+
+_KEY_VALUE = re.compile(r"^\s*[A-Za-z_]+\s*=")
+
+
 def parse_history_url(text: str) -> str:
-    """``--aorta-history`` / ``--history``: a SQLite file path (or ``sqlite:///path``) or a
-    ``postgresql://`` URL; ``ValueError`` naming the value and what is allowed."""
+    """``--aorta-history`` / ``--history``: a SQLite file path (or ``sqlite:///path``), a ``postgresql://``
+    URL or a libpq key=value string (``host=h dbname=d user=u password=pw``, PostgreSQL's own form); ``ValueError``
+    naming the value and what is allowed. Text that starts as key=value and is not libpq's is refused, never taken
+    as a file name (issue 56: a file named with the password was created, and the shared history never got the
+    run)."""
     value = str(text).strip()
     if not value:
         raise ValueError(
             "--aorta-history='': give a SQLite file (e.g. .aorta/history.db) or a postgresql:// URL"
         )
-    if value.startswith(("postgresql://", "postgres://")):
+    if is_postgresql(value):
         return value
+    if _KEY_VALUE.match(value) and "://" not in value:
+        raise ValueError(
+            f"--aorta-history={redact_conninfo(value)!r}: reads as key=value but not as a libpq connection "
+            f"string (keywords: {', '.join(sorted(LIBPQ_KEYWORDS))}); for a SQLite file whose name holds '=', "
+            "write it as ./NAME"
+        )
     if "://" in value and not value.startswith("sqlite:///"):
         raise ValueError(
             f"--aorta-history={redact_url(value)!r}: unknown scheme {value.split('://')[0]!r}; allowed: a file path, "
@@ -239,38 +306,52 @@ class HistoryStore:
         return int(self.execute(q).fetchone()[0])
 
     def migrate(self) -> int:
-        """Create or migrate the schema to ``SCHEMA_VERSION`` in one transaction; refuse a newer one. A history
-        already at this version is only read (no write lock: a reader is never held up by a writer)."""
-        found = self.version()
+        """Create or migrate the schema to ``SCHEMA_VERSION`` in one transaction; refuse a newer one. Every read
+        of the store's state is made where it cannot straddle another writer's migration (issue 56: two catalog
+        reads outside the lock saw a half-made history, "4 tables but none is aorta's", and refused it):
+        PostgreSQL reads it under the advisory lock that guards the migration; SQLite reads it in one snapshot
+        (a read transaction), then again under its write lock before migrating. A history already at this version
+        is only read (no write lock: a reader is never held up by a writer)."""
+        if self.dialect == "postgresql":
+            with self.transaction():
+                self.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+                return self._migrate_held()
+        self.conn.execute("BEGIN")  # one snapshot: both catalog reads see the same committed state
+        try:
+            found = self.version()
+        finally:
+            self.conn.execute("COMMIT")
         if found == SCHEMA_VERSION:
             return found
         with self.transaction():
-            if self.dialect == "postgresql":
-                self.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
-            found = self.version()
-            if found > SCHEMA_VERSION:
-                raise HistoryError(
-                    f"{self.where}: history schema version {found} was written by a newer aorta; this aorta "
-                    f"reads up to version {SCHEMA_VERSION}: update aorta (the database is left as it is)"
-                )
-            if found < SCHEMA_VERSION:
-                for stmt in statements(self.dialect, found):
-                    self.execute(stmt)
-                self.execute("DELETE FROM aorta_schema")
-                self.execute("INSERT INTO aorta_schema (version) VALUES (?)", (SCHEMA_VERSION,))
+            return self._migrate_held()
+
+    def _migrate_held(self) -> int:
+        """The migration, with the lock that guards it held: the version read again, then raised."""
+        found = self.version()
+        if found > SCHEMA_VERSION:
+            raise HistoryError(
+                f"{self.where}: history schema version {found} was written by a newer aorta; this aorta "
+                f"reads up to version {SCHEMA_VERSION}: update aorta (the database is left as it is)"
+            )
+        if found < SCHEMA_VERSION:
+            for stmt in statements(self.dialect, found):
+                self.execute(stmt)
+            self.execute("DELETE FROM aorta_schema")
+            self.execute("INSERT INTO aorta_schema (version) VALUES (?)", (SCHEMA_VERSION,))
         return found
 
     # ------------------------------------------------------------------ writing
     def add_run(self, run: RunRow, added_at: str) -> int | None:
-        """Add one run, whole or not at all; its id, or None where the same run is already kept."""
+        """Add one run, whole or not at all; its id, or None where the same run is already kept. Whether it is
+        kept is asked by the insert itself (``ON CONFLICT DO NOTHING``), under the row lock of its key: a check
+        before the insert let two PostgreSQL writers of one run both see none, and the second then failed."""
         with self.transaction():
             key = run.run_key
-            if self.execute("SELECT id FROM runs WHERE run_key = ?", (key,)).fetchone():
-                return None
             cur = self.execute(
                 "INSERT INTO runs (run_key, recorded_at, added_at, machine_model, machine_id, host, "
                 "stack_label, fingerprint, source, commit_id, settings) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_key) DO NOTHING RETURNING id",
                 (
                     key,
                     run.recorded_at,
@@ -285,7 +366,10 @@ class HistoryStore:
                     json.dumps(run.settings, sort_keys=True),
                 ),
             )
-            run_id = int(cur.fetchone()[0])
+            row = cur.fetchone()
+            if row is None:  # the same run is kept already
+                return None
+            run_id = int(row[0])
             self.conn.cursor().executemany(
                 self._sql(
                     "INSERT INTO figures (run_id, benchmark, figure, value, unit, higher_is_better, samples) "
@@ -387,6 +471,32 @@ class HistoryStore:
         )
 
 
+def _read_only_connection(p: Path, why: str) -> sqlite3.Connection:
+    """``p`` opened for reading where nothing can be written beside it (``why``: a read-only place, a full disk),
+    in its latest committed state or refused (issue 56: a history copied with its write-ahead log, or on a
+    read-only mount, was read in an older state without a word). Without a write-ahead log the file is that
+    state; with one, SQLite reads it read-only where it can, and otherwise the history is refused."""
+    uri = p.resolve().as_uri()
+    wal = Path(f"{p}-wal")
+    if not (wal.exists() and wal.stat().st_size > 0):
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.DatabaseError:
+        conn = None
+    if conn is not None:
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # reads the log's commits too
+            return conn
+        except sqlite3.DatabaseError:
+            conn.close()
+    raise HistoryError(
+        f"{p}: {why}, and its write-ahead log {wal} holds commits not yet in the file, which SQLite cannot read "
+        "without writing beside it: aorta will not show an older state; copy the file with its -wal and -shm "
+        "to a writable folder and read it there"
+    )
+
+
 def _open_sqlite(path: str, create: bool, write: bool) -> HistoryStore:
     p = Path(path)
     if not create and not os.path.isfile(p):
@@ -396,22 +506,27 @@ def _open_sqlite(path: str, create: bool, write: bool) -> HistoryStore:
         )
     read_only = not write and _unwritable(p)
     try:
-        if read_only:  # a history on a read-only mount is read as it is: no journal can be made beside it
-            conn = sqlite3.connect(
-                f"{p.resolve().as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None
-            )
+        if read_only:  # a history on a read-only place is read as it is: no journal can be made beside it
+            conn = _read_only_connection(p, "is on a read-only place (file, folder or mount)")
         else:
             p.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(p, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute(
-                "PRAGMA journal_mode = WAL"
-            )  # readers never block the writer, a killed writer rolls back
-            conn.execute("PRAGMA foreign_keys = ON")
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                conn.execute(
+                    "PRAGMA journal_mode = WAL"
+                )  # readers never block the writer; a killed one rolls back
+                conn.execute("PRAGMA foreign_keys = ON")
+            except sqlite3.DatabaseError:
+                conn.close()
+                fault = None if write or not os.path.isfile(p) else _storage_fault(p)
+                if fault is None:
+                    raise
+                conn = _read_only_connection(p, f"cannot be opened for writing here ({fault})")
     except sqlite3.DatabaseError as exc:
         raise _sqlite_refusal(p, exc) from None
     except OSError as exc:
-        raise HistoryError(f"{p}: cannot be created: {exc.strerror or exc}") from None
+        raise HistoryError(f"{p}: cannot be created: {fault_words(exc)}") from None
     return HistoryStore(conn, "sqlite", str(p))
 
 
@@ -420,24 +535,23 @@ def _open_postgresql(url: str) -> HistoryStore:
         import psycopg
     except ImportError:
         raise HistoryError(
-            f"{redact_url(url)}: a PostgreSQL history needs psycopg 3: pip install 'aorta[postgresql]'"
+            f"{redact_conninfo(url)}: a PostgreSQL history needs psycopg 3: pip install 'aorta[postgresql]'"
         ) from None
-    secret = url_secrets(url)
+    secret = conninfo_secrets(url)
     try:
         conn = psycopg.connect(url, autocommit=True)
     except psycopg.Error as exc:
         hint = "; a password that holds @ is written %40 in a URL" if "@" in url_password(url) else ""
         said = redact_text(str(exc).strip(), secret)
-        raise HistoryError(f"{redact_url(url)}: cannot connect: {said}{hint}") from None
-    return HistoryStore(conn, "postgresql", redact_url(url), tuple(secret))
+        raise HistoryError(f"{redact_conninfo(url)}: cannot connect: {said}{hint}") from None
+    return HistoryStore(conn, "postgresql", redact_conninfo(url), tuple(secret))
 
 
 def open_store(url: str, *, create: bool = True, write: bool = True) -> HistoryStore:
     """Open the history at ``url`` (a parsed ``parse_history_url``), creating or migrating its schema. With
     ``create=False`` a SQLite file that does not exist is ``HistoryMissing``; with ``write=False`` (a command
     that only reads) one on a read-only place is read as it is. Locked, read-only, missing and damaged are told apart."""
-    postgres = url.startswith(("postgresql://", "postgres://"))
-    store = _open_postgresql(url) if postgres else _open_sqlite(url, create, write)
+    store = _open_postgresql(url) if is_postgresql(url) else _open_sqlite(url, create, write)
     try:
         store.migrate()
     except HistoryError:
@@ -470,9 +584,11 @@ def add_runs(store: HistoryStore, runs: Sequence[RunRow], added_at: str) -> list
             if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "readonly" in str(exc)):
                 raise _sqlite_refusal(Path(store.where), exc) from None
             text = store.said(exc)
-            full = "full" in text.lower()
+            fault = _storage_fault(Path(store.where)) if store.dialect == "sqlite" else None
+            full = "full" in text.lower() and fault is None
             raise HistoryWriteError(
-                f"{store.where}: the run of {run.recorded_at} ({run.source}) could not be written: {text}"
+                f"{store.where}: the run of {run.recorded_at} ({run.source}) could not be written: "
+                + (f"{fault} ({text}); the history is not damaged" if fault else text)
                 + ("; free disk space and add it again" if full else "")
                 + "; nothing of it was kept, the runs before it are"
             ) from None

@@ -12,6 +12,8 @@ import os
 import uuid
 from pathlib import Path
 
+from aorta.record.storage_faults import WriteFailed, write_failed
+
 
 def _create_temp(folder: Path, name: str) -> tuple[int, Path]:
     """A new file beside the target, never an existing one (O_EXCL), mode 0o666 less the umask."""
@@ -25,19 +27,25 @@ def _create_temp(folder: Path, name: str) -> tuple[int, Path]:
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to a temp file, flush it to disk, rename it over ``path``; on any failure the old
-    ``path`` is left as it was and the temp file is removed."""
+    ``path`` is left as it was and the temp file is removed. A fault of the storage is ``WriteFailed``, saying
+    what it is (no space, over quota, read-only: aorta/record/storage_faults.py)."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _create_temp(p.parent, p.name)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _create_temp(p.parent, p.name)
+    except OSError as exc:
+        raise write_failed(p, exc) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, p)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, WriteFailed):
+            raise write_failed(p, exc) from None
         raise
     return p
 
@@ -48,3 +56,22 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
 
 def write_json_atomic(path: str | os.PathLike[str], obj: object) -> Path:
     return write_text_atomic(path, json.dumps(obj, indent=1, default=str) + "\n")
+
+
+def append_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Append ``text`` to ``path`` (``$GITHUB_STEP_SUMMARY``, a list of runs not kept) whole or not at all: on a
+    fault the file is cut back to its length before, and ``WriteFailed`` says what the fault is."""
+    p = Path(path)
+    try:
+        with open(p, "ab") as f:
+            before = f.tell()
+            try:
+                f.write(text.encode("utf-8"))
+                f.flush()
+                os.fsync(f.fileno())
+            except OSError:
+                f.truncate(before)
+                raise
+    except OSError as exc:
+        raise write_failed(p, exc) from None
+    return p

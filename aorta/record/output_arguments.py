@@ -14,19 +14,40 @@ from __future__ import annotations
 import argparse
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-from aorta.record.output_paths import OutputPathError, check_output
+from aorta.record.output_paths import OutputPathError, check_not_another_output, check_output
 
 ROLE = "aorta_output"  # set on an argparse action: the kind of place it names ("file", "dir", "renamed")
+READS_FOLDER = "aorta_reads_folder"  # set on an argparse action whose value may be a folder the command reads
+STEP_SUMMARY = "$GITHUB_STEP_SUMMARY"
+APPENDS_STEP_SUMMARY = "aorta_appends_step_summary"  # set on a parser whose command appends to it
 Inputs = Mapping[str, "str | os.PathLike"]
 
-# pytest options that name an output: dest -> (option, kind). Filled by ``output_option``; options of other
-# plugins that aorta's runs write are named here.
+# pytest options that name an output: dest -> (option, kind, default). Filled by ``output_option``; the options
+# of pytest itself and of other plugins that write are named here (issue 56: --junitxml onto the history turned
+# it into 480 bytes of XML). tests/record/test_every_output_checked.py walks every pytest option and fails on
+# one that names a place and is neither here nor listed there as read only.
 OPTION_OUTPUTS: dict[str, tuple[str, str, Any]] = {
-    "benchmark_json": ("--benchmark-json", "file-in-folder", None)
+    "benchmark_json": ("--benchmark-json", "file-in-folder", None),
+    "xmlpath": ("--junitxml", "file", None),
+    "log_file": ("--log-file", "file", None),
+    "debug": ("--debug", "file", None),
+    "basetemp": ("--basetemp", "emptied", None),  # pytest deletes what it holds
+    "benchmark_storage": ("--benchmark-storage", "dir", "file://./.benchmarks"),
+    "benchmark_histogram": ("--benchmark-histogram", "prefix", None),
+    "benchmark_cprofile_dump": ("--benchmark-cprofile-dump", "prefix", None),
+    "reportlog": ("--report-log", "file", None),  # pytest-reportlog, where installed
+    "htmlpath": ("--html", "file", None),  # pytest-html, where installed
+    "resultlog": ("--resultlog", "file", None),  # pytest < 6
 }
+# Options that make another option's place written: --benchmark-save NAME and --benchmark-autosave write into
+# --benchmark-storage, its default included.
+WRITES_INTO = {"benchmark_save": "benchmark_storage", "benchmark_autosave": "benchmark_storage"}
+
+# Options whose value names no file read by the run (a name, a pattern, a folder that bounds a search).
+NOT_INPUTS = {"rootdir", "confcutdir", "ignore", "ignore_glob", "deselect", "benchmark_save", "rsyncdir"}
 
 # A folder only some tests write (--aorta-artifacts): its plugin checks it once such a test is collected.
 WHEN_USED = "dir-when-used"
@@ -54,6 +75,19 @@ def output_option(group: Any, name: str, *names: str, kind: str = "file", **kw: 
     group.addoption(name, *names, **kw)
     dest = kw.get("dest") or name.lstrip("-").replace("-", "_")
     OPTION_OUTPUTS[dest] = (name, kind, kw.get("default"))
+
+
+def reads_folder(action: argparse.Action) -> argparse.Action:
+    """Mark an argument whose value may be a folder the command reads (a run folder, a sweep, a rocprofv3
+    folder): every file inside it is an input, so no output may be written there (issue 56)."""
+    setattr(action, READS_FOLDER, True)
+    return action
+
+
+def appends_step_summary(parser: argparse.ArgumentParser) -> None:
+    """Mark a command that appends its markdown to ``$GITHUB_STEP_SUMMARY`` when set: then that file is one of
+    its outputs, checked as the others are."""
+    setattr(parser, APPENDS_STEP_SUMMARY, True)
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse._SubParsersAction]:
@@ -91,11 +125,13 @@ def _paths(value: Any) -> list[str]:
     return [os.fspath(v) for v in values if isinstance(v, (str, os.PathLike)) and os.fspath(v)]
 
 
-def _existing_files(named: Mapping[str, Any]) -> Inputs:
+def _existing_files(named: Mapping[str, Any], folders: Collection[str] = ()) -> Inputs:
+    """Every existing file ``named`` names (``{what: value}``), and every existing folder of the ``folders``
+    among them (the values that may be folders read whole)."""
     out: dict[str, str | os.PathLike] = {}
     for what, value in named.items():
         for path in _paths(value):
-            if os.path.isfile(path):
+            if os.path.isfile(path) or (what in folders and os.path.isdir(path)):
                 out.setdefault(what if len(_paths(value)) == 1 else f"{what} ({path})", path)
     return out
 
@@ -112,15 +148,33 @@ def parsed_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 
 def parsed_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Inputs:
-    """Every existing file another argument names: what the command reads (traces, runs, the command line)."""
+    """Every existing file another argument names: what the command reads (traces, runs, the command line),
+    and every folder an argument marked ``reads_folder`` names."""
+    actions = [a for p in chosen_parsers(parser, args) for a in p._actions if not getattr(a, ROLE, None)]
     return _existing_files(
-        {
-            f"the file {option_name(a)} names": getattr(args, a.dest, None)
-            for p in chosen_parsers(parser, args)
-            for a in p._actions
-            if not getattr(a, ROLE, None)
-        }
+        {_input_name(a): getattr(args, a.dest, None) for a in actions},
+        folders={_input_name(a) for a in actions if getattr(a, READS_FOLDER, False)},
     )
+
+
+def _input_name(action: argparse.Action) -> str:
+    return f"{'what' if getattr(action, READS_FOLDER, False) else 'the file'} {option_name(action)} names"
+
+
+def _step_summary(environ: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    path = environ.get("GITHUB_STEP_SUMMARY")
+    return [(STEP_SUMMARY, "appended", path)] if path else []
+
+
+def check_outputs(outputs: list[tuple[str, str, str]], inputs: Inputs) -> None:
+    """Each of ``outputs`` ((option, kind, path)) through ``check_output`` against ``inputs``, and none the
+    same file as another: the one map of places, checked before any work."""
+    seen: dict[str, str] = {}
+    for option, kind, path in outputs:
+        check_output(option, path, kind=kind, inputs=inputs)
+        if kind != "dir":
+            check_not_another_output(option, path, seen)
+            seen[option if option not in seen else f"{option} {path}"] = path
 
 
 def _process_pipe(path: object) -> bool:
@@ -149,32 +203,63 @@ def check_parsed_inputs(parser: argparse.ArgumentParser, args: argparse.Namespac
                     )
 
 
-def check_parsed_outputs(parser: argparse.ArgumentParser, args: argparse.Namespace, inputs: Inputs) -> None:
+def check_parsed_outputs(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    inputs: Inputs,
+    environ: Mapping[str, str] = os.environ,
+) -> None:
     """``OutputPathError`` for the first declared output of ``args`` that cannot be written, or that is one of
-    the command's inputs (its arguments' files and ``inputs``: the history, a baseline)."""
+    the command's inputs (its arguments' files, the folders it reads and ``inputs``: the history, a baseline),
+    or another output; ``$GITHUB_STEP_SUMMARY`` counts for a command that appends to it."""
     check_parsed_inputs(parser, args)
     every = {**inputs, **parsed_inputs(parser, args)}
-    for option, kind, path in parsed_outputs(parser, args):
-        check_output(option, path, kind=kind, inputs=every)
+    appends = any(getattr(p, APPENDS_STEP_SUMMARY, False) for p in chosen_parsers(parser, args))
+    check_outputs([*parsed_outputs(parser, args), *(_step_summary(environ) if appends else [])], every)
 
 
-def check_option_outputs(options: Mapping[str, Any], inputs: Inputs) -> None:
+def _storage_folder(value: Any) -> str | None:
+    """pytest-benchmark's ``--benchmark-storage`` URI as a folder (``file://./.benchmarks``), or None for a
+    storage elsewhere (elasticsearch)."""
+    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else ""
+    if "://" not in text:
+        return text or None
+    return text.split("://", 1)[1] if text.startswith("file://") else None
+
+
+def option_outputs(
+    options: Mapping[str, Any], environ: Mapping[str, str] = os.environ
+) -> list[tuple[str, str, str]]:
+    """(option, kind, path) of every place a pytest run with ``options`` writes."""
+    out = []
+    for dest, (option, kind, default) in OPTION_OUTPUTS.items():
+        given = options.get(dest)
+        if dest == "benchmark_storage":
+            used = given != default or any(options.get(d) for d, into in WRITES_INTO.items() if into == dest)
+            given = _storage_folder(given) if used else None
+        elif kind == WHEN_USED or (kind == "dir" and given == default):
+            continue  # checked by its plugin once a collected test will write there / when it is used
+        out += [(option, kind, path) for path in _paths(given)]
+    return out + (_step_summary(environ) if options.get("aorta_compare") else [])
+
+
+def check_option_outputs(
+    options: Mapping[str, Any], inputs: Inputs, environ: Mapping[str, str] = os.environ
+) -> None:
     """The same for a pytest run: ``options`` is ``vars(config.option)``; every declared output given is
     checked against every other option's existing file (the history, a baseline path, the configuration, the
     test files) and ``inputs``."""
+    history = options.get("aorta_history")
+    if isinstance(history, str) and history and "://" not in history and "=" not in history:
+        inputs = {**inputs, INPUT_NAMES["aorta_history"]: history}  # an input even before it is created
     every = {
         **inputs,
         **_existing_files(
             {
                 INPUT_NAMES.get(k, f"the file --{k.replace('_', '-')} names"): v
                 for k, v in options.items()
-                if k not in OPTION_OUTPUTS
+                if k not in OPTION_OUTPUTS and k not in NOT_INPUTS
             }
         ),
     }
-    for dest, (option, kind, default) in OPTION_OUTPUTS.items():
-        given = options.get(dest)
-        if kind == WHEN_USED or (kind == "dir" and given == default):
-            continue  # checked by its plugin once a collected test will write there / when it is used
-        for path in _paths(given):
-            check_output(option, path, kind=kind, inputs=every)
+    check_outputs(option_outputs(options, environ), every)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -132,10 +133,25 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def check_not_an_input(option: str, path: str | os.PathLike, inputs: dict[str, str | os.PathLike]) -> None:
+def _inside(path: Path, folder: Path) -> bool:
+    """``path`` lies inside ``folder`` (through links and other spellings: both resolved)."""
+    try:
+        inner, outer = os.path.realpath(path), os.path.realpath(folder)
+    except (OSError, ValueError):
+        return False
+    return inner != outer and os.path.commonpath([inner, outer]) == outer
+
+
+def check_not_an_input(
+    option: str, path: str | os.PathLike, inputs: Mapping[str, str | os.PathLike], *, replaces: bool = False
+) -> None:
     """``path`` is none of ``inputs`` (``{what: path}``, e.g. ``{"the baseline": ...}``): an output written
     over an input would replace the stored runs it is judged against. The same file through a link or
-    another spelling counts (``os.path.samefile``); so does the same resolved path of a file not yet there."""
+    another spelling counts (``os.path.samefile``); so does the same resolved path of a file not yet there.
+    An input that is a folder stands for everything read from it: an output inside it is refused (issue 56:
+    ``aorta trace figures DIR --json DIR/kernel_trace.csv`` turned the trace into JSON). With ``replaces``
+    (a folder built beside itself and renamed into place, or emptied first) an input inside ``path`` is
+    refused too: replacing the folder would delete it (``aorta report --run R/a.json --output R``)."""
     p = Path(path)
     for what, given in inputs.items():
         q = Path(given)
@@ -144,9 +160,35 @@ def check_not_an_input(option: str, path: str | os.PathLike, inputs: dict[str, s
                 f"{option} {p}: is {what} ({q}), an input of this run; writing there would replace "
                 "what is stored in it: give another path"
             )
+        if q.is_dir() and _inside(p, q):
+            raise OutputPathError(
+                f"{option} {p}: is inside {q}, a folder this run reads ({what}); a file written there is "
+                "read as an input: give a path outside it"
+            )
+        if replaces and _inside(q, p):
+            raise OutputPathError(
+                f"{option} {p}: holds {what} ({q}), an input of this run; this folder is replaced as a "
+                "whole, which would delete it: give another folder"
+            )
 
 
-KINDS = ("file", "file-in-folder", "dir", "renamed", "baseline")
+def check_not_another_output(
+    option: str, path: str | os.PathLike, outputs: Mapping[str, str | os.PathLike]
+) -> None:
+    """``path`` is none of the other ``outputs`` (``{option: path}``): two outputs naming one file leave only
+    the last written (issue 56: ``--benchmark-json x.json --aorta-verdict-json x.json`` kept the verdict while
+    the terminal said the runs were there)."""
+    p = Path(path)
+    for other, given in outputs.items():
+        q = Path(given)
+        if other != option and (_same_file(p, q) or os.path.abspath(p) == os.path.abspath(q)):
+            raise OutputPathError(
+                f"{option} {p}: is also {other} ({q}); two outputs cannot share one file, the second "
+                "would replace the first: give each its own"
+            )
+
+
+KINDS = ("file", "file-in-folder", "dir", "renamed", "emptied", "baseline", "appended", "prefix")
 SNIFF_LIMIT_BYTES = 64 * 2**20  # a stored document larger than this is not read to tell what it is
 
 
@@ -182,20 +224,34 @@ def check_output(
     path: str | os.PathLike,
     *,
     kind: str = "file",
-    inputs: dict[str, str | os.PathLike] | None = None,
+    inputs: Mapping[str, str | os.PathLike] | None = None,
 ) -> Path:
-    """The one check every written output goes through (issue 46): ``path`` can be written as ``kind`` (a
-    "file"; a "file-in-folder" whose folder must exist already; a "dir"; a file or folder "renamed" into place)
-    and, for a file, is none of ``inputs`` (the command's inputs, its history, a baseline). ``OutputPathError``,
-    one sentence naming the option, otherwise."""
+    """The one check every written output goes through (issues 46, 56): ``path`` can be written as ``kind`` (a
+    "file"; a "file-in-folder" whose folder must exist already; a "dir"; a file or folder "renamed" into place; a
+    folder "emptied" before use, as pytest's ``--basetemp``; a file "appended" to, as ``$GITHUB_STEP_SUMMARY``;
+    a file-name "prefix", as ``--benchmark-histogram``) and is none of ``inputs`` (the command's inputs, its
+    history, a baseline, a folder it reads). ``OutputPathError``, one sentence naming the option, otherwise."""
+    every = dict(inputs or {})
     if kind == "dir":
-        return check_output_dir(option, path)
-    if kind == "renamed":
+        p = check_output_dir(option, path)
+        check_not_an_input(option, p, every)
+        return p
+    if kind in ("renamed", "emptied"):
         p = check_output_renamed_into_place(option, path)
+        check_not_an_input(option, p, every, replaces=True)
+        check_not_stored_runs(option, p)
+        return p
+    if kind == "prefix":
+        p = Path(path)
+        _check_folder(option, p, p.parent)
+        check_not_an_input(option, p, every)
+        return p
+    if kind == "appended":
+        p = check_appendable(option, path)
     elif kind in ("file", "file-in-folder", "baseline"):
         p = check_output_file(option, path, create_parent=kind == "file")
     else:
         raise ValueError(f"check_output: kind={kind!r}; allowed: {', '.join(KINDS)}")
-    check_not_an_input(option, p, dict(inputs or {}))
+    check_not_an_input(option, p, every)
     check_not_stored_runs(option, p, baseline_ok=kind == "baseline")
     return p

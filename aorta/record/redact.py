@@ -10,23 +10,31 @@ ab``'s and the proof driver's logs) and every environment kept in a record passe
 - ``password=`` (and ``passwd``, ``pwd``, ``sslpassword``, ``token``, ``secret``) in a URL's query or a libpq
   key=value string;
 - the value of an environment variable whose name says secret (``PGPASSWORD``, ``*_TOKEN``, ``*_SECRET``,
-  ``*_API_KEY``), in a mapping or as a ``NAME=VALUE`` word;
+  ``*_KEY``, ``*_API_KEY``), in a mapping or as a ``NAME=VALUE`` word, quoted or not;
 - any text known to be a secret (``secrets``), wherever it appears (a server's error may quote it back).
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import unquote
 
 HIDDEN = "***"
-SECRET_NAME = re.compile(r"(PASS(WORD|WD)?|SECRET|TOKEN|API_?KEY|CREDENTIAL)", re.IGNORECASE)
+SECRET_NAME = re.compile(r"(PASS(WORD|WD)?|SECRET|TOKEN|API_?KEY|(^|_)KEY$|CREDENTIAL)", re.IGNORECASE)
 _URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*)://(\S+)")
 _KEYWORD = re.compile(
     r"(?i)(\b(?:ssl)?(?:password|passwd|pwd)|\btoken|\bsecret)(\s*=\s*)('[^']*'|\"[^\"]*\"|[^\s&;#'\"]+)"
 )
-_ENV_WORD = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)=([^\s&;#]*)")
+_ENV_WORD = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)=('[^']*'|\"[^\"]*\"|[^\s&;#]*)")
+# libpq's connection keywords (a "host=h dbname=d user=u password=pw" string, PostgreSQL's documented form)
+LIBPQ_KEYWORDS = frozenset(
+    "host hostaddr port dbname user password passfile service sslmode sslcert sslkey sslrootcert sslpassword "
+    "connect_timeout options application_name target_session_attrs channel_binding gssencmode krbsrvname "
+    "require_auth load_balance_hosts".split()
+)
+_LIBPQ_WORD = re.compile(r"\s*([a-z_]+)\s*=\s*('(?:[^'\\]|\\.)*'|[^\s']*)")
 
 
 def url_password(url: str) -> str:
@@ -97,3 +105,53 @@ def redact_env(env: Mapping[str, str], secrets: Iterable[str] = ()) -> dict[str,
 def env_secrets(env: Mapping[str, str]) -> list[str]:
     """The values of ``env``'s secret-named variables (to hide wherever they appear)."""
     return [v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 4]
+
+
+def libpq_fields(text: str) -> dict[str, str] | None:
+    """``text`` read as a libpq key=value connection string (``host=h dbname=d user=u password=pw``): its
+    fields, or None where it is not one (a key that is not libpq's, a word that is not key=value)."""
+    fields: dict[str, str] = {}
+    pos, value = 0, str(text).strip()
+    while pos < len(value):
+        m = _LIBPQ_WORD.match(value, pos)
+        if not m or m.end() == pos or m.group(1) not in LIBPQ_KEYWORDS:
+            return None
+        raw = m.group(2)
+        fields[m.group(1)] = raw[1:-1].replace("\\'", "'") if raw.startswith("'") else raw
+        pos = m.end()
+    return fields or None
+
+
+def conninfo_secrets(text: str) -> list[str]:
+    """The password of a database URL or a libpq key=value string, and the pieces a driver may quote back."""
+    fields = libpq_fields(text)
+    if fields is not None:
+        return [s for s in (fields.get("password", ""), fields.get("sslpassword", "")) if s]
+    return url_secrets(text)
+
+
+def redact_conninfo(text: str) -> str:
+    """A database URL or libpq key=value string as it may be printed."""
+    return redact_text(text, conninfo_secrets(text))
+
+
+def launcher_secrets(text: str) -> list[str]:
+    """The secrets in a launcher's text (``PGPASSWORD=pw HF_TOKEN=t python``): values of secret-named settings,
+    URL and libpq passwords, unquoted as the shell gives them to the process."""
+    try:
+        words = shlex.split(text or "")
+    except ValueError:
+        words = str(text or "").split()
+    found: list[str] = []
+    for word in words:
+        name, eq, value = word.partition("=")
+        if eq and SECRET_NAME.search(name) and value:
+            found.append(value)
+        found += url_secrets(value if eq else word) + conninfo_secrets(value if eq else word)
+    return [s for s in found if s]
+
+
+def redact_launcher(text: str) -> str:
+    """A launcher's text (``aorta ab --a/--b``) as it may be printed or stored: every setting whose name says
+    secret, every URL password and every libpq password hidden, as they enter (issue 56)."""
+    return redact_text(str(text or ""), launcher_secrets(text))

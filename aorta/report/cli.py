@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 from aorta.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
-from aorta.record.output_arguments import output_argument
+from aorta.record.output_arguments import output_argument, reads_folder
 from aorta.record.stop_signals import Stopped, stop_signals_raise
+from aorta.record.storage_faults import fault_words
 from aorta.report.errors import ReportInputError
 
 
@@ -17,13 +18,15 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         "Compare saved runs (pytest-benchmark JSON written by aorta, FSDP run or artifacts "
         "folders): summary.json, figures and one self-contained report.html in --output."
     )
-    parser.add_argument(
-        "--run",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="a pytest-benchmark JSON file, or an FSDP folder holding rank_<r>_metrics.jsonl (itself or its "
-        "artifacts/; a benchmark JSON beside them is read too); repeat, one per run",
+    reads_folder(
+        parser.add_argument(
+            "--run",
+            action="append",
+            default=[],
+            metavar="PATH",
+            help="a pytest-benchmark JSON file, or an FSDP folder holding rank_<r>_metrics.jsonl (itself or its "
+            "artifacts/; a benchmark JSON beside them is read too); repeat, one per run",
+        )
     )
     parser.add_argument(
         "--label",
@@ -32,13 +35,15 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="L",
         help="the name of the --run before it (repeat, one per --run, each different)",
     )
-    parser.add_argument(
-        "--sweep",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="an 'aorta sweep' folder (repeat, one per stack; the first is the reference): heatmaps over the "
-        "grid and, with two or more, each cell's verdicts and ratios between the stacks",
+    reads_folder(
+        parser.add_argument(
+            "--sweep",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="an 'aorta sweep' folder (repeat, one per stack; the first is the reference): heatmaps over the "
+            "grid and, with two or more, each cell's verdicts and ratios between the stacks",
+        )
     )
     parser.add_argument("--reference", metavar="L", help="label of the run to compare against")
     parser.add_argument("--candidate", metavar="L", help="label of the run compared with --reference")
@@ -74,7 +79,7 @@ def run_report(args: argparse.Namespace) -> int:
     except OSError as exc:  # disk full while building: the report is built aside, the old one stays
         print(
             f"aorta report: error: cannot write the report under --output {args.output}: "
-            f"{exc.strerror or exc}; the earlier report, if any, is unchanged",
+            f"{fault_words(exc)}; the earlier report, if any, is unchanged",
             file=sys.stderr,
         )
         return EXIT_WRITE_FAILED
@@ -176,7 +181,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
         description="The FSDP suite's figures from your own traces, one file per rank: Kineto Chrome traces "
         "(.json, .json.gz), rocprofv3 CSV (a file or a folder) or its rocpd database (.db). docs/traces.md",
     )
-    figures.add_argument("traces", nargs="+", metavar="TRACE")
+    reads_folder(figures.add_argument("traces", nargs="+", metavar="TRACE"))
     output_argument(figures, "--json", metavar="PATH", help="also write every figure as JSON here")
     figures.add_argument("--steps", action="store_true", help="one row per step (default: median per rank)")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aorta.record.redact import redact_argv, redact_env
 from aorta.report.errors import ReportInputError
 from aorta.report.runs import Run, load_benchmark_json
 from aorta.sweep import manifest as mf
@@ -53,8 +54,8 @@ def load_sweep(folder: str | Path) -> Sweep:
         str(doc.get("label") or path.name),
         path,
         list(doc["grid"]),
-        list(doc["command"]),
-        dict(doc.get("base_env") or {}),
+        redact_argv(doc["command"]),  # a sweep.json written before issue 56 may hold a password
+        redact_env(dict(doc.get("base_env") or {})),
     )
     for entry in doc["cells"]:
         cell = SweepCell(

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from aorta.record import write_json_atomic
+from aorta.record.redact import redact_argv, redact_env
 from aorta.sweep.grid import Axis, Cell, SweepUsageError
 
 SCHEMA = 1
@@ -36,8 +37,8 @@ def new_manifest(
         "aorta_sweep_schema": SCHEMA,
         "label": label,
         "grid": [a.as_dict() for a in axes],
-        "command": list(command),
-        "base_env": dict(base_env),
+        "command": redact_argv(command),  # no password stored (issue 56): the cells run the real command
+        "base_env": redact_env(base_env),
         "created_at": now_iso(),
         "updated_at": None,
         "cells": [cell_entry(c) for c in cells],

@@ -24,6 +24,7 @@ from typing import TextIO
 from aorta.environment.fingerprint import CELL_ENV_VAR
 from aorta.exit_codes import EXIT_CANNOT_START, EXIT_CELL_FAILED, EXIT_CLEAN
 from aorta.gate.runs.child_process import end_tree, start_child
+from aorta.record.redact import env_secrets, redact_argv
 from aorta.sweep import manifest as mf
 from aorta.sweep.command import cell_command
 from aorta.sweep.grid import Cell
@@ -132,7 +133,7 @@ def run_cell(
     attempt = {
         **mf.cell_entry(cell),
         "attempt": attempt_id,
-        "command": cmd,
+        "command": redact_argv(cmd, env_secrets(env)),
         "started_at": mf.now_iso(),
         "log": str(log.relative_to(folder)),
     }

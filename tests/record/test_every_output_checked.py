@@ -156,6 +156,8 @@ def test_every_pytest_option_that_names_a_place_is_declared_an_output_or_an_inpu
 @pytest.mark.parametrize("dest", sorted(OPTION_OUTPUTS))
 def test_every_pytest_output_is_refused_on_the_history_before_any_test(pytester, dest):
     option, kind, _ = OPTION_OUTPUTS[dest]
+    if dest not in vars(pytester.parseconfig().option):
+        pytest.skip(f"{option}: its plugin is not installed here")
     if kind == WHEN_USED:
         pytest.skip(
             f"{option}: checked once a test that writes there is collected (tests/fsdp/test_fsdp_pieces.py)"
@@ -213,3 +215,72 @@ def test_pytest_never_writes_its_json_over_a_baseline_it_does_not_compare_with(p
     assert (
         f"--benchmark-json {other}: holds a baseline; writing there would replace the runs" in r.stderr.str()
     )
+
+
+# Every option of pytest and of the plugins installed beside it (pytest-benchmark, xdist) whose name, metavar or
+# help says it names a place: either in the map of outputs (OPTION_OUTPUTS) or named here as read only / not a
+# place written (issue 56: --junitxml was not checked and turned the history into XML).
+WRITES = re.compile(
+    r"path|file|\bdir\b|folder|json|xml|\bsave|storage|dump|histogram|basetemp|prefix|write|output|URI|URL",
+    re.IGNORECASE,
+)
+READ_ONLY_OR_NOT_A_PLACE = {
+    "keyword", "force_short_summary", "reportchars", "showcapture", "junitprefix", "ignore", "ignore_glob",
+    "deselect", "confcutdir", "noconftest", "collect_in_virtualenv", "importmode", "doctestglob", "doctestreport",
+    "inifilename", "rootdir", "plugins", "override_ini", "traceconfig", "log_file_mode", "log_file_level",
+    "log_file_format", "log_file_date_format", "benchmark_save", "benchmark_autosave", "benchmark_save_data",
+    "benchmark_compare", "benchmark_compare_fail", "benchmark_netrc", "benchmark_cprofile",
+    "benchmark_cprofile_loops", "benchmark_cprofile_top", "rsyncdir", "looponfail", "tx", "dist",
+    "aorta_compare", "aorta_history", "aorta_only_file", "aorta_config", "aorta_save_baseline", "aorta_override",
+    "aorta_replace_baseline", "aorta_test_comm_ballast", "aorta_mode", "aorta_lean_run", "aorta_runs",
+    "hypothesis_profile", "hypothesis_verbosity", "strict_markers", "strict_config", "strict", "runxfail",
+    "pastebin", "setuponly", "setupshow", "setupplan", "help", "version", "capture", "verbose", "newfirst",
+    "color", "assertmode", "benchmark_timer", "benchmark_disable_gc", "benchmark_verbose",
+    "aorta_telemetry_interval_ms", "aorta_order_seed",
+}  # fmt: skip
+
+
+def test_every_pytest_option_that_names_a_place_is_in_the_map(pytester):
+    """Walks every option pytest knows in a run with aorta's plugin, not only aorta's own."""
+    unmapped = []
+    for name, opt in _pytest_options(pytester):
+        attrs = opt.attrs()
+        text = " ".join([*opt.names(), str(attrs.get("metavar") or ""), str(attrs.get("help") or "")])
+        dest = attrs.get("dest") or name.lstrip("-").replace("-", "_")
+        if WRITES.search(text) and dest not in OPTION_OUTPUTS and dest not in READ_ONLY_OR_NOT_A_PLACE:
+            unmapped.append((name, dest))
+    assert not unmapped, (
+        f"add to OPTION_OUTPUTS (aorta/record/output_arguments.py) or list as read only: {unmapped}"
+    )
+
+
+def test_the_map_holds_pytests_own_outputs():
+    assert {"xmlpath", "log_file", "debug", "basetemp", "benchmark_json", "benchmark_storage"} <= set(
+        OPTION_OUTPUTS
+    )
+
+
+# aorta arguments whose name, metavar or help reads like a place, yet name none (a label, a count, a choice).
+ARGUMENT_NOT_PLACES = {
+    ("aorta list", "NAME"),
+    ("aorta noise", "--baseline-runs"),
+    ("aorta noise", "--candidate-runs"),
+    ("aorta report", "--reference"),
+    ("aorta trace merge", "--align"),
+    ("aorta stack", "--aorta-device"),
+    ("aorta sweep", "--label"),
+    ("aorta torchrun", "..."),
+}
+
+
+def test_every_aorta_argument_that_may_name_a_place_is_in_the_map():
+    """Walks every subcommand's every argument, by its name, metavar and help, not its metavar alone: one that
+    may name a place is a declared output, a listed input, or listed above as no place."""
+    unmapped = [
+        (prog, option_name(a))
+        for prog, a in _walk(build_parser())
+        if WRITES.search(" ".join([*a.option_strings, str(a.metavar or ""), str(a.help or ""), a.dest]))
+        and not getattr(a, ROLE, None)
+        and (prog, option_name(a)) not in ARGUMENT_INPUTS | ARGUMENT_NOT_PLACES
+    ]
+    assert not unmapped, f"declare with output_argument, or list as an input or no place here: {unmapped}"

@@ -231,7 +231,8 @@ def test_a_report_that_cannot_be_written_exits_3_and_keeps_the_earlier_report(tm
     assert main(args) == 3
     err = capsys.readouterr().err
     assert (
-        f"aorta report: error: cannot write the report under --output {out}: No space left on device" in err
+        f"aorta report: error: cannot write the report under --output {out}: no space left on the device (ENOSPC)"
+        in err
     )
     assert "Traceback" not in err
     assert (out / "report.html").read_text() == "the earlier report"

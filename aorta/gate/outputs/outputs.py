@@ -9,6 +9,7 @@ from pathlib import Path
 from aorta.gate.comparison.compare import Comparison
 from aorta.gate.outputs.render import markdown, verdict_document
 from aorta.record import write_json_atomic, write_text_atomic
+from aorta.record.atomic import append_text
 
 DEFAULT_VERDICT_JSON = Path("reports") / "aorta-verdict.json"
 
@@ -35,7 +36,6 @@ def write_outputs(
         written.append(f"markdown summary: {markdown_path}")
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        with open(summary, "a", encoding="utf-8") as fh:
-            fh.write(md + "\n")
+        append_text(summary, md + "\n")
         written.append(f"appended to $GITHUB_STEP_SUMMARY ({summary})")
     return written

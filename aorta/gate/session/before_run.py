@@ -80,6 +80,7 @@ def check_outputs_are_not_inputs(
         "--benchmark-json": target_path(config.getoption("benchmark_json", None)),
         "--aorta-verdict-json": opts.verdict_json if opts.compare_ref else None,
         "--aorta-markdown": opts.markdown,
+        "$GITHUB_STEP_SUMMARY": os.environ.get("GITHUB_STEP_SUMMARY") if opts.compare_ref else None,
     }
     try:
         check_outputs_are_not_inputs(outputs, compared=state.baseline_path, saved_to=saved_to)

@@ -1,0 +1,174 @@
+"""Storage faults said as what they are (issue 56, class 4): a full disk or a quota is never called a damaged
+history ("move it aside" would throw a healthy history away), every writer leaves nothing partial and says the
+fault, and a SQLite history is read in its latest committed state (its write-ahead log included) or refused."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import sqlite3
+
+import pytest
+
+from aorta.cli import main
+from aorta.exit_codes import EXIT_WRITE_FAILED
+from aorta.history import store as history_store
+from aorta.history.store import HistoryError, HistoryStorageFault, HistoryWriteError, open_store
+from aorta.record import atomic
+from aorta.record.atomic import append_text, write_json_atomic
+from aorta.record.storage_faults import WriteFailed, fault_words, folder_fault
+
+
+def _history(path) -> str:
+    open_store(str(path)).close()
+    return str(path)
+
+
+def _fault(code):
+    return lambda folder: OSError(code, os.strerror(code))
+
+
+@pytest.mark.parametrize(
+    "code,words", [(errno.ENOSPC, "no space left on the device"), (errno.EDQUOT, "over the disk quota")]
+)
+def test_a_full_disk_or_a_quota_is_said_never_damaged(tmp_path, monkeypatch, code, words):
+    path = _history(tmp_path / "h.db")
+    monkeypatch.setattr(history_store, "folder_fault", _fault(code))
+    refusal = history_store._sqlite_refusal(tmp_path / "h.db", sqlite3.OperationalError("disk I/O error"))
+    assert isinstance(refusal, HistoryStorageFault)
+    assert words in str(refusal) and "not damaged" in str(refusal)
+    assert "move it aside" not in str(refusal)
+    assert os.path.getsize(path) > 0
+
+
+def test_a_sound_history_that_cannot_be_opened_for_writing_is_not_called_damaged(tmp_path, monkeypatch):
+    _history(tmp_path / "h.db")
+    monkeypatch.setattr(history_store, "folder_fault", lambda folder: None)
+    refusal = history_store._sqlite_refusal(tmp_path / "h.db", sqlite3.OperationalError("disk I/O error"))
+    assert isinstance(refusal, HistoryWriteError) and "not damaged" in str(refusal)
+    assert "move it aside" not in str(refusal)
+
+
+def test_only_a_file_that_is_not_a_sound_database_is_called_damaged(tmp_path, monkeypatch):
+    bad = tmp_path / "h.db"
+    bad.write_bytes(b"SQLite format 3\0" + b"\xff" * 200)
+    monkeypatch.setattr(history_store, "folder_fault", lambda folder: None)
+    refusal = history_store._sqlite_refusal(bad, sqlite3.DatabaseError("file is not a database"))
+    assert "damaged" in str(refusal) and "move it aside" in str(refusal)
+
+
+def test_the_folder_probe_answers_with_the_faults_own_number(tmp_path):
+    assert folder_fault(tmp_path) is None
+    assert list(tmp_path.iterdir()) == []  # the probe is removed
+    assert isinstance(folder_fault(tmp_path / "missing"), FileNotFoundError)
+    assert fault_words(OSError(errno.EROFS, "x")).startswith("a read-only filesystem (EROFS)")
+
+
+def _copy_with_uncheckpointed_wal(tmp_path, *, runs: int) -> tuple[str, sqlite3.Connection]:
+    """A history whose last commits are still in its write-ahead log, copied with it (a writer holds the log)."""
+    src = tmp_path / "src" / "h.db"
+    src.parent.mkdir()
+    _history(src)
+    held = sqlite3.connect(src, isolation_level=None)
+    held.execute("PRAGMA wal_autocheckpoint = 0")
+    held.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    for k in range(runs):
+        held.execute(
+            "INSERT INTO runs (run_key, recorded_at, added_at, machine_model, machine_id, host, stack_label, "
+            "fingerprint, source, commit_id, settings) VALUES (?, '2026', '2026', 'm', 'i', 'h', 's', '{}', 'x', "
+            "'c', '{}')",
+            (f"k{k}",),
+        )
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for suffix in ("", "-wal", "-shm"):
+        shutil.copy(f"{src}{suffix}", f"{copy / 'h.db'}{suffix}")
+    assert os.path.getsize(copy / "h.db-wal") > 0
+    return str(copy / "h.db"), held
+
+
+def test_a_read_only_history_with_its_write_ahead_log_is_read_in_its_latest_state(tmp_path, monkeypatch):
+    path, held = _copy_with_uncheckpointed_wal(tmp_path, runs=3)
+    monkeypatch.setattr(
+        history_store, "_unwritable", lambda p: True
+    )  # a read-only mount (root ignores modes)
+    with open_store(path, create=False, write=False) as store:
+        assert store.count()[0] == 3  # immutable=1 read the file alone: 0 runs
+    held.close()
+
+
+def test_a_read_only_history_whose_log_cannot_be_read_is_refused_not_read_old(tmp_path, monkeypatch):
+    path, held = _copy_with_uncheckpointed_wal(tmp_path, runs=2)
+    monkeypatch.setattr(history_store, "_unwritable", lambda p: True)
+    real = sqlite3.connect
+
+    def connect(
+        database, *a, **kw
+    ):  # as on a read-only mount without the -shm file: SQLite cannot open the log
+        if "mode=ro" in str(database) and "immutable" not in str(database):
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(database, *a, **kw)
+
+    monkeypatch.setattr(history_store.sqlite3, "connect", connect)
+    with pytest.raises(HistoryError, match="write-ahead log .* holds commits not yet in the file"):
+        open_store(path, create=False, write=False)
+    held.close()
+
+
+def _disk_full(*args):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_the_one_writer_says_the_fault_and_leaves_nothing(tmp_path, monkeypatch):
+    target = tmp_path / "out.json"
+    monkeypatch.setattr(atomic.os, "fsync", _disk_full)
+    with pytest.raises(WriteFailed, match=r"out\.json: could not be written: no space left on the device"):
+        write_json_atomic(target, {"a": 1})
+    assert list(tmp_path.iterdir()) == []  # no 0-byte file, no temp file
+
+
+def test_an_append_is_whole_or_cut_back(tmp_path, monkeypatch):
+    summary = tmp_path / "summary.md"
+    summary.write_text("before\n")
+    monkeypatch.setattr(atomic.os, "fsync", _disk_full)
+    with pytest.raises(WriteFailed, match="no space left"):
+        append_text(summary, "a markdown table\n")
+    assert summary.read_text() == "before\n"
+
+
+def test_a_command_whose_write_fails_exits_3_with_one_line(tmp_path, monkeypatch, capsys):
+    from history_docs import run_doc
+
+    runs = []
+    for k in range(2):
+        p = tmp_path / f"run{k}.json"
+        p.write_text(json.dumps(run_doc(f"2026-11-0{k + 1}T00:00:00+00:00", 10.0 + k)))
+        runs.append(str(p))
+    monkeypatch.setattr(atomic.os, "fsync", _disk_full)
+    out = tmp_path / "noise.json"
+    assert main(["noise", *runs, "--json", str(out)]) == EXIT_WRITE_FAILED
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"aorta noise: error: {out}: could not be written: no space left")
+        and err.count("\n") == 1
+    )
+    assert not out.exists()
+
+
+def test_history_page_on_a_full_disk_says_the_fault_once(tmp_path, monkeypatch, capsys):
+    from test_history_cli import write_runs
+
+    db = str(tmp_path / "h.db")
+    assert main(["history", "--history", db, "add", *write_runs(tmp_path, n=2)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(atomic.os, "fsync", _disk_full)
+    out = tmp_path / "page.html"
+    assert main(["history", "--history", db, "page", str(out)]) == EXIT_WRITE_FAILED
+    err = capsys.readouterr().err
+    assert err == (
+        f"aorta history page: error: {out} could not be written: no space left on the device (ENOSPC): free "
+        "space there and run again\n"
+    )
+    assert not out.exists()
