@@ -55,13 +55,13 @@ def components(runs: Sequence[Sequence[float]]) -> Components | None:
     return Components(within, between, len(groups), rounds)
 
 
-def best_rounds(comp: Components, run_cost_s: float, round_cost_s: float, *, lo: int = 2, hi: int = 1000) -> int:
+def best_rounds(
+    comp: Components, run_cost_s: float, round_cost_s: float, *, lo: int = 2, hi: int = 1000
+) -> int:
     """Kalibera and Jones's rounds per run, within ``[lo, hi]``: ``hi`` where the runs add no noise of their own
     (every round is then as good as a run, and a round is cheaper)."""
     if run_cost_s <= 0 or round_cost_s <= 0:
-        raise ValueError(
-            f"costs must be positive seconds, got run {run_cost_s!r} and round {round_cost_s!r}"
-        )
+        raise ValueError(f"costs must be positive seconds, got run {run_cost_s!r} and round {round_cost_s!r}")
     if comp.between <= 0:
         return hi
     r = math.sqrt((run_cost_s / round_cost_s) * (comp.within / comp.between))

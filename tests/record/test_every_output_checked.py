@@ -236,7 +236,7 @@ READ_ONLY_OR_NOT_A_PLACE = {
     "hypothesis_profile", "hypothesis_verbosity", "strict_markers", "strict_config", "strict", "runxfail",
     "pastebin", "setuponly", "setupshow", "setupplan", "help", "version", "capture", "verbose", "newfirst",
     "color", "assertmode", "benchmark_timer", "benchmark_disable_gc", "benchmark_verbose",
-    "aorta_telemetry_interval_ms", "aorta_order_seed",
+    "aorta_telemetry_interval_ms", "aorta_order_seed", "aorta_kernel_pass_rounds",
 }  # fmt: skip
 
 
