@@ -18,21 +18,62 @@ import signal
 import sys
 from collections.abc import Callable
 
-from aorta.gate.runs import fork_server
+from aorta.gate.runs import fork_server, keeper
 from aorta.gate.runs.parent_death import SIGNAL_BASE, die_with_parent
 from aorta.record.child_status import DONE_ENV, read_done
 
 
 def start_child(cmd, *, die_signal: int = signal.SIGKILL, **popen):
-    """Every child process aorta starts (gate runs, ``aorta ab``, sweep cells, torchrun, the proof driver's runs)
-    starts here (issue 46, class 2): in a session of its own, so its whole tree (torchrun and its ranks) can be
-    ended by one ``end_tree``; sent ``die_signal`` when this process dies, even by SIGKILL; and known to
-    ``end_children``, which a stopped command (``children_end_on_signals``) calls before it exits."""
+    """Every child process aorta starts (gate runs, ``aorta ab``, sweep cells, torchrun, the proof driver's runs,
+    the fork servers) starts here (issue 46, class 2; issue 56, class 3): in a session of its own, under a keeper
+    (``aorta.gate.runs.keeper``, Linux) that is a subreaper for its whole tree, whatever the command starts beneath
+    it, so that one ``end_tree`` ends the tree and nothing of it outlives this process, even killed by SIGKILL:
+    the command gets ``die_signal`` and the rest of its tree SIGKILL. Known to ``end_children``, which a stopped
+    command calls before it exits. Elsewhere the command itself, with its death signal where there is one.
+    A command that cannot start raises ``OSError`` here, as ``subprocess.Popen`` does."""
     import subprocess
 
-    proc = subprocess.Popen(cmd, start_new_session=True, preexec_fn=die_with_parent(die_signal), **popen)
+    if not KEEPER_PYTHON:
+        proc = subprocess.Popen(cmd, start_new_session=True, preexec_fn=die_with_parent(die_signal), **popen)
+        proc.kept = False
+    else:
+        _check_runnable(str(cmd[0]), popen.get("env"), popen.get("cwd"))
+        kept = [KEEPER_PYTHON, "-I", "-S", keeper.__file__, f"{STOP_GRACE_S - 2.0:g}", str(int(die_signal))]
+        proc = subprocess.Popen([*kept, str(os.getpid()), *map(str, cmd)], start_new_session=True, **popen)
+        proc.kept = True
     _LIVE[proc.pid] = proc
     return proc
+
+
+def _keeper_python() -> str | None:
+    """The interpreter that runs the keeper: this process's own binary (``sys.executable`` may be replaced,
+    as tests do); None off Linux."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return os.readlink("/proc/self/exe")
+    except OSError:
+        return None
+
+
+KEEPER_PYTHON = _keeper_python()
+
+
+def _check_runnable(program: str, env, cwd) -> None:
+    """``OSError`` where ``program`` cannot be run (as ``Popen`` raises it for a command it starts itself)."""
+    import errno
+    import shutil
+
+    if os.sep in program:
+        path = program if os.path.isabs(program) else os.path.join(str(cwd or os.getcwd()), program)
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+        return
+    search = (env if env is not None else os.environ).get("PATH", os.defpath)
+    if shutil.which(program, path=search) is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 _LIVE: dict = {}  # pid -> Popen of every child started by start_child and not yet ended
@@ -41,42 +82,66 @@ STOP_GRACE_S = 10.0  # a child's tree gets this long after SIGTERM before SIGKIL
 
 
 def end_tree(proc, grace_s: float = STOP_GRACE_S) -> None:
-    """SIGTERM to ``proc``'s whole process group (torchrun stops its ranks on it), SIGKILL to what is left after
-    ``grace_s``; waits for ``proc``."""
+    """SIGTERM to ``proc``'s whole process group (torchrun stops its ranks on it; a keeper passes it on to its
+    command's tree), SIGKILL to what the child left in its group once it has ended; after ``grace_s`` the whole
+    tree killed (a keeper's SIGUSR1, then SIGKILL). Waits for ``proc``."""
     import subprocess
 
     if proc.pid <= 0:  # never a group of this process's own (killpg(0) is this process's group)
         _LIVE.pop(proc.pid, None)
         return
-    for sig, grace in ((signal.SIGTERM, grace_s), (signal.SIGKILL, None)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            break
-        try:
-            proc.wait(timeout=grace)
-            if sig == signal.SIGTERM:
-                os.killpg(proc.pid, signal.SIGKILL)  # what the child left behind in its group
-            break
-        except subprocess.TimeoutExpired:
-            continue
-        except ProcessLookupError:
-            break
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=grace_s)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        kill_now(proc)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # what the child left behind in its group
+    except (ProcessLookupError, PermissionError):
+        pass
     if proc.poll() is None:
         proc.wait()
     _LIVE.pop(proc.pid, None)
 
 
+KILL_NOW_WAIT_S = 5.0  # how long a keeper gets to kill its command's tree before it is killed itself
+
+
+def kill_now(proc) -> None:
+    """End ``proc``'s tree now: a keeper kills the command's whole tree (SIGUSR1), anything else is SIGKILLed with
+    its group."""
+    import subprocess
+
+    if getattr(proc, "kept", False):
+        proc.send_signal(keeper.KILL_NOW)
+        try:
+            proc.wait(timeout=KILL_NOW_WAIT_S)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
+
+
 def end_children(grace_s: float = STOP_GRACE_S) -> int:
-    """End the tree of every child still running; how many there were."""
+    """End the tree of every child still running, the runs before the fork servers that forked them (a server
+    ended first would kill its run outright, without its grace); how many runs and commands there were."""
     live = [p for p in list(_LIVE.values()) if p.poll() is None]
+    live.sort(key=lambda p: getattr(p, "is_server", False))
     for proc in live:
         end_tree(proc, grace_s)
     _LIVE.clear()
-    return len(live)
+    fork_server.close_servers()
+    return sum(1 for p in live if not getattr(p, "is_server", False))
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_STOPPING: list[int] = []  # the signal that stopped this command, once one has: later ones are ignored
 
 
 class Stop(BaseException):
@@ -88,6 +153,9 @@ class Stop(BaseException):
 
 
 def _raise_stop(signum: int, frame: object) -> None:
+    if _STOPPING:  # a second Ctrl-C while the first one's children end: the first one's stop goes on
+        return
+    _STOPPING.append(signum)
     raise Stop(signum)
 
 
@@ -104,26 +172,64 @@ def stop_line(who: str, signum: int) -> tuple[int, str]:
 
 def run_until_stopped(who: str, body: Callable[[], int]) -> int:
     """``body()``, with SIGINT, SIGTERM and SIGHUP ending every child's tree and then the command, with
-    128 + N and one line on stderr (no traceback). A signal ignored when it began stays ignored (``nohup``)."""
+    128 + N and one line on stderr (no traceback); a second signal while the first one's children end is
+    ignored. A signal ignored when it began stays ignored (``nohup``)."""
     import threading
 
     previous = {}
     _ENDED.clear()
+    _STOPPING.clear()
     if threading.current_thread() is threading.main_thread():
         for sig in STOP_SIGNALS:
             if signal.getsignal(sig) is not signal.SIG_IGN:
                 previous[sig] = signal.signal(sig, _raise_stop)
     try:
-        return body()
-    except Stop as exc:
-        code, line = stop_line(who, exc.signum)
-    except KeyboardInterrupt:
-        code, line = stop_line(who, signal.SIGINT)
+        try:
+            return body()
+        except Stop as exc:
+            signum = exc.signum
+        except KeyboardInterrupt:
+            signum = signal.SIGINT
+        _STOPPING[:] = [signum]  # from here on, the stop is under way: further signals are ignored
+        code, line = stop_line(who, signum)
+        print(line, file=sys.stderr, flush=True)
+        return code
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    print(line, file=sys.stderr, flush=True)
-    return code
+        _STOPPING.clear()
+
+
+def exit_on_stop_signals(who: str) -> dict:
+    """For a command that runs inside pytest (the gate), where SIGTERM and SIGHUP would end the process at once
+    and Ctrl-C would end in pytest's KeyboardInterrupt banner and a gate that judges what had run: each stop
+    signal ends every child's tree, prints one line and exits 128 + N (a second one, meanwhile, is ignored).
+    Only where the signal has its default handler (a handler someone else set, ``run_until_stopped``'s, is
+    kept). Returns the handlers replaced, for ``restore_signals``."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def stop(signum: int, frame: object) -> None:
+        if _STOPPING:
+            return
+        _STOPPING.append(signum)
+        code, line = stop_line(who, signum)
+        print(line, file=sys.stderr, flush=True)
+        os._exit(code)
+
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    return {
+        sig: signal.signal(sig, stop)
+        for sig in STOP_SIGNALS
+        if signal.getsignal(sig) is defaults.get(sig, signal.SIG_DFL)
+    }
+
+
+def restore_signals(previous: dict) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
 
 
 def exit_status(returncode: int) -> int:
@@ -166,12 +272,11 @@ def call_to_end(
         os.unlink(done_file)
     env = {**(popen.pop("env", None) or os.environ), DONE_ENV: done_file}
     proc = start_run(cmd, env, popen)
-    previous = _exit_on_stop_signals(who)
+    previous = exit_on_stop_signals(who)
     try:
         return _wait_to_end(proc, done_file, grace_s, poll_s)
     finally:  # Ctrl-C or a stop signal while waiting: the child's tree does not outlive the wait
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        restore_signals(previous)
         if proc.poll() is None:
             _ENDED.append(proc.pid)  # ended on the way out of a stopped command: its stop line counts it
             end_tree(proc)
@@ -208,27 +313,6 @@ def start_run(cmd, env: dict, popen: dict):
     return start_child(cmd, env=env, **popen)
 
 
-def _exit_on_stop_signals(who: str) -> dict:
-    """Inside pytest (the gate), SIGTERM and SIGHUP would end the process at once and leave the child's
-    tree to the kernel's death signal, which reaches the child alone: while a child runs, they end its
-    tree, say so in one line and exit 128 + N. A handler someone else set (``run_until_stopped``) is kept."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-
-    def stop(signum: int, frame: object) -> None:
-        code, line = stop_line(who, signum)
-        print(line, file=sys.stderr, flush=True)
-        os._exit(code)
-
-    return {
-        sig: signal.signal(sig, stop)
-        for sig in (signal.SIGTERM, signal.SIGHUP)
-        if signal.getsignal(sig) is signal.SIG_DFL
-    }
-
-
 def _wait_to_end(proc, done_file: str, grace_s: float, poll_s: float) -> tuple[int, str]:
     import subprocess
     import time
@@ -243,8 +327,7 @@ def _wait_to_end(proc, done_file: str, grace_s: float, poll_s: float) -> tuple[i
             done_at = time.monotonic()
         if done_at is not None and time.monotonic() - done_at > grace_s:
             status = read_done(done_file)
-            proc.kill()
-            proc.wait()
+            kill_now(proc)
             if status is None:
                 return proc.returncode, ""
             return status, (
