@@ -84,9 +84,13 @@ def test_budget_with_a_fixed_number_of_pairs_is_refused(tmp_path, capsys):
 
 
 def test_a_side_that_exits_0_without_its_json_ends_the_ab_with_exit_1_and_no_verdict(tmp_path, capsys):
-    # `true` stands for a side's Python that exits 0 and writes nothing (a wrapper that swallows pytest's code)
+    # A side's Python that passes the launcher check, then exits 0 and writes nothing (a wrapper that swallows
+    # pytest's code)
+    swallows = tmp_path / "swallows"
+    swallows.write_text(f'#!/bin/sh\nif [ "$1" = "-c" ]; then exec {sys.executable} "$@"; fi\nexit 0\n')
+    swallows.chmod(0o755)
     out = tmp_path / "ab"
-    code = main(["ab", "--a", "true", "--b", "", "--runs", "2", "--out", str(out), "--", "test_x.py"])
+    code = main(["ab", "--a", str(swallows), "--b", "", "--runs", "2", "--out", str(out), "--", "test_x.py"])
     lines = capsys.readouterr().out.splitlines()
     assert code == 1
     assert "aorta ab: A check run: FAILED (exit 0, no JSON) in " in lines[1]
@@ -102,8 +106,8 @@ def test_a_side_that_exits_0_without_its_json_ends_the_ab_with_exit_1_and_no_ver
 FAKE_SIDE = textwrap.dedent(
     """
     import json, os, random, sys
-    if "-c" in sys.argv:  # the launcher check ("does this Python import aorta?"): it does
-        sys.exit(0)
+    if "-c" in sys.argv:  # the launcher check (import torch and aorta, the devices): this Python answers it
+        os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
     args = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
     rng = random.Random(int(args.get("--aorta-order-seed", 0)) * 7 + len(os.environ.get("SIDE", "")))
     center = float(os.environ["CENTER_MS"]) * (1 + rng.gauss(0, 0.002))
