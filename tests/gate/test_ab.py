@@ -153,10 +153,10 @@ def test_runs_auto_tests_each_look_at_alpha_shared_by_the_looks(fake_side, tmp_p
 
 
 @pytest.mark.slow
-def test_a_b_ten_times_slower_is_a_regression_from_alternating_fresh_runs(bench_dir, monkeypatch, capsys):
+def test_a_b_ten_times_slower_is_a_regression_from_alternating_fresh_runs(counted_work, monkeypatch, capsys):
     from test_gate_plugin import BASE_ARGS
 
-    monkeypatch.chdir(bench_dir.path)
+    monkeypatch.chdir(counted_work.path)
     args = [a for a in BASE_ARGS if not a.startswith(("--aorta-runs", "--aorta-confirm", "--aorta-alpha"))]
     cmd = ["--", "test_spin.py", *args]
     # 3 pairs (df 4 for independent runs): a 10x change stays significant at alpha 0.01 up to about 50% noise
@@ -177,5 +177,5 @@ def test_a_b_ten_times_slower_is_a_regression_from_alternating_fresh_runs(bench_
         "B run 2 (lean)",
         "A run 2 (lean)",
     ], text
-    verdicts = json.loads((bench_dir.path / "ab" / "verdict.json").read_text())["comparisons"][0]["verdicts"]
+    verdicts = json.loads((counted_work.path / "ab" / "verdict.json").read_text())["comparisons"][0]["verdicts"]
     assert {(v["metric"], v["outcome"]) for v in verdicts} >= {("device_ms", "SLOWER")}

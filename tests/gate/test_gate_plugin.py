@@ -2,6 +2,8 @@
 
 The benchmark under test is a real aorta workload timed by the one timing loop on the CPU backend:
 its step is a host busy loop of SPIN_US microseconds (1 ms unless a test says otherwise), so a slower run is really slower.
+Tests whose verdict depends on how long the steps take run it on counted work (``counted_work``,
+tests/counted_work.py): the rounds take what the step counts, whatever the machine's load (issue 56, class 7).
 """
 
 import json
