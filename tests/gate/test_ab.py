@@ -177,5 +177,7 @@ def test_a_b_ten_times_slower_is_a_regression_from_alternating_fresh_runs(counte
         "B run 2 (lean)",
         "A run 2 (lean)",
     ], text
-    verdicts = json.loads((counted_work.path / "ab" / "verdict.json").read_text())["comparisons"][0]["verdicts"]
+    verdicts = json.loads((counted_work.path / "ab" / "verdict.json").read_text())["comparisons"][0][
+        "verdicts"
+    ]
     assert {(v["metric"], v["outcome"]) for v in verdicts} >= {("device_ms", "SLOWER")}

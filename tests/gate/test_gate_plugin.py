@@ -216,7 +216,8 @@ def test_baseline_from_another_gpu_model_is_refused_before_any_benchmark_runs(co
                 "is on cpu (backend differs: baseline 'cuda', this run 'cpu')*--aorta-allow-mismatch*"
             ]
         )
-        assert "test_spin" not in r.stdout.str() and not (counted_work.path / "reports").exists()  # nothing ran
+        nothing_ran = "test_spin" not in r.stdout.str() and not (counted_work.path / "reports").exists()
+        assert nothing_ran
     r = run(counted_work, "--aorta-compare", str(other), "--aorta-allow-mismatch", *CPU_NOISE)
     assert r.ret == 0, r.stdout.str()
 
@@ -351,13 +352,20 @@ def test_only_rank_0_writes_the_verdict_file(counted_work, monkeypatch):
 def test_test_slowdown_is_real_work_labelled_in_the_results(counted_work, monkeypatch):
     saved(counted_work, monkeypatch, us="1000")
     r = run(
-        counted_work, "--aorta-compare", "base", "--aorta-test-slowdown", "3.0", "--benchmark-json", "slow.json"
+        counted_work,
+        "--aorta-compare",
+        "base",
+        "--aorta-test-slowdown",
+        "3.0",
+        "--benchmark-json",
+        "slow.json",
     )
     assert r.ret == 10, r.stdout.str()
     r.stdout.fnmatch_lines(["TEST SLOWDOWN ACTIVE in this run*"])
     extra = json.loads((counted_work.path / "slow.json").read_text())["benchmarks"][0]["extra_info"]
     assert extra["test_slowdown"] == 3.0
-    assert extra["test_slowdown_info"]["calibrated_ratio"] == pytest.approx(3.0, rel=0.05)  # counted: as asked
+    asked = pytest.approx(3.0, rel=0.05)  # counted work: the calibration lands on what was asked
+    assert extra["test_slowdown_info"]["calibrated_ratio"] == asked
     assert extra["test_slowdown_info"]["spin_unit"] == "ns of host busy loop"
 
 

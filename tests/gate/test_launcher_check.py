@@ -44,7 +44,10 @@ def ab(a: str, b: str) -> int:
     ("launcher", "said"),
     [
         ("/bin/true", "/bin/true is not a Python that runs 'python -c CODE' (it printed nothing, exit 0)"),
-        ("/bin/echo", "/bin/echo is not a Python that runs 'python -c CODE' (it printed '-c import sys', exit 0)"),
+        (
+            "/bin/echo",
+            "/bin/echo is not a Python that runs 'python -c CODE' (it printed '-c import sys', exit 0)",
+        ),
         (
             "PYTHONHOME=/nonexistent",
             f"{sys.executable} does not start a working Python (ModuleNotFoundError: No module named 'encodings')",

@@ -23,7 +23,9 @@ from aorta.gate.runs.child_process import end_tree, exit_status, start_child
 from aorta.gate.runs.parent_death import die_with_parent
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="subreapers and /proc are Linux's")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="subreapers and /proc are Linux's"
+)
 
 
 def alive(pid: int) -> bool:

@@ -35,12 +35,12 @@ def start_child(cmd, *, die_signal: int = signal.SIGKILL, **popen):
 
     if not KEEPER_PYTHON:
         proc = subprocess.Popen(cmd, start_new_session=True, preexec_fn=die_with_parent(die_signal), **popen)
-        proc.kept = False
+        setattr(proc, "kept", False)  # noqa: B010  (Popen declares no such attribute)
     else:
         _check_runnable(str(cmd[0]), popen.get("env"), popen.get("cwd"))
         kept = [KEEPER_PYTHON, "-I", "-S", keeper.__file__, f"{STOP_GRACE_S - 2.0:g}", str(int(die_signal))]
         proc = subprocess.Popen([*kept, str(os.getpid()), *map(str, cmd)], start_new_session=True, **popen)
-        proc.kept = True
+        setattr(proc, "kept", True)  # noqa: B010
     _LIVE[proc.pid] = proc
     return proc
 

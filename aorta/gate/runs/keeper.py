@@ -89,7 +89,7 @@ def kill_tree(root: int, rounds: int = 50) -> list[tuple[int, int]]:
 
 def reap(block_s: float = 0.0) -> list[tuple[int, int]]:
     """Reap every child that has ended (within ``block_s``); (pid, wait status) of each."""
-    ended = []
+    ended: list[tuple[int, int]] = []
     deadline = time.monotonic() + block_s
     while True:
         try:
