@@ -120,7 +120,7 @@ class ForkServer:
         # a packet a message: one recv is one whole answer, never two run together or half of one
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = parent_end
-        from aorta.gate.runs.child_process import start_child
+        from aorta.gate.runs.process_tree import start_child
 
         try:  # under a keeper, a session of its own; dies with this process, its children's trees with it
             self.proc = start_child(
@@ -183,7 +183,7 @@ class ForkServer:
 
     def close(self) -> None:
         """End the server and, with it, a run still running and whatever that run left (its keeper's tree)."""
-        from aorta.gate.runs.child_process import end_tree
+        from aorta.gate.runs.process_tree import end_tree
 
         self.sock.close()
         end_tree(self.proc, grace_s=CLOSE_GRACE_S)
