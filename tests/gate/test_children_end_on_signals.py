@@ -163,8 +163,15 @@ SLEEPING_TEST = textwrap.dedent(
     """\
     import os, subprocess
 
-    def test_x():
+    def test_x(benchmark):
+        benchmark.pedantic(lambda: None, rounds=1, iterations=1)  # a run that ends writes its JSON
         if os.environ.get("AORTA_FRESH_RUN") or not os.environ.get("AORTA_TEST_GATE"):
+            runs = os.environ.get("AORTA_TEST_RUNS")  # where given: the first run ends at once
+            if runs:
+                with open(runs, "a") as fh:
+                    fh.write("run\\n")
+                if len(open(runs).read().split()) < 2:
+                    return
             with open(os.environ["AORTA_TEST_PIDS"], "a") as fh:
                 fh.write(f"{os.getpid()}\\n")
             subprocess.run([os.environ["AORTA_TEST_SLEEPER"], "run"])
@@ -173,7 +180,10 @@ SLEEPING_TEST = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_a_gate_stopped_between_fresh_runs_ends_the_running_one(tmp_path, sleeper):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_gate_stopped_during_its_second_run_ends_it_in_one_line(tmp_path, sleeper, sig):
+    """Ctrl-C of a gate during its second run once ended in pytest's KeyboardInterrupt banner and a verdict on what had
+    run ("NOTHING COMPARED", exit 2); SIGTERM at a fork server's start in exit 143 and no line (issue 56)."""
     (tmp_path / "test_x.py").write_text(SLEEPING_TEST)
     code, out, err, left = _start_and_stop(
         [
@@ -187,10 +197,18 @@ def test_a_gate_stopped_between_fresh_runs_ends_the_running_one(tmp_path, sleepe
             "--aorta-confirm=0",
         ],
         tmp_path,
-        signal.SIGTERM,
+        sig,
         children=4,
-        env={"AORTA_TEST_SLEEPER": str(sleeper), "AORTA_TEST_GATE": "1"},
+        env={
+            "AORTA_TEST_SLEEPER": str(sleeper),
+            "AORTA_TEST_GATE": "1",
+            "AORTA_TEST_RUNS": str(tmp_path / "runs"),
+        },
     )
+    assert (tmp_path / "runs").read_text().split() == ["run", "run"]
     assert left == []
-    assert code == 128 + signal.SIGTERM
-    assert "aorta gate: stopped by SIGTERM; 1 child process tree(s) ended; exit 143" in err
+    assert code == 128 + sig
+    assert err.strip().splitlines() == [
+        f"aorta gate: stopped by {sig.name}; 1 child process tree(s) ended; exit {128 + sig}"
+    ]
+    assert "KeyboardInterrupt" not in out and "NOTHING COMPARED" not in out
