@@ -10,10 +10,11 @@ tree is re-parented to it instead of to PID 1, so the tree stays the keeper's de
 
 * the command ends: whatever it left running is killed (SIGKILL) and reaped; the keeper exits with the
   command's status (ended by signal N, the keeper ends by signal N too: ``Popen.returncode`` stays ``-N``);
-* SIGTERM, SIGINT or SIGHUP (``end_tree`` in ``aorta.gate.runs.child_process``, a forwarded Ctrl-C): passed on
-  to the command's group and to every descendant outside it; what is still running ``GRACE_S`` later is killed;
-* aorta dies, even by SIGKILL: the keeper's own death signal (SIGTERM) arrives; the command gets its death signal
-  (``DIE_SIG``), the rest as above;
+* SIGTERM, SIGINT or SIGHUP (``end_tree`` in ``aorta.gate.runs.process_tree``, a forwarded Ctrl-C): passed on
+  to the command's group, once (torchrun stops its ranks, ``docker run`` its container); the whole tree is killed
+  when the command ends, or ``GRACE_S`` later if it has not;
+* aorta dies, even by SIGKILL: the keeper's own death signal (SIGTERM) arrives; the command's group gets the
+  command's death signal (``DIE_SIG``), the rest as above;
 * SIGUSR1, or a second stop signal: the whole tree is killed now.
 
 Usage: ``python -I keeper.py GRACE_S DIE_SIG PARENT_PID COMMAND...``.
@@ -176,7 +177,7 @@ def _wait(child: int, got: list[int], grace_s: float, die_sig: int, parent: int)
             if sig == KILL_NOW or handled > 0:
                 ended += kill_tree(me)
             else:
-                _pass_on(me, child, die_sig if os.getppid() != parent else sig)
+                _pass_on(child, die_sig if os.getppid() != parent else sig)
                 deadline = time.monotonic() + grace_s
             handled += 1
         if deadline is not None and time.monotonic() >= deadline:
@@ -188,20 +189,14 @@ def _wait(child: int, got: list[int], grace_s: float, die_sig: int, parent: int)
         time.sleep(POLL_S)
 
 
-def _pass_on(me: int, child: int, sig: int) -> None:
-    """``sig`` to the command's group and to every descendant that left it."""
+def _pass_on(child: int, sig: int) -> None:
+    """``sig`` to the command's group only: the command stops what it started (torchrun its ranks, ``docker
+    run`` its container) as it would at a terminal, each process getting the signal once; whatever it leaves,
+    in its group or out of it, is killed when it ends or at the grace's end."""
     try:
         os.killpg(child, sig)
     except (ProcessLookupError, PermissionError):
         pass
-    outside = []
-    for pid in descendants(me, parent_table()):
-        try:
-            if os.getpgid(pid) != child:
-                outside.append(pid)
-        except ProcessLookupError:
-            pass
-    signal_all(outside, sig)
 
 
 if __name__ == "__main__":
