@@ -5,12 +5,13 @@ loaded machine a 1 ms round reads 1 to 5 ms, the deliberate slowdown's calibrati
 nothing ("padded +0.0%"), and a 4x slowdown passed as exit 0 in 7 of 19 runs at load 2-5 on 2 cores. Under
 ``CONFTEST`` (the ``conftest.py`` the ``counted_work`` fixture writes into a pytester folder, so the gate's fresh
 runs load it too) the CPU backend's events read a clock that only ``spin`` moves, by the nanoseconds asked
-plus 0-1% of noise drawn from a fixed seed: a round takes what its work counts, whatever the load.
+plus 0-1% of noise: a round takes what its work counts, whatever the load. The noise is drawn afresh in each
+process (a fixed seed would make two runs' samples equal, and the gate counts equal runs once); no decision
+the tests assert is near 1%.
 The GPU backend is left as it is.
 """
 
 CONFTEST = '''
-import os
 import random
 
 from aorta import device as dev
@@ -19,11 +20,11 @@ _REAL = {}
 
 
 class CountedClock:
-    """Seconds of counted work: ``spin(ns)`` adds ns (and 0-1% of seeded noise); nothing else moves it."""
+    """Seconds of counted work: ``spin(ns)`` adds ns (and 0-1% of noise); nothing else moves it."""
 
-    def __init__(self, seed: str) -> None:
+    def __init__(self) -> None:
         self.ns = 0
-        self.rng = random.Random(seed)
+        self.rng = random.Random()
 
     def now(self) -> float:
         return self.ns / 1e9
@@ -33,7 +34,7 @@ class CountedClock:
 
 
 def pytest_configure(config):
-    clock = CountedClock(os.environ.get("AORTA_FRESH_RUN", "") + os.environ.get("SPIN_US", ""))
+    clock = CountedClock()
     _REAL.update(spin=dev.Device.spin, event=dev.CpuEvent.__init__)
 
     def spin(self, cycles):
