@@ -195,7 +195,8 @@ def test_baseline_and_verdict_files_get_the_mode_of_a_plain_open(counted_work, m
         plain = counted_work.path / "plain.txt"
         with open(plain, "w") as fh:
             fh.write("x")
-        path = saved(counted_work, monkeypatch, name="modes")  # first save in this session or a copy: see below
+        # the first save in this session, or a copy: see below
+        path = saved(counted_work, monkeypatch, name="modes")
         r = run(
             counted_work,
             "--aorta-compare",
