@@ -80,6 +80,16 @@ def bench_dir(pytester, monkeypatch):
     return pytester
 
 
+@pytest.fixture
+def counted_work(bench_dir):
+    """``bench_dir`` whose CPU rounds take the work they count, not the host's time (tests/counted_work.py):
+    for tests of timing decisions, which must not depend on the machine's load."""
+    from counted_work import CONFTEST
+
+    bench_dir.makeconftest(CONFTEST)
+    return bench_dir
+
+
 @pytest.fixture(scope="module")
 def cpu():
     """The CPU device, one intra-op thread (smoke sizes are many tiny ops: threads would only hand them around).

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from aorta.gate.comparison.compare import Comparison, compare_runs
 from aorta.gate.outputs.outputs import write_outputs
 from aorta.gate.outputs.render import overall_exit, terminal_lines
 from aorta.gate.runs import fork_server
+from aorta.gate.runs import launcher_check as lc
 from aorta.gate.runs.ab import AbError, Launcher, check_command, pair_order, parse_launcher, run_command
 from aorta.gate.runs.child_process import call_to_end, end_tree, ended, exit_status, start_child
 from aorta.gate.runs.fresh_runs import CHILD_ENV, ChildRun, recorded_sample, wall_of, write_only_file
@@ -192,32 +192,50 @@ def _judge(args, a: Launcher, b: Launcher, docs: dict[str, list[Path]], settings
 LAUNCHER_CHECK_S = 300.0  # a docker launcher may pull its image first
 
 
-def check_launcher(option: str, text: str, launcher: Launcher) -> None:
-    """The side's Python starts and imports aorta, under its settings: refused before any run, not after A's
-    runs were spent (issue 46). This Python (no command given) is not asked."""
-    if not launcher.python:
-        return
-    cmd = [*launcher.python, "-c", "import aorta"]
-    env = {**os.environ, **launcher.env}
+def check_launchers(sides: list[tuple[str, str, Launcher]]) -> None:
+    """Each side's Python starts, imports torch and aorta from outside this checkout under its settings, and
+    sees the devices side A sees (``aorta.gate.runs.launcher_check``): refused before any run, not after A's
+    runs were spent (issues 46 and 56). The sides are asked at once, each in an empty folder of its own."""
+    import tempfile
+
+    roots = lc.checkout_roots()
+    started = []
+    with tempfile.TemporaryDirectory(prefix="aorta-ab-check-") as empty:
+        for option, text, launcher in sides:
+            cmd = [*launcher.python_cmd(), "-c", lc.PROBE]
+            env = lc.probe_env(os.environ, launcher.env, roots)
+            try:
+                proc = start_child(
+                    cmd, env=env, cwd=empty, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+                )
+            except OSError as exc:
+                raise AbError(
+                    f"{option}={text!r}: {launcher.python_cmd()[0]} cannot start: {exc.strerror or exc}"
+                ) from None
+            started.append((option, text, launcher, proc))
+        probes = []
+        try:
+            for option, text, launcher, proc in started:
+                try:
+                    said, _ = proc.communicate(timeout=LAUNCHER_CHECK_S)
+                except subprocess.TimeoutExpired:
+                    raise AbError(
+                        f"{option}={text!r}: its Python did not answer the check (import torch and aorta) in "
+                        f"{LAUNCHER_CHECK_S:.0f} s"
+                    ) from None
+                try:
+                    probes.append(lc.read_probe(option, text, launcher.python_cmd(), proc.returncode, said))
+                except lc.LauncherRefused as exc:
+                    raise AbError(str(exc)) from None
+        finally:
+            for *_, proc in started:
+                if proc.poll() is None:
+                    end_tree(proc)
+    (a_option, _, _), (b_option, b_text, _) = sides
     try:
-        proc = start_child(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    except OSError as exc:
-        raise AbError(
-            f"{option}={text!r}: {launcher.python[0]} cannot start: {exc.strerror or exc}"
-        ) from None
-    try:
-        said, _ = proc.communicate(timeout=LAUNCHER_CHECK_S)
-    except subprocess.TimeoutExpired:
-        end_tree(proc)
-        raise AbError(
-            f"{option}={text!r}: 'import aorta' did not finish in {LAUNCHER_CHECK_S:.0f} s"
-        ) from None
-    if proc.returncode != 0:
-        last = (said or "").strip().splitlines()[-1:] or [ended(proc.returncode)]
-        raise AbError(
-            f"{option}={text!r}: {shlex.join(launcher.python)} cannot import aorta ({last[0]}); install aorta "
-            "in that environment (pip install -e <this checkout>)"
-        )
+        lc.same_devices(a_option, probes[0], b_option, b_text, probes[1])
+    except lc.LauncherRefused as exc:
+        raise AbError(str(exc)) from None
 
 
 def run_ab(args: argparse.Namespace) -> int:
@@ -230,8 +248,6 @@ def run_ab(args: argparse.Namespace) -> int:
         b = parse_launcher("--b", args.b, args.label_b)
         # no secret shown or stored past here (issue 56): the launchers hold the real settings
         args.a, args.b = redact_launcher(args.a), redact_launcher(args.b)
-        check_launcher("--a", args.a, a)
-        check_launcher("--b", args.b, b)
         for launcher in (a, b):
             try:
                 fork_server.start_mode({**os.environ, **launcher.env})
@@ -263,6 +279,7 @@ def run_ab(args: argparse.Namespace) -> int:
         ):
             if verdict is not None and place:  # the default verdict place is known only now
                 check_not_another_output(option, place, {"--verdict-json": verdict})
+        check_launchers([("--a", args.a, a), ("--b", args.b, b)])  # last: it starts each side's Python
     except (AbError, OutputPathError) as exc:
         print(f"aorta ab: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -22,10 +22,12 @@ from __future__ import annotations
 import pytest
 
 from aorta.gate.comparison.compare import NOTHING_COMPARED
-from aorta.gate.runs import blocks, fork_server
+from aorta.gate.runs import blocks, child_process, fork_server
 from aorta.gate.runs.run_wall import WALL_KEY
 from aorta.gate.session import before_run, finish, fresh, options, selection, wall_record
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, RUN_BLOCK
+
+STOP_HANDLERS = pytest.StashKey[dict]()  # the signal handlers the gate replaced while its children may run
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,8 +57,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> bool | None:
-    """With ``--aorta-runs N`` (N > 1) or ``auto``: the same command in fresh processes instead of here."""
+    """With ``--aorta-runs N`` (N > 1) or ``auto``: the same command in fresh processes instead of here. From
+    the first of them to the gate's end, SIGINT, SIGTERM and SIGHUP end the children's trees and the gate with
+    one line and 128 + N, whatever the phase (a fork server starting, a run, between runs)."""
+    _stop_with_one_line(session.config, lambda opts: opts.orchestrates)
     return fresh.run_in_fresh_processes(session)
+
+
+def _stop_with_one_line(config: pytest.Config, starts_children) -> None:
+    opts = config.stash.get(GATE_OPTIONS, None)
+    if opts is not None and starts_children(opts) and STOP_HANDLERS not in config.stash:
+        config.stash[STOP_HANDLERS] = child_process.exit_on_stop_signals("aorta gate")
 
 
 def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json: dict) -> None:
@@ -73,10 +84,12 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The candidate judged against the baseline, confirmed, written and saved; the exit code. The fork
     servers of its runs end with it (``aorta.gate.runs.fork_server``)."""
+    _stop_with_one_line(session.config, lambda opts: opts.confirm > 0)  # confirmation runs are children too
     try:
         finish.finish_gate(session, int(exitstatus))
     finally:
         fork_server.close_servers()
+        child_process.restore_signals(session.config.stash.get(STOP_HANDLERS, {}))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

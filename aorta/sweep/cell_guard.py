@@ -9,6 +9,8 @@ On Linux the kernel also sends the guard SIGTERM when the sweep dies (``PR_SET_P
 once; elsewhere it notices within ``POLL_S``.
 
 The guard's exit status is the command's (a command ended by a signal: the same signal ends the guard).
+``SWEEP_PID`` 0: a keeper above the guard (``aorta.gate.runs.keeper``, Linux) ends the cell's whole tree when
+the sweep dies, and the guard only starts the command.
 """
 
 from __future__ import annotations
@@ -51,18 +53,19 @@ def _stop_group(child: subprocess.Popen, grace_s: float) -> None:
 def main(argv: list[str]) -> int:
     sweep_pid = int(argv[0])
     cmd = argv[2:] if argv[1:2] == ["--"] else argv[1:]
-    _set_parent_death_signal()
+    if sweep_pid:
+        _set_parent_death_signal()
 
     def on_signal(signum, frame):
         """The sweep stops the whole group itself (the command got this signal too); the kernel's
         SIGTERM on the sweep's death is noted and acted on in the loop below."""
         global _parent_gone
-        if os.getppid() != sweep_pid:
+        if sweep_pid and os.getppid() != sweep_pid:
             _parent_gone = True
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, on_signal)
-    if os.getppid() != sweep_pid:  # the sweep died before the guard was ready
+    if sweep_pid and os.getppid() != sweep_pid:  # the sweep died before the guard was ready
         return 1
     try:
         child = subprocess.Popen(cmd)
@@ -75,7 +78,7 @@ def main(argv: list[str]) -> int:
             break
         except subprocess.TimeoutExpired:
             pass
-        if _parent_gone or os.getppid() != sweep_pid:
+        if _parent_gone or (sweep_pid and os.getppid() != sweep_pid):
             _stop_group(child, STOP_GRACE_S)
             return 1
     if code < 0:  # ended by a signal: end the same way, so the sweep sees what the command did

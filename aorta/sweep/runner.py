@@ -23,7 +23,7 @@ from typing import TextIO
 
 from aorta.environment.fingerprint import CELL_ENV_VAR
 from aorta.exit_codes import EXIT_CANNOT_START, EXIT_CELL_FAILED, EXIT_CLEAN
-from aorta.gate.runs.child_process import end_tree, start_child
+from aorta.gate.runs.child_process import KEEPER_PYTHON, end_tree, start_child
 from aorta.record.redact import env_secrets, redact_argv
 from aorta.sweep import manifest as mf
 from aorta.sweep.command import cell_command
@@ -87,7 +87,8 @@ def _run_one(
     cmd: list[str], env: dict[str, str], log: Path, timeout_s: float | None
 ) -> tuple[str, int | None, str | None]:
     """(status, exit code, note) of one cell's command."""
-    guarded = [sys.executable, GUARD, str(os.getpid()), "--", *cmd]
+    watcher = "0" if KEEPER_PYTHON else str(os.getpid())  # a keeper watches the sweep: the guard need not
+    guarded = [sys.executable, GUARD, watcher, "--", *cmd]
     with open(log, "w", encoding="utf-8") as out:
         try:
             proc = start_child(guarded, env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -89,9 +89,13 @@ def test_budget_with_a_fixed_number_of_pairs_is_refused(tmp_path, capsys):
 
 
 def test_a_side_that_exits_0_without_its_json_ends_the_ab_with_exit_1_and_no_verdict(tmp_path, capsys):
-    # `true` stands for a side's Python that exits 0 and writes nothing (a wrapper that swallows pytest's code)
+    # A side's Python that passes the launcher check, then exits 0 and writes nothing (a wrapper that swallows
+    # pytest's code)
+    swallows = tmp_path / "swallows"
+    swallows.write_text(f'#!/bin/sh\nif [ "$1" = "-c" ]; then exec {sys.executable} "$@"; fi\nexit 0\n')
+    swallows.chmod(0o755)
     out = tmp_path / "ab"
-    code = main(["ab", "--a", "true", "--b", "", "--runs", "2", "--out", str(out), "--", "test_x.py"])
+    code = main(["ab", "--a", str(swallows), "--b", "", "--runs", "2", "--out", str(out), "--", "test_x.py"])
     lines = capsys.readouterr().out.splitlines()
     assert code == 1
     assert "aorta ab: A check run: FAILED (exit 0, no JSON) in " in lines[1]
@@ -107,8 +111,8 @@ def test_a_side_that_exits_0_without_its_json_ends_the_ab_with_exit_1_and_no_ver
 FAKE_SIDE = textwrap.dedent(
     """
     import json, os, random, sys
-    if "-c" in sys.argv:  # the launcher check ("does this Python import aorta?"): it does
-        sys.exit(0)
+    if "-c" in sys.argv:  # the launcher check (import torch and aorta, the devices): this Python answers it
+        os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
     args = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
     rng = random.Random(int(args.get("--aorta-order-seed", 0)) * 7 + len(os.environ.get("SIDE", "")))
     center = float(os.environ["CENTER_MS"]) * (1 + rng.gauss(0, 0.002))
@@ -154,10 +158,10 @@ def test_runs_auto_tests_each_look_at_alpha_shared_by_the_looks(fake_side, tmp_p
 
 
 @pytest.mark.slow
-def test_a_b_ten_times_slower_is_a_regression_from_alternating_fresh_runs(bench_dir, monkeypatch, capsys):
+def test_a_b_ten_times_slower_is_a_regression_from_alternating_fresh_runs(counted_work, monkeypatch, capsys):
     from test_gate_plugin import BASE_ARGS
 
-    monkeypatch.chdir(bench_dir.path)
+    monkeypatch.chdir(counted_work.path)
     args = [a for a in BASE_ARGS if not a.startswith(("--aorta-runs", "--aorta-confirm", "--aorta-alpha"))]
     cmd = ["--", "test_spin.py", *args]
     # 3 pairs (df 4 for independent runs): a 10x change stays significant at alpha 0.01 up to about 50% noise
@@ -178,5 +182,7 @@ def test_a_b_ten_times_slower_is_a_regression_from_alternating_fresh_runs(bench_
         "B run 2 (lean)",
         "A run 2 (lean)",
     ], text
-    verdicts = json.loads((bench_dir.path / "ab" / "verdict.json").read_text())["comparisons"][0]["verdicts"]
+    verdicts = json.loads((counted_work.path / "ab" / "verdict.json").read_text())["comparisons"][0][
+        "verdicts"
+    ]
     assert {(v["metric"], v["outcome"]) for v in verdicts} >= {("device_ms", "SLOWER")}

@@ -23,13 +23,14 @@ REPO = Path(__file__).resolve().parents[2]
 SLEEPER = textwrap.dedent(
     """\
     #!/bin/sh
-    if [ "$1" = "-c" ]; then exit 0; fi      # a launcher check ("python -c 'import aorta'")
+    if [ "$1" = "-c" ]; then exec PYTHON "$@"; fi      # aorta ab's launcher check: this Python answers it
     sleep 300 &
     echo $! >> "$AORTA_TEST_PIDS"
+    (setsid sleep 300 & echo $! >> "$AORTA_TEST_PIDS")  # a grandchild in a session of its own, an orphan
     echo $$ >> "$AORTA_TEST_PIDS"
     exec sleep 300
     """
-)
+).replace("PYTHON", sys.executable)
 
 
 def _alive(pid: int) -> bool:
@@ -45,7 +46,7 @@ def _survivors(pids_file: Path) -> list[int]:
     return [p for p in pids if _alive(p)]
 
 
-def _start_and_stop(cmd: list[str], tmp_path: Path, sig: int, children: int = 2, env: dict | None = None):
+def _start_and_stop(cmd: list[str], tmp_path: Path, sig: int, children: int = 3, env: dict | None = None):
     pids = tmp_path / "pids"
     full_env = {
         **os.environ,
@@ -107,6 +108,18 @@ def test_aorta_ab_stopped_ends_its_runs_and_exits_128_plus_n_in_one_line(tmp_pat
 
 
 @pytest.mark.slow
+def test_aorta_ab_killed_outright_leaves_nothing_running(tmp_path, sleeper):
+    """SIGKILL: aorta ab runs no code of its own; the keeper above each run ends the run's whole tree, the
+    grandchild that left the launcher's session included (issue 56, class 3)."""
+    code, out, err, left = _start_and_stop(
+        [sys.executable, "-m", "aorta", "ab", "--a", str(sleeper), "--b", str(sleeper), "--", "benchmarks"],
+        tmp_path,
+        signal.SIGKILL,
+    )
+    assert (code, left) == (-signal.SIGKILL, [])
+
+
+@pytest.mark.slow
 def test_the_proof_driver_stopped_ends_its_run(tmp_path, sleeper):
     """Ctrl-C left the driver's run going with parent 1 (its own session, never told)."""
     driver = textwrap.dedent(
@@ -138,7 +151,7 @@ def test_a_sweep_stopped_ends_its_cell(tmp_path, sleeper):
         + [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_x.py"],
         tmp_path,
         signal.SIGTERM,
-        children=3,
+        children=4,
         env={"AORTA_TEST_SLEEPER": str(sleeper)},
     )
     assert left == []
@@ -150,8 +163,15 @@ SLEEPING_TEST = textwrap.dedent(
     """\
     import os, subprocess
 
-    def test_x():
+    def test_x(benchmark):
+        benchmark.pedantic(lambda: None, rounds=1, iterations=1)  # a run that ends writes its JSON
         if os.environ.get("AORTA_FRESH_RUN") or not os.environ.get("AORTA_TEST_GATE"):
+            runs = os.environ.get("AORTA_TEST_RUNS")  # where given: the first run ends at once
+            if runs:
+                with open(runs, "a") as fh:
+                    fh.write("run\\n")
+                if len(open(runs).read().split()) < 2:
+                    return
             with open(os.environ["AORTA_TEST_PIDS"], "a") as fh:
                 fh.write(f"{os.getpid()}\\n")
             subprocess.run([os.environ["AORTA_TEST_SLEEPER"], "run"])
@@ -160,7 +180,10 @@ SLEEPING_TEST = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_a_gate_stopped_between_fresh_runs_ends_the_running_one(tmp_path, sleeper):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_gate_stopped_during_its_second_run_ends_it_in_one_line(tmp_path, sleeper, sig):
+    """Ctrl-C of a gate during its second run once ended in pytest's KeyboardInterrupt banner and a verdict on what had
+    run ("NOTHING COMPARED", exit 2); SIGTERM at a fork server's start in exit 143 and no line (issue 56)."""
     (tmp_path / "test_x.py").write_text(SLEEPING_TEST)
     code, out, err, left = _start_and_stop(
         [
@@ -174,10 +197,18 @@ def test_a_gate_stopped_between_fresh_runs_ends_the_running_one(tmp_path, sleepe
             "--aorta-confirm=0",
         ],
         tmp_path,
-        signal.SIGTERM,
-        children=3,
-        env={"AORTA_TEST_SLEEPER": str(sleeper), "AORTA_TEST_GATE": "1"},
+        sig,
+        children=4,
+        env={
+            "AORTA_TEST_SLEEPER": str(sleeper),
+            "AORTA_TEST_GATE": "1",
+            "AORTA_TEST_RUNS": str(tmp_path / "runs"),
+        },
     )
+    assert (tmp_path / "runs").read_text().split() == ["run", "run"]
     assert left == []
-    assert code == 128 + signal.SIGTERM
-    assert "aorta gate: stopped by SIGTERM; 1 child process tree(s) ended; exit 143" in err
+    assert code == 128 + sig
+    assert err.strip().splitlines() == [
+        f"aorta gate: stopped by {sig.name}; 1 child process tree(s) ended; exit {128 + sig}"
+    ]
+    assert "KeyboardInterrupt" not in out and "NOTHING COMPARED" not in out

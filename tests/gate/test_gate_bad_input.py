@@ -85,9 +85,9 @@ def test_a_baseline_holding_other_benchmarks_compares_nothing_exit_12(bench_dir,
     assert "NOTHING COMPARED" in (bench_dir.path / "gate.md").read_text()
 
 
-def test_benchmarks_not_in_the_baseline_are_listed_and_do_not_fail_the_gate(bench_dir, monkeypatch):
-    saved(bench_dir, monkeypatch)  # streams1 only
-    r = run(bench_dir, "--aorta-streams=1,2", "--aorta-compare", "base", "--aorta-min-effect", "50%")
+def test_benchmarks_not_in_the_baseline_are_listed_and_do_not_fail_the_gate(counted_work, monkeypatch):
+    saved(counted_work, monkeypatch)  # streams1 only
+    r = run(counted_work, "--aorta-streams=1,2", "--aorta-compare", "base", "--aorta-min-effect", "50%")
     assert r.ret == 0, r.stdout.str()
     r.stdout.fnmatch_lines(
         [
@@ -170,10 +170,10 @@ def test_a_verdict_path_that_is_a_folder_is_refused(bench_dir, monkeypatch):
     r.stderr.fnmatch_lines(["ERROR: --aorta-verdict-json adir: is a folder; give a file name*"])
 
 
-def test_a_missing_folder_that_can_be_created_is_fine(bench_dir, monkeypatch):
-    saved(bench_dir, monkeypatch)
+def test_a_missing_folder_that_can_be_created_is_fine(counted_work, monkeypatch):
+    saved(counted_work, monkeypatch)
     r = run(
-        bench_dir,
+        counted_work,
         "--aorta-compare",
         "base",
         "--aorta-min-effect",
@@ -184,20 +184,21 @@ def test_a_missing_folder_that_can_be_created_is_fine(bench_dir, monkeypatch):
         "md/g.md",
     )
     assert r.ret == 0, r.stdout.str()
-    assert json.loads((bench_dir.path / "new" / "deep" / "v.json").read_text())["exit_code"] == 0
-    assert (bench_dir.path / "md" / "g.md").exists()
+    assert json.loads((counted_work.path / "new" / "deep" / "v.json").read_text())["exit_code"] == 0
+    assert (counted_work.path / "md" / "g.md").exists()
 
 
 # ------------------------------------------------------------------------------ 5. files as readable as any output
-def test_baseline_and_verdict_files_get_the_mode_of_a_plain_open(bench_dir, monkeypatch):
+def test_baseline_and_verdict_files_get_the_mode_of_a_plain_open(counted_work, monkeypatch):
     old = os.umask(0o022)
     try:
-        plain = bench_dir.path / "plain.txt"
+        plain = counted_work.path / "plain.txt"
         with open(plain, "w") as fh:
             fh.write("x")
-        path = saved(bench_dir, monkeypatch, name="modes")  # first save in this session or a copy: see below
+        # the first save in this session, or a copy: see below
+        path = saved(counted_work, monkeypatch, name="modes")
         r = run(
-            bench_dir,
+            counted_work,
             "--aorta-compare",
             "modes",
             "--aorta-min-effect",
@@ -210,6 +211,6 @@ def test_baseline_and_verdict_files_get_the_mode_of_a_plain_open(bench_dir, monk
         os.umask(old)
     want = plain.stat().st_mode & 0o777
     assert want == 0o644
-    assert baseline_file(bench_dir, "again").stat().st_mode & 0o777 == want
-    assert (bench_dir.path / "reports" / "aorta-verdict.json").stat().st_mode & 0o777 == want
+    assert baseline_file(counted_work, "again").stat().st_mode & 0o777 == want
+    assert (counted_work.path / "reports" / "aorta-verdict.json").stat().st_mode & 0o777 == want
     assert path.exists()

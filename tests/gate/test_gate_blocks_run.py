@@ -36,14 +36,14 @@ def test_a_full_run_with_nothing_a_lean_run_would_skip_is_a_sample(pytester):
 
 
 @pytest.mark.slow
-def test_a_compare_of_runs_sharing_the_baselines_blocks_is_judged_paired(bench_dir):
-    r = run(bench_dir, "--aorta-save-baseline", "base", "--aorta-runs=5")
+def test_a_compare_of_runs_sharing_the_baselines_blocks_is_judged_paired(counted_work):
+    r = run(counted_work, "--aorta-save-baseline", "base", "--aorta-runs=5")
     assert r.ret == 0, r.stdout.str()
-    saved = json.loads((bench_dir.path / ".aorta" / "baselines" / "cpu" / "base.json").read_text())
+    saved = json.loads((counted_work.path / ".aorta" / "baselines" / "cpu" / "base.json").read_text())
     seeds = [e["block"]["seed"] for e in saved["aorta_baseline"]["runs"]]
     assert seeds == [1, 2, 3, 4, 5]
-    verdict = bench_dir.path / "v.json"
-    r = run(bench_dir, "--aorta-compare", "base", "--aorta-runs=5", f"--aorta-verdict-json={verdict}")
+    verdict = counted_work.path / "v.json"
+    r = run(counted_work, "--aorta-compare", "base", "--aorta-runs=5", f"--aorta-verdict-json={verdict}")
     assert r.ret in (0, 10, 15), r.stdout.str()
     r.stdout.fnmatch_lines(
         ["runs (the sample): baseline 5, this run 5; paired by order seed, kind and selection: *"]
@@ -56,16 +56,16 @@ def test_a_compare_of_runs_sharing_the_baselines_blocks_is_judged_paired(bench_d
 
 
 @pytest.mark.slow
-def test_aorta_compare_of_an_auto_gates_json_reproduces_its_verdicts(bench_dir):
+def test_aorta_compare_of_an_auto_gates_json_reproduces_its_verdicts(counted_work):
     """Issue 45, item 5: ``--benchmark-json`` of an auto compare holds every run the verdicts used (each with
     its block) and the looks they were judged at; ``aorta compare`` of it judges the same."""
     from aorta.cli import main
 
-    assert run(bench_dir, "--aorta-save-baseline", "base", "--aorta-runs=5").ret == 0
-    base = bench_dir.path / ".aorta" / "baselines" / "cpu" / "base.json"
-    runs, gate_v, offline_v = (bench_dir.path / n for n in ("runs.json", "gate.json", "offline.json"))
+    assert run(counted_work, "--aorta-save-baseline", "base", "--aorta-runs=5").ret == 0
+    base = counted_work.path / ".aorta" / "baselines" / "cpu" / "base.json"
+    runs, gate_v, offline_v = (counted_work.path / n for n in ("runs.json", "gate.json", "offline.json"))
     r = run(
-        bench_dir,
+        counted_work,
         "--aorta-compare=base",
         "--aorta-runs=auto",
         "--aorta-budget=10m",

@@ -30,7 +30,7 @@ def _nothing_ran(folder) -> bool:
         ("1BAD=x", "'1BAD' is not an environment variable name"),
         ("A=1 2B=3 python", "'2B' is not an environment variable name"),
         ("/opt/nope/bin/python", "/opt/nope/bin/python cannot start: No such file or directory"),
-        ("X=1 /bin/false", "/bin/false cannot import aorta"),
+        ("X=1 /bin/false", "/bin/false does not start a working Python (exit 1)"),
     ],
 )
 def test_an_ab_launcher_that_cannot_run_is_refused_before_side_a_runs(in_tmp, capsys, launcher, said):

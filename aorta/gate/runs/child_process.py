@@ -19,64 +19,34 @@ import sys
 from collections.abc import Callable
 
 from aorta.gate.runs import fork_server
-from aorta.gate.runs.parent_death import SIGNAL_BASE, die_with_parent
+from aorta.gate.runs.parent_death import SIGNAL_BASE
+from aorta.gate.runs.process_tree import (  # noqa: F401  (start_child, end_tree: imported from here too)
+    _LIVE,
+    KEEPER_PYTHON,
+    STOP_GRACE_S,
+    end_tree,
+    kill_now,
+    start_child,
+)
 from aorta.record.child_status import DONE_ENV, read_done
 
-
-def start_child(cmd, *, die_signal: int = signal.SIGKILL, **popen):
-    """Every child process aorta starts (gate runs, ``aorta ab``, sweep cells, torchrun, the proof driver's runs)
-    starts here (issue 46, class 2): in a session of its own, so its whole tree (torchrun and its ranks) can be
-    ended by one ``end_tree``; sent ``die_signal`` when this process dies, even by SIGKILL; and known to
-    ``end_children``, which a stopped command (``children_end_on_signals``) calls before it exits."""
-    import subprocess
-
-    proc = subprocess.Popen(cmd, start_new_session=True, preexec_fn=die_with_parent(die_signal), **popen)
-    _LIVE[proc.pid] = proc
-    return proc
-
-
-_LIVE: dict = {}  # pid -> Popen of every child started by start_child and not yet ended
 _ENDED: list[int] = []  # children end_tree ended while still running (a stop line counts them)
-STOP_GRACE_S = 10.0  # a child's tree gets this long after SIGTERM before SIGKILL
-
-
-def end_tree(proc, grace_s: float = STOP_GRACE_S) -> None:
-    """SIGTERM to ``proc``'s whole process group (torchrun stops its ranks on it), SIGKILL to what is left after
-    ``grace_s``; waits for ``proc``."""
-    import subprocess
-
-    if proc.pid <= 0:  # never a group of this process's own (killpg(0) is this process's group)
-        _LIVE.pop(proc.pid, None)
-        return
-    for sig, grace in ((signal.SIGTERM, grace_s), (signal.SIGKILL, None)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            break
-        try:
-            proc.wait(timeout=grace)
-            if sig == signal.SIGTERM:
-                os.killpg(proc.pid, signal.SIGKILL)  # what the child left behind in its group
-            break
-        except subprocess.TimeoutExpired:
-            continue
-        except ProcessLookupError:
-            break
-    if proc.poll() is None:
-        proc.wait()
-    _LIVE.pop(proc.pid, None)
 
 
 def end_children(grace_s: float = STOP_GRACE_S) -> int:
-    """End the tree of every child still running; how many there were."""
+    """End the tree of every child still running, the runs before the fork servers that forked them (a server
+    ended first would kill its run outright, without its grace); how many runs and commands there were."""
     live = [p for p in list(_LIVE.values()) if p.poll() is None]
+    live.sort(key=lambda p: getattr(p, "is_server", False))
     for proc in live:
         end_tree(proc, grace_s)
     _LIVE.clear()
-    return len(live)
+    fork_server.close_servers()
+    return sum(1 for p in live if not getattr(p, "is_server", False))
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_STOPPING: list[int] = []  # the signal that stopped this command, once one has: later ones are ignored
 
 
 class Stop(BaseException):
@@ -88,6 +58,9 @@ class Stop(BaseException):
 
 
 def _raise_stop(signum: int, frame: object) -> None:
+    if _STOPPING:  # a second Ctrl-C while the first one's children end: the first one's stop goes on
+        return
+    _STOPPING.append(signum)
     raise Stop(signum)
 
 
@@ -104,26 +77,64 @@ def stop_line(who: str, signum: int) -> tuple[int, str]:
 
 def run_until_stopped(who: str, body: Callable[[], int]) -> int:
     """``body()``, with SIGINT, SIGTERM and SIGHUP ending every child's tree and then the command, with
-    128 + N and one line on stderr (no traceback). A signal ignored when it began stays ignored (``nohup``)."""
+    128 + N and one line on stderr (no traceback); a second signal while the first one's children end is
+    ignored. A signal ignored when it began stays ignored (``nohup``)."""
     import threading
 
     previous = {}
     _ENDED.clear()
+    _STOPPING.clear()
     if threading.current_thread() is threading.main_thread():
         for sig in STOP_SIGNALS:
             if signal.getsignal(sig) is not signal.SIG_IGN:
                 previous[sig] = signal.signal(sig, _raise_stop)
     try:
-        return body()
-    except Stop as exc:
-        code, line = stop_line(who, exc.signum)
-    except KeyboardInterrupt:
-        code, line = stop_line(who, signal.SIGINT)
+        try:
+            return body()
+        except Stop as exc:
+            signum = exc.signum
+        except KeyboardInterrupt:
+            signum = signal.SIGINT
+        _STOPPING[:] = [signum]  # from here on, the stop is under way: further signals are ignored
+        code, line = stop_line(who, signum)
+        print(line, file=sys.stderr, flush=True)
+        return code
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    print(line, file=sys.stderr, flush=True)
-    return code
+        _STOPPING.clear()
+
+
+def exit_on_stop_signals(who: str) -> dict:
+    """For a command that runs inside pytest (the gate), where SIGTERM and SIGHUP would end the process at once
+    and Ctrl-C would end in pytest's KeyboardInterrupt banner and a gate that judges what had run: each stop
+    signal ends every child's tree, prints one line and exits 128 + N (a second one, meanwhile, is ignored).
+    Only where the signal has its default handler (a handler someone else set, ``run_until_stopped``'s, is
+    kept). Returns the handlers replaced, for ``restore_signals``."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def stop(signum: int, frame: object) -> None:
+        if _STOPPING:
+            return
+        _STOPPING.append(signum)
+        code, line = stop_line(who, signum)
+        print(line, file=sys.stderr, flush=True)
+        os._exit(code)
+
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    return {
+        sig: signal.signal(sig, stop)
+        for sig in STOP_SIGNALS
+        if signal.getsignal(sig) is defaults.get(sig, signal.SIG_DFL)
+    }
+
+
+def restore_signals(previous: dict) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
 
 
 def exit_status(returncode: int) -> int:
@@ -166,12 +177,11 @@ def call_to_end(
         os.unlink(done_file)
     env = {**(popen.pop("env", None) or os.environ), DONE_ENV: done_file}
     proc = start_run(cmd, env, popen)
-    previous = _exit_on_stop_signals(who)
+    previous = exit_on_stop_signals(who)
     try:
         return _wait_to_end(proc, done_file, grace_s, poll_s)
     finally:  # Ctrl-C or a stop signal while waiting: the child's tree does not outlive the wait
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        restore_signals(previous)
         if proc.poll() is None:
             _ENDED.append(proc.pid)  # ended on the way out of a stopped command: its stop line counts it
             end_tree(proc)
@@ -208,27 +218,6 @@ def start_run(cmd, env: dict, popen: dict):
     return start_child(cmd, env=env, **popen)
 
 
-def _exit_on_stop_signals(who: str) -> dict:
-    """Inside pytest (the gate), SIGTERM and SIGHUP would end the process at once and leave the child's
-    tree to the kernel's death signal, which reaches the child alone: while a child runs, they end its
-    tree, say so in one line and exit 128 + N. A handler someone else set (``run_until_stopped``) is kept."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-
-    def stop(signum: int, frame: object) -> None:
-        code, line = stop_line(who, signum)
-        print(line, file=sys.stderr, flush=True)
-        os._exit(code)
-
-    return {
-        sig: signal.signal(sig, stop)
-        for sig in (signal.SIGTERM, signal.SIGHUP)
-        if signal.getsignal(sig) is signal.SIG_DFL
-    }
-
-
 def _wait_to_end(proc, done_file: str, grace_s: float, poll_s: float) -> tuple[int, str]:
     import subprocess
     import time
@@ -243,8 +232,7 @@ def _wait_to_end(proc, done_file: str, grace_s: float, poll_s: float) -> tuple[i
             done_at = time.monotonic()
         if done_at is not None and time.monotonic() - done_at > grace_s:
             status = read_done(done_file)
-            proc.kill()
-            proc.wait()
+            kill_now(proc)
             if status is None:
                 return proc.returncode, ""
             return status, (

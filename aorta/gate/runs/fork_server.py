@@ -35,6 +35,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 
+from aorta.gate.runs import keeper
 from aorta.gate.runs.parent_death import die_with_parent
 
 START_ENV = "AORTA_RUN_START"  # "fork" (default) or "exec": how a gate or ab run's process is made
@@ -119,17 +120,27 @@ class ForkServer:
         # a packet a message: one recv is one whole answer, never two run together or half of one
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = parent_end
-        self.proc = subprocess.Popen(  # a session of its own; dies with this process, its children with it
-            [sys.executable, "-m", "aorta.gate.runs.fork_server", str(child_end.fileno())],
-            env=self.env,
-            cwd=cwd,
-            pass_fds=(child_end.fileno(),),
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            preexec_fn=die_with_parent(),
-        )
-        child_end.close()
-        ready = self._reply(READY_TIMEOUT_S)
+        from aorta.gate.runs.process_tree import start_child
+
+        try:  # under a keeper, a session of its own; dies with this process, its children's trees with it
+            self.proc = start_child(
+                [sys.executable, "-m", "aorta.gate.runs.fork_server", str(child_end.fileno())],
+                env=self.env,
+                cwd=cwd,
+                pass_fds=(child_end.fileno(),),
+                stdin=subprocess.DEVNULL,
+            )
+        except BaseException:
+            parent_end.close()
+            raise
+        finally:
+            child_end.close()
+        self.proc.is_server = True  # not a run: a stop line counts the runs it ended (end_children)
+        try:  # a stop signal while the server imports: the server ends with the command
+            ready = self._reply(READY_TIMEOUT_S)
+        except BaseException:
+            self.close()
+            raise
         if not ready or not ready.get("ready"):
             self.close()
             raise ForkServerError(
@@ -171,15 +182,14 @@ class ForkServer:
         return self.proc.poll() is None
 
     def close(self) -> None:
-        """End the server; a child still running dies with it (its death signal)."""
+        """End the server and, with it, a run still running and whatever that run left (its keeper's tree)."""
+        from aorta.gate.runs.process_tree import end_tree
+
         self.sock.close()
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.proc.wait()
+        end_tree(self.proc, grace_s=CLOSE_GRACE_S)
 
 
+CLOSE_GRACE_S = 5.0
 _SERVERS: dict[tuple, ForkServer] = {}
 
 
@@ -234,18 +244,26 @@ def _cuda_initialized() -> bool:
         return False
 
 
-def _send(sock: socket.socket, message: dict) -> None:
-    sock.send(json.dumps(message).encode())  # one packet
+def _send(sock: socket.socket, message: dict) -> bool:
+    """One packet; False where the parent is gone (stopped meanwhile: the server ends without a word)."""
+    try:
+        sock.send(json.dumps(message).encode())
+    except OSError:
+        return False
+    return True
 
 
 def serve(fd: int) -> int:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=fd)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # stopped by any signal, it ends without a traceback
+    keeper.become_subreaper()  # what a run leaves behind comes back to the server, which ends it
     try:
         import_s = _preload()
     except Exception as exc:  # the parent starts plain processes instead
         _send(sock, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
         return 1
-    _send(sock, {"ready": True, "import_s": round(import_s, 3)})
+    if not _send(sock, {"ready": True, "import_s": round(import_s, 3)}):
+        return 0
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 1)
@@ -254,8 +272,9 @@ def serve(fd: int) -> int:
         if not data:
             return 0  # the parent closed its end
         request = json.loads(data)
-        if _cuda_initialized() or len(fds) != 1:
-            _send(sock, {"error": "CUDA was initialised in the server" if fds else "no output descriptor"})
+        refused = refusal(_cuda_initialized(), len(fds))
+        if refused:
+            _send(sock, {"error": refused})
             for f in fds:
                 os.close(f)
             continue
@@ -267,9 +286,23 @@ def serve(fd: int) -> int:
             sock.close()
             _child(request, fds[0], preexec)
         os.close(fds[0])
-        _send(sock, {"pid": pid})
+        if not _send(sock, {"pid": pid}):
+            keeper.kill_tree(os.getpid())
+            return 0
         _, status = os.waitpid(pid, 0)
-        _send(sock, {"pid": pid, "status": _returncode(status)})
+        keeper.kill_tree(os.getpid())  # what the run left running (a daemon, an escaped grandchild)
+        if not _send(sock, {"pid": pid, "status": _returncode(status)}):
+            return 0
+
+
+def refusal(cuda_initialized: bool, fds: int) -> str | None:
+    """Why the server forks no run, or None: a child forked after CUDA was initialised inherits a CUDA context
+    that does not work in it; a request without the log's descriptor has nowhere to write."""
+    if cuda_initialized:
+        return "CUDA was initialised in the server"
+    if fds != 1:
+        return "no output descriptor"
+    return None
 
 
 def _returncode(status: int) -> int:
