@@ -42,6 +42,7 @@ class DeviceTrace:
     process: int | None = None  # the process's pid, where one output holds several (rocprofv3's host folder)
     reader_note: str | None = None  # what the reader left out or dropped, and why (rocprofv3)
     launch_calls: int = 0  # host calls that launch one kernel (hipLaunchKernel ...), answered or not
+    device: int | str | None = None  # the GPU of this timeline, where the process ran on several (per_device)
 
 
 def _gpu_step_ranges(events: list[dict], host: dict[int, tuple[float, float]]) -> list:

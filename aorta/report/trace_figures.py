@@ -27,6 +27,7 @@ from aorta.timeline import rocprof, rocprof_read
 from aorta.timeline.trace_source import TraceFileError, open_source
 
 WHOLE_TRACE = "no ProfilerStep#N ranges in the trace: the whole trace is one window"
+UNKNOWN_DEVICE = "unknown"
 STEP_KEYS = (
     "window_ms",
     "compute_busy_ms",
@@ -61,6 +62,23 @@ def read_traces(path: str | Path) -> list[DeviceTrace]:
             return _rocprof_traces(rocprof_read.read_processes(p, kind, source))
     except TraceFileError as exc:
         raise ReportInputError(str(exc)) from None
+
+
+def per_device(trace: DeviceTrace) -> list[DeviceTrace]:
+    """One timeline per GPU: a process that ran work on several devices (Kineto ``args.device``, rocprofv3
+    ``Agent_Id`` / ``agent_id``) gives one trace each, never their union (compute and idle of the union are
+    neither GPU's). Ops that name no device go with the only device there is, else on a timeline of their own
+    ("unknown"). Launches with no kernel in the trace name no device: they stay with the first GPU's."""
+    devices = sorted({op.device for op in trace.ops if op.device is not None}, key=str)
+    if len(devices) <= 1:
+        return [replace(trace, device=devices[0] if devices else None)]
+    groups: dict[int | str, list] = {}
+    for op in trace.ops:
+        groups.setdefault(op.device if op.device is not None else UNKNOWN_DEVICE, []).append(op)
+    return [
+        replace(trace, ops=ops, device=dev, missing_launches_us=trace.missing_launches_us if i == 0 else [])
+        for i, (dev, ops) in enumerate(sorted(groups.items(), key=lambda kv: str(kv[0])))
+    ]
 
 
 def read_trace(path: str | Path) -> DeviceTrace:
@@ -122,6 +140,8 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
         entry["api_calls"] = dict(trace.api_calls)
     if trace.process is not None:
         entry["process"] = trace.process
+    if trace.device is not None:
+        entry["device"] = trace.device
     note: str | None
     reason: str | None
     if not trace.ops:
@@ -191,11 +211,18 @@ def figures(paths: Sequence[str | Path]) -> dict:
     and across ranks where more than one."""
     if not paths:
         raise ReportInputError("no trace given: name one trace file per rank")
-    traces = [t for p in paths for t in read_traces(p)]
+    read = [t for p in paths for t in read_traces(p)]
+    traces = [d for t in read for d in per_device(t)]
     entries, results = [], []
     ranks, rule = _ranks(traces)
     if any(t.process is not None for t in traces):
         rule += "; a rocprofv3 folder of several processes gives one rank per process, in pid order"
+    if len(traces) > len(read):
+        several = [f"{t.path} ({len(per_device(t))} devices)" for t in read if len(per_device(t)) > 1]
+        rule += (
+            "; one timeline per device: a process that ran on several GPUs gives one entry per GPU, in device "
+            f"order ({', '.join(several)}); figures across them are those of a collective's participants"
+        )
     for trace, rank in zip(traces, ranks):
         entry, result = rank_figures(trace, rank, trace.world_size or len(traces))
         entries.append(entry)
@@ -274,6 +301,7 @@ def format_figures(result: dict, *, steps: bool = False) -> list[str]:
         f"{'exposed':>9} {'idle':>9}  linked by"
     )
     lines = [head + "   (ms per step; overlap = overlapped / comm busy)"]
+    shared = Counter((e["path"], e.get("process")) for e in result["ranks"])  # a process's timelines, one per GPU
     for e in result["ranks"]:
         rows = e["steps"]
         if steps:
@@ -288,6 +316,8 @@ def format_figures(result: dict, *, steps: bool = False) -> list[str]:
             lines.append(f"{e['rank']:>4}  no figures: {e['per_step_reason']}")
         if e.get("process") is not None:
             lines.append(f"      rank {e['rank']}: process {e['process']} of {e['path']}")
+        if e.get("device") is not None and shared[(e["path"], e.get("process"))] > 1:
+            lines.append(f"      rank {e['rank']}: device {e['device']} (one timeline per GPU)")
         for key in ("note", "per_step_reason"):
             if e.get(key) and rows:
                 lines.append(f"      rank {e['rank']}: {e[key]}")

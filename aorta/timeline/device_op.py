@@ -36,6 +36,11 @@ class DeviceOp:
     correlation: int | None = None  # the profiler's correlation id (op <-> launch), rising in launch order
     queue: int | None = None  # the hardware queue it ran on, where the profiler says (rocprofv3 Queue_Id)
     link: str | None = None  # how launch_us was found: "correlation", "flow" (aorta/timeline/launch_links.py)
+    # the GPU it ran on (Kineto args.device, rocprofv3 Agent_Id / agent_id): one timeline per device
+    device: int | str | None = None
+    # the profiler's own integer ns where it writes them (rocprofv3): figures subtract these, exact at any clock
+    start_ns: int | None = None
+    dur_ns: int | None = None
 
     @property
     def end_us(self) -> float:

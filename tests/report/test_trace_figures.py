@@ -218,3 +218,22 @@ def test_a_trace_that_states_no_world_size_spans_the_ranks_given(tmp_path):
     assert [e["steps"][0]["busbw_gbps"]["all_reduce"] for e in result["ranks"]] == [pytest.approx(6.0)] * 4
     stated = trace_figures.figures([all_reduce_trace(tmp_path / "r8.json", world_size=8), *files[1:]])
     assert stated["ranks"][0]["steps"][0]["busbw_gbps"]["all_reduce"] == pytest.approx(7.0)
+
+
+def test_a_kineto_trace_of_two_gpus_gives_one_timeline_per_gpu(tmp_path, capsys):
+    """One process driving GPUs 0 and 1 (args.device), each busy 0-4 ms on its stream 7: unioned they would read
+    one GPU busy 0-6 ms; kept apart each is busy 4 ms of its own 4 ms window, idle 0."""
+
+    def kernel(device: int, ts: float) -> dict:
+        return {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": ts, "dur": 4000.0,
+                "args": {"device": device, "stream": 7}}  # fmt: skip
+
+    path = tmp_path / "two_gpus.json"
+    path.write_text(json.dumps({"traceEvents": [kernel(0, 1000.0), kernel(1, 3000.0)]}))
+    result = trace_figures.figures([path])
+    assert [(r["device"], r["steps"][0]["compute_busy_ms"], r["steps"][0]["window_ms"]) for r in result["ranks"]] == [
+        (0, 4.0, 4.0),
+        (1, 4.0, 4.0),
+    ]
+    assert main(["trace", "figures", str(path)]) == 0
+    assert "rank 1: device 1 (one timeline per GPU)" in capsys.readouterr().out

@@ -366,3 +366,36 @@ def test_a_hosts_folder_of_rocpd_databases_is_one_rank_per_process(kernel_csv, t
     assert main(["trace", "figures", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f"rank 0: process 200 of {tmp_path / '200_results.db'}" in out
+
+
+# --------------------------------------------------------------------------- one timeline per GPU
+def _span_ms(ks: list[dict]) -> float:
+    return (max(int(k["End_Timestamp"]) for k in ks) - min(int(k["Start_Timestamp"]) for k in ks)) / 1e6
+
+
+def test_a_csv_of_two_agents_gives_one_timeline_per_gpu_named_in_the_output(kernel_csv, tmp_path, capsys):
+    ks = rows(kernel_csv)
+    text = kernel_csv.decode().splitlines(keepends=True)
+    moved = [line.replace('"Agent 4"', '"Agent 2"', 1) if i > 5 else line for i, line in enumerate(text)]
+    path = write(tmp_path / "kernel_trace.csv", "".join(moved).encode())
+    result = trace_figures.figures([path])
+    assert [(r["device"], r["kernels"]) for r in result["ranks"]] == [(2, len(ks[5:])), (4, len(ks[:5]))]
+    for rank, part in zip(result["ranks"], (ks[5:], ks[:5])):
+        assert rank["steps"][0]["window_ms"] == pytest.approx(_span_ms(part), abs=1e-9)
+    assert "one timeline per device" in result["ranks_from"]
+    assert main(["trace", "figures", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "rank 0: device 2 (one timeline per GPU)" in out and "rank 1: device 4" in out
+
+
+def test_a_rocpd_database_of_two_agents_gives_one_timeline_per_gpu(kernel_csv, tmp_path):
+    ks = rows(kernel_csv)
+    db = rocpd(tmp_path / "two.db", ks, {31: list(range(len(ks)))})
+    con = sqlite3.connect(db)
+    con.execute(f"UPDATE `rocpd_kernel_dispatch{UUID}` SET agent_id = 2 WHERE id <= {1000 - 2 * 5}")  # kernels 5..
+    con.commit()
+    con.close()
+    result = trace_figures.figures([db])
+    assert [(r["device"], r["kernels"]) for r in result["ranks"]] == [(2, len(ks[5:])), (4, len(ks[:5]))]
+    for rank, part in zip(result["ranks"], (ks[5:], ks[:5])):
+        assert rank["steps"][0]["window_ms"] == pytest.approx(_span_ms(part), abs=1e-9)
