@@ -270,10 +270,13 @@ class OverlapSummary:
 
 
 def bandwidth_gbps(
-    kernels: Sequence[DeviceOp], kind: str, n_ranks: int | None
+    kernels: Sequence[DeviceOp],
+    kind: str,
+    n_ranks: int | None,
+    by_kind: Mapping[str, Sequence[DeviceOp]] | None = None,
 ) -> tuple[float | None, float | None, str | None]:
     """(algbw, busbw, reason-if-unavailable) of one collective kind: Σ bytes / Σ kernel time."""
-    mine = [k for k in kernels if k.kind == kind]
+    mine = [k for k in kernels if k.kind == kind] if by_kind is None else by_kind.get(kind, [])
     if not mine:
         return None, None, f"no {kind} kernels in the profiled window"
     sized = [k for k in mine if k.message_bytes is not None and k.dur_us > 0]
@@ -306,7 +309,7 @@ def analyze(kernels: Sequence[DeviceOp], *, steps: int, n_ranks: int | None = No
     algbw: dict[str, float | None] = {}
     busbw: dict[str, float | None] = {}
     for kind in BANDWIDTH_KINDS:
-        a, b, reason = bandwidth_gbps(kernels, kind, n_ranks)
+        a, b, reason = bandwidth_gbps(kernels, kind, n_ranks, by_kind)
         algbw[kind], busbw[kind] = a, b
         if reason and (kind in FSDP_KINDS or by_kind[kind]):
             unavailable[f"busbw_gbps.{kind}"] = reason

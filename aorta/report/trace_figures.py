@@ -23,7 +23,7 @@ from aorta.fsdp.rank_figures import kernel_figures
 from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.trace_file import DeviceTrace, read_kineto_trace
 from aorta.report.errors import ReportInputError
-from aorta.timeline import rocprof, rocprof_read
+from aorta.timeline import plausible, rocprof, rocprof_read
 from aorta.timeline.trace_source import TraceFileError, open_source
 
 WHOLE_TRACE = "no ProfilerStep#N ranges in the trace: the whole trace is one window"
@@ -62,6 +62,15 @@ def read_traces(path: str | Path) -> list[DeviceTrace]:
             return _rocprof_traces(rocprof_read.read_processes(p, kind, source))
     except TraceFileError as exc:
         raise ReportInputError(str(exc)) from None
+
+
+def _plausible(trace: DeviceTrace) -> DeviceTrace:
+    """The trace without ops whose times no run can have (aorta/timeline/plausible.py), said in its note."""
+    kept, note = plausible.implausible(trace.ops)
+    if note is None:
+        return trace
+    said = "; ".join(x for x in (trace.reader_note, note) if x)
+    return replace(trace, ops=kept, reader_note=said)
 
 
 def per_device(trace: DeviceTrace) -> list[DeviceTrace]:
@@ -211,7 +220,7 @@ def figures(paths: Sequence[str | Path]) -> dict:
     and across ranks where more than one."""
     if not paths:
         raise ReportInputError("no trace given: name one trace file per rank")
-    read = [t for p in paths for t in read_traces(p)]
+    read = [_plausible(t) for p in paths for t in read_traces(p)]
     traces = [d for t in read for d in per_device(t)]
     entries, results = [], []
     ranks, rule = _ranks(traces)

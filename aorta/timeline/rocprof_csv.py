@@ -16,8 +16,8 @@ their header, not their names:
 Every row is held to the format rocprofv3 writes, or refused in one line naming the file, the line and why:
 a line cut short (fewer fields than the header, or a last line without its newline: the file was cut), a
 timestamp that is not an integer of ns, an end before its start, a kernel dispatch without its ``Queue_Id``.
-A row repeated exactly (every field the same) is dropped and counted, as the Kineto reader drops duplicated
-events. A file may be gzipped (``.csv.gz``) or come through a pipe (read once: aorta/timeline/trace_source.py).
+A row repeated (the same op or call: ``_identity``, held as one hash per row so memory stays bounded) is
+dropped and counted, as the Kineto reader drops duplicated events. A file may be gzipped (``.csv.gz``) or come through a pipe (read once: aorta/timeline/trace_source.py).
 """
 
 from __future__ import annotations
@@ -181,7 +181,20 @@ def _span(span: tuple[int, int] | None, start: int, end: int) -> tuple[int, int]
     return (start, end) if span is None else (min(span[0], start), max(span[1], end))
 
 
-def _read_file(source: Source, seen: set[tuple]) -> _File:
+_OP_IDENTITY = ("Kind", "Kernel_Name", "Direction", "Agent_Id", "Queue_Id", "Stream_Id", "Correlation_Id")
+_CALL_IDENTITY = ("Domain", "Function", "Process_Id", "Thread_Id", "Correlation_Id")
+
+
+def _identity(row: dict[str, str], kind: str | None) -> int:
+    """A row's identity as one hash (bounded memory: a set of ints, not every row's fields): a device op by its
+    kind, name, agent, queue, stream, correlation id, start and end; an API call by its domain, function,
+    process, thread, correlation id, start and end; a record of another kind by every field."""
+    fields = _OP_IDENTITY if kind in _OPS else _CALL_IDENTITY if not kind else tuple(row)
+    times = (row.get("Start_Timestamp"), row.get("End_Timestamp"))
+    return hash((*(row.get(f) for f in fields), *times))
+
+
+def _read_file(source: Source, seen: set[int]) -> _File:
     """One file's records; ``seen``: the rows of the process's files read so far (a row repeated in another
     file of the process, a file copied beside itself, is a duplicate too)."""
     out = _File(source.path.name)
@@ -199,7 +212,7 @@ def _read_file(source: Source, seen: set[tuple]) -> _File:
             raise RocprofFileError(
                 f"{where}: Kind {kind!r} is no record kind rocprofv3 writes (a damaged line?)"
             )
-        key = tuple(row.items())
+        key = _identity(row, kind)
         if key in seen:
             out.duplicates[what] += 1
             continue

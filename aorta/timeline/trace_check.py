@@ -80,6 +80,22 @@ def _key(ev: dict) -> tuple:
     return (*(ev.get(k) for k in _FIXED), rest)
 
 
+def device_identity(ev: dict, cat: str) -> tuple:
+    """What makes a device op itself: its kind, name, device, stream, start, duration and correlation id, in
+    whatever order the writer put its keys and whatever other args it kept (a kernel written twice, once with
+    fewer args, is one kernel). Kineto's ``pid`` and ``tid`` of device work are the device and the stream."""
+    args = ev.get("args") or {}
+    return (
+        cat,
+        ev.get("name"),
+        args.get("device", ev.get("pid")),
+        args.get("stream", ev.get("tid")),
+        ev.get("ts"),
+        ev.get("dur"),
+        args.get("correlation"),
+    )
+
+
 _FIXED = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp")
 
 
@@ -107,6 +123,7 @@ class EventChecker:
         # the key's hash -> the events seen with it (compared in full on a match): the events are kept anyway,
         # so a large trace does not hold every key beside them
         self._seen: dict[int, list[dict]] = {}
+        self._device_seen: set[int] = set()  # device work: the hash of its identity (``device_identity``) only
         self.dropped = {"events": 0, "device_ops": 0}
 
     def take(self, index: int, ev: object) -> bool:
@@ -114,7 +131,14 @@ class EventChecker:
         assert isinstance(ev, dict)  # _check refused anything else
         cat = str(ev.get("cat", "")).lower()
         # only the events aorta reads: metadata repeats by design (one per track), CPU ops are not read
-        if (ev.get("ph") == "X" and cat in _READ_CATEGORIES) or cat == FLOW_CATEGORY:
+        if ev.get("ph") == "X" and cat in DEVICE_CATEGORIES:
+            identity = hash(device_identity(ev, cat))
+            if identity in self._device_seen:
+                self.dropped["events"] += 1
+                self.dropped["device_ops"] += 1
+                return False
+            self._device_seen.add(identity)
+        elif (ev.get("ph") == "X" and cat in _READ_CATEGORIES) or cat == FLOW_CATEGORY:
             key = _key(ev)
             same = self._seen.setdefault(hash(key), [])
             if any(_key(other) == key for other in same):

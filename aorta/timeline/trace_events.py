@@ -23,6 +23,8 @@ Launches and memory work (NVIDIA and AMD side by side in ``VENDOR_NAMES`` below)
 
 from __future__ import annotations
 
+import functools
+
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -83,6 +85,7 @@ def is_memory_kernel(name: str) -> bool:
     return name.startswith(MEMORY_KERNEL_PREFIXES)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a trace of millions of kernels holds a few thousand names
 def classify_kernel(name: str, collective_name: str | None = None) -> str:
     """``compute``, ``memory`` or one of ``COMM_KINDS`` for a device kernel's name (and its profiler
     collective arg)."""

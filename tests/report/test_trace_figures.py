@@ -237,3 +237,49 @@ def test_a_kineto_trace_of_two_gpus_gives_one_timeline_per_gpu(tmp_path, capsys)
     ]
     assert main(["trace", "figures", str(path)]) == 0
     assert "rank 1: device 1 (one timeline per GPU)" in capsys.readouterr().out
+
+
+def _kernel(ts: float, dur: float, corr: int, **extra) -> dict:
+    return {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+            "args": {"device": 0, "stream": 7, "correlation": corr, **extra}}  # fmt: skip
+
+
+EPOCH_US = 1_700_000_000_000_000.0  # µs on the Unix epoch clock, as PyTorch 1.x writes
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [_kernel(0.0, 5.0, 9), _kernel(EPOCH_US + 10.0, 1.8e13, 9)],
+    ids=["ts-0", "duration-of-208-days"],
+)
+def test_an_op_with_an_implausible_time_is_left_out_with_a_note_naming_it(tmp_path, damaged):
+    good = [_kernel(EPOCH_US, 1000.0, 1), _kernel(EPOCH_US + 2000.0, 1000.0, 2), _kernel(EPOCH_US + 2500.0, 500.0, 3)]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [*good, damaged]}))
+    rank = trace_figures.figures([path])["ranks"][0]
+    step = rank["steps"][0]
+    assert (step["window_ms"], step["compute_busy_ms"], step["idle_ms"]) == (3.0, 2.0, 1.0)  # 0-1, 2-3 ms busy
+    assert "1 of 4 device ops left out as implausible" in rank["note"]
+    assert f"kernel 'gemm' on device 0 stream 7 at {damaged['ts']:.3f} µs for {damaged['dur']:.3f} µs" in rank["note"]
+
+
+def test_a_kernel_written_twice_in_another_key_order_or_with_fewer_args_is_one_kernel(tmp_path):
+    one = _kernel(1000.0, 1000.0, 1, grid=[1, 1, 1])
+    reordered = {k: one[k] for k in reversed(list(one))}
+    fewer = {**one, "args": {"device": 0, "stream": 7, "correlation": 1}}  # grid left out
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [one, reordered, fewer, _kernel(3000.0, 1000.0, 2)]}))
+    rank = trace_figures.figures([path])["ranks"][0]
+    assert (rank["kernels"], rank["duplicates_dropped"]["device_ops"]) == (2, 2)
+    assert rank["steps"][0]["compute_busy_ms"] == 2.0
+    assert "2 duplicated device ops dropped" in rank["note"]
+
+
+def test_an_epoch_clock_trace_keeps_its_precision_subtracting_before_dividing(tmp_path):
+    # µs on the epoch clock: 1.7e15 / 1e3 = 1.7e12 ms, whose float64 steps are 2.4e-4 ms: dividing first loses them
+    ks = [_kernel(EPOCH_US + 0.5, 1.25, 1), _kernel(EPOCH_US + 3.0, 0.75, 2)]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": ks}))
+    step = trace_figures.figures([path])["ranks"][0]["steps"][0]
+    assert step["window_ms"] == pytest.approx((3.75 - 0.5) / 1e3, abs=1e-12)
+    assert step["idle_ms"] == pytest.approx((3.0 - 1.75) / 1e3, abs=1e-12)
