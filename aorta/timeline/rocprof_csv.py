@@ -14,7 +14,9 @@ their header, not their names:
 - any other CSV (``agent_info.csv``, ``kernel_stats.csv`` ...): listed as not read.
 
 Every row is held to the format rocprofv3 writes, or refused in one line naming the file, the line and why:
-a line cut short (fewer fields than the header, or a last line without its newline: the file was cut), a
+a line cut short (fewer fields than the header, or a last line without its newline whose last timestamp lost
+digits: the file was cut; a last line complete without its newline is read, as the documentation's samples
+are written), a
 timestamp that is not an integer of ns, an end before its start, a kernel dispatch without its ``Queue_Id``.
 A row repeated (the same op or call: ``_identity``, held as one hash per row so memory stays bounded) is
 dropped and counted, as the Kineto reader drops duplicated events. A file may be gzipped (``.csv.gz``) or come through a pipe (read once: aorta/timeline/trace_source.py).
@@ -89,14 +91,16 @@ def _rows(source: Source) -> Iterator[tuple[int, dict[str, str]]]:
     try:
         header = next(reader, [])
         last: tuple[int, list[str]] | None = None
+        before: list[str] | None = None
         for row in reader:
             if not any(row):  # a blank line (an editor's trailing one): no record
                 continue
             if last is not None:
                 yield _row(path, header, *last)
+                before = last[1]
             last = (reader.line_num, row)
         if last is not None:
-            if not lines.ended:
+            if not lines.ended and _cut(header, last[1], before):
                 raise RocprofFileError(
                     f"{path}: line {last[0]}: the file ends inside it (no newline at its end: cut short)"
                 )
@@ -109,6 +113,17 @@ def _rows(source: Source) -> Iterator[tuple[int, dict[str, str]]]:
         raise RocprofFileError(f"{path}: not a readable CSV file ({exc})") from None
     except DAMAGED_GZIP as exc:
         raise RocprofFileError(damaged_gzip(path, exc)) from None
+
+
+def _cut(header: list[str], row: list[str], before: list[str] | None) -> bool:
+    """Whether a last line without its newline was cut: fewer fields than the header, or a last timestamp with
+    fewer digits than the row before it (a run's ns never lose a digit). Otherwise it is complete, as the
+    documentation's samples are written (every field there, no newline after the last)."""
+    if len(row) != len(header):
+        return True
+    if before is None or len(before) != len(row) or not header[-1].endswith("_Timestamp"):
+        return False
+    return len(row[-1].strip()) < len(before[-1].strip())
 
 
 def _row(path: Path, header: list[str], line: int, row: list[str]) -> tuple[int, dict[str, str]]:
@@ -334,4 +349,11 @@ def read_processes(path: Path, source: Source | None = None) -> list[RocprofTrac
                 with open_source(p) as s:
                     files.append(_read_file(s, seen))
         out.append(_process(path, pid, files, not_read))
-    return out
+    with_work = [t for t in out if t.ops]
+    if not with_work or len(with_work) == len(out):
+        return out
+    # processes with no device work (a data-loader worker's empty files, a launcher): said, not a rank, as in rocpd
+    with_work[0].without_work += [
+        f"process {t.process}: {sum(t.records.values())} records, no device work" for t in out if not t.ops
+    ]
+    return with_work

@@ -100,6 +100,9 @@ _FIXED = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp")
 
 
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+# PyTorch 1.8's Kineto wrote capitalised categories of its own: ``Runtime`` (the CUDA / HIP runtime calls),
+# ``Memcpy``, ``Memset`` (and ``Kernel``); each is the later category of the same events
+LEGACY_CATEGORIES = {"runtime": "cuda_runtime", "memcpy": "gpu_memcpy", "memset": "gpu_memset"}
 
 
 def is_read(ev: dict) -> bool:
@@ -130,6 +133,8 @@ class EventChecker:
         _check(index, ev)
         assert isinstance(ev, dict)  # _check refused anything else
         cat = str(ev.get("cat", "")).lower()
+        if cat in LEGACY_CATEGORIES:  # PyTorch 1.8: read as every later reader of the event reads it
+            cat = ev["cat"] = LEGACY_CATEGORIES[cat]
         # only the events aorta reads: metadata repeats by design (one per track), CPU ops are not read
         if ev.get("ph") == "X" and cat in DEVICE_CATEGORIES:
             identity = hash(device_identity(ev, cat))

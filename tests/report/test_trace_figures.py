@@ -283,3 +283,19 @@ def test_an_epoch_clock_trace_keeps_its_precision_subtracting_before_dividing(tm
     step = trace_figures.figures([path])["ranks"][0]["steps"][0]
     assert step["window_ms"] == pytest.approx((3.75 - 0.5) / 1e3, abs=1e-12)
     assert step["idle_ms"] == pytest.approx((3.0 - 1.75) / 1e3, abs=1e-12)
+
+
+def test_pytorch_1_8_capitalised_categories_read_as_runtime_copy_and_memset(tmp_path):
+    """PyTorch 1.8's Kineto: ``Runtime`` launches, ``Kernel``, ``Memcpy`` and ``Memset`` device work."""
+    launch = {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 900.0, "dur": 5.0,
+              "args": {"correlation": 1}}  # fmt: skip
+    kernel = {**_kernel(1000.0, 1000.0, 1), "cat": "Kernel"}
+    copy = {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 2500.0, "dur": 1000.0,
+            "args": {"device": 0, "stream": 7, "correlation": 2}}  # fmt: skip
+    memset = {**copy, "cat": "Memset", "name": "Memset", "ts": 4000.0, "args": {**copy["args"], "correlation": 3}}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [launch, kernel, copy, memset]}))
+    rank = trace_figures.figures([path])["ranks"][0]
+    assert (rank["ops"], rank["kernels"], rank["linked_by"]) == (3, 1, {"correlation": 1, "none": 2})
+    step = rank["steps"][0]
+    assert (step["compute_busy_ms"], step["copy_busy_ms"], step["window_ms"]) == (1.0, 2.0, 4.0)

@@ -399,3 +399,33 @@ def test_a_rocpd_database_of_two_agents_gives_one_timeline_per_gpu(kernel_csv, t
     assert [(r["device"], r["kernels"]) for r in result["ranks"]] == [(2, len(ks[5:])), (4, len(ks[:5]))]
     for rank, part in zip(result["ranks"], (ks[5:], ks[:5])):
         assert rank["steps"][0]["window_ms"] == pytest.approx(_span_ms(part), abs=1e-9)
+
+
+# --------------------------------------------------------------------------- layouts as their tools write them
+def test_a_complete_last_line_without_its_newline_is_read_not_cut_short(kernel_csv, tmp_path):
+    ks = rows(kernel_csv)
+    path = write(tmp_path / "kernel_trace.csv", kernel_csv.rstrip(b"\n"))  # as the documentation's samples end
+    rank = trace_figures.figures([path])["ranks"][0]
+    assert rank["kernels"] == len(ks)
+
+
+def test_a_data_loader_workers_empty_csvs_in_a_host_folder_are_a_note_not_a_failure(kernel_csv, tmp_path, capsys):
+    write(tmp_path / "100_kernel_trace.csv", kernel_csv)
+    write(tmp_path / "200_kernel_trace.csv", b"")
+    write(tmp_path / "200_hip_api_trace.csv", (SAMPLES / "hip_runtime_trace.csv").read_bytes().split(b"\n")[0] + b"\n")
+    result = trace_figures.figures([tmp_path])
+    assert [(r["process"], r["kernels"]) for r in result["ranks"]] == [(100, len(rows(kernel_csv)))]
+    assert "process 200: 0 records, no device work" in result["ranks"][0]["note"]
+    assert main(["trace", "figures", str(tmp_path)]) == 0
+
+
+def test_dev_stdin_reads_as_the_file_it_carries():
+    import subprocess
+    import sys
+
+    data = (SAMPLES / "kernel_trace.csv").read_bytes()
+    run = subprocess.run(
+        [sys.executable, "-m", "aorta", "trace", "figures", "/dev/stdin"], input=data, capture_output=True
+    )
+    assert run.returncode == 0, run.stderr.decode()
+    assert "hardware queues used: 4" in run.stdout.decode()  # the sample's 9 kernels on its 4 queues
