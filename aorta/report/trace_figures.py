@@ -73,6 +73,18 @@ def _plausible(trace: DeviceTrace) -> DeviceTrace:
     return replace(trace, ops=kept, reader_note=said)
 
 
+def _one_profiler_per_process(traces: Sequence[DeviceTrace]) -> None:
+    """``ReportInputError`` where a Kineto trace and a rocprofv3 output are of the same process (its pid): the
+    same GPU work recorded by two profilers, which would read as two ranks."""
+    kineto = {t.host_pid: t for t in traces if t.source == "kineto" and t.host_pid is not None}
+    for t in traces:
+        if t.source != "kineto" and t.process in kineto:
+            raise ReportInputError(
+                f"{kineto[t.process].path} and {t.path} are the same process (pid {t.process}) recorded by two "
+                "profilers (Kineto and rocprofv3), not two ranks: give one of them"
+            )
+
+
 def per_device(trace: DeviceTrace) -> list[DeviceTrace]:
     """One timeline per GPU: a process that ran work on several devices (Kineto ``args.device``, rocprofv3
     ``Agent_Id`` / ``agent_id``) gives one trace each, never their union (compute and idle of the union are
@@ -221,6 +233,7 @@ def figures(paths: Sequence[str | Path]) -> dict:
     if not paths:
         raise ReportInputError("no trace given: name one trace file per rank")
     read = [_plausible(t) for p in paths for t in read_traces(p)]
+    _one_profiler_per_process(read)
     traces = [d for t in read for d in per_device(t)]
     entries, results = [], []
     ranks, rule = _ranks(traces)

@@ -429,3 +429,21 @@ def test_dev_stdin_reads_as_the_file_it_carries():
     )
     assert run.returncode == 0, run.stderr.decode()
     assert "hardware queues used: 4" in run.stdout.decode()  # the sample's 9 kernels on its 4 queues
+
+
+def test_a_kineto_trace_and_the_rocpd_database_of_the_same_process_are_not_two_ranks(kernel_csv, tmp_path, capsys):
+    import json
+
+    ks = rows(kernel_csv)
+    db = rocpd(tmp_path / "31_results.db", ks, {31: list(range(len(ks)))})
+    launch = {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 31, "tid": 31, "ts": 1.0,
+              "dur": 1.0, "args": {"correlation": 1}}  # fmt: skip
+    kernel = {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 5.0, "dur": 1.0,
+              "args": {"device": 0, "stream": 7, "correlation": 1}}  # fmt: skip
+    kineto = tmp_path / "31.pt.trace.json"
+    kineto.write_text(json.dumps({"traceEvents": [launch, kernel]}))
+    assert refused([str(kineto), str(db)], capsys) == (
+        f"{kineto} and {db} are the same process (pid 31) recorded by two profilers (Kineto and rocprofv3), not two "
+        "ranks: give one of them"
+    )
+    assert len(trace_figures.figures([kineto, rocpd(tmp_path / "47.db", ks, {47: [0]})])["ranks"]) == 2
