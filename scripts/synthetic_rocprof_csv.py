@@ -19,7 +19,9 @@ KERNEL_HEADER = (
     '"Accum_VGPR_Count","SGPR_Count","Workgroup_Size_X","Workgroup_Size_Y","Workgroup_Size_Z","Grid_Size_X",'
     '"Grid_Size_Y","Grid_Size_Z"\n'
 )
-API_HEADER = '"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+API_HEADER = (
+    '"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+)
 FILL = "__amd_rocclr_fillBufferAligned.kd"
 PID = 4242
 

@@ -186,7 +186,9 @@ def _origin(kernels: Sequence[DeviceOp]) -> tuple[float, int | None]:
     return min((k.start_us for k in kernels), default=0.0), t0_ns
 
 
-def _ms(kernels: Iterable[DeviceOp], origin: tuple[float, int | None] = (0.0, None)) -> list[tuple[float, float]]:
+def _ms(
+    kernels: Iterable[DeviceOp], origin: tuple[float, int | None] = (0.0, None)
+) -> list[tuple[float, float]]:
     """ms from the origin: subtracted before dividing, so a trace on an absolute clock (the Unix epoch, as
     PyTorch 1.x writes; rocprofv3's ns since boot) keeps its precision: in integer ns where the profiler wrote
     them (divided first, 1.55e12 µs / 1e3 is off by up to 2e-4 µs per end: a window of 79.680 µs read

@@ -50,7 +50,9 @@ class DeviceTrace:
     reader_note: str | None = None  # what the reader left out or dropped, and why (rocprofv3)
     launch_calls: int = 0  # host calls that launch one kernel (hipLaunchKernel ...), answered or not
     device: int | str | None = None  # the GPU of this timeline, where the process ran on several (per_device)
-    host_pid: int | None = None  # the pid of the process whose launches a Kineto trace holds (the most common)
+    host_pid: int | None = (
+        None  # the pid of the process whose launches a Kineto trace holds (the most common)
+    )
 
 
 def _gpu_step_ranges(events: list[dict], host: dict[int, tuple[float, float]]) -> list:
@@ -66,7 +68,9 @@ def _gpu_step_ranges(events: list[dict], host: dict[int, tuple[float, float]]) -
 def _host_pid(events: list[dict]) -> int | None:
     """The process whose runtime calls the trace holds: the pid most of its launch events carry."""
     pids = Counter(
-        ev.get("pid") for ev in events if str(ev.get("cat", "")).lower() in LAUNCH_CATEGORIES and ev.get("ph") == "X"
+        ev.get("pid")
+        for ev in events
+        if str(ev.get("cat", "")).lower() in LAUNCH_CATEGORIES and ev.get("ph") == "X"
     )
     pid = pids.most_common(1)[0][0] if pids else None
     return pid if isinstance(pid, int) and not isinstance(pid, bool) else None

@@ -323,7 +323,9 @@ def format_figures(result: dict, *, steps: bool = False) -> list[str]:
         f"{'exposed':>9} {'idle':>9}  linked by"
     )
     lines = [head + "   (ms per step; overlap = overlapped / comm busy)"]
-    shared = Counter((e["path"], e.get("process")) for e in result["ranks"])  # a process's timelines, one per GPU
+    shared = Counter(
+        (e["path"], e.get("process")) for e in result["ranks"]
+    )  # a process's timelines, one per GPU
     for e in result["ranks"]:
         rows = e["steps"]
         if steps:

@@ -184,7 +184,11 @@ def _agent(row: dict[str, str]) -> int | str | None:
     """The agent a row ran on: a kernel's ``Agent_Id``; a copy's GPU end (its destination, its source for a
     copy to the host). rocprofv3 writes ``Agent 4`` (or a bare index): the number where there is one."""
     to_host = str(row.get("Direction", "")).endswith("DEVICE_TO_HOST")
-    ends = ("Source_Agent_Id", "Destination_Agent_Id") if to_host else ("Destination_Agent_Id", "Source_Agent_Id")
+    ends = (
+        ("Source_Agent_Id", "Destination_Agent_Id")
+        if to_host
+        else ("Destination_Agent_Id", "Source_Agent_Id")
+    )
     value = row.get("Agent_Id") or row.get(ends[0]) or row.get(ends[1])
     if not value:
         return None

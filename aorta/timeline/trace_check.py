@@ -126,7 +126,9 @@ class EventChecker:
         # the key's hash -> the events seen with it (compared in full on a match): the events are kept anyway,
         # so a large trace does not hold every key beside them
         self._seen: dict[int, list[dict]] = {}
-        self._device_seen: set[int] = set()  # device work: the hash of its identity (``device_identity``) only
+        self._device_seen: set[int] = (
+            set()
+        )  # device work: the hash of its identity (``device_identity``) only
         self.dropped = {"events": 0, "device_ops": 0}
 
     def take(self, index: int, ev: object) -> bool:

@@ -24,7 +24,6 @@ Launches and memory work (NVIDIA and AMD side by side in ``VENDOR_NAMES`` below)
 from __future__ import annotations
 
 import functools
-
 import re
 from collections.abc import Mapping
 from pathlib import Path

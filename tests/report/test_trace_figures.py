@@ -231,7 +231,9 @@ def test_a_kineto_trace_of_two_gpus_gives_one_timeline_per_gpu(tmp_path, capsys)
     path = tmp_path / "two_gpus.json"
     path.write_text(json.dumps({"traceEvents": [kernel(0, 1000.0), kernel(1, 3000.0)]}))
     result = trace_figures.figures([path])
-    assert [(r["device"], r["steps"][0]["compute_busy_ms"], r["steps"][0]["window_ms"]) for r in result["ranks"]] == [
+    assert [
+        (r["device"], r["steps"][0]["compute_busy_ms"], r["steps"][0]["window_ms"]) for r in result["ranks"]
+    ] == [
         (0, 4.0, 4.0),
         (1, 4.0, 4.0),
     ]
@@ -253,14 +255,25 @@ EPOCH_US = 1_700_000_000_000_000.0  # µs on the Unix epoch clock, as PyTorch 1.
     ids=["ts-0", "duration-of-208-days"],
 )
 def test_an_op_with_an_implausible_time_is_left_out_with_a_note_naming_it(tmp_path, damaged):
-    good = [_kernel(EPOCH_US, 1000.0, 1), _kernel(EPOCH_US + 2000.0, 1000.0, 2), _kernel(EPOCH_US + 2500.0, 500.0, 3)]
+    good = [
+        _kernel(EPOCH_US, 1000.0, 1),
+        _kernel(EPOCH_US + 2000.0, 1000.0, 2),
+        _kernel(EPOCH_US + 2500.0, 500.0, 3),
+    ]
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"traceEvents": [*good, damaged]}))
     rank = trace_figures.figures([path])["ranks"][0]
     step = rank["steps"][0]
-    assert (step["window_ms"], step["compute_busy_ms"], step["idle_ms"]) == (3.0, 2.0, 1.0)  # 0-1, 2-3 ms busy
+    assert (step["window_ms"], step["compute_busy_ms"], step["idle_ms"]) == (
+        3.0,
+        2.0,
+        1.0,
+    )  # 0-1, 2-3 ms busy
     assert "1 of 4 device ops left out as implausible" in rank["note"]
-    assert f"kernel 'gemm' on device 0 stream 7 at {damaged['ts']:.3f} µs for {damaged['dur']:.3f} µs" in rank["note"]
+    assert (
+        f"kernel 'gemm' on device 0 stream 7 at {damaged['ts']:.3f} µs for {damaged['dur']:.3f} µs"
+        in rank["note"]
+    )
 
 
 def test_a_kernel_written_twice_in_another_key_order_or_with_fewer_args_is_one_kernel(tmp_path):
@@ -292,7 +305,13 @@ def test_pytorch_1_8_capitalised_categories_read_as_runtime_copy_and_memset(tmp_
     kernel = {**_kernel(1000.0, 1000.0, 1), "cat": "Kernel"}
     copy = {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 2500.0, "dur": 1000.0,
             "args": {"device": 0, "stream": 7, "correlation": 2}}  # fmt: skip
-    memset = {**copy, "cat": "Memset", "name": "Memset", "ts": 4000.0, "args": {**copy["args"], "correlation": 3}}
+    memset = {
+        **copy,
+        "cat": "Memset",
+        "name": "Memset",
+        "ts": 4000.0,
+        "args": {**copy["args"], "correlation": 3},
+    }
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"traceEvents": [launch, kernel, copy, memset]}))
     rank = trace_figures.figures([path])["ranks"][0]

@@ -160,7 +160,9 @@ def test_difference_intersection_and_union_agree_with_the_naive_forms(a, b):
     assert [_covered(inter, t) for t in points] == [_covered(a, t) and _covered(b, t) for t in points]
     diff = overlap.difference(b, a)
     assert [_covered(diff, t) for t in points] == [_covered(b, t) and not _covered(a, t) for t in points]
-    assert overlap.length_ms(a + b) == overlap.length_ms(a) + overlap.length_ms(b) - overlap.overlapped_ms(a, b)
+    assert overlap.length_ms(a + b) == overlap.length_ms(a) + overlap.length_ms(b) - overlap.overlapped_ms(
+        a, b
+    )
 
 
 def test_integer_ns_stay_integers_at_an_epoch_clock():

@@ -392,7 +392,9 @@ def test_a_rocpd_database_of_two_agents_gives_one_timeline_per_gpu(kernel_csv, t
     ks = rows(kernel_csv)
     db = rocpd(tmp_path / "two.db", ks, {31: list(range(len(ks)))})
     con = sqlite3.connect(db)
-    con.execute(f"UPDATE `rocpd_kernel_dispatch{UUID}` SET agent_id = 2 WHERE id <= {1000 - 2 * 5}")  # kernels 5..
+    con.execute(
+        f"UPDATE `rocpd_kernel_dispatch{UUID}` SET agent_id = 2 WHERE id <= {1000 - 2 * 5}"
+    )  # kernels 5..
     con.commit()
     con.close()
     result = trace_figures.figures([db])
@@ -404,15 +406,22 @@ def test_a_rocpd_database_of_two_agents_gives_one_timeline_per_gpu(kernel_csv, t
 # --------------------------------------------------------------------------- layouts as their tools write them
 def test_a_complete_last_line_without_its_newline_is_read_not_cut_short(kernel_csv, tmp_path):
     ks = rows(kernel_csv)
-    path = write(tmp_path / "kernel_trace.csv", kernel_csv.rstrip(b"\n"))  # as the documentation's samples end
+    path = write(
+        tmp_path / "kernel_trace.csv", kernel_csv.rstrip(b"\n")
+    )  # as the documentation's samples end
     rank = trace_figures.figures([path])["ranks"][0]
     assert rank["kernels"] == len(ks)
 
 
-def test_a_data_loader_workers_empty_csvs_in_a_host_folder_are_a_note_not_a_failure(kernel_csv, tmp_path, capsys):
+def test_a_data_loader_workers_empty_csvs_in_a_host_folder_are_a_note_not_a_failure(
+    kernel_csv, tmp_path, capsys
+):
     write(tmp_path / "100_kernel_trace.csv", kernel_csv)
     write(tmp_path / "200_kernel_trace.csv", b"")
-    write(tmp_path / "200_hip_api_trace.csv", (SAMPLES / "hip_runtime_trace.csv").read_bytes().split(b"\n")[0] + b"\n")
+    write(
+        tmp_path / "200_hip_api_trace.csv",
+        (SAMPLES / "hip_runtime_trace.csv").read_bytes().split(b"\n")[0] + b"\n",
+    )
     result = trace_figures.figures([tmp_path])
     assert [(r["process"], r["kernels"]) for r in result["ranks"]] == [(100, len(rows(kernel_csv)))]
     assert "process 200: 0 records, no device work" in result["ranks"][0]["note"]
@@ -431,7 +440,9 @@ def test_dev_stdin_reads_as_the_file_it_carries():
     assert "hardware queues used: 4" in run.stdout.decode()  # the sample's 9 kernels on its 4 queues
 
 
-def test_a_kineto_trace_and_the_rocpd_database_of_the_same_process_are_not_two_ranks(kernel_csv, tmp_path, capsys):
+def test_a_kineto_trace_and_the_rocpd_database_of_the_same_process_are_not_two_ranks(
+    kernel_csv, tmp_path, capsys
+):
     import json
 
     ks = rows(kernel_csv)
