@@ -35,6 +35,7 @@ from aorta.timeline import overlap
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.kernel_timeline import launch_dims
 from aorta.timeline.launch_links import LaunchLinks, launch_links
+from aorta.timeline.trace_json import ns_of
 from aorta.timeline.trace_events import (
     COMM_KINDS,
     COMPUTE,
@@ -142,6 +143,8 @@ def kernel_from_args(
         category=category,
         link=link,
         device=_device(args.get("device")),
+        start_ns=(start_ns := ns_of(start_us)),
+        dur_ns=ns_of(dur_us) if start_ns is not None else None,
         grid=launch_dims(args.get("grid")),
         block=launch_dims(args.get("block")),
     )

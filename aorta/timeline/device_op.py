@@ -19,7 +19,7 @@ from aorta.timeline.trace_events import MEMORY, classify_kernel
 _MEMORY_CATEGORIES = ("gpu_memcpy", "gpu_memset")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a trace of millions of ops holds no dict per op
 class DeviceOp:
     name: str
     stream: int | str  # the runtime's stream id as the profiler gives it

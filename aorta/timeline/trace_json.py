@@ -23,6 +23,43 @@ _WS = re.compile(r"[ \t\n\r]*")
 EVENTS_KEY = "traceEvents"
 
 
+# below 2^40 µs (12.7 days) a float's step is at most 2^-12 µs (0.24 ns): round(us * 1000) is the text's ns
+EXACT_BELOW_US = 2.0**40
+
+
+class ExactUs(float):
+    """A time in µs too large for a float to hold to the ns (the Unix epoch clock: 1.7e15 µs, a float's step
+    there is 0.25 µs), with its integer ns as the text wrote them (``ns``)."""
+
+    __slots__ = ("ns",)
+    ns: int
+
+
+def parse_float(text: str) -> float:
+    """A JSON number with a fraction or exponent: a float, or an ``ExactUs`` carrying its integer ns where a
+    float cannot hold them (written ``1758927066581847.260``: whole µs and up to 3 digits of ns)."""
+    value = float(text)
+    if abs(value) < EXACT_BELOW_US or "e" in text or "E" in text:
+        return value
+    whole, _, frac = text.partition(".")
+    exact = ExactUs(value)
+    sign = -1 if whole.startswith("-") else 1
+    exact.ns = int(whole) * 1000 + sign * int((frac + "000")[:3])  # digits past the ns are below the clock's
+    return exact
+
+
+def ns_of(us: object) -> int | None:
+    """The integer ns of a time in µs as the JSON text wrote it: exact for an integer, an ``ExactUs`` and any
+    float below ``EXACT_BELOW_US``; None for what is no number or a float past it without its text."""
+    if isinstance(us, ExactUs):
+        return us.ns
+    if isinstance(us, bool) or not isinstance(us, (int, float)):
+        return None
+    if isinstance(us, int):
+        return us * 1000
+    return round(us * 1000) if abs(us) < EXACT_BELOW_US else None
+
+
 class TraceJSONError(ValueError):
     """Not a Chrome trace's JSON; the message says where (the event's index, or the line and column)."""
 
@@ -135,7 +172,7 @@ def _one_copy(value: object, shared: dict[str, str]) -> object:
 def read_trace_json(stream: BinaryIO, take: Callable[[int, object], bool]) -> dict:
     """``{"traceEvents": [kept events], other top-level keys ...}`` from a Chrome trace's JSON (an object, or a
     bare list of events); ``take(index, event)`` sees every event in order and says whether to keep it."""
-    text, decoder = _Text(stream), json.JSONDecoder()
+    text, decoder = _Text(stream), json.JSONDecoder(parse_float=parse_float)
     first = text.skip_ws()
     if first == "[":
         doc: dict = {EVENTS_KEY: _events(text, decoder, take)}

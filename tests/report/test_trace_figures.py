@@ -318,3 +318,20 @@ def test_pytorch_1_8_capitalised_categories_read_as_runtime_copy_and_memset(tmp_
     assert (rank["ops"], rank["kernels"], rank["linked_by"]) == (3, 1, {"correlation": 1, "none": 2})
     step = rank["steps"][0]
     assert (step["compute_busy_ms"], step["copy_busy_ms"], step["window_ms"]) == (1.0, 2.0, 4.0)
+
+
+def test_an_epoch_clock_trace_is_exact_to_the_ns_its_text_wrote(tmp_path):
+    # PyTorch 1.x writes µs since the epoch with 3 decimals; a float holds them in steps of 0.25 µs
+    event = (
+        '{{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": {ts}, "dur": {dur}, '
+        '"args": {{"device": 0, "stream": 7, "correlation": {c}}}}}'
+    )
+    events = [event.format(ts="1758927066581847.260", dur="1.130", c=1)]
+    events.append(event.format(ts="1758927066581849.010", dur="0.120", c=2))
+    path = tmp_path / "epoch.json"
+    path.write_text('{"traceEvents": [' + ", ".join(events) + "]}")
+    step = trace_figures.figures([path])["ranks"][0]["steps"][0]
+    # window 847.260 to 849.130 µs; busy 1.130 + 0.120 µs
+    assert step["window_ms"] == pytest.approx(1.870e-3, abs=1e-12)
+    assert step["compute_busy_ms"] == pytest.approx(1.250e-3, abs=1e-12)
+    assert step["idle_ms"] == pytest.approx(0.620e-3, abs=1e-12)

@@ -178,3 +178,13 @@ def test_only_the_events_read_are_kept_and_every_one_is_checked(kineto, tmp_path
     doc["traceEvents"].append(None)  # not read, but still not an event
     with pytest.raises(TraceFileError, match=r"event \d+ is null, not a JSON object"):
         load_trace(write(tmp_path / "bad.json", json.dumps(doc).encode()), only_read=True)
+
+
+def test_times_on_the_epoch_clock_keep_their_ns_from_the_text():
+    from aorta.timeline.trace_json import ns_of, parse_float
+
+    # 1758927066581847.260 µs: a float holds 1758927066581847.25 (its step there is 0.25 µs)
+    assert ns_of(parse_float("1758927066581847.260")) == 1_758_927_066_581_847_260
+    assert ns_of(parse_float("-1758927066581847.5")) == -1_758_927_066_581_847_500
+    assert ns_of(parse_float("1234.567")) == 1_234_567 and ns_of(1234) == 1_234_000
+    assert ns_of(parse_float("1e3")) == 1_000_000 and ns_of("12") is None
