@@ -35,7 +35,6 @@ from aorta.timeline import overlap
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.kernel_timeline import launch_dims
 from aorta.timeline.launch_links import LaunchLinks, launch_links
-from aorta.timeline.trace_json import ns_of
 from aorta.timeline.trace_events import (
     COMM_KINDS,
     COMPUTE,
@@ -43,6 +42,7 @@ from aorta.timeline.trace_events import (
     MEMORY,
     load_trace,
 )
+from aorta.timeline.trace_json import ns_of
 
 # c10 ScalarType names as Kineto writes them in "dtype", and the usual short spellings.
 DTYPE_BYTES = {
