@@ -33,8 +33,11 @@ def _number(value: float) -> float:
 
 def _checked(intervals: Iterable[Sequence[float]]) -> list[Interval]:
     out = []
+    exact = (int, float)
     for iv in intervals:
-        start, end = _number(iv[0]), _number(iv[1])
+        start, end = iv[0], iv[1]
+        if type(start) not in exact or type(end) not in exact:  # the common case costs no call
+            start, end = _number(start), _number(end)
         if end < start:
             raise ValueError(f"interval ends before it starts: ({start}, {end})")
         out.append((start, end))
