@@ -147,7 +147,9 @@ def _correlation(row: dict[str, str], where: str) -> int | None:
     return corr
 
 
-def _op(row: dict[str, str], where: str, category: str) -> DeviceOp:
+def _op(row: dict[str, str], where: str, category: str, shared: dict) -> DeviceOp:
+    """The row's op; ``shared``: values held once for the file (kernel names, launch dims and agents repeat in
+    every dispatch: held per row, a 1M-dispatch trace kept a copy of each)."""
     start = _ns(row.get("Start_Timestamp"), where, "Start_Timestamp")
     end = _ns(row.get("End_Timestamp"), where, "End_Timestamp")
     if end < start:
@@ -164,14 +166,15 @@ def _op(row: dict[str, str], where: str, category: str) -> DeviceOp:
         raise RocprofFileError(f"{where}: a {row['Kind'].lower()} with Stream_Id {row['Stream_Id']!r}")
     grid = tuple(_int_or_none(row.get(f"Grid_Size_{a}")) or 0 for a in "XYZ")
     block = tuple(_int_or_none(row.get(f"Workgroup_Size_{a}")) or 0 for a in "XYZ")
+    name = (row.get("Kernel_Name") if category == "kernel" else row.get("Direction")) or row["Kind"]
     return DeviceOp(
-        name=(row.get("Kernel_Name") if category == "kernel" else row.get("Direction")) or row["Kind"],
+        name=shared.setdefault(name, name),
         stream=_int_or_none(row.get("Stream_Id")) or 0,
         start_us=start / 1e3,
         dur_us=(end - start) / 1e3,  # from the integers, so it is exact
         category=category,
-        grid=grid if any(grid) else None,
-        block=block if any(block) else None,
+        grid=shared.setdefault(grid, grid) if any(grid) else None,
+        block=shared.setdefault(block, block) if any(block) else None,
         correlation=_correlation(row, where),
         queue=queue if category == "kernel" else None,
         device=_agent(row),
@@ -217,6 +220,7 @@ def _read_file(source: Source, seen: set[int]) -> _File:
     """One file's records; ``seen``: the rows of the process's files read so far (a row repeated in another
     file of the process, a file copied beside itself, is a duplicate too)."""
     out = _File(source.path.name)
+    shared: dict = {}
     for line, row in _rows(source):
         where = f"{source.path}: line {line}"
         kind = row.get("Kind")
@@ -238,7 +242,7 @@ def _read_file(source: Source, seen: set[int]) -> _File:
         seen.add(key)
         out.records[what] += 1
         if kind in _OPS:
-            op = _op(row, where, _OPS[kind])
+            op = _op(row, where, _OPS[kind], shared)
             out.ops.append(op)
             out.span_ns = _span(out.span_ns, round(op.start_us * 1e3), round(op.end_us * 1e3))
         elif kind:

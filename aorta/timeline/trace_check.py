@@ -80,6 +80,25 @@ def _key(ev: dict) -> tuple:
     return (*(ev.get(k) for k in _FIXED), rest)
 
 
+# every arg of an event that some figure of ``aorta trace figures`` reads (aorta/fsdp/trace_analysis.py,
+# aorta/timeline/launch_links.py, the identity below)
+READ_ARGS = frozenset(
+    (
+        "correlation",
+        "device",
+        "stream",
+        "grid",
+        "block",
+        "Collective name",
+        "dtype",
+        "In msg nelems",
+        "Out msg nelems",
+        "Group size",
+        "Process Group Name",
+    )
+)
+
+
 def device_identity(ev: dict, cat: str) -> tuple:
     """What makes a device op itself: its kind, name, device, stream, start, duration and correlation id, in
     whatever order the writer put its keys and whatever other args it kept (a kernel written twice, once with
@@ -122,7 +141,10 @@ class EventChecker:
     ``take(index, event)`` refuses a malformed event and says whether to keep it (False: an exact duplicate);
     ``dropped`` counts the duplicates (``events``: all; ``device_ops``: kernels, copies and memsets)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_args: frozenset[str] | None = None) -> None:
+        # the args a figure reads (READ_ARGS): the rest of a kept event's args is dropped once checked, so a
+        # large trace holds per event only what some figure needs; None keeps every arg (a merge writes them)
+        self._keep_args = keep_args
         # the key's hash -> the events seen with it (compared in full on a match): the events are kept anyway,
         # so a large trace does not hold every key beside them
         self._seen: dict[int, list[dict]] = {}
@@ -134,6 +156,8 @@ class EventChecker:
     def take(self, index: int, ev: object) -> bool:
         _check(index, ev)
         assert isinstance(ev, dict)  # _check refused anything else
+        if self._keep_args is not None and isinstance(ev.get("args"), dict):
+            ev["args"] = {k: v for k, v in ev["args"].items() if k in self._keep_args}
         cat = str(ev.get("cat", "")).lower()
         if cat in LEGACY_CATEGORIES:  # PyTorch 1.8: read as every later reader of the event reads it
             cat = ev["cat"] = LEGACY_CATEGORIES[cat]

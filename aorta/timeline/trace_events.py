@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from aorta.timeline.trace_check import DEVICE_CATEGORIES as DEVICE_CATEGORIES  # re-exported: one home
-from aorta.timeline.trace_check import EventChecker, TraceEventError, is_read
+from aorta.timeline.trace_check import READ_ARGS, EventChecker, TraceEventError, is_read
 from aorta.timeline.trace_json import EVENTS_KEY, TraceJSONError, read_trace_json
 from aorta.timeline.trace_source import DAMAGED_GZIP, Source, damaged_gzip, open_source
 from aorta.timeline.trace_source import TraceFileError as TraceFileError  # re-exported: one home
@@ -129,7 +129,7 @@ def load_trace(path: str | Path, *, only_read: bool = False) -> dict:
 def read_source(source: Source, *, only_read: bool = False) -> dict:
     """``load_trace`` of a file already opened (its format told from its first bytes: one pass, so a pipe
     reads)."""
-    p, checker = source.path, EventChecker()
+    p, checker = source.path, EventChecker(READ_ARGS if only_read else None)
 
     def take(index: int, ev: object) -> bool:
         return checker.take(index, ev) and (not only_read or is_read(ev))  # type: ignore[arg-type]
