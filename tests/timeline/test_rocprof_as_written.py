@@ -458,3 +458,14 @@ def test_a_kineto_trace_and_the_rocpd_database_of_the_same_process_are_not_two_r
         "ranks: give one of them"
     )
     assert len(trace_figures.figures([kineto, rocpd(tmp_path / "47.db", ks, {47: [0]})])["ranks"]) == 2
+
+
+def test_a_copy_belongs_to_its_gpu_end(tmp_path):
+    """rocprofv3's copies name both agents: to a GPU, the destination; to the host (agent 0), the source."""
+    head = '"Kind","Direction","Stream_Id","Source_Agent_Id","Destination_Agent_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+    body = (
+        '"MEMORY_COPY","MEMORY_COPY_HOST_TO_DEVICE",1,"Agent 0","Agent 2",1,1000,2000\n'
+        '"MEMORY_COPY","MEMORY_COPY_DEVICE_TO_HOST",1,"Agent 4","Agent 0",2,3000,4000\n'
+    )
+    path = write(tmp_path / "memory_copy_trace.csv", (head + body).encode())
+    assert [(r["device"], r["ops"]) for r in trace_figures.figures([path])["ranks"]] == [(2, 1), (4, 1)]

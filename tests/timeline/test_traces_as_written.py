@@ -188,3 +188,17 @@ def test_times_on_the_epoch_clock_keep_their_ns_from_the_text():
     assert ns_of(parse_float("-1758927066581847.5")) == -1_758_927_066_581_847_500
     assert ns_of(parse_float("1234.567")) == 1_234_567 and ns_of(1234) == 1_234_000
     assert ns_of(parse_float("1e3")) == 1_000_000 and ns_of("12") is None
+
+
+def test_a_trace_read_for_its_figures_keeps_only_the_args_a_figure_reads(tmp_path):
+    import json
+
+    from aorta.timeline.trace_events import load_trace
+
+    args = {"device": 0, "stream": 7, "correlation": 1, "queued": 0, "registers per thread": 32, "grid": [1, 1, 1]}
+    kernel = {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 1.0, "dur": 1.0, "args": args}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [kernel]}))
+    kept = load_trace(path, only_read=True)["traceEvents"][0]["args"]
+    assert kept == {"device": 0, "stream": 7, "correlation": 1, "grid": [1, 1, 1]}
+    assert load_trace(path)["traceEvents"][0]["args"] == args  # a merge writes every arg back
