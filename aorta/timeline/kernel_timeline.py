@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from aorta import stats
 from aorta.timeline import overlap
 from aorta.timeline.device_op import DeviceOp
+from aorta.timeline.trace_json import ns_of
 from aorta.timeline.trace_events import DEVICE_CATEGORIES, LAUNCH_CATEGORIES
 
 RANGE_CATEGORY = "user_annotation"
@@ -244,6 +245,8 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
                 cat,
                 launch_dims(args.get("grid")),
                 launch_dims(args.get("block")),
+                start_ns=(start_ns := ns_of(ev["ts"])),
+                dur_ns=ns_of(ev.get("dur", 0)) if start_ns is not None else None,
             )
             corr = args.get("correlation")
             device.append((int(corr) if corr is not None else None, op))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 import re
 from collections.abc import Callable
 from typing import BinaryIO
@@ -49,15 +50,20 @@ def parse_float(text: str) -> float:
 
 
 def ns_of(us: object) -> int | None:
-    """The integer ns of a time in µs as the JSON text wrote it: exact for an integer, an ``ExactUs`` and any
-    float below ``EXACT_BELOW_US``; None for what is no number or a float past it without its text."""
+    """The integer ns of a time in µs as the JSON text wrote it: exact for an integer, an ``ExactUs`` and a float
+    below ``EXACT_BELOW_US`` that is a whole number of ns up to the float's own step; None for what is no number,
+    a float past it without its text, or a time finer than the ns (the figures then take the floats as they are)."""
     if isinstance(us, ExactUs):
         return us.ns
     if isinstance(us, bool) or not isinstance(us, (int, float)):
         return None
     if isinstance(us, int):
         return us * 1000
-    return round(us * 1000) if abs(us) < EXACT_BELOW_US else None
+    if abs(us) >= EXACT_BELOW_US:
+        return None
+    ns = us * 1000
+    whole = round(ns)
+    return whole if abs(ns - whole) <= 2 * math.ulp(ns) else None
 
 
 class TraceJSONError(ValueError):
