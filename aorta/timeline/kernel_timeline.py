@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from aorta import stats
 from aorta.timeline import overlap
 from aorta.timeline.device_op import DeviceOp
-from aorta.timeline.trace_json import ns_of
 from aorta.timeline.trace_events import DEVICE_CATEGORIES, LAUNCH_CATEGORIES
+from aorta.timeline.trace_json import ns_of
 
 RANGE_CATEGORY = "user_annotation"
 ROUND_PREFIX = "aorta.round."

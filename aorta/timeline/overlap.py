@@ -41,7 +41,9 @@ def _checked(intervals: Iterable[Sequence[float]]) -> list[Interval]:
         if end < start:
             raise ValueError(f"interval ends before it starts: ({start}, {end})")
         # a pair given as a tuple of numbers is kept, not copied (a million intervals: 100 MB of copies)
-        out.append(iv if type(iv) is tuple and len(iv) == 2 and iv[0] is start and iv[1] is end else (start, end))
+        out.append(
+            iv if type(iv) is tuple and len(iv) == 2 and iv[0] is start and iv[1] is end else (start, end)
+        )
     return out
 
 

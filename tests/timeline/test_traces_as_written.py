@@ -199,8 +199,24 @@ def test_a_trace_read_for_its_figures_keeps_only_the_args_a_figure_reads(tmp_pat
 
     from aorta.timeline.trace_events import load_trace
 
-    args = {"device": 0, "stream": 7, "correlation": 1, "queued": 0, "registers per thread": 32, "grid": [1, 1, 1]}
-    kernel = {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 1.0, "dur": 1.0, "args": args}
+    args = {
+        "device": 0,
+        "stream": 7,
+        "correlation": 1,
+        "queued": 0,
+        "registers per thread": 32,
+        "grid": [1, 1, 1],
+    }
+    kernel = {
+        "ph": "X",
+        "cat": "kernel",
+        "name": "gemm",
+        "pid": 0,
+        "tid": 7,
+        "ts": 1.0,
+        "dur": 1.0,
+        "args": args,
+    }
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"traceEvents": [kernel]}))
     kept = load_trace(path, only_read=True)["traceEvents"][0]["args"]
