@@ -84,10 +84,21 @@ def is_memory_kernel(name: str) -> bool:
     return name.startswith(MEMORY_KERNEL_PREFIXES)
 
 
-@functools.lru_cache(maxsize=1 << 16)  # a trace of millions of kernels holds a few thousand names
 def classify_kernel(name: str, collective_name: str | None = None) -> str:
     """``compute``, ``memory`` or one of ``COMM_KINDS`` for a device kernel's name (and its profiler
-    collective arg)."""
+    collective arg): once per name (a trace of millions of kernels holds a few thousand names)."""
+    try:
+        return _classify_once(name, collective_name)
+    except TypeError:  # an arg that is no string (a list in a damaged trace): not cached
+        return _classify(name, collective_name)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _classify_once(name: str, collective_name: str | None) -> str:
+    return _classify(name, collective_name)
+
+
+def _classify(name: str, collective_name: str | None = None) -> str:
     if not (COMM_KERNEL.search(name) or collective_name):
         return MEMORY if is_memory_kernel(name) else COMPUTE
     # The kernel name's own collective wins (NCCL); a generic RCCL kernel takes the profiler's arg.
