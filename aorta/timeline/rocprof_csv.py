@@ -315,8 +315,9 @@ def _process(path: Path, pid: int | None, files: list[_File], not_read: list[str
             )
         else:
             kept.append(f)
-    launches: dict[int, float] = {}
-    for f in kept:
+    with_calls = sorted((f for f in kept if f.launches), key=lambda f: len(f.launches), reverse=True)
+    launches: dict[int, float] = with_calls[0].launches if with_calls else {}  # the largest, not a copy of it
+    for f in with_calls[1:]:
         for corr, t in f.launches.items():
             launches[corr] = min(t, launches.get(corr, t))
     ops = []
@@ -347,6 +348,16 @@ def _with_launch(op: DeviceOp, launch: float, link: str | None) -> DeviceOp:
     return op
 
 
+def _read_files(paths: list[Path]) -> list[_File]:
+    """One process's files; the identities seen (for duplicates across its files) are let go on return, before
+    the ops are put together."""
+    files, seen = [], set()  # type: ignore[var-annotated]
+    for p in paths:
+        with open_source(p) as s:
+            files.append(_read_file(s, seen))
+    return files
+
+
 def read_processes(path: Path, source: Source | None = None) -> list[RocprofTrace]:
     """rocprofv3 CSV output (a file, a ``<prefix>kernel_trace.csv`` with its siblings, or a host's folder),
     one ``RocprofTrace`` per process in pid order. ``source``: ``path`` already opened (a pipe: read once)."""
@@ -355,11 +366,7 @@ def read_processes(path: Path, source: Source | None = None) -> list[RocprofTrac
     out = []
     for pid, paths in sorted(_by_process(path).items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
         not_read = [p.name for p in paths if len(paths) > 1 and not _is_record_file(p)]
-        files, seen = [], set()  # type: ignore[var-annotated]
-        for p in paths:
-            if p.name not in not_read:
-                with open_source(p) as s:
-                    files.append(_read_file(s, seen))
+        files = _read_files([p for p in paths if p.name not in not_read])
         out.append(_process(path, pid, files, not_read))
     with_work = [t for t in out if t.ops]
     if not with_work or len(with_work) == len(out):
