@@ -24,6 +24,7 @@ from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.trace_file import DeviceTrace, read_kineto_trace
 from aorta.report.errors import ReportInputError
 from aorta.timeline import plausible, rocprof, rocprof_read
+from aorta.timeline.trace_events import COMM_KINDS
 from aorta.timeline.trace_source import TraceFileError, open_source
 
 WHOLE_TRACE = "no ProfilerStep#N ranges in the trace: the whole trace is one window"
@@ -250,6 +251,12 @@ def figures(paths: Sequence[str | Path]) -> dict:
         entries.append(entry)
         results.append(result)
     out: dict = {"ranks": entries, "ranks_from": rule}
+    if len(traces) > len(read) and not any(op.kind in COMM_KINDS for t in traces for op in t.ops):
+        out["across_ranks"] = {  # wait vs transfer is read from collectives: GPUs without one share nothing
+            "reason": "one timeline per GPU, and no collective in any of them (wait vs transfer is read from "
+            "collectives): no figure across them"
+        }
+        return out
     usable = [r for r in results if r.per_step]
     if len(results) > 1 and len(usable) == len(results):
         paired, pairing = pair_steps(results)

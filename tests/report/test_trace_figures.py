@@ -237,6 +237,9 @@ def test_a_kineto_trace_of_two_gpus_gives_one_timeline_per_gpu(tmp_path, capsys)
         (0, 4.0, 4.0),
         (1, 4.0, 4.0),
     ]
+    assert result["across_ranks"]["reason"].endswith(
+        "no collective in any of them (wait vs transfer is read from collectives): no figure across them"
+    )
     assert main(["trace", "figures", str(path)]) == 0
     assert "rank 1: device 1 (one timeline per GPU)" in capsys.readouterr().out
 
