@@ -147,6 +147,18 @@ def _correlation(row: dict[str, str], where: str) -> int | None:
     return corr
 
 
+_GRID = ("Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z")
+_BLOCK = ("Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z")
+
+
+def _dims(row: dict[str, str], names: tuple[str, str, str]) -> tuple[int, ...]:
+    """A launch's three sizes; 0 for a size absent or no integer."""
+    try:
+        return (int(row[names[0]]), int(row[names[1]]), int(row[names[2]]))
+    except (KeyError, ValueError, TypeError):
+        return tuple(_int_or_none(row.get(n)) or 0 for n in names)
+
+
 def _op(row: dict[str, str], where: str, category: str, shared: dict) -> DeviceOp:
     """The row's op; ``shared``: values held once for the file (kernel names, launch dims and agents repeat in
     every dispatch: held per row, a 1M-dispatch trace kept a copy of each)."""
@@ -164,8 +176,8 @@ def _op(row: dict[str, str], where: str, category: str, shared: dict) -> DeviceO
         )
     if "Stream_Id" in row and _int_or_none(row["Stream_Id"]) is None:  # older rocprofv3 has no such column
         raise RocprofFileError(f"{where}: a {row['Kind'].lower()} with Stream_Id {row['Stream_Id']!r}")
-    grid = tuple(_int_or_none(row.get(f"Grid_Size_{a}")) or 0 for a in "XYZ")
-    block = tuple(_int_or_none(row.get(f"Workgroup_Size_{a}")) or 0 for a in "XYZ")
+    grid = _dims(row, _GRID)
+    block = _dims(row, _BLOCK)
     name = (row.get("Kernel_Name") if category == "kernel" else row.get("Direction")) or row["Kind"]
     return DeviceOp(
         name=shared.setdefault(name, name),
@@ -212,8 +224,7 @@ def _identity(row: dict[str, str], kind: str | None) -> int:
     kind, name, agent, queue, stream, correlation id, start and end; an API call by its domain, function,
     process, thread, correlation id, start and end; a record of another kind by every field."""
     fields = _OP_IDENTITY if kind in _OPS else _CALL_IDENTITY if not kind else tuple(row)
-    times = (row.get("Start_Timestamp"), row.get("End_Timestamp"))
-    return hash((*(row.get(f) for f in fields), *times))
+    return hash((*map(row.get, fields), row.get("Start_Timestamp"), row.get("End_Timestamp")))
 
 
 def _read_file(source: Source, seen: set[int]) -> _File:
@@ -221,8 +232,9 @@ def _read_file(source: Source, seen: set[int]) -> _File:
     file of the process, a file copied beside itself, is a duplicate too)."""
     out = _File(source.path.name)
     shared: dict = {}
+    at = f"{source.path}: line "
     for line, row in _rows(source):
-        where = f"{source.path}: line {line}"
+        where = at + str(line)
         kind = row.get("Kind")
         domain, function = row.get("Domain"), row.get("Function")
         what = kind or (domain if domain and function else None)
@@ -244,7 +256,8 @@ def _read_file(source: Source, seen: set[int]) -> _File:
         if kind in _OPS:
             op = _op(row, where, _OPS[kind], shared)
             out.ops.append(op)
-            out.span_ns = _span(out.span_ns, round(op.start_us * 1e3), round(op.end_us * 1e3))
+            assert op.start_ns is not None and op.dur_ns is not None  # _op keeps the row's ns
+            out.span_ns = _span(out.span_ns, op.start_ns, op.start_ns + op.dur_ns)
         elif kind:
             out.others[kind] += 1
         else:
