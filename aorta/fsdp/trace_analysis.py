@@ -42,6 +42,7 @@ from aorta.timeline.trace_events import (
     MEMORY,
     load_trace,
 )
+from aorta.timeline.trace_json import ns_of
 
 # c10 ScalarType names as Kineto writes them in "dtype", and the usual short spellings.
 DTYPE_BYTES = {
@@ -103,6 +104,15 @@ def _message_bytes(args: Mapping) -> int | None:
     return max(nelems) * size
 
 
+def _device(value) -> int | str | None:
+    """Kineto's ``args.device`` (the GPU's index) as an int where it is one."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)) and float(value).is_integer():
+        return int(value)
+    return str(value)
+
+
 def kernel_from_args(
     name: str,
     start_us: float,
@@ -132,6 +142,9 @@ def kernel_from_args(
         correlation=correlation,
         category=category,
         link=link,
+        device=_device(args.get("device")),
+        start_ns=(start_ns := ns_of(start_us)),
+        dur_ns=ns_of(dur_us) if start_ns is not None else None,
         grid=launch_dims(args.get("grid")),
         block=launch_dims(args.get("block")),
     )
@@ -169,8 +182,30 @@ def parse_chrome_trace(
     return sorted(out, key=lambda k: (k.start_us, k.end_us))
 
 
-def _ms(kernels: Iterable[DeviceOp]) -> list[tuple[float, float]]:
-    return [(k.start_us / 1e3, k.end_us / 1e3) for k in kernels]
+def _origin(kernels: Sequence[DeviceOp]) -> tuple[float, int | None]:
+    """The first op's start (µs), and in ns where every op has the profiler's integer ns (rocprofv3)."""
+    exact = all(k.start_ns is not None for k in kernels)
+    t0_ns = min((k.start_ns for k in kernels if k.start_ns is not None), default=0) if exact else None
+    return min((k.start_us for k in kernels), default=0.0), t0_ns
+
+
+def _ms(
+    kernels: Iterable[DeviceOp], origin: tuple[float, int | None] = (0.0, None)
+) -> list[tuple[float, float]]:
+    """ms from the origin: subtracted before dividing, so a trace on an absolute clock (the Unix epoch, as
+    PyTorch 1.x writes; rocprofv3's ns since boot) keeps its precision: in integer ns where the profiler wrote
+    them (divided first, 1.55e12 µs / 1e3 is off by up to 2e-4 µs per end: a window of 79.680 µs read
+    0.0796802 ms)."""
+    t0_us, t0_ns = origin
+    out = []
+    for k in kernels:
+        if t0_ns is not None and k.start_ns is not None and k.dur_ns is not None:
+            s = k.start_ns - t0_ns
+            out.append((s / 1e6, (s + k.dur_ns) / 1e6))
+        else:
+            s_us = k.start_us - t0_us
+            out.append((s_us / 1e3, (s_us + k.dur_us) / 1e3))
+    return out
 
 
 @dataclass
@@ -240,10 +275,13 @@ class OverlapSummary:
 
 
 def bandwidth_gbps(
-    kernels: Sequence[DeviceOp], kind: str, n_ranks: int | None
+    kernels: Sequence[DeviceOp],
+    kind: str,
+    n_ranks: int | None,
+    by_kind: Mapping[str, Sequence[DeviceOp]] | None = None,
 ) -> tuple[float | None, float | None, str | None]:
     """(algbw, busbw, reason-if-unavailable) of one collective kind: Σ bytes / Σ kernel time."""
-    mine = [k for k in kernels if k.kind == kind]
+    mine = [k for k in kernels if k.kind == kind] if by_kind is None else by_kind.get(kind, [])
     if not mine:
         return None, None, f"no {kind} kernels in the profiled window"
     sized = [k for k in mine if k.message_bytes is not None and k.dur_us > 0]
@@ -268,14 +306,15 @@ def analyze(kernels: Sequence[DeviceOp], *, steps: int, n_ranks: int | None = No
     for k in kernels:
         by_kind[k.kind].append(k)
     comm = [k for kind in COMM_KINDS for k in by_kind[kind]]
-    compute_iv, comm_iv, copy_iv = _ms(by_kind[COMPUTE]), _ms(comm), _ms(by_kind[MEMORY])
+    t0 = _origin(kernels)  # every figure is a length: measured from the first op
+    compute_iv, comm_iv, copy_iv = _ms(by_kind[COMPUTE], t0), _ms(comm, t0), _ms(by_kind[MEMORY], t0)
     comm_busy = overlap.length_ms(comm_iv)
     overlapped = overlap.overlapped_ms(compute_iv, comm_iv)
     unavailable: dict[str, str] = {}
     algbw: dict[str, float | None] = {}
     busbw: dict[str, float | None] = {}
     for kind in BANDWIDTH_KINDS:
-        a, b, reason = bandwidth_gbps(kernels, kind, n_ranks)
+        a, b, reason = bandwidth_gbps(kernels, kind, n_ranks, by_kind)
         algbw[kind], busbw[kind] = a, b
         if reason and (kind in FSDP_KINDS or by_kind[kind]):
             unavailable[f"busbw_gbps.{kind}"] = reason
@@ -294,7 +333,7 @@ def analyze(kernels: Sequence[DeviceOp], *, steps: int, n_ranks: int | None = No
         window_ms=overlap.span_ms(compute_iv + comm_iv + copy_iv),
         compute_busy_ms=overlap.length_ms(compute_iv),
         comm_busy_ms=comm_busy,
-        busy_ms_by_kind={kind: overlap.length_ms(_ms(by_kind[kind])) for kind in COMM_KINDS},
+        busy_ms_by_kind={kind: overlap.length_ms(_ms(by_kind[kind], t0)) for kind in COMM_KINDS},
         overlapped_ms=overlapped,
         exposed_comm_ms=comm_busy - overlapped,
         overlap_ratio=ratio,
@@ -328,8 +367,8 @@ def timeline_segments(kernels: Sequence[DeviceOp]) -> dict:
 def stream_busy_ms(kernels: Sequence[DeviceOp]) -> dict[str, float]:
     """Union length of each stream's kernels (ms), keyed by the stream id as a string."""
     groups: dict[str, list[tuple[float, float]]] = {}
-    for k in kernels:
-        groups.setdefault(str(k.stream), []).append((k.start_us / 1e3, k.end_us / 1e3))
+    for k, iv in zip(kernels, _ms(kernels, _origin(kernels))):
+        groups.setdefault(str(k.stream), []).append(iv)
     return {s: overlap.length_ms(ivs) for s, ivs in sorted(groups.items())}
 
 

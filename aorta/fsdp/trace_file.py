@@ -9,6 +9,7 @@ no device event answers (aorta/timeline/launch_links.py) and the duplicated even
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +17,13 @@ from aorta.fsdp.trace_analysis import parse_chrome_trace
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.launch_links import launch_links, unanswered
 from aorta.timeline.profiler_steps import GPU_COPY_CATEGORY, profiler_steps, step_number
-from aorta.timeline.trace_events import DEVICE_CATEGORIES, DUPLICATES_KEY, load_trace, read_source
+from aorta.timeline.trace_events import (
+    DEVICE_CATEGORIES,
+    DUPLICATES_KEY,
+    LAUNCH_CATEGORIES,
+    load_trace,
+    read_source,
+)
 from aorta.timeline.trace_source import Source
 
 
@@ -42,6 +49,10 @@ class DeviceTrace:
     process: int | None = None  # the process's pid, where one output holds several (rocprofv3's host folder)
     reader_note: str | None = None  # what the reader left out or dropped, and why (rocprofv3)
     launch_calls: int = 0  # host calls that launch one kernel (hipLaunchKernel ...), answered or not
+    device: int | str | None = None  # the GPU of this timeline, where the process ran on several (per_device)
+    host_pid: int | None = (
+        None  # the pid of the process whose launches a Kineto trace holds (the most common)
+    )
 
 
 def _gpu_step_ranges(events: list[dict], host: dict[int, tuple[float, float]]) -> list:
@@ -52,6 +63,17 @@ def _gpu_step_ranges(events: list[dict], host: dict[int, tuple[float, float]]) -
             if n is not None:
                 gpu.setdefault(n, (float(ev["ts"]), float(ev["ts"]) + float(ev.get("dur", 0.0))))
     return [gpu.get(n) for n in sorted(host)]
+
+
+def _host_pid(events: list[dict]) -> int | None:
+    """The process whose runtime calls the trace holds: the pid most of its launch events carry."""
+    pids = Counter(
+        ev.get("pid")
+        for ev in events
+        if str(ev.get("cat", "")).lower() in LAUNCH_CATEGORIES and ev.get("ph") == "X"
+    )
+    pid = pids.most_common(1)[0][0] if pids else None
+    return pid if isinstance(pid, int) and not isinstance(pid, bool) else None
 
 
 def _int_field(info: object, key: str) -> int | None:
@@ -86,5 +108,6 @@ def read_kineto_trace(path: str | Path | Source) -> DeviceTrace:
         step_numbers=list(steps),
         launch_calls=len(links.one_kernel_calls),
         rank=_int_field(info, "rank"),
+        host_pid=_host_pid(events),
         world_size=_int_field(info, "world_size"),
     )

@@ -179,9 +179,16 @@ def check_outputs(outputs: list[tuple[str, str, str]], inputs: Inputs) -> None:
 
 def _process_pipe(path: object) -> bool:
     """A pipe the shell hands over as ``/dev/fd/N`` (``<(cat trace.csv)``): its writer is the substituted
-    process, so reading it ends; a named pipe in a folder may have no writer, and reading it waits forever."""
-    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else ""
-    return str(text).startswith(("/dev/fd/", "/proc/self/fd/"))
+    process, so reading it ends; a named pipe in a folder may have no writer, and reading it waits forever.
+    ``/dev/stdin`` is read where it is a pipe (``zcat trace.json.gz | aorta trace figures /dev/stdin``), not
+    where it is a terminal (nobody writes a trace there)."""
+    text = str(os.fspath(path) if isinstance(path, (str, os.PathLike)) else "")
+    if text in ("/dev/stdin", "/proc/self/fd/0"):
+        try:
+            return stat.S_ISFIFO(os.stat(text).st_mode)
+        except OSError:
+            return False
+    return text.startswith(("/dev/fd/", "/proc/self/fd/"))
 
 
 def check_parsed_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

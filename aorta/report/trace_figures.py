@@ -23,10 +23,12 @@ from aorta.fsdp.rank_figures import kernel_figures
 from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.trace_file import DeviceTrace, read_kineto_trace
 from aorta.report.errors import ReportInputError
-from aorta.timeline import rocprof, rocprof_read
+from aorta.timeline import plausible, rocprof, rocprof_read
+from aorta.timeline.trace_events import COMM_KINDS
 from aorta.timeline.trace_source import TraceFileError, open_source
 
 WHOLE_TRACE = "no ProfilerStep#N ranges in the trace: the whole trace is one window"
+UNKNOWN_DEVICE = "unknown"
 STEP_KEYS = (
     "window_ms",
     "compute_busy_ms",
@@ -61,6 +63,44 @@ def read_traces(path: str | Path) -> list[DeviceTrace]:
             return _rocprof_traces(rocprof_read.read_processes(p, kind, source))
     except TraceFileError as exc:
         raise ReportInputError(str(exc)) from None
+
+
+def _plausible(trace: DeviceTrace) -> DeviceTrace:
+    """The trace without ops whose times no run can have (aorta/timeline/plausible.py), said in its note."""
+    kept, note = plausible.implausible(trace.ops)
+    if note is None:
+        return trace
+    said = "; ".join(x for x in (trace.reader_note, note) if x)
+    return replace(trace, ops=kept, reader_note=said)
+
+
+def _one_profiler_per_process(traces: Sequence[DeviceTrace]) -> None:
+    """``ReportInputError`` where a Kineto trace and a rocprofv3 output are of the same process (its pid): the
+    same GPU work recorded by two profilers, which would read as two ranks."""
+    kineto = {t.host_pid: t for t in traces if t.source == "kineto" and t.host_pid is not None}
+    for t in traces:
+        if t.source != "kineto" and t.process in kineto:
+            raise ReportInputError(
+                f"{kineto[t.process].path} and {t.path} are the same process (pid {t.process}) recorded by two "
+                "profilers (Kineto and rocprofv3), not two ranks: give one of them"
+            )
+
+
+def per_device(trace: DeviceTrace) -> list[DeviceTrace]:
+    """One timeline per GPU: a process that ran work on several devices (Kineto ``args.device``, rocprofv3
+    ``Agent_Id`` / ``agent_id``) gives one trace each, never their union (compute and idle of the union are
+    neither GPU's). Ops that name no device go with the only device there is, else on a timeline of their own
+    ("unknown"). Launches with no kernel in the trace name no device: they stay with the first GPU's."""
+    devices = sorted({op.device for op in trace.ops if op.device is not None}, key=str)
+    if len(devices) <= 1:
+        return [replace(trace, device=devices[0] if devices else None)]
+    groups: dict[int | str, list] = {}
+    for op in trace.ops:
+        groups.setdefault(op.device if op.device is not None else UNKNOWN_DEVICE, []).append(op)
+    return [
+        replace(trace, ops=ops, device=dev, missing_launches_us=trace.missing_launches_us if i == 0 else [])
+        for i, (dev, ops) in enumerate(sorted(groups.items(), key=lambda kv: str(kv[0])))
+    ]
 
 
 def read_trace(path: str | Path) -> DeviceTrace:
@@ -122,6 +162,8 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
         entry["api_calls"] = dict(trace.api_calls)
     if trace.process is not None:
         entry["process"] = trace.process
+    if trace.device is not None:
+        entry["device"] = trace.device
     note: str | None
     reason: str | None
     if not trace.ops:
@@ -191,16 +233,30 @@ def figures(paths: Sequence[str | Path]) -> dict:
     and across ranks where more than one."""
     if not paths:
         raise ReportInputError("no trace given: name one trace file per rank")
-    traces = [t for p in paths for t in read_traces(p)]
+    read = [_plausible(t) for p in paths for t in read_traces(p)]
+    _one_profiler_per_process(read)
+    traces = [d for t in read for d in per_device(t)]
     entries, results = [], []
     ranks, rule = _ranks(traces)
     if any(t.process is not None for t in traces):
         rule += "; a rocprofv3 folder of several processes gives one rank per process, in pid order"
+    if len(traces) > len(read):
+        several = [f"{t.path} ({len(per_device(t))} devices)" for t in read if len(per_device(t)) > 1]
+        rule += (
+            "; one timeline per device: a process that ran on several GPUs gives one entry per GPU, in device "
+            f"order ({', '.join(several)}); figures across them are those of a collective's participants"
+        )
     for trace, rank in zip(traces, ranks):
         entry, result = rank_figures(trace, rank, trace.world_size or len(traces))
         entries.append(entry)
         results.append(result)
     out: dict = {"ranks": entries, "ranks_from": rule}
+    if len(traces) > len(read) and not any(op.kind in COMM_KINDS for t in traces for op in t.ops):
+        out["across_ranks"] = {  # wait vs transfer is read from collectives: GPUs without one share nothing
+            "reason": "one timeline per GPU, and no collective in any of them (wait vs transfer is read from "
+            "collectives): no figure across them"
+        }
+        return out
     usable = [r for r in results if r.per_step]
     if len(results) > 1 and len(usable) == len(results):
         paired, pairing = pair_steps(results)
@@ -274,6 +330,9 @@ def format_figures(result: dict, *, steps: bool = False) -> list[str]:
         f"{'exposed':>9} {'idle':>9}  linked by"
     )
     lines = [head + "   (ms per step; overlap = overlapped / comm busy)"]
+    shared = Counter(
+        (e["path"], e.get("process")) for e in result["ranks"]
+    )  # a process's timelines, one per GPU
     for e in result["ranks"]:
         rows = e["steps"]
         if steps:
@@ -288,6 +347,8 @@ def format_figures(result: dict, *, steps: bool = False) -> list[str]:
             lines.append(f"{e['rank']:>4}  no figures: {e['per_step_reason']}")
         if e.get("process") is not None:
             lines.append(f"      rank {e['rank']}: process {e['process']} of {e['path']}")
+        if e.get("device") is not None and shared[(e["path"], e.get("process"))] > 1:
+            lines.append(f"      rank {e['rank']}: device {e['device']} (one timeline per GPU)")
         for key in ("note", "per_step_reason"):
             if e.get(key) and rows:
                 lines.append(f"      rank {e['rank']}: {e[key]}")

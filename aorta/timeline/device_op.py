@@ -19,7 +19,7 @@ from aorta.timeline.trace_events import MEMORY, classify_kernel
 _MEMORY_CATEGORIES = ("gpu_memcpy", "gpu_memset")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a trace of millions of ops holds no dict per op
 class DeviceOp:
     name: str
     stream: int | str  # the runtime's stream id as the profiler gives it
@@ -36,6 +36,11 @@ class DeviceOp:
     correlation: int | None = None  # the profiler's correlation id (op <-> launch), rising in launch order
     queue: int | None = None  # the hardware queue it ran on, where the profiler says (rocprofv3 Queue_Id)
     link: str | None = None  # how launch_us was found: "correlation", "flow" (aorta/timeline/launch_links.py)
+    # the GPU it ran on (Kineto args.device, rocprofv3 Agent_Id / agent_id): one timeline per device
+    device: int | str | None = None
+    # the profiler's own integer ns where it writes them (rocprofv3): figures subtract these, exact at any clock
+    start_ns: int | None = None
+    dur_ns: int | None = None
 
     @property
     def end_us(self) -> float:

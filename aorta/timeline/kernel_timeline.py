@@ -34,6 +34,7 @@ from aorta import stats
 from aorta.timeline import overlap
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.trace_events import DEVICE_CATEGORIES, LAUNCH_CATEGORIES
+from aorta.timeline.trace_json import ns_of
 
 RANGE_CATEGORY = "user_annotation"
 ROUND_PREFIX = "aorta.round."
@@ -244,6 +245,8 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
                 cat,
                 launch_dims(args.get("grid")),
                 launch_dims(args.get("block")),
+                start_ns=(start_ns := ns_of(ev["ts"])),
+                dur_ns=ns_of(ev.get("dur", 0)) if start_ns is not None else None,
             )
             corr = args.get("correlation")
             device.append((int(corr) if corr is not None else None, op))

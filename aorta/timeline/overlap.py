@@ -10,6 +10,11 @@ timestamps"; docs/fsdp.md, "What each figure means"):
 - exposed       = |B \\ A|
 - effective concurrency = Σ per-stream busy / span of the round
 - idle          = window - |A ∪ B| = window - (|A| + |B| - |A ∩ B|)
+
+Every function is O(n log n) in the intervals given: one sort, then sweeps that move forward only (a trace of a
+training run holds millions of kernels, and rocprofv3 records ROCm's buffer fills as kernels interleaved with
+the compute: a walk over one group for each interval of the other took 337 s for 301k dispatches).
+Times keep their type: integer ns stay integers (exact at any absolute clock), floats stay floats.
 """
 
 from __future__ import annotations
@@ -21,13 +26,24 @@ Interval = tuple[float, float]
 K = TypeVar("K", bound=Hashable)  # a stream, or a kind of work
 
 
+def _number(value: float) -> float:
+    """``value`` as it is where it is an int or a float (integer ns stay exact), else as a float."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else float(value)
+
+
 def _checked(intervals: Iterable[Sequence[float]]) -> list[Interval]:
     out = []
+    exact = (int, float)
     for iv in intervals:
-        start, end = float(iv[0]), float(iv[1])
+        start, end = iv[0], iv[1]
+        if type(start) not in exact or type(end) not in exact:  # the common case costs no call
+            start, end = _number(start), _number(end)
         if end < start:
             raise ValueError(f"interval ends before it starts: ({start}, {end})")
-        out.append((start, end))
+        # a pair given as a tuple of numbers is kept, not copied (a million intervals: 100 MB of copies)
+        out.append(
+            iv if type(iv) is tuple and len(iv) == 2 and iv[0] is start and iv[1] is end else (start, end)
+        )
     return out
 
 
@@ -66,21 +82,26 @@ def intersection(a: Iterable[Sequence[float]], b: Iterable[Sequence[float]]) -> 
 
 
 def difference(b: Iterable[Sequence[float]], a: Iterable[Sequence[float]]) -> list[Interval]:
-    """Time covered by ``b`` but not by ``a`` (b \\ a)."""
+    """Time covered by ``b`` but not by ``a`` (b \\ a), as disjoint sorted intervals: one forward sweep over
+    both unions (each pointer only moves on, so O(|a| + |b|) after the sorts)."""
+    ua, ub = union(a), union(b)
     out: list[Interval] = []
-    ua = union(a)
-    for start, end in union(b):
-        cursor = start
-        for a_start, a_end in ua:
-            if a_end <= cursor or a_start >= end:
-                continue
-            if a_start > cursor:
-                out.append((cursor, a_start))
-            cursor = max(cursor, a_end)
+    j = 0
+    for start, end in ub:
+        while j < len(ua) and ua[j][1] <= start:  # a's intervals that end before this one starts: done
+            j += 1
+        cursor, k = start, j
+        while k < len(ua) and ua[k][0] < end:  # a's intervals that cut into [cursor, end)
+            if ua[k][0] > cursor:
+                out.append((cursor, ua[k][0]))
+            if ua[k][1] > cursor:
+                cursor = ua[k][1]
             if cursor >= end:
                 break
+            k += 1
         if cursor < end:
             out.append((cursor, end))
+        j = k  # a's intervals before k end inside this one: b's next interval starts after them
     return out
 
 
@@ -154,11 +175,15 @@ def active_segments(
         t = edges[i][0]
         while i < len(edges) and edges[i][0] == t:  # apply every boundary at this instant
             _, delta, key = edges[i]
-            running[key] = running.get(key, 0) + delta
+            count = running.get(key, 0) + delta
+            if count:
+                running[key] = count
+            else:  # keys that stopped are dropped: each piece costs what runs in it, not every key seen
+                del running[key]
             i += 1
         if i == len(edges):
             break
-        active = tuple(sorted((k for k, n in running.items() if n > 0), key=str))
+        active = tuple(sorted(running, key=str))
         nxt = edges[i][0]
         if active:  # every boundary changes the set: each key's intervals are disjoint and never touch
             out.append((t, nxt, active))

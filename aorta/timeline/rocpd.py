@@ -13,6 +13,7 @@ it:
   launch's are the same), ``rocpd_event.correlation_id`` the **external** one (0 in a plain rocprofv3 run:
   joining on it ties every op to one unrelated call); a region (an API call) with no event has its
   ``rocpd_region.id``;
+- a kernel's ``agent_id`` is its GPU (``DeviceOp.device``: one timeline per GPU), a copy's the GPU end of it;
 - ``pid`` of a record is ``rocpd_info_process.id``, whose ``pid`` is the process's; ``queue_id`` and
   ``stream_id`` are ``rocpd_info_queue.id`` and ``rocpd_info_stream.id``; ``agent_id`` is
   ``rocpd_info_agent.id`` (``type`` GPU / CPU, ``absolute_index``).
@@ -38,13 +39,14 @@ _PROCESS = (
 )
 _KERNELS = """
 SELECT K.id, K.start, K."end", K.queue_id, K.stream_id, COALESCE(S.kernel_name, S.display_name, ''), E.stack_id,
-    {process}, K.guid
+    K.agent_id, {process}, K.guid
 FROM rocpd_kernel_dispatch K
 LEFT JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid IS K.guid
 LEFT JOIN rocpd_event E ON E.id = K.event_id AND E.guid IS K.guid
 """
 _COPIES = """
 SELECT M.id, M.start, M."end", M.queue_id, M.stream_id, COALESCE(N.string, 'MEMORY_COPY'), E.stack_id,
+    CASE WHEN N.string LIKE '%DEVICE_TO_HOST' THEN M.src_agent_id ELSE COALESCE(M.dst_agent_id, M.src_agent_id) END,
     {process}, M.guid
 FROM rocpd_memory_copy M
 LEFT JOIN rocpd_string N ON N.id = M.name_id AND N.guid IS M.guid
@@ -91,7 +93,7 @@ def _check(path: Path, table: str, row: tuple) -> None:
 
 
 def _op(row: tuple, category: str, launches: dict[int, float]) -> DeviceOp:
-    _, start, end, queue, stream, name, corr, _, _ = row
+    _, start, end, queue, stream, name, corr, agent, _, _ = row
     corr = int(corr) if corr is not None else None
     launch, link = linked(corr, launches)
     return DeviceOp(
@@ -104,6 +106,9 @@ def _op(row: tuple, category: str, launches: dict[int, float]) -> DeviceOp:
         correlation=corr,
         queue=queue,  # a copy keeps its queue too; queue figures count kernels only (rocprof.queue_figures)
         link=link,
+        device=agent,
+        start_ns=start,
+        dur_ns=end - start,
     )
 
 

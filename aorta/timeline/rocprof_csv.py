@@ -14,10 +14,12 @@ their header, not their names:
 - any other CSV (``agent_info.csv``, ``kernel_stats.csv`` ...): listed as not read.
 
 Every row is held to the format rocprofv3 writes, or refused in one line naming the file, the line and why:
-a line cut short (fewer fields than the header, or a last line without its newline: the file was cut), a
+a line cut short (fewer fields than the header, or a last line without its newline whose last timestamp lost
+digits: the file was cut; a last line complete without its newline is read, as the documentation's samples
+are written), a
 timestamp that is not an integer of ns, an end before its start, a kernel dispatch without its ``Queue_Id``.
-A row repeated exactly (every field the same) is dropped and counted, as the Kineto reader drops duplicated
-events. A file may be gzipped (``.csv.gz``) or come through a pipe (read once: aorta/timeline/trace_source.py).
+A row repeated (the same op or call: ``_identity``, held as one hash per row so memory stays bounded) is
+dropped and counted, as the Kineto reader drops duplicated events. A file may be gzipped (``.csv.gz``) or come through a pipe (read once: aorta/timeline/trace_source.py).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import io
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aorta.timeline.device_op import DeviceOp
@@ -89,14 +91,16 @@ def _rows(source: Source) -> Iterator[tuple[int, dict[str, str]]]:
     try:
         header = next(reader, [])
         last: tuple[int, list[str]] | None = None
+        before: list[str] | None = None
         for row in reader:
             if not any(row):  # a blank line (an editor's trailing one): no record
                 continue
             if last is not None:
                 yield _row(path, header, *last)
+                before = last[1]
             last = (reader.line_num, row)
         if last is not None:
-            if not lines.ended:
+            if not lines.ended and _cut(header, last[1], before):
                 raise RocprofFileError(
                     f"{path}: line {last[0]}: the file ends inside it (no newline at its end: cut short)"
                 )
@@ -109,6 +113,17 @@ def _rows(source: Source) -> Iterator[tuple[int, dict[str, str]]]:
         raise RocprofFileError(f"{path}: not a readable CSV file ({exc})") from None
     except DAMAGED_GZIP as exc:
         raise RocprofFileError(damaged_gzip(path, exc)) from None
+
+
+def _cut(header: list[str], row: list[str], before: list[str] | None) -> bool:
+    """Whether a last line without its newline was cut: fewer fields than the header, or a last timestamp with
+    fewer digits than the row before it (a run's ns never lose a digit). Otherwise it is complete, as the
+    documentation's samples are written (every field there, no newline after the last)."""
+    if len(row) != len(header):
+        return True
+    if before is None or len(before) != len(row) or not header[-1].endswith("_Timestamp"):
+        return False
+    return len(row[-1].strip()) < len(before[-1].strip())
 
 
 def _row(path: Path, header: list[str], line: int, row: list[str]) -> tuple[int, dict[str, str]]:
@@ -132,7 +147,21 @@ def _correlation(row: dict[str, str], where: str) -> int | None:
     return corr
 
 
-def _op(row: dict[str, str], where: str, category: str) -> DeviceOp:
+_GRID = ("Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z")
+_BLOCK = ("Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z")
+
+
+def _dims(row: dict[str, str], names: tuple[str, str, str]) -> tuple[int, ...]:
+    """A launch's three sizes; 0 for a size absent or no integer."""
+    try:
+        return (int(row[names[0]]), int(row[names[1]]), int(row[names[2]]))
+    except (KeyError, ValueError, TypeError):
+        return tuple(_int_or_none(row.get(n)) or 0 for n in names)
+
+
+def _op(row: dict[str, str], where: str, category: str, shared: dict) -> DeviceOp:
+    """The row's op; ``shared``: values held once for the file (kernel names, launch dims and agents repeat in
+    every dispatch: held per row, a 1M-dispatch trace kept a copy of each)."""
     start = _ns(row.get("Start_Timestamp"), where, "Start_Timestamp")
     end = _ns(row.get("End_Timestamp"), where, "End_Timestamp")
     if end < start:
@@ -147,31 +176,65 @@ def _op(row: dict[str, str], where: str, category: str) -> DeviceOp:
         )
     if "Stream_Id" in row and _int_or_none(row["Stream_Id"]) is None:  # older rocprofv3 has no such column
         raise RocprofFileError(f"{where}: a {row['Kind'].lower()} with Stream_Id {row['Stream_Id']!r}")
-    grid = tuple(_int_or_none(row.get(f"Grid_Size_{a}")) or 0 for a in "XYZ")
-    block = tuple(_int_or_none(row.get(f"Workgroup_Size_{a}")) or 0 for a in "XYZ")
+    grid = _dims(row, _GRID)
+    block = _dims(row, _BLOCK)
+    name = (row.get("Kernel_Name") if category == "kernel" else row.get("Direction")) or row["Kind"]
     return DeviceOp(
-        name=(row.get("Kernel_Name") if category == "kernel" else row.get("Direction")) or row["Kind"],
+        name=shared.setdefault(name, name),
         stream=_int_or_none(row.get("Stream_Id")) or 0,
         start_us=start / 1e3,
         dur_us=(end - start) / 1e3,  # from the integers, so it is exact
         category=category,
-        grid=grid if any(grid) else None,
-        block=block if any(block) else None,
+        grid=shared.setdefault(grid, grid) if any(grid) else None,
+        block=shared.setdefault(block, block) if any(block) else None,
         correlation=_correlation(row, where),
         queue=queue if category == "kernel" else None,
+        device=_agent(row),
+        start_ns=start,
+        dur_ns=end - start,
     )
+
+
+def _agent(row: dict[str, str]) -> int | str | None:
+    """The agent a row ran on: a kernel's ``Agent_Id``; a copy's GPU end (its destination, its source for a
+    copy to the host). rocprofv3 writes ``Agent 4`` (or a bare index): the number where there is one."""
+    to_host = str(row.get("Direction", "")).endswith("DEVICE_TO_HOST")
+    ends = (
+        ("Source_Agent_Id", "Destination_Agent_Id")
+        if to_host
+        else ("Destination_Agent_Id", "Source_Agent_Id")
+    )
+    value = row.get("Agent_Id") or row.get(ends[0]) or row.get(ends[1])
+    if not value:
+        return None
+    digits = value.split()[-1]
+    return int(digits) if digits.isdigit() else value
 
 
 def _span(span: tuple[int, int] | None, start: int, end: int) -> tuple[int, int]:
     return (start, end) if span is None else (min(span[0], start), max(span[1], end))
 
 
-def _read_file(source: Source, seen: set[tuple]) -> _File:
+_OP_IDENTITY = ("Kind", "Kernel_Name", "Direction", "Agent_Id", "Queue_Id", "Stream_Id", "Correlation_Id")
+_CALL_IDENTITY = ("Domain", "Function", "Process_Id", "Thread_Id", "Correlation_Id")
+
+
+def _identity(row: dict[str, str], kind: str | None) -> int:
+    """A row's identity as one hash (bounded memory: a set of ints, not every row's fields): a device op by its
+    kind, name, agent, queue, stream, correlation id, start and end; an API call by its domain, function,
+    process, thread, correlation id, start and end; a record of another kind by every field."""
+    fields = _OP_IDENTITY if kind in _OPS else _CALL_IDENTITY if not kind else tuple(row)
+    return hash((*map(row.get, fields), row.get("Start_Timestamp"), row.get("End_Timestamp")))
+
+
+def _read_file(source: Source, seen: set[int]) -> _File:
     """One file's records; ``seen``: the rows of the process's files read so far (a row repeated in another
     file of the process, a file copied beside itself, is a duplicate too)."""
     out = _File(source.path.name)
+    shared: dict = {}
+    at = f"{source.path}: line "
     for line, row in _rows(source):
-        where = f"{source.path}: line {line}"
+        where = at + str(line)
         kind = row.get("Kind")
         domain, function = row.get("Domain"), row.get("Function")
         what = kind or (domain if domain and function else None)
@@ -184,16 +247,17 @@ def _read_file(source: Source, seen: set[tuple]) -> _File:
             raise RocprofFileError(
                 f"{where}: Kind {kind!r} is no record kind rocprofv3 writes (a damaged line?)"
             )
-        key = tuple(row.items())
+        key = _identity(row, kind)
         if key in seen:
             out.duplicates[what] += 1
             continue
         seen.add(key)
         out.records[what] += 1
         if kind in _OPS:
-            op = _op(row, where, _OPS[kind])
+            op = _op(row, where, _OPS[kind], shared)
             out.ops.append(op)
-            out.span_ns = _span(out.span_ns, round(op.start_us * 1e3), round(op.end_us * 1e3))
+            assert op.start_ns is not None and op.dur_ns is not None  # _op keeps the row's ns
+            out.span_ns = _span(out.span_ns, op.start_ns, op.start_ns + op.dur_ns)
         elif kind:
             out.others[kind] += 1
         else:
@@ -264,8 +328,9 @@ def _process(path: Path, pid: int | None, files: list[_File], not_read: list[str
             )
         else:
             kept.append(f)
-    launches: dict[int, float] = {}
-    for f in kept:
+    with_calls = sorted((f for f in kept if f.launches), key=lambda f: len(f.launches), reverse=True)
+    launches: dict[int, float] = with_calls[0].launches if with_calls else {}  # the largest, not a copy of it
+    for f in with_calls[1:]:
         for corr, t in f.launches.items():
             launches[corr] = min(t, launches.get(corr, t))
     ops = []
@@ -289,7 +354,21 @@ def _process(path: Path, pid: int | None, files: list[_File], not_read: list[str
 
 
 def _with_launch(op: DeviceOp, launch: float, link: str | None) -> DeviceOp:
-    return replace(op, launch_us=launch, link=link)
+    """``op`` linked to its launch. The op is the reader's own, built from its row and held by no one else: set in
+    place (``dataclasses.replace`` of every op of a 1M-dispatch trace cost 25 s)."""
+    object.__setattr__(op, "launch_us", launch)
+    object.__setattr__(op, "link", link)
+    return op
+
+
+def _read_files(paths: list[Path]) -> list[_File]:
+    """One process's files; the identities seen (for duplicates across its files) are let go on return, before
+    the ops are put together."""
+    files, seen = [], set()  # type: ignore[var-annotated]
+    for p in paths:
+        with open_source(p) as s:
+            files.append(_read_file(s, seen))
+    return files
 
 
 def read_processes(path: Path, source: Source | None = None) -> list[RocprofTrace]:
@@ -300,10 +379,13 @@ def read_processes(path: Path, source: Source | None = None) -> list[RocprofTrac
     out = []
     for pid, paths in sorted(_by_process(path).items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
         not_read = [p.name for p in paths if len(paths) > 1 and not _is_record_file(p)]
-        files, seen = [], set()  # type: ignore[var-annotated]
-        for p in paths:
-            if p.name not in not_read:
-                with open_source(p) as s:
-                    files.append(_read_file(s, seen))
+        files = _read_files([p for p in paths if p.name not in not_read])
         out.append(_process(path, pid, files, not_read))
-    return out
+    with_work = [t for t in out if t.ops]
+    if not with_work or len(with_work) == len(out):
+        return out
+    # processes with no device work (a data-loader worker's empty files, a launcher): said, not a rank, as in rocpd
+    with_work[0].without_work += [
+        f"process {t.process}: {sum(t.records.values())} records, no device work" for t in out if not t.ops
+    ]
+    return with_work

@@ -80,10 +80,48 @@ def _key(ev: dict) -> tuple:
     return (*(ev.get(k) for k in _FIXED), rest)
 
 
+# every arg of an event that some figure of ``aorta trace figures`` reads (aorta/fsdp/trace_analysis.py,
+# aorta/timeline/launch_links.py, the identity below)
+READ_ARGS = frozenset(
+    (
+        "correlation",
+        "device",
+        "stream",
+        "grid",
+        "block",
+        "Collective name",
+        "dtype",
+        "In msg nelems",
+        "Out msg nelems",
+        "Group size",
+        "Process Group Name",
+    )
+)
+
+
+def device_identity(ev: dict, cat: str) -> tuple:
+    """What makes a device op itself: its kind, name, device, stream, start, duration and correlation id, in
+    whatever order the writer put its keys and whatever other args it kept (a kernel written twice, once with
+    fewer args, is one kernel). Kineto's ``pid`` and ``tid`` of device work are the device and the stream."""
+    args = ev.get("args") or {}
+    return (
+        cat,
+        ev.get("name"),
+        args.get("device", ev.get("pid")),
+        args.get("stream", ev.get("tid")),
+        ev.get("ts"),
+        ev.get("dur"),
+        args.get("correlation"),
+    )
+
+
 _FIXED = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp")
 
 
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+# PyTorch 1.8's Kineto wrote capitalised categories of its own: ``Runtime`` (the CUDA / HIP runtime calls),
+# ``Memcpy``, ``Memset`` (and ``Kernel``); each is the later category of the same events
+LEGACY_CATEGORIES = {"runtime": "cuda_runtime", "memcpy": "gpu_memcpy", "memset": "gpu_memset"}
 
 
 def is_read(ev: dict) -> bool:
@@ -103,18 +141,35 @@ class EventChecker:
     ``take(index, event)`` refuses a malformed event and says whether to keep it (False: an exact duplicate);
     ``dropped`` counts the duplicates (``events``: all; ``device_ops``: kernels, copies and memsets)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_args: frozenset[str] | None = None) -> None:
+        # the args a figure reads (READ_ARGS): the rest of a kept event's args is dropped once checked, so a
+        # large trace holds per event only what some figure needs; None keeps every arg (a merge writes them)
+        self._keep_args = keep_args
         # the key's hash -> the events seen with it (compared in full on a match): the events are kept anyway,
         # so a large trace does not hold every key beside them
         self._seen: dict[int, list[dict]] = {}
+        self._device_seen: set[int] = (
+            set()
+        )  # device work: the hash of its identity (``device_identity``) only
         self.dropped = {"events": 0, "device_ops": 0}
 
     def take(self, index: int, ev: object) -> bool:
         _check(index, ev)
         assert isinstance(ev, dict)  # _check refused anything else
+        if self._keep_args is not None and isinstance(ev.get("args"), dict):
+            ev["args"] = {k: v for k, v in ev["args"].items() if k in self._keep_args}
         cat = str(ev.get("cat", "")).lower()
+        if cat in LEGACY_CATEGORIES:  # PyTorch 1.8: read as every later reader of the event reads it
+            cat = ev["cat"] = LEGACY_CATEGORIES[cat]
         # only the events aorta reads: metadata repeats by design (one per track), CPU ops are not read
-        if (ev.get("ph") == "X" and cat in _READ_CATEGORIES) or cat == FLOW_CATEGORY:
+        if ev.get("ph") == "X" and cat in DEVICE_CATEGORIES:
+            identity = hash(device_identity(ev, cat))
+            if identity in self._device_seen:
+                self.dropped["events"] += 1
+                self.dropped["device_ops"] += 1
+                return False
+            self._device_seen.add(identity)
+        elif (ev.get("ph") == "X" and cat in _READ_CATEGORIES) or cat == FLOW_CATEGORY:
             key = _key(ev)
             same = self._seen.setdefault(hash(key), [])
             if any(_key(other) == key for other in same):

@@ -23,12 +23,13 @@ Launches and memory work (NVIDIA and AMD side by side in ``VENDOR_NAMES`` below)
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from aorta.timeline.trace_check import DEVICE_CATEGORIES as DEVICE_CATEGORIES  # re-exported: one home
-from aorta.timeline.trace_check import EventChecker, TraceEventError, is_read
+from aorta.timeline.trace_check import READ_ARGS, EventChecker, TraceEventError, is_read
 from aorta.timeline.trace_json import EVENTS_KEY, TraceJSONError, read_trace_json
 from aorta.timeline.trace_source import DAMAGED_GZIP, Source, damaged_gzip, open_source
 from aorta.timeline.trace_source import TraceFileError as TraceFileError  # re-exported: one home
@@ -85,7 +86,19 @@ def is_memory_kernel(name: str) -> bool:
 
 def classify_kernel(name: str, collective_name: str | None = None) -> str:
     """``compute``, ``memory`` or one of ``COMM_KINDS`` for a device kernel's name (and its profiler
-    collective arg)."""
+    collective arg): once per name (a trace of millions of kernels holds a few thousand names)."""
+    try:
+        return _classify_once(name, collective_name)
+    except TypeError:  # an arg that is no string (a list in a damaged trace): not cached
+        return _classify(name, collective_name)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _classify_once(name: str, collective_name: str | None) -> str:
+    return _classify(name, collective_name)
+
+
+def _classify(name: str, collective_name: str | None = None) -> str:
     if not (COMM_KERNEL.search(name) or collective_name):
         return MEMORY if is_memory_kernel(name) else COMPUTE
     # The kernel name's own collective wins (NCCL); a generic RCCL kernel takes the profiler's arg.
@@ -127,7 +140,7 @@ def load_trace(path: str | Path, *, only_read: bool = False) -> dict:
 def read_source(source: Source, *, only_read: bool = False) -> dict:
     """``load_trace`` of a file already opened (its format told from its first bytes: one pass, so a pipe
     reads)."""
-    p, checker = source.path, EventChecker()
+    p, checker = source.path, EventChecker(READ_ARGS if only_read else None)
 
     def take(index: int, ev: object) -> bool:
         return checker.take(index, ev) and (not only_read or is_read(ev))  # type: ignore[arg-type]

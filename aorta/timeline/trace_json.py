@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 import re
 from collections.abc import Callable
 from typing import BinaryIO
@@ -21,6 +22,48 @@ CHUNK_BYTES = 1 << 20
 _LOOKAHEAD = 64  # characters past a value that show it is whole (longer than any JSON number a trace holds)
 _WS = re.compile(r"[ \t\n\r]*")
 EVENTS_KEY = "traceEvents"
+
+
+# below 2^40 µs (12.7 days) a float's step is at most 2^-12 µs (0.24 ns): round(us * 1000) is the text's ns
+EXACT_BELOW_US = 2.0**40
+
+
+class ExactUs(float):
+    """A time in µs too large for a float to hold to the ns (the Unix epoch clock: 1.7e15 µs, a float's step
+    there is 0.25 µs), with its integer ns as the text wrote them (``ns``)."""
+
+    __slots__ = ("ns",)
+    ns: int
+
+
+def parse_float(text: str) -> float:
+    """A JSON number with a fraction or exponent: a float, or an ``ExactUs`` carrying its integer ns where a
+    float cannot hold them (written ``1758927066581847.260``: whole µs and up to 3 digits of ns)."""
+    value = float(text)
+    if abs(value) < EXACT_BELOW_US or "e" in text or "E" in text:
+        return value
+    whole, _, frac = text.partition(".")
+    exact = ExactUs(value)
+    sign = -1 if whole.startswith("-") else 1
+    exact.ns = int(whole) * 1000 + sign * int((frac + "000")[:3])  # digits past the ns are below the clock's
+    return exact
+
+
+def ns_of(us: object) -> int | None:
+    """The integer ns of a time in µs as the JSON text wrote it: exact for an integer, an ``ExactUs`` and a float
+    below ``EXACT_BELOW_US`` that is a whole number of ns up to the float's own step; None for what is no number,
+    a float past it without its text, or a time finer than the ns (the figures then take the floats as they are)."""
+    if isinstance(us, ExactUs):
+        return us.ns
+    if isinstance(us, bool) or not isinstance(us, (int, float)):
+        return None
+    if isinstance(us, int):
+        return us * 1000
+    if abs(us) >= EXACT_BELOW_US:
+        return None
+    ns = us * 1000
+    whole = round(ns)
+    return whole if abs(ns - whole) <= 2 * math.ulp(ns) else None
 
 
 class TraceJSONError(ValueError):
@@ -135,7 +178,7 @@ def _one_copy(value: object, shared: dict[str, str]) -> object:
 def read_trace_json(stream: BinaryIO, take: Callable[[int, object], bool]) -> dict:
     """``{"traceEvents": [kept events], other top-level keys ...}`` from a Chrome trace's JSON (an object, or a
     bare list of events); ``take(index, event)`` sees every event in order and says whether to keep it."""
-    text, decoder = _Text(stream), json.JSONDecoder()
+    text, decoder = _Text(stream), json.JSONDecoder(parse_float=parse_float)
     first = text.skip_ws()
     if first == "[":
         doc: dict = {EVENTS_KEY: _events(text, decoder, take)}

@@ -218,3 +218,123 @@ def test_a_trace_that_states_no_world_size_spans_the_ranks_given(tmp_path):
     assert [e["steps"][0]["busbw_gbps"]["all_reduce"] for e in result["ranks"]] == [pytest.approx(6.0)] * 4
     stated = trace_figures.figures([all_reduce_trace(tmp_path / "r8.json", world_size=8), *files[1:]])
     assert stated["ranks"][0]["steps"][0]["busbw_gbps"]["all_reduce"] == pytest.approx(7.0)
+
+
+def test_a_kineto_trace_of_two_gpus_gives_one_timeline_per_gpu(tmp_path, capsys):
+    """One process driving GPUs 0 and 1 (args.device), each busy 0-4 ms on its stream 7: unioned they would read
+    one GPU busy 0-6 ms; kept apart each is busy 4 ms of its own 4 ms window, idle 0."""
+
+    def kernel(device: int, ts: float) -> dict:
+        return {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": ts, "dur": 4000.0,
+                "args": {"device": device, "stream": 7}}  # fmt: skip
+
+    path = tmp_path / "two_gpus.json"
+    path.write_text(json.dumps({"traceEvents": [kernel(0, 1000.0), kernel(1, 3000.0)]}))
+    result = trace_figures.figures([path])
+    assert [
+        (r["device"], r["steps"][0]["compute_busy_ms"], r["steps"][0]["window_ms"]) for r in result["ranks"]
+    ] == [
+        (0, 4.0, 4.0),
+        (1, 4.0, 4.0),
+    ]
+    assert result["across_ranks"]["reason"].endswith(
+        "no collective in any of them (wait vs transfer is read from collectives): no figure across them"
+    )
+    assert main(["trace", "figures", str(path)]) == 0
+    assert "rank 1: device 1 (one timeline per GPU)" in capsys.readouterr().out
+
+
+def _kernel(ts: float, dur: float, corr: int, **extra) -> dict:
+    return {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+            "args": {"device": 0, "stream": 7, "correlation": corr, **extra}}  # fmt: skip
+
+
+EPOCH_US = 1_700_000_000_000_000.0  # µs on the Unix epoch clock, as PyTorch 1.x writes
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [_kernel(0.0, 5.0, 9), _kernel(EPOCH_US + 10.0, 1.8e13, 9)],
+    ids=["ts-0", "duration-of-208-days"],
+)
+def test_an_op_with_an_implausible_time_is_left_out_with_a_note_naming_it(tmp_path, damaged):
+    good = [
+        _kernel(EPOCH_US, 1000.0, 1),
+        _kernel(EPOCH_US + 2000.0, 1000.0, 2),
+        _kernel(EPOCH_US + 2500.0, 500.0, 3),
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [*good, damaged]}))
+    rank = trace_figures.figures([path])["ranks"][0]
+    step = rank["steps"][0]
+    assert (step["window_ms"], step["compute_busy_ms"], step["idle_ms"]) == (
+        3.0,
+        2.0,
+        1.0,
+    )  # 0-1, 2-3 ms busy
+    assert "1 of 4 device ops left out as implausible" in rank["note"]
+    assert (
+        f"kernel 'gemm' on device 0 stream 7 at {damaged['ts']:.3f} µs for {damaged['dur']:.3f} µs"
+        in rank["note"]
+    )
+
+
+def test_a_kernel_written_twice_in_another_key_order_or_with_fewer_args_is_one_kernel(tmp_path):
+    one = _kernel(1000.0, 1000.0, 1, grid=[1, 1, 1])
+    reordered = {k: one[k] for k in reversed(list(one))}
+    fewer = {**one, "args": {"device": 0, "stream": 7, "correlation": 1}}  # grid left out
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [one, reordered, fewer, _kernel(3000.0, 1000.0, 2)]}))
+    rank = trace_figures.figures([path])["ranks"][0]
+    assert (rank["kernels"], rank["duplicates_dropped"]["device_ops"]) == (2, 2)
+    assert rank["steps"][0]["compute_busy_ms"] == 2.0
+    assert "2 duplicated device ops dropped" in rank["note"]
+
+
+def test_an_epoch_clock_trace_keeps_its_precision_subtracting_before_dividing(tmp_path):
+    # µs on the epoch clock: 1.7e15 / 1e3 = 1.7e12 ms, whose float64 steps are 2.4e-4 ms: dividing first loses them
+    ks = [_kernel(EPOCH_US + 0.5, 1.25, 1), _kernel(EPOCH_US + 3.0, 0.75, 2)]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": ks}))
+    step = trace_figures.figures([path])["ranks"][0]["steps"][0]
+    assert step["window_ms"] == pytest.approx((3.75 - 0.5) / 1e3, abs=1e-12)
+    assert step["idle_ms"] == pytest.approx((3.0 - 1.75) / 1e3, abs=1e-12)
+
+
+def test_pytorch_1_8_capitalised_categories_read_as_runtime_copy_and_memset(tmp_path):
+    """PyTorch 1.8's Kineto: ``Runtime`` launches, ``Kernel``, ``Memcpy`` and ``Memset`` device work."""
+    launch = {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 900.0, "dur": 5.0,
+              "args": {"correlation": 1}}  # fmt: skip
+    kernel = {**_kernel(1000.0, 1000.0, 1), "cat": "Kernel"}
+    copy = {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 2500.0, "dur": 1000.0,
+            "args": {"device": 0, "stream": 7, "correlation": 2}}  # fmt: skip
+    memset = {
+        **copy,
+        "cat": "Memset",
+        "name": "Memset",
+        "ts": 4000.0,
+        "args": {**copy["args"], "correlation": 3},
+    }
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [launch, kernel, copy, memset]}))
+    rank = trace_figures.figures([path])["ranks"][0]
+    assert (rank["ops"], rank["kernels"], rank["linked_by"]) == (3, 1, {"correlation": 1, "none": 2})
+    step = rank["steps"][0]
+    assert (step["compute_busy_ms"], step["copy_busy_ms"], step["window_ms"]) == (1.0, 2.0, 4.0)
+
+
+def test_an_epoch_clock_trace_is_exact_to_the_ns_its_text_wrote(tmp_path):
+    # PyTorch 1.x writes µs since the epoch with 3 decimals; a float holds them in steps of 0.25 µs
+    event = (
+        '{{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": {ts}, "dur": {dur}, '
+        '"args": {{"device": 0, "stream": 7, "correlation": {c}}}}}'
+    )
+    events = [event.format(ts="1758927066581847.260", dur="1.130", c=1)]
+    events.append(event.format(ts="1758927066581849.010", dur="0.120", c=2))
+    path = tmp_path / "epoch.json"
+    path.write_text('{"traceEvents": [' + ", ".join(events) + "]}")
+    step = trace_figures.figures([path])["ranks"][0]["steps"][0]
+    # window 847.260 to 849.130 µs; busy 1.130 + 0.120 µs
+    assert step["window_ms"] == pytest.approx(1.870e-3, abs=1e-12)
+    assert step["compute_busy_ms"] == pytest.approx(1.250e-3, abs=1e-12)
+    assert step["idle_ms"] == pytest.approx(0.620e-3, abs=1e-12)

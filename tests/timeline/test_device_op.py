@@ -30,7 +30,9 @@ def test_both_trace_readers_give_the_same_op_for_the_same_kernel():
     }  # fmt: skip
     (timeline_op,) = kt.parse_rounds(trace)[0].ops
     (fsdp_op,) = ta.parse_chrome_trace(trace)
-    assert timeline_op == DeviceOp("gemm", 7, 10.5, 20.25, "kernel", (4, 1, 1), (256, 1, 1))
+    # the ns of the text (10.5 µs, 20.25 µs) kept beside the µs: figures subtract them exactly
+    exact = {"start_ns": 10_500, "dur_ns": 20_250}
+    assert timeline_op == DeviceOp("gemm", 7, 10.5, 20.25, "kernel", (4, 1, 1), (256, 1, 1), **exact)
     assert fsdp_op == DeviceOp(
         "gemm",
         7,
@@ -42,4 +44,5 @@ def test_both_trace_readers_give_the_same_op_for_the_same_kernel():
         launch_us=5.0,
         correlation=3,
         link="correlation",
+        **exact,
     )

@@ -1,5 +1,7 @@
 """Interval math on hand-drawn timelines; expected values written as arithmetic."""
 
+import sys
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -120,3 +122,103 @@ def test_active_segments_cover_each_keys_union_exactly_and_neighbours_differ(str
     for (_, e0, k0), (s1, _, k1) in zip(segs, segs[1:]):
         assert e0 <= s1 and (e0 < s1 or k0 != k1)  # in order; touching pieces hold different sets
     assert all(s < e and keys == tuple(sorted(keys)) for s, e, keys in segs)
+
+
+# --------------------------------------------------------------------------- the sweeps against the naive forms
+def _naive_difference(b, a):
+    """b \\ a by walking every interval of a for each interval of b (the quadratic form it replaced)."""
+    out = []
+    ua = overlap.union(a)
+    for start, end in overlap.union(b):
+        cursor = start
+        for a_start, a_end in ua:
+            if a_end <= cursor or a_start >= end:
+                continue
+            if a_start > cursor:
+                out.append((cursor, a_start))
+            cursor = max(cursor, a_end)
+        if cursor < end:
+            out.append((cursor, end))
+    return out
+
+
+def _covered(ivs, t):
+    return any(s <= t < e for s, e in ivs)
+
+
+_wide = st.lists(
+    st.tuples(st.integers(0, 200), st.integers(0, 30)).map(lambda t: (t[0], t[0] + t[1])), max_size=25
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_wide, _wide)
+def test_difference_intersection_and_union_agree_with_the_naive_forms(a, b):
+    assert overlap.difference(b, a) == _naive_difference(b, a)
+    points = range(0, 232)  # integer ends: a half-open interval's coverage is decided at integer points
+    inter = overlap.intersection(a, b)
+    assert [_covered(inter, t) for t in points] == [_covered(a, t) and _covered(b, t) for t in points]
+    diff = overlap.difference(b, a)
+    assert [_covered(diff, t) for t in points] == [_covered(b, t) and not _covered(a, t) for t in points]
+    assert overlap.length_ms(a + b) == overlap.length_ms(a) + overlap.length_ms(b) - overlap.overlapped_ms(
+        a, b
+    )
+
+
+def test_integer_ns_stay_integers_at_an_epoch_clock():
+    t0 = 1_758_927_066_581_847_260  # ns on the Unix epoch: beyond a float64's exact integers
+    a, b = [(t0, t0 + 5)], [(t0 + 3, t0 + 11)]
+    assert overlap.difference(b, a) == [(t0 + 5, t0 + 11)]
+    assert overlap.length_ms(a + b) == 11 and isinstance(overlap.length_ms(a + b), int)
+
+
+class _BudgetSpent(Exception):
+    pass
+
+
+def _lines_run(fn, *args, budget: int) -> int:
+    """Lines of aorta/timeline/overlap.py that ``fn(*args)`` runs: its work in counted operations, not seconds
+    (the sorts run in C and are O(n log n)); stops at ``budget`` so a quadratic walk fails fast."""
+    count = 0
+
+    def line(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+            if count > budget:
+                raise _BudgetSpent
+        return line
+
+    def call(frame, event, arg):
+        return line if frame.f_code.co_filename == overlap.__file__ else None
+
+    sys.settrace(call)
+    try:
+        fn(*args)
+    except _BudgetSpent:
+        pass
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def _interleaved(n):
+    """rocprofv3's shape: n compute kernels and n buffer fills between them, none overlapping its neighbour."""
+    return [(10 * i, 10 * i + 6) for i in range(n)], [(10 * i + 7, 10 * i + 9) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda c, f: overlap.difference(f, c),
+        lambda c, f: overlap.difference(c, f),
+        lambda c, f: overlap.intersection(c, f),
+        lambda c, f: overlap.active_segments({"compute": c, "fill": f}),
+    ],
+    ids=["fills-minus-compute", "compute-minus-fills", "intersection", "active-segments"],
+)
+def test_interval_algebra_is_linear_after_the_sort_in_counted_lines(fn):
+    small = _lines_run(fn, *_interleaved(300), budget=10**7)
+    large = _lines_run(fn, *_interleaved(4800), budget=16 * 2 * small)  # 16x the intervals
+    # a sweep runs 16x the lines (the sort is C's); a walk over one group per interval of the other, 256x
+    assert large <= 16 * 1.25 * small, (small, large)

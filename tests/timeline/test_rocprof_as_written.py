@@ -366,3 +366,106 @@ def test_a_hosts_folder_of_rocpd_databases_is_one_rank_per_process(kernel_csv, t
     assert main(["trace", "figures", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f"rank 0: process 200 of {tmp_path / '200_results.db'}" in out
+
+
+# --------------------------------------------------------------------------- one timeline per GPU
+def _span_ms(ks: list[dict]) -> float:
+    return (max(int(k["End_Timestamp"]) for k in ks) - min(int(k["Start_Timestamp"]) for k in ks)) / 1e6
+
+
+def test_a_csv_of_two_agents_gives_one_timeline_per_gpu_named_in_the_output(kernel_csv, tmp_path, capsys):
+    ks = rows(kernel_csv)
+    text = kernel_csv.decode().splitlines(keepends=True)
+    moved = [line.replace('"Agent 4"', '"Agent 2"', 1) if i > 5 else line for i, line in enumerate(text)]
+    path = write(tmp_path / "kernel_trace.csv", "".join(moved).encode())
+    result = trace_figures.figures([path])
+    assert [(r["device"], r["kernels"]) for r in result["ranks"]] == [(2, len(ks[5:])), (4, len(ks[:5]))]
+    for rank, part in zip(result["ranks"], (ks[5:], ks[:5])):
+        assert rank["steps"][0]["window_ms"] == pytest.approx(_span_ms(part), abs=1e-9)
+    assert "one timeline per device" in result["ranks_from"]
+    assert main(["trace", "figures", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "rank 0: device 2 (one timeline per GPU)" in out and "rank 1: device 4" in out
+
+
+def test_a_rocpd_database_of_two_agents_gives_one_timeline_per_gpu(kernel_csv, tmp_path):
+    ks = rows(kernel_csv)
+    db = rocpd(tmp_path / "two.db", ks, {31: list(range(len(ks)))})
+    con = sqlite3.connect(db)
+    con.execute(
+        f"UPDATE `rocpd_kernel_dispatch{UUID}` SET agent_id = 2 WHERE id <= {1000 - 2 * 5}"
+    )  # kernels 5..
+    con.commit()
+    con.close()
+    result = trace_figures.figures([db])
+    assert [(r["device"], r["kernels"]) for r in result["ranks"]] == [(2, len(ks[5:])), (4, len(ks[:5]))]
+    for rank, part in zip(result["ranks"], (ks[5:], ks[:5])):
+        assert rank["steps"][0]["window_ms"] == pytest.approx(_span_ms(part), abs=1e-9)
+
+
+# --------------------------------------------------------------------------- layouts as their tools write them
+def test_a_complete_last_line_without_its_newline_is_read_not_cut_short(kernel_csv, tmp_path):
+    ks = rows(kernel_csv)
+    path = write(
+        tmp_path / "kernel_trace.csv", kernel_csv.rstrip(b"\n")
+    )  # as the documentation's samples end
+    rank = trace_figures.figures([path])["ranks"][0]
+    assert rank["kernels"] == len(ks)
+
+
+def test_a_data_loader_workers_empty_csvs_in_a_host_folder_are_a_note_not_a_failure(
+    kernel_csv, tmp_path, capsys
+):
+    write(tmp_path / "100_kernel_trace.csv", kernel_csv)
+    write(tmp_path / "200_kernel_trace.csv", b"")
+    write(
+        tmp_path / "200_hip_api_trace.csv",
+        (SAMPLES / "hip_runtime_trace.csv").read_bytes().split(b"\n")[0] + b"\n",
+    )
+    result = trace_figures.figures([tmp_path])
+    assert [(r["process"], r["kernels"]) for r in result["ranks"]] == [(100, len(rows(kernel_csv)))]
+    assert "process 200: 0 records, no device work" in result["ranks"][0]["note"]
+    assert main(["trace", "figures", str(tmp_path)]) == 0
+
+
+def test_dev_stdin_reads_as_the_file_it_carries():
+    import subprocess
+    import sys
+
+    data = (SAMPLES / "kernel_trace.csv").read_bytes()
+    run = subprocess.run(
+        [sys.executable, "-m", "aorta", "trace", "figures", "/dev/stdin"], input=data, capture_output=True
+    )
+    assert run.returncode == 0, run.stderr.decode()
+    assert "hardware queues used: 4" in run.stdout.decode()  # the sample's 9 kernels on its 4 queues
+
+
+def test_a_kineto_trace_and_the_rocpd_database_of_the_same_process_are_not_two_ranks(
+    kernel_csv, tmp_path, capsys
+):
+    import json
+
+    ks = rows(kernel_csv)
+    db = rocpd(tmp_path / "31_results.db", ks, {31: list(range(len(ks)))})
+    launch = {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 31, "tid": 31, "ts": 1.0,
+              "dur": 1.0, "args": {"correlation": 1}}  # fmt: skip
+    kernel = {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 5.0, "dur": 1.0,
+              "args": {"device": 0, "stream": 7, "correlation": 1}}  # fmt: skip
+    kineto = tmp_path / "31.pt.trace.json"
+    kineto.write_text(json.dumps({"traceEvents": [launch, kernel]}))
+    assert refused([str(kineto), str(db)], capsys) == (
+        f"{kineto} and {db} are the same process (pid 31) recorded by two profilers (Kineto and rocprofv3), not two "
+        "ranks: give one of them"
+    )
+    assert len(trace_figures.figures([kineto, rocpd(tmp_path / "47.db", ks, {47: [0]})])["ranks"]) == 2
+
+
+def test_a_copy_belongs_to_its_gpu_end(tmp_path):
+    """rocprofv3's copies name both agents: to a GPU, the destination; to the host (agent 0), the source."""
+    head = '"Kind","Direction","Stream_Id","Source_Agent_Id","Destination_Agent_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+    body = (
+        '"MEMORY_COPY","MEMORY_COPY_HOST_TO_DEVICE",1,"Agent 0","Agent 2",1,1000,2000\n'
+        '"MEMORY_COPY","MEMORY_COPY_DEVICE_TO_HOST",1,"Agent 4","Agent 0",2,3000,4000\n'
+    )
+    path = write(tmp_path / "memory_copy_trace.csv", (head + body).encode())
+    assert [(r["device"], r["ops"]) for r in trace_figures.figures([path])["ranks"]] == [(2, 1), (4, 1)]
