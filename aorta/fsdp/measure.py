@@ -4,7 +4,8 @@ timing loop -> profile a window of steps -> compute-only reference -> this rank'
 Each step's host seconds go into the result's ``host_phase_s`` (aorta/record/host_phases.py names their kinds).
 In a gate's lean repeat run (``lean``) the first step is not checked against the unsharded model (the gate's check
 run did that, ``LEAN_RUN``): it runs as the first warm-up step all the same, so every later step, timed, profiled
-or reference, is the same step as in a full run."""
+or reference, is the same step as in a full run. On CPU a lean run profiles no steps: they would give no figure
+(``NO_KERNELS_ON_CPU``)."""
 
 from __future__ import annotations
 
@@ -101,6 +102,8 @@ def _run(
     kernels: dict | None = None
     if not cfg.profiling.enabled:
         overlap_reason = "profiling.enabled is false"
+    elif lean and not device.is_gpu:  # its profiled steps would give no figure: no device kernels on CPU
+        overlap_reason = slowdown_reason = NO_KERNELS_ON_CPU
     else:
         on, note = trace_enabled(cfg.profiling, device.backend)
         trace_path = artifacts_dir / "torch_profiler" / f"rank{env.rank}" / f"{scenario.id}.pt.trace.json"

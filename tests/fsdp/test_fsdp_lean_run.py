@@ -12,6 +12,7 @@ from aorta.fsdp.config import load_config
 from aorta.fsdp.distributed import init_dist
 from aorta.fsdp.figures import build_result
 from aorta.fsdp.measure import LEAN_RUN, run_rank
+from aorta.fsdp.profiling import NO_KERNELS_ON_CPU
 from aorta.fsdp.scenarios import get_scenario
 from aorta.record.host_phases import by_kind
 
@@ -39,10 +40,24 @@ def test_a_lean_scenario_leaves_the_first_step_unchecked_and_times_the_same_step
     assert len(lean.step_ms) == len(full.step_ms) == cfg.training.steps
     phases = [[r["phase"] for r in recs if r["kind"] == "step"] for recs in (full_records, lean_records)]
     assert phases[0][0] == "check" and phases[1][0] == "warmup"  # the first step: checked, or a warm-up step
-    assert phases[0][1:] == phases[1][1:]  # then the same timed and profiled steps
+    # then the same timed steps; on CPU no profiled steps in a lean run: they would give no figure
+    assert phases[0][1:] == [*phases[1][1:], *["profiled"] * cfg.profiling.active]
+    assert "profiled_steps" in full.host_phase_s and "profiled_steps" not in lean.host_phase_s
+    assert lean.overlap_reason == lean.slowdown_reason == NO_KERNELS_ON_CPU == full.overlap_reason
 
 
 def test_every_phase_of_a_scenario_is_in_its_record_with_its_kind(one_rank, tmp_path):
+    (result, _), cfg = _run(one_rank, tmp_path, lean=False)
+    assert list(result.host_phase_s) == [
+        "setup",
+        "check",
+        "timed_steps",
+        "telemetry",
+        "profiled_steps",
+        "trace_analysis",
+        "reference_pass",
+        "records",
+    ]
     (result, _), cfg = _run(one_rank, tmp_path, lean=True)
     _, record = build_result(
         {"id": "baseline"},
@@ -55,16 +70,7 @@ def test_every_phase_of_a_scenario_is_in_its_record_with_its_kind(one_rank, tmp_
     )
     assert record.details["lean_run"] == LEAN_RUN  # what the gate's baseline reads as a lean entry
     phases = record.details["host_phase_s"]
-    assert list(phases) == [
-        "setup",
-        "first_step",
-        "timed_steps",
-        "telemetry",
-        "profiled_steps",
-        "trace_analysis",
-        "reference_pass",
-        "records",
-    ]
+    assert list(phases) == ["setup", "first_step", "timed_steps", "telemetry", "records"]  # on CPU
     kinds = by_kind(phases)
     assert kinds["timed"] == pytest.approx(phases["timed_steps"], abs=1e-3)
     assert kinds["setup"] == pytest.approx(
