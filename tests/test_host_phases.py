@@ -16,7 +16,9 @@ def test_each_phase_gets_the_seconds_since_the_last_mark_and_a_repeated_name_add
 
 def test_phases_sum_by_kind_and_an_unknown_phase_is_a_check_or_pass():
     assert phase_kind("timed_rounds") == phase_kind("timed_steps") == "timed"
-    assert phase_kind("kernel_pass") == phase_kind("reference_pass") == phase_kind("new") == "checks_and_passes"
+    assert (
+        phase_kind("kernel_pass") == phase_kind("reference_pass") == phase_kind("new") == "checks_and_passes"
+    )
     seconds = {"setup": 0.5, "check": 2.0, "timed_rounds": 1.0, "kernel_pass": 3.0, "exchange": 0.25}
     assert by_kind(seconds) == {"timed": 1.0, "checks_and_passes": 5.0, "setup": 0.75}
     assert by_kind(None) == {"timed": 0.0, "checks_and_passes": 0.0, "setup": 0.0}

@@ -94,7 +94,9 @@ def points(sizes_bytes: Sequence[int], *, kinds=SWEEP_KINDS, lean: bool = False)
     """The (kind, size) pairs to time, in order: every kind at every size, the judged point last; ``lean``: the
     judged point alone."""
     if JUDGED_KIND not in kinds:
-        raise ValueError(f"the sweep's kinds must include {JUDGED_KIND!r} (its judged point), got {tuple(kinds)}")
+        raise ValueError(
+            f"the sweep's kinds must include {JUDGED_KIND!r} (its judged point), got {tuple(kinds)}"
+        )
     judged = judged_point(sizes_bytes)
     if lean:
         return [judged]

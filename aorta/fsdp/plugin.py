@@ -492,7 +492,8 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env, fsdp_telemetry):
             comm_library=env.comm_library,
             config=fsdp_config.as_dict(),
         )
-        if "host_phase_s" in record.details:  # the wait for every rank's result, and rank 0's figures from them
+        # the wait for every rank's result, and rank 0's figures from them
+        if "host_phase_s" in record.details:
             record.details["host_phase_s"]["exchange"] = round(time.perf_counter() - exchanged_from, 4)
         _busbw_vs_ceiling(record, state)
         if fsdp_record(step_ms, record):

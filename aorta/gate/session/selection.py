@@ -46,7 +46,10 @@ def is_sample_item(item: pytest.Item) -> bool:
 def has_lean_mode(item: pytest.Item) -> bool:
     """A benchmark that measures less in a lean run than in a full one (the hardware-queue runner's workloads, the
     FSDP collective sweep: ``LEAN_MODE``)."""
-    return LEAN_MODE_FIXTURE in getattr(item, "fixturenames", ()) or item.get_closest_marker(LEAN_MODE) is not None
+    return (
+        LEAN_MODE_FIXTURE in getattr(item, "fixturenames", ())
+        or item.get_closest_marker(LEAN_MODE) is not None
+    )
 
 
 def record_block(session: pytest.Session) -> None:
