@@ -21,15 +21,18 @@ once forked (or ``{"error": ...}``) and ``{"pid": N, "status": S}`` when the chi
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from aorta.gate.runs import fork_server
 from aorta.gate.runs.parent_death import die_with_parent
@@ -76,6 +79,53 @@ class RankServer:
         except (ProcessLookupError, PermissionError):
             pass
         self.proc.wait()
+
+
+# ------------------------------------------------------------------------------ the gate's and aorta ab's runs
+_SERVERS: dict[tuple, tuple[RankServer, str]] = {}
+TORCHRUN = ("-m", "torch.distributed.run")
+
+
+def warm_torchrun(
+    cmd: Sequence[str], env: Mapping[str, str], cwd: str
+) -> tuple[list[str], dict[str, str]] | None:
+    """A gate's or ``aorta ab``'s run ``<this python> -m torch.distributed.run ... -m pytest ARGS`` with warm ranks,
+    where ``$AORTA_RANK_START`` is ``fork``: (the command with the stub in place of pytest, the environment naming
+    the server); the server is started on first use for that environment and folder and kept for the next runs.
+    None: the run starts its ranks from nothing (another command, exec, or a server that could not start)."""
+    from aorta.launch import warm_rank
+
+    if (
+        warm_rank.start_mode(env) != "fork"
+        or list(cmd[:1]) != [sys.executable]
+        or tuple(cmd[1:3]) != TORCHRUN
+    ):
+        return None
+    at = next((i for i in range(3, len(cmd) - 1) if (cmd[i], cmd[i + 1]) == ("-m", "pytest")), None)
+    if at is None:
+        return None
+    base = fork_server.server_env(env)
+    key = (cwd, tuple(sorted(base.items())))
+    if key not in _SERVERS or _SERVERS[key][0].proc.poll() is not None:
+        folder = tempfile.mkdtemp(prefix="aorta-ranks-")
+        try:
+            _SERVERS[key] = (RankServer(os.path.join(folder, "ranks.sock"), base, cwd), folder)
+        except RankServerError:
+            shutil.rmtree(folder, ignore_errors=True)
+            return None
+        if len(_SERVERS) == 1:
+            atexit.register(close_servers)
+    server, folder = _SERVERS[key]
+    codes = tempfile.mkdtemp(prefix="run-", dir=folder)  # the ranks' exit codes (aorta.launch.rank_exit)
+    warm = [*cmd[:at], "-m", "aorta.launch.warm_rank", codes, *cmd[at + 2 :]]
+    return warm, {**env, warm_rank.SERVER_ENV: server.path}
+
+
+def close_servers() -> None:
+    while _SERVERS:
+        _, (server, folder) = _SERVERS.popitem()
+        server.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------------------------- the server

@@ -38,7 +38,9 @@ def test_a_bad_start_mode_is_a_usage_error_before_torchrun_starts(monkeypatch, c
 
 
 def test_the_warm_rank_command_runs_the_stub_with_the_rank_wrappers_arguments():
-    cmd = rank_command(["--nproc_per_node", "2", "-m", "pytest", "benchmarks/fsdp"], "/d", "py", module=WARM_RANK)
+    cmd = rank_command(
+        ["--nproc_per_node", "2", "-m", "pytest", "benchmarks/fsdp"], "/d", "py", module=WARM_RANK
+    )
     assert cmd[-4:] == ["-m", "aorta.launch.warm_rank", "/d", "benchmarks/fsdp"]
 
 
@@ -168,3 +170,44 @@ def test_aorta_torchrun_with_warm_ranks_runs_fsdp_and_records_the_start(tmp_path
     doc = json.loads(out.read_text())
     assert doc["aorta_run"]["start"] == "fork"
     assert [b["name"] for b in doc["benchmarks"]] == ["test_fsdp_scenario[baseline]"]
+
+
+def test_a_gate_or_ab_torchrun_run_gets_the_stub_and_one_server_per_environment(monkeypatch, tmp_path):
+    from aorta.launch import rank_server
+
+    started = []
+
+    class Fake:
+        def __init__(self, path, env, cwd):
+            self.path = path
+            self.proc = subprocess.Popen(["sleep", "60"])
+            started.append(dict(env))
+
+        def close(self):
+            self.proc.kill()
+            self.proc.wait()
+
+    monkeypatch.setattr(rank_server, "RankServer", Fake)
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "pytest",
+        "benchmarks/fsdp",
+    ]
+    env = {warm_rank.START_ENV: "fork", "AORTA_FRESH_RUN": "1/3"}
+    try:
+        assert rank_server.warm_torchrun(cmd, {}, str(tmp_path)) is None  # exec: ranks from nothing
+        assert rank_server.warm_torchrun(cmd[:1] + ["-m", "pytest", "x"], env, str(tmp_path)) is None
+        warm, warm_env = rank_server.warm_torchrun(cmd, env, str(tmp_path))
+        assert warm[:5] == cmd[:5] and warm[5:7] == ["-m", "aorta.launch.warm_rank"] and warm[8:] == cmd[7:]
+        assert Path(warm[7]).is_dir()  # where the ranks leave their codes
+        assert warm_env[warm_rank.SERVER_ENV].endswith("ranks.sock")
+        again, _ = rank_server.warm_torchrun(cmd, {**env, "AORTA_FRESH_RUN": "2/3"}, str(tmp_path))
+        assert len(started) == 1 and again[7] != warm[7]  # one server for the runs; a folder each
+        assert "AORTA_FRESH_RUN" not in started[0]  # what differs run to run is not the server's
+    finally:
+        rank_server.close_servers()
