@@ -31,6 +31,7 @@ from aorta.gate.runs.child_process import call_to_end, end_tree, ended, exit_sta
 from aorta.gate.runs.fresh_runs import CHILD_ENV, ChildRun, recorded_sample, write_only_file
 from aorta.gate.session.auto_runs import AutoOutcome, run_auto, time_line
 from aorta.gate.stats.sequential import LOOKS, Budget, parse_budget
+from aorta.launch import warm_rank
 from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_file
 from aorta.record.redact import env_secrets, redact_argv
@@ -217,6 +218,7 @@ def run_ab(args: argparse.Namespace) -> int:
         for launcher in (a, b):
             try:
                 fork_server.start_mode({**os.environ, **launcher.env})
+                warm_rank.start_mode({**os.environ, **launcher.env})
             except ValueError as exc:
                 raise AbError(str(exc)) from None
         if args.budget is not None and args.runs:

@@ -42,6 +42,7 @@ PRELOAD = ("torch.distributed", "torch.distributed.fsdp", "torch.profiler")
 READY_TIMEOUT_S = 120.0
 MAX_MESSAGE = 1 << 20
 POLL_S = 0.05
+REQUEST_TIMEOUT_S = 10.0
 
 
 class RankServerError(RuntimeError):
@@ -171,11 +172,15 @@ def serve(path: str, ready_fd: int) -> int:
 
 def _accept(listener: socket.socket, ranks: dict[int, socket.socket | None]) -> None:
     conn, _ = listener.accept()
+    conn.settimeout(
+        REQUEST_TIMEOUT_S
+    )  # a stub sends its request at once: a silent one holds no other rank up
     try:
         data, fds, _, _ = socket.recv_fds(conn, MAX_MESSAGE, 2)
     except OSError:
         conn.close()
         return
+    conn.settimeout(None)
     if fork_server._cuda_initialized() or len(fds) != 2 or not data:
         _send(
             conn,

@@ -211,3 +211,10 @@ def test_a_gate_or_ab_torchrun_run_gets_the_stub_and_one_server_per_environment(
         assert "AORTA_FRESH_RUN" not in started[0]  # what differs run to run is not the server's
     finally:
         rank_server.close_servers()
+
+
+def test_aorta_ab_refuses_a_wrong_aorta_rank_start_before_any_run(tmp_path, capsys):
+    code = main(["ab", "--a", "", "--b", "AORTA_RANK_START=warm", "--out", str(tmp_path / "ab"), "--", "x"])
+    assert code == 2
+    assert "AORTA_RANK_START='warm'" in capsys.readouterr().err
+    assert not (tmp_path / "ab").exists()
