@@ -9,9 +9,15 @@ point``). Sizes are the full buffer (gathered output, reduce-scatter input, all-
 and the scenarios' profiler message sizes count them.
 
 On CPU (gloo) the same code runs at tiny sizes with the host clock: host/gloo figures, never a GPU link.
+
+The gate judges one point of the sweep (the benchmark's device time: the largest all-reduce, ``judged_point``, the
+sweep's last); the others make the ceiling, reported, not judged. A gate's lean repeat run times the judged point
+only (``points(..., lean=True)``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 import torch.distributed as dist
@@ -76,11 +82,33 @@ def measure_point(env: DistEnv, kind: str, message_bytes: int, *, warmup: int, r
     return sweep_point(kind, actual, everyone)
 
 
+JUDGED_KIND = "all_reduce"
+
+
+def judged_point(sizes_bytes: Sequence[int]) -> tuple[str, int]:
+    """The (kind, size) whose time per operation is the benchmark's device time, the figure the gate judges."""
+    return JUDGED_KIND, max(sizes_bytes)
+
+
+def points(sizes_bytes: Sequence[int], *, kinds=SWEEP_KINDS, lean: bool = False) -> list[tuple[str, int]]:
+    """The (kind, size) pairs to time, in order: every kind at every size, the judged point last; ``lean``: the
+    judged point alone."""
+    if JUDGED_KIND not in kinds:
+        raise ValueError(
+            f"the sweep's kinds must include {JUDGED_KIND!r} (its judged point), got {tuple(kinds)}"
+        )
+    judged = judged_point(sizes_bytes)
+    if lean:
+        return [judged]
+    return [(k, s) for k in kinds for s in sorted(sizes_bytes) if (k, s) != judged] + [judged]
+
+
 def run_sweep(
-    env: DistEnv, sizes_bytes: tuple[int, ...], *, kinds=SWEEP_KINDS, warmup: int = 2, rounds: int = 5
+    env: DistEnv, pairs: Sequence[tuple[str, int]], *, warmup: int = 2, rounds: int = 5
 ) -> list[dict]:
+    """Each (kind, size) of ``pairs`` (``points``) on every rank, in order."""
     if env.world_size < 2:
         raise ValueError("the collective sweep needs two or more ranks (a one-rank group moves no data)")
-    points = [measure_point(env, k, s, warmup=warmup, rounds=rounds) for k in kinds for s in sizes_bytes]
+    out = [measure_point(env, k, s, warmup=warmup, rounds=rounds) for k, s in pairs]
     env.device.free_memory()
-    return points
+    return out

@@ -115,6 +115,11 @@ def build_result(
         )
 
     details_extra = _ballast_details(lead.comm_ballast, unavailable)
+    if lead.lean_run:  # a gate's lean repeat run (aorta.gate.baselines.baseline.is_lean reads the key)
+        details_extra["lean_run"] = lead.lean_run
+    # rank 0's host seconds per phase (aorta/record/host_phases.py); every rank's are in per_rank
+    if lead.host_phase_s:
+        details_extra["host_phase_s"] = dict(lead.host_phase_s)
     telemetry, no_telemetry = worst_rank_telemetry(ranks)
     if telemetry is not None:
         details_extra["telemetry"] = telemetry

@@ -1,11 +1,17 @@
 """One scenario on this rank: set up -> check against the unsharded model -> time steps through the one
-timing loop -> profile a window of steps -> compute-only reference -> this rank's result and JSONL lines."""
+timing loop -> profile a window of steps -> compute-only reference -> this rank's result and JSONL lines.
+
+Each step's host seconds go into the result's ``host_phase_s`` (aorta/record/host_phases.py names their kinds).
+In a gate's lean repeat run (``lean``) the first step is not checked against the unsharded model (the gate's check
+run did that, ``LEAN_RUN``): it runs as the first warm-up step all the same, so every later step, timed, profiled
+or reference, is the same step as in a full run. On CPU a lean run profiles no steps: they would give no figure
+(``NO_KERNELS_ON_CPU``)."""
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from aorta.fsdp import trace_analysis as ta
@@ -17,8 +23,16 @@ from aorta.fsdp.rank_host import rank_host
 from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.scenarios import Scenario
 from aorta.fsdp.training import Trainer
+from aorta.record.host_phases import HostPhases
 from aorta.timeline import kernel_summary
 from aorta.timing import TimedRun, TimingPlan, time_rounds
+
+# Why a lean run's scenario has no first-step check (the record's ``lean_run``; aorta.gate.baselines reads it).
+LEAN_RUN = (
+    "a gate's repeat run: the first step was checked against the unsharded model in the gate's full run of this "
+    "command; this run's first step is an unchecked warm-up step, and the timed, profiled and reference steps "
+    "are as in a full run"
+)
 
 
 def run_rank(
@@ -27,11 +41,14 @@ def run_rank(
     env: DistEnv,
     artifacts_dir: Path,
     observe: Callable[[TimedRun], dict] | None = None,
+    *,
+    lean: bool = False,
 ) -> tuple[RankResult, list[dict]]:
-    """``observe`` (optional): called with the timed steps, returns this rank's telemetry summary."""
+    """``observe`` (optional): called with the timed steps, returns this rank's telemetry summary; ``lean``: a
+    gate's repeat run (``LEAN_RUN``)."""
     trainer = Trainer(scenario, cfg, env)
     try:
-        return _run(trainer, scenario, cfg, env, artifacts_dir, observe)
+        return _run(trainer, scenario, cfg, env, artifacts_dir, observe, lean)
     finally:
         # FSDP's hooks keep model, optimizer and buffers in reference cycles: free them before the next
         # scenario allocates its own.
@@ -47,10 +64,20 @@ def _run(
     env: DistEnv,
     artifacts_dir: Path,
     observe: Callable[[TimedRun], dict] | None,
+    lean: bool,
 ) -> tuple[RankResult, list[dict]]:
     device = env.device
+    phases = HostPhases()
     trainer.setup()  # ScenarioUnavailable propagates: the test skips with its reason
-    check = trainer.check_first_step()  # CheckFailed propagates: nothing is timed
+    phases.done("setup")
+    check: dict | None
+    if lean:
+        trainer.step()
+        check = None
+        phases.done("first_step")
+    else:
+        check = trainer.check_first_step()  # CheckFailed propagates: nothing is timed
+        phases.done("check")
 
     t = cfg.training
     # The checked first step is the first warm-up step.
@@ -61,7 +88,9 @@ def _run(
     run = time_rounds(device, [], trainer.step, plan, record_intervals=False)
     step_ms = run.device_ms
     peak = device.peak_memory_bytes()
+    phases.done("timed_steps")
     telemetry = observe(run) if observe is not None else None  # the GPU while the timed steps ran
+    phases.done("telemetry")
 
     overlap_figs, overlap_reason, window = None, None, None
     per_step: list[dict] | None = None
@@ -73,12 +102,15 @@ def _run(
     kernels: dict | None = None
     if not cfg.profiling.enabled:
         overlap_reason = "profiling.enabled is false"
+    elif lean and not device.is_gpu:  # its profiled steps would give no figure: no device kernels on CPU
+        overlap_reason = slowdown_reason = NO_KERNELS_ON_CPU
     else:
         on, note = trace_enabled(cfg.profiling, device.backend)
         trace_path = artifacts_dir / "torch_profiler" / f"rank{env.rank}" / f"{scenario.id}.pt.trace.json"
         window = profile_steps(
             trainer.step, device, cfg.profiling, trace_path=trace_path if on else None, trace_note=note
         )
+        phases.done("profiled_steps")
         if window.available:
             summary = ta.analyze(window.kernels, steps=window.steps, n_ranks=env.world_size)
             overlap_figs = summary.as_dict()
@@ -99,10 +131,12 @@ def _run(
             )
         else:
             overlap_reason = window.reason
+        phases.done("trace_analysis")
         ref_path = trace_path.with_name(f"{scenario.id}_compute_reference.pt.trace.json") if on else None
         slowdown, slowdown_reason = _reference_slowdown(trainer, cfg, device, window, ref_path)
+        phases.done("reference_pass")
 
-    records = _step_records(trainer, scenario, env, 1 + warmup, step_ms)
+    records = _step_records(trainer, scenario, env, 1 + warmup, step_ms, checked=check is not None)
     records.append(
         {
             "kind": "overlap",
@@ -142,6 +176,7 @@ def _run(
         host=rank_host(device.pci_bus_id()),
         warnings=list(env.warnings),
         telemetry=telemetry,
+        lean_run=LEAN_RUN if lean else None,
     )
     records.append(
         {
@@ -155,7 +190,8 @@ def _run(
             "scenario_fields": asdict(scenario),
         }
     )
-    return result, records
+    phases.done("records")
+    return replace(result, host_phase_s=phases.seconds), records
 
 
 def _reference_slowdown(
@@ -184,13 +220,13 @@ def _reference_slowdown(
 
 
 def _step_records(
-    trainer: Trainer, scenario: Scenario, env: DistEnv, warmup: int, step_ms: list[float]
+    trainer: Trainer, scenario: Scenario, env: DistEnv, warmup: int, step_ms: list[float], *, checked: bool
 ) -> list[dict]:
     seq = trainer.cfg.dataset.seq_len
     out = []
     for entry in trainer.log:  # read after the timed loop: these .item() calls synchronize nothing new
         i = entry.step
-        if i == 0:
+        if i == 0 and checked:
             phase, ms = "check", None  # the first step, checked against the unsharded replica
         elif i < warmup:
             phase, ms = "warmup", None

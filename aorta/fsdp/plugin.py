@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,9 +64,14 @@ class FsdpState:
     stalled: str | None = None  # a rank did not reach an agreement in time: no further waits for it
     link_ceiling: dict | None = None  # the collective sweep's busbw ceiling, once it ran in this session
     link_ceiling_source: str | None = None
+    lean: bool = False  # a gate's lean repeat run (--aorta-lean-run): samples only, no checks (docs/fsdp.md)
 
 
 STATE = pytest.StashKey[FsdpState]()
+LEAN_NO_CEILING = (
+    "a gate's repeat run: the collective sweep's ceiling was measured in the gate's full run of this command; "
+    "this run's sweep times its judged point only"
+)
 BENCH_FIXTURES = ("fsdp_bench", "fsdp_record")
 ARTIFACT_FIXTURES = ("fsdp_bench", "fsdp_profiler")  # they write per-rank metrics and traces
 
@@ -155,7 +161,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = FsdpState(
-        cfg, Path(config.getoption("aorta_artifacts")), config.getoption("aorta_dist_timeout")
+        cfg,
+        Path(config.getoption("aorta_artifacts")),
+        config.getoption("aorta_dist_timeout"),
+        lean=bool(config.getoption("aorta_lean_run", False)),
     )
     if replaced:  # issue 38, case 19: the user's sizes are never replaced without a word
         config.stash[STATE].notes.append(
@@ -406,6 +415,12 @@ def fsdp_record(request, benchmark):
     return record
 
 
+@pytest.fixture(scope="session")
+def fsdp_lean_run(pytestconfig: pytest.Config) -> bool:
+    """True in a gate's lean repeat run (``--aorta-lean-run``): time what the gate judges, check nothing."""
+    return pytestconfig.stash[STATE].lean
+
+
 @pytest.fixture
 def fsdp_link_ceiling(request):
     """``fsdp_link_ceiling(ceiling, source)``: keep the collective sweep's ceiling for the scenarios after it."""
@@ -437,7 +452,7 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env, fsdp_telemetry):
             )
         observe, stop_sampling = fsdp_telemetry()
         try:
-            result, records = run_rank(scenario, fsdp_config, env, state.artifacts, observe)
+            result, records = run_rank(scenario, fsdp_config, env, state.artifacts, observe, lean=state.lean)
         except ScenarioUnavailable as exc:
             state.records.append(
                 {
@@ -459,6 +474,7 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env, fsdp_telemetry):
         finally:
             stop_sampling()
         state.records.extend(records)
+        exchanged_from = time.perf_counter()
         try:
             everyone = env.exchange(
                 f"result/{request.node.nodeid}",
@@ -476,6 +492,9 @@ def fsdp_bench(request, fsdp_record, fsdp_config, dist_env, fsdp_telemetry):
             comm_library=env.comm_library,
             config=fsdp_config.as_dict(),
         )
+        # the wait for every rank's result, and rank 0's figures from them
+        if "host_phase_s" in record.details:
+            record.details["host_phase_s"]["exchange"] = round(time.perf_counter() - exchanged_from, 4)
         _busbw_vs_ceiling(record, state)
         if fsdp_record(step_ms, record):
             state.rows.append(_row(request.node.name, record))
@@ -493,7 +512,9 @@ def _busbw_vs_ceiling(record, state: FsdpState) -> None:
         return
     if state.link_ceiling is None:
         record.details["busbw_vs_ceiling"] = {
-            "reason": "no collective sweep in this session (benchmarks/fsdp/test_collective_sweep.py)"
+            "reason": LEAN_NO_CEILING
+            if state.lean
+            else "no collective sweep in this session (benchmarks/fsdp/test_collective_sweep.py)"
         }
         return
     record.details["busbw_vs_ceiling"] = {

@@ -49,6 +49,8 @@ class RankResult:
     host: dict | None = None  # where this rank runs (aorta.fsdp.rank_host): the evidence beside a straggler
     warnings: list[str] = field(default_factory=list)
     telemetry: dict | None = None  # this rank's GPU during the timed steps (aorta.fsdp.rank_telemetry)
+    lean_run: str | None = None  # a gate's lean repeat run: why the first step went unchecked (fsdp.measure)
+    host_phase_s: dict[str, float] = field(default_factory=dict)  # host seconds of each measuring step
 
     def as_dict(self) -> dict:
         """Every field, by name: what the ranks exchange."""

@@ -34,6 +34,7 @@ from aorta.gate.runs.run_wall import RunWall
 from aorta.gate.runs.run_wall import report as wall_report
 from aorta.gate.session.auto_runs import AutoOutcome, run_auto, time_line
 from aorta.gate.stats.sequential import LOOKS, Budget, parse_budget
+from aorta.launch import warm_rank
 from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_not_another_output, check_output_file
 from aorta.record.redact import env_secrets, redact_argv, redact_launcher
@@ -251,6 +252,7 @@ def run_ab(args: argparse.Namespace) -> int:
         for launcher in (a, b):
             try:
                 fork_server.start_mode({**os.environ, **launcher.env})
+                warm_rank.start_mode({**os.environ, **launcher.env})
             except ValueError as exc:
                 raise AbError(str(exc)) from None
         if args.budget is not None and args.runs:

@@ -8,11 +8,18 @@ import pytest
 
 from aorta.hw_queue.specs import CATEGORIES, PRIORITIES
 
+# What a gate's lean repeat run (--aorta-lean-run) does with a test (aorta/gate/session/selection.py): leaves it out
+# (a check), or runs it measuring less than a full run does (then a full run of it is not a sample).
+CHECK_RUN_ONLY = "check_run_only"
+LEAN_MODE = "lean_mode"
+
 MARKERS = {
     "gpu": "needs a CUDA or ROCm GPU (skipped on CPU-only machines)",
     **{p: f"priority {p[1]} workload" for p in PRIORITIES},
     **{c: f"{c} workload category" for c in CATEGORIES},
     "fsdp": "FSDP2 overlap scenario",
+    CHECK_RUN_ONLY: "a check (a known answer), not a sample: a gate's lean repeat runs leave it out",
+    LEAN_MODE: "measures less in a gate's lean repeat run than in a full run (whose figures are then no sample)",
 }
 
 

@@ -7,6 +7,11 @@ regression from a crash. This launcher runs the same torchrun command with each 
 passed but another rank failed, or rank 0 left no code (killed, crashed), torchrun's own code stands. A
 SIGINT, SIGTERM or SIGHUP to the launcher is passed on to torchrun and the launcher exits 130
 (``EXIT_INTERRUPTED``) once torchrun has stopped; torchrun dies with the launcher (``PR_SET_PDEATHSIG``).
+
+With ``$AORTA_RANK_START=fork`` the ranks start warm: the launcher starts a rank server on its node
+(``aorta.launch.rank_server``: torch imported once, before CUDA) and torchrun starts stubs
+(``aorta.launch.warm_rank``) that have it fork each rank; every rank is still a process of its own, with its own
+CUDA context and process group. A server that cannot start leaves the ranks to start from nothing, said in one line.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from pathlib import Path
 
 from aorta.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
 from aorta.gate.runs.child_process import exit_status, signal_name, start_child
-from aorta.launch import rendezvous
+from aorta.launch import rendezvous, warm_rank
+from aorta.launch.rank_server import RankServer, RankServerError
 from aorta.launch.scratch_folder import codes_folder
 
 PYTEST = ("-m", "pytest")
@@ -35,8 +41,14 @@ def add_torchrun_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def rank_command(args: Sequence[str], folder: str, python: str = sys.executable) -> list[str]:
-    """The torchrun command with ``-m pytest ARGS`` replaced by the rank wrapper (``ValueError`` without it)."""
+RANK_EXIT, WARM_RANK = "aorta.launch.rank_exit", "aorta.launch.warm_rank"
+
+
+def rank_command(
+    args: Sequence[str], folder: str, python: str = sys.executable, *, module: str = RANK_EXIT
+) -> list[str]:
+    """The torchrun command with ``-m pytest ARGS`` replaced by the rank wrapper ``module`` (``rank_exit``, or the
+    warm stub ``warm_rank`` that takes the same arguments); ``ValueError`` without ``-m pytest``."""
     args = list(args[1:] if args[:1] == ["--"] else args)
     for i in range(len(args) - 1):
         if (args[i], args[i + 1]) == PYTEST:
@@ -46,7 +58,7 @@ def rank_command(args: Sequence[str], folder: str, python: str = sys.executable)
                 "torch.distributed.run",
                 *args[:i],
                 "-m",
-                "aorta.launch.rank_exit",
+                module,
                 folder,
                 *args[i + 2 :],
             ]
@@ -109,45 +121,75 @@ def _bounded_rendezvous(args: list[str]) -> tuple[list[str], float | None]:
     return head + args[at:], timeout
 
 
+def _warm_server(folder: str, env: dict[str, str]) -> RankServer | None:
+    """The node's rank server where ``$AORTA_RANK_START`` is ``fork`` (its socket named in ``env`` for the stubs);
+    None otherwise, or where it could not start (said in one line)."""
+    if warm_rank.start_mode(env) != "fork":
+        return None
+    path = os.path.join(folder, "ranks.sock")
+    try:
+        server = RankServer(path, env, os.getcwd())
+    except RankServerError as exc:
+        print(f"aorta torchrun: {exc}: the ranks start from nothing", file=sys.stderr, flush=True)
+        return None
+    env[warm_rank.SERVER_ENV] = path
+    return server
+
+
 def run_torchrun(args: argparse.Namespace) -> int:
     with codes_folder() as folder:
-        try:
-            launch_args, rdzv_timeout = _bounded_rendezvous(list(args.args))
-            cmd = rank_command(launch_args, folder)
-        except ValueError as exc:
-            print(f"aorta torchrun: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        if rdzv_timeout is not None:
-            print(rendezvous.waiting_line(launch_args, rdzv_timeout), file=sys.stderr, flush=True)
-        started = time.monotonic()
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])  # the ranks import this aorta, as the launcher did
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        got: list[int] = []
-        # torchrun in a session of its own: a terminal's Ctrl-C reaches this launcher only, which passes it on
-        # once, as a CI cancel's SIGINT to this pid is (issue 38, case 8); torchrun hands it to its ranks (each
-        # in a session of its own already). SIGTERM to torchrun when this launcher dies, even by SIGKILL:
-        # torchrun then stops its ranks (case 7).
-        proc = start_child(cmd, env=env, die_signal=signal.SIGTERM)
-
-        def forward(sig: int, frame: object) -> None:
-            got.append(sig)
-            proc.send_signal(sig)
-
-        previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
         try:
-            torchrun_code = exit_status(proc.wait())
+            launch_args, rdzv_timeout = _bounded_rendezvous(list(args.args))
+            cmd = rank_command(launch_args, folder)
+            warm_rank.start_mode(env)
+        except ValueError as exc:
+            print(f"aorta torchrun: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        server = _warm_server(folder, env)
+        try:
+            if server is not None:
+                cmd = rank_command(launch_args, folder, module=WARM_RANK)
+            return _launch(cmd, env, folder, launch_args, rdzv_timeout)
         finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-        codes = read_codes(Path(folder))
-        code, why = exit_code(torchrun_code, codes)
-        first = first_failure(Path(folder))
-        if first:
-            print(f"aorta torchrun: {first}", file=sys.stderr)
-        if rdzv_timeout is not None and torchrun_code and not codes and not got:
-            if time.monotonic() - started >= rdzv_timeout:  # no rank ever started: the rendezvous timed out
-                print(rendezvous.missing_line(launch_args, rdzv_timeout), file=sys.stderr)
+            if server is not None:
+                server.close()
+
+
+def _launch(
+    cmd: list[str], env: dict[str, str], folder: str, launch_args: list[str], rdzv_timeout: float | None
+) -> int:
+    """torchrun run to its end; the exit code from its ranks' codes (``exit_code``), said in one line."""
+    if rdzv_timeout is not None:
+        print(rendezvous.waiting_line(launch_args, rdzv_timeout), file=sys.stderr, flush=True)
+    started = time.monotonic()
+    got: list[int] = []
+    # torchrun in a session of its own: a terminal's Ctrl-C reaches this launcher only, which passes it on
+    # once, as a CI cancel's SIGINT to this pid is (issue 38, case 8); torchrun hands it to its ranks (each
+    # in a session of its own already). SIGTERM to torchrun when this launcher dies, even by SIGKILL:
+    # torchrun then stops its ranks (case 7).
+    proc = start_child(cmd, env=env, die_signal=signal.SIGTERM)
+
+    def forward(sig: int, frame: object) -> None:
+        got.append(sig)
+        proc.send_signal(sig)
+
+    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
+    try:
+        torchrun_code = exit_status(proc.wait())
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    codes = read_codes(Path(folder))
+    code, why = exit_code(torchrun_code, codes)
+    first = first_failure(Path(folder))
+    if first:
+        print(f"aorta torchrun: {first}", file=sys.stderr)
+    if rdzv_timeout is not None and torchrun_code and not codes and not got:
+        if time.monotonic() - started >= rdzv_timeout:  # no rank ever started: the rendezvous timed out
+            print(rendezvous.missing_line(launch_args, rdzv_timeout), file=sys.stderr)
     if got:
         code, why = EXIT_INTERRUPTED, f"interrupted by {signal_name(got[0])}, passed on to torchrun ({why})"
     print(f"aorta torchrun: {why}", file=sys.stderr)

@@ -231,3 +231,39 @@ def test_collective_sweep_runs_first_and_is_labelled_host_gloo(torchrun_result):
     assert benches.index(sweep) < min(
         i for i, b in enumerate(benches) if b["name"].startswith("test_fsdp_scenario")
     )
+
+
+def test_a_gates_lean_run_times_the_judged_point_and_checks_nothing(tmp_path):
+    """``--aorta-lean-run`` (a gate's repeat run) on two ranks: the known-answer test is left out, the sweep times
+    its judged point only, each scenario's first step is unchecked, and every benchmark says where its host
+    seconds went."""
+    out = tmp_path / "lean.json"
+    cmd = [
+        *TORCHRUN_2,
+        "-m",
+        "pytest",
+        "benchmarks/fsdp",
+        "-k",
+        "sweep or baseline or known_answer",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--aorta-device",
+        "cpu",
+        "--aorta-lean-run",
+        f"--benchmark-json={out}",
+        f"--aorta-artifacts={tmp_path / 'art'}",
+        "--aorta-dist-timeout",
+        "60",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "2 passed" in proc.stdout and "deselected" in proc.stdout, proc.stdout[-2000:]
+    benches = {b["name"]: b["extra_info"] for b in json.loads(out.read_text())["benchmarks"]}
+    sweep, scenario = benches["test_collective_sweep"], benches["test_fsdp_scenario[baseline]"]
+    assert [(p["kind"], p["message_bytes"]) for p in sweep["points"]] == [("all_reduce", 1 << 16)]
+    assert "ceiling" not in sweep and "lean_run" in sweep
+    assert set(sweep["host_phase_s"]) == {"ceiling_points", "timed_rounds"}
+    assert "lean_run" in scenario and all(r["check"] is None for r in scenario["per_rank"])
+    assert "timed_steps" in scenario["host_phase_s"] and "check" not in scenario["host_phase_s"]

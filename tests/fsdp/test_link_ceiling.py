@@ -134,18 +134,20 @@ def test_scenario_record_gets_its_share_and_the_terminal_line_says_it():
     from types import SimpleNamespace
 
     from aorta.fsdp.breakdown_text import breakdown_lines
-    from aorta.fsdp.plugin import _busbw_vs_ceiling
+    from aorta.fsdp.plugin import LEAN_NO_CEILING, _busbw_vs_ceiling
     from aorta.record import BenchRecord
 
     record = BenchRecord("fsdp_baseline", "cuda", "events", "device_events", [1.0], "step_ms")
     record.details["transfer_busbw"] = {
         "all_gather": {"busbw_gbps": 50.0, "message_bytes_median": 1e7, "collectives": 3}
     }
-    _busbw_vs_ceiling(record, SimpleNamespace(link_ceiling=None, link_ceiling_source=None))
+    _busbw_vs_ceiling(record, SimpleNamespace(link_ceiling=None, link_ceiling_source=None, lean=True))
+    assert record.details["busbw_vs_ceiling"]["reason"] == LEAN_NO_CEILING  # a lean run's sweep keeps none
+    _busbw_vs_ceiling(record, SimpleNamespace(link_ceiling=None, link_ceiling_source=None, lean=False))
     assert "no collective sweep" in record.details["busbw_vs_ceiling"]["reason"]
     assert any("busbw vs ceiling: no collective sweep" in line for line in breakdown_lines(record))
     state = SimpleNamespace(
-        link_ceiling={"all_gather": [[1e6, 10.0], [1e8, 1000.0]]}, link_ceiling_source="x"
+        link_ceiling={"all_gather": [[1e6, 10.0], [1e8, 1000.0]]}, link_ceiling_source="x", lean=False
     )
     _busbw_vs_ceiling(record, state)
     assert record.details["busbw_vs_ceiling"]["all_gather"]["share_of_ceiling"] == pytest.approx(0.5)

@@ -34,6 +34,8 @@ PER_RANK_KEYS = (
     "host",
     "warnings",
     "telemetry",
+    "lean_run",
+    "host_phase_s",
 )
 
 
@@ -78,6 +80,8 @@ def _full(rank: int) -> RankResult:
         host={"hostname": "h", "cpus_allowed": "0-3"},
         warnings=["w"],
         telemetry={"source": "nvml", "rounds": 3},
+        lean_run="a gate's repeat run",
+        host_phase_s={"setup": 0.5, "timed_steps": 0.25},
     )
 
 

@@ -35,6 +35,36 @@ def test_a_full_run_with_nothing_a_lean_run_would_skip_is_a_sample(pytester):
     assert (full["kind"], full["sample"]) == ("full", True)
 
 
+KNOWN_ANSWER_BENCH = (
+    "import pytest\n\n@pytest.mark.check_run_only\n"
+    "def test_known_answer_bench(benchmark):\n    benchmark(sum, range(10))\n"
+)
+LEAN_MODE_BENCH = (
+    "import pytest\n\n@pytest.mark.lean_mode\ndef test_sweep(benchmark):\n    benchmark(sum, range(10))\n"
+)
+
+
+def test_a_benchmark_marked_check_run_only_is_left_out_of_a_lean_run_and_its_full_run_is_no_sample(pytester):
+    """The FSDP known-answer test records through pytest-benchmark, yet it checks a known answer."""
+    pytester.makepyfile(test_plain=PLAIN_BENCH, test_known=KNOWN_ANSWER_BENCH)
+    full, r = _block(pytester)
+    assert (full["kind"], full["sample"]) == ("full", False)
+    r.assert_outcomes(passed=2)
+    lean, r = _block(pytester, "--aorta-lean-run")
+    assert (lean["kind"], lean["sample"]) == ("lean", True)
+    r.assert_outcomes(passed=1, deselected=1)
+
+
+def test_a_benchmark_with_a_lean_mode_stays_in_a_lean_run_and_its_full_run_is_no_sample(pytester):
+    """The FSDP collective sweep times only its judged point in a lean run: its full run measures otherwise."""
+    pytester.makepyfile(test_plain=PLAIN_BENCH, test_sweep=LEAN_MODE_BENCH)
+    full, r = _block(pytester)
+    assert (full["kind"], full["sample"]) == ("full", False)
+    lean, r = _block(pytester, "--aorta-lean-run")
+    assert (lean["kind"], lean["sample"]) == ("lean", True)
+    r.assert_outcomes(passed=2)
+
+
 @pytest.mark.slow
 def test_a_compare_of_runs_sharing_the_baselines_blocks_is_judged_paired(counted_work):
     r = run(counted_work, "--aorta-save-baseline", "base", "--aorta-runs=5")

@@ -191,9 +191,15 @@ def call_to_end(
 def start_run(cmd, env: dict, popen: dict):
     """A gate or ``aorta ab`` run: ``<this python> -m pytest ...`` writing to a log file is forked by the fork
     server of its environment (``aorta.gate.runs.fork_server``) unless ``$AORTA_RUN_START`` is ``exec``; anything
-    else, or a run the server cannot fork (the reason goes to the run's log), is a plain process."""
+    else, or a run the server cannot fork (the reason goes to the run's log), is a plain process. A torchrun run's
+    ranks are forked by a rank server where ``$AORTA_RANK_START`` is ``fork`` (``aorta.launch.rank_server``)."""
     import subprocess
 
+    from aorta.launch import rank_server
+
+    warm = rank_server.warm_torchrun(cmd, env, str(popen.get("cwd") or os.getcwd()))
+    if warm is not None:  # a torchrun run whose ranks a rank server forks ($AORTA_RANK_START=fork)
+        cmd, env = warm
     args = fork_server.forkable(cmd)
     out = popen.get("stdout")
     forks = (

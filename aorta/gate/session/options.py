@@ -15,6 +15,7 @@ from aorta.gate.comparison.compare import GateSettings, parse_threshold
 from aorta.gate.outputs.outputs import DEFAULT_VERDICT_JSON
 from aorta.gate.runs import fork_server, fresh_runs
 from aorta.gate.stats import sequential
+from aorta.launch import warm_rank
 from aorta.record.output_arguments import output_option
 from aorta.stats.option_values import parse_alpha, parse_positive_ratio, parse_ratio, parse_whole
 
@@ -356,6 +357,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
     if opts.orchestrates:
         try:
             fork_server.start_mode()
+            warm_rank.start_mode(os.environ)
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
     return opts

@@ -10,6 +10,7 @@ import pytest
 
 from aorta.gate.runs import blocks, fork_server, fresh_runs
 from aorta.gate.session.state import LEAN_MODE_FIXTURE, RUN_BLOCK
+from aorta.hw_queue.marks import CHECK_RUN_ONLY, LEAN_MODE
 
 
 def select_items(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -27,14 +28,28 @@ def select_items(config: pytest.Config, items: list[pytest.Item]) -> None:
             config.hook.pytest_deselected(items=dropped)
             items[:] = [i for i in items if i.nodeid in wanted]
     if config.getoption("aorta_lean_run", False):  # a repeat run times benchmarks only (issue 45, item 3)
-        checks = [i for i in items if not blocks.is_benchmark_item(i)]
+        checks = [i for i in items if not is_sample_item(i)]
         if checks:
             config.hook.pytest_deselected(items=checks)
-            items[:] = [i for i in items if blocks.is_benchmark_item(i)]
+            items[:] = [i for i in items if is_sample_item(i)]
     seed = config.getoption("aorta_order_seed")
     if seed:
         order = fresh_runs.order_items([i.nodeid for i in items], seed)
         items[:] = [items[k] for k in order]
+
+
+def is_sample_item(item: pytest.Item) -> bool:
+    """A test a lean run keeps: a benchmark that is not a check run's alone (a known answer: ``CHECK_RUN_ONLY``)."""
+    return blocks.is_benchmark_item(item) and item.get_closest_marker(CHECK_RUN_ONLY) is None
+
+
+def has_lean_mode(item: pytest.Item) -> bool:
+    """A benchmark that measures less in a lean run than in a full one (the hardware-queue runner's workloads, the
+    FSDP collective sweep: ``LEAN_MODE``)."""
+    return (
+        LEAN_MODE_FIXTURE in getattr(item, "fixturenames", ())
+        or item.get_closest_marker(LEAN_MODE) is not None
+    )
 
 
 def record_block(session: pytest.Session) -> None:
@@ -45,9 +60,7 @@ def record_block(session: pytest.Session) -> None:
     items = session.items
     # a full run is a sample only where a lean run of the same command would run the same way: no check
     # among its tests and no workload with a lean mode (the hardware-queue runner's)
-    like_lean = all(
-        blocks.is_benchmark_item(i) and LEAN_MODE_FIXTURE not in getattr(i, "fixturenames", ()) for i in items
-    )
+    like_lean = all(is_sample_item(i) and not has_lean_mode(i) for i in items)
     config.stash[RUN_BLOCK] = blocks.run_block(
         config.getoption("aorta_order_seed") or 0,
         blocks.LEAN if lean else blocks.FULL,
