@@ -1,7 +1,7 @@
 """Where a benchmark's host wall went, phase by phase (``extra_info["host_phase_s"]``), and each phase's kind.
 
 A run's wall is start-up (interpreter, torch, CUDA context, process group, collection), then each benchmark's
-phases, then teardown. The gate's budget is for measuring (DESIGN.md, "A budget is for measuring"), so each
+phases, then teardown. The gate's budget is for measuring (docs/gate.md, "Where a gate's wall goes"), so each
 phase belongs to one of three kinds:
 
 - ``timed``: the rounds or steps that give the judged samples of device time (their warm-up included: the

@@ -120,3 +120,21 @@ def test_a_compare_that_cannot_pair_says_why():
     assert "name no blocks" in why_unpaired([None, None], lean)
     other = [f"seed {k}, lean, selection xyz" for k in (1, 2, 3, 4, 5)]
     assert "selections differ" in why_unpaired(lean, other)
+
+
+def test_a_runs_timed_seconds_come_from_each_runners_own_record():
+    from aorta.gate.session.wall_record import WallRecorder
+
+    rec = WallRecorder(config=None)  # type: ignore[arg-type]
+    rec.tests_s, rec.checks_s = 30.0, 8.0
+    benchmarks = [
+        # the hardware-queue runner: timed rounds (warm-up apart) and the unrecorded reference run it read
+        {"extra_info": {"timed_s": 1.5, "reference_timed_s": 0.5, "lean_skips_s": 2.0,
+                        "host_phase_s": {"timed_rounds": 9.0}}},
+        # the FSDP suite: its timed phases (aorta/record/host_phases.py), no timed_s of its own
+        {"extra_info": {"host_phase_s": {"timed_steps": 3.0, "profiled_steps": 4.0, "setup": 1.0}}},
+    ]  # fmt: skip
+    out = rec.record(benchmarks)
+    assert out["timed_s"] == 5.0  # 1.5 + 0.5 + 3.0: not the runner's 9.0 s phase with its warm-up
+    assert out["lean_skips_s"] == 10.0  # 2.0 + the 8.0 s of checks a lean run deselects
+    assert out["tests_s"] == 30.0

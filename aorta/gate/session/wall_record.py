@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from aorta.gate.runs import blocks
+from aorta.record import host_phases
 
 
 class WallRecorder:
@@ -43,7 +44,13 @@ class WallRecorder:
         timed = skips = 0.0
         for b in benchmarks:
             info = b.get("extra_info") or {}
-            timed += _num(info.get("timed_s")) + _num(info.get("reference_timed_s"))
+            if "timed_s" in info:  # the hardware-queue runner's timed rounds, warm-up apart
+                timed += _num(info.get("timed_s")) + _num(info.get("reference_timed_s"))
+            else:  # another runner's (the FSDP suite's) timed phases (aorta/record/host_phases.py)
+                phases = info.get("host_phase_s") or {}
+                timed += sum(
+                    _num(v) for k, v in phases.items() if host_phases.phase_kind(k) == host_phases.TIMED
+                )
             skips += _num(info.get("lean_skips_s"))
         return {
             "tests_s": round(self.tests_s, 3),
