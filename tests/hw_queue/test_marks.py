@@ -18,7 +18,8 @@ def test_a_workloads_marks_are_its_specs_priority_and_category(name):
 
 def test_every_priority_and_category_is_a_registered_marker():
     assert set(PRIORITIES) | set(CATEGORIES) <= set(MARKERS)
-    assert set(MARKERS) - set(PRIORITIES) - set(CATEGORIES) == {"gpu", "fsdp"}
+    # and the gate's run-kind markers (aorta/gate/session/selection.py)
+    assert set(MARKERS) - set(PRIORITIES) - set(CATEGORIES) == {"gpu", "fsdp", "check_run_only", "lean_mode"}
 
 
 def test_the_plugin_registers_every_marker(pytestconfig):
