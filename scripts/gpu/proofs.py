@@ -227,6 +227,54 @@ def _gate_power(k: Knobs, work: Path):
                   "-q", f"--aorta-artifacts={work}/artifacts", *SHORT_FSDP), expect=(10,))  # fmt: skip
 
 
+P0_AS_GIVEN = (
+    *HW_QUEUE,
+    "-m",
+    "p0",
+)  # the README's command as given: the known-answer file runs in check runs
+
+
+def _gate_budget(k: Knobs, work: Path):
+    """Issue 55, one part per device call, the README's gate commands on p0 as given (no --ignore):
+    ``probe`` (a full run and three lean runs with their phases), ``save`` (a baseline with --aorta-runs auto),
+    ``aa`` and ``slow`` (an A/A compare and a 2% slowdown against a carried baseline: base_runs=0 and the save's
+    archive as input), ``ab`` (aorta ab A = B)."""
+    part, budget = k["part"], f"--aorta-budget={k['budget']}"
+    if part == "probe":
+        yield Run("full", (*P0_AS_GIVEN, "--durations=60", f"--benchmark-json={work}/full.json"))
+        for i in range(1, 4):
+            yield Run(
+                f"lean{i}",
+                (*P0_AS_GIVEN, "--durations=60", "--aorta-lean-run", f"--benchmark-json={work}/lean{i}.json"),
+            )
+        return
+    if part == "ab":
+        yield Run("ab", ("python3", "-m", "aorta", "ab", "--a", "", "--b", "", "--budget", k["ab"], "--out", f"{work}/ab",
+                  "--verdict-json", f"{work}/ab.verdict.json", "--", *P0_AS_GIVEN[3:]), expect=(0, 15))  # fmt: skip
+        return
+    save, compare = _gate(k, work, P0_AS_GIVEN, "p0", None if part == "save" else _carried_baselines(k))
+    if part == "save":
+        yield Run("save", (*save, "--aorta-runs=auto", budget))
+    elif part == "aa":
+        yield Run("aa", (*compare, "--aorta-runs=auto", budget, f"--aorta-verdict-json={work}/aa.verdict.json"), expect=(0, 15))  # fmt: skip
+    else:
+        yield Run("slow", (*compare, "--aorta-runs=auto", budget, f"--aorta-test-slowdown={k['slowdown']}",
+                  f"--aorta-verdict-json={work}/slow.verdict.json"), expect=(10,))  # fmt: skip
+
+
+def _budget_table(work: Path, knobs) -> list[str]:
+    """Each gate's last lines: where its wall went, by run kind, its verdict and what it saved."""
+    keep = ("where the", "  check runs", "  lean runs", "verdict:", "saved:", "look at", "passed")
+    out = []
+    for name in ("full", "lean1", "lean2", "lean3", "save", "aa", "slow", "ab"):
+        log = work / f"{name}.log"
+        if log.is_file():
+            out += [
+                f"{name}: {line}" for line in log.read_text().splitlines() if any(w in line for w in keep)
+            ]
+    return out or ["gate_budget: no log"]
+
+
 def _run_cost(k: Knobs, work: Path):
     """Issue 45, cheap repeats: what a run started from nothing pays before its benchmarks, where a lean p0 run's
     session goes (its main thread sampled), and a gate's lean runs forked from the fork server against runs
@@ -616,6 +664,11 @@ _PROOFS = [
           fills="The gate with power",
           knobs={"part": "save", "save": "190s", "compare": "165s", "ab": "120s", "ab_same": "200s", "ab_slow": "", "other_slowdown": "0.10", "aa": "1", "slowdown": "0.02", "ab_slowdown": "0.02", "pairs": "2", "nproc": "2",
                  "fsdp_select": "baseline"}),
+    Proof(name="gate_budget", gpus=1, runs=_gate_budget, table=_budget_table, collect=(".aorta/runs",),
+          env={"NCCL_NVLS_ENABLE": "0"},
+          what="issue 55: where a p0 gate's wall goes, the README's commands as given (part=probe|save|aa|slow|ab)",
+          fills="A budget spent measuring",
+          knobs={"part": "save", "budget": "5m", "ab": "6m", "slowdown": "0.02"}),
     Proof(name="run_cost", gpus=1, runs=_run_cost, table=tables.run_walls, collect=(".aorta/runs",),
           what="issue 45: a run's fixed costs, a lean p0 session's stacks, and gate runs forked against started from "
           "nothing", fills="Cheap repeats: forked runs", knobs={"lean_runs": "2", "budget": "130s"}),
