@@ -1,0 +1,225 @@
+"""The fork server's guards at unit level (issue 58): the real ``serve`` loop on a socket pair in a thread, its
+imports and its ``fork`` faked, and the parent's side of the protocol (``ForkServer.start``, ``ForkedChild``)
+read from it. It refuses to fork once CUDA is initialised in it (the child would share the server's CUDA
+context), refuses a request without its output descriptor, reports a run killed by signal N as ``-N`` (exit
+128 + N), a server gone under its child as SIGKILL, and a run it could not fork starts as a plain process.
+The slow tier runs real forked pytest runs (``tests/gate/test_fork_server.py``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import types
+
+import pytest
+
+from aorta.gate.runs import child_process, fork_server
+
+
+class FakeOs:
+    """``os`` for the server, with ``fork`` and ``waitpid`` scripted: no process is made."""
+
+    def __init__(self, pid: int = 4242, status: int = 0, refuse: bool = False) -> None:
+        self.pid, self.status, self.refuse = pid, status, refuse
+        self.forks = 0
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def fork(self) -> int:
+        self.forks += 1
+        if self.refuse:
+            raise AssertionError("the server forked")
+        return self.pid  # the parent's side of a fork
+
+    def waitpid(self, pid: int, options: int):
+        assert pid == self.pid
+        return pid, self.status
+
+
+class Served:
+    """``fork_server.serve`` running in a thread on one end of a socket pair; ``server`` is the parent's
+    ``ForkServer`` on the other end (not started: no process)."""
+
+    def __init__(self, monkeypatch, fake_os: FakeOs, *, cuda: bool = False) -> None:
+        monkeypatch.setattr(fork_server, "_preload", lambda: 0.0)
+        monkeypatch.setattr(fork_server, "_cuda_initialized", lambda: cuda)
+        monkeypatch.setattr(fork_server, "os", fake_os)
+        parent_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.server_fd = server_end.detach()
+        self.code: list[int] = []
+        self.thread = threading.Thread(target=lambda: self.code.append(fork_server.serve(self.server_fd)))
+        self.thread.start()
+        self.server = fork_server.ForkServer.__new__(fork_server.ForkServer)
+        self.server.sock = parent_end
+        assert self.server._reply(5.0) == {"ready": True, "import_s": 0.0}
+
+    def close(self) -> None:
+        self.server.sock.close()
+        self.thread.join(5.0)
+        assert not self.thread.is_alive(), "the server did not end when its parent closed the socket"
+
+
+@pytest.fixture
+def log(tmp_path):
+    with open(tmp_path / "run.log", "w") as fh:
+        yield fh
+
+
+def test_the_server_refuses_to_fork_once_cuda_is_initialised_in_it(monkeypatch, log):
+    fake = FakeOs(refuse=True)
+    served = Served(monkeypatch, fake, cuda=True)
+    try:
+        with pytest.raises(fork_server.ForkServerError) as exc:
+            served.server.start(["-q"], env={}, cwd=".", out_fd=log.fileno())
+        assert str(exc.value) == "the fork server could not fork (CUDA was initialised in the server)"
+        assert fake.forks == 0
+    finally:
+        served.close()
+    assert served.code == [0]
+
+
+def test_a_request_without_its_output_descriptor_is_refused_and_not_forked(monkeypatch):
+    fake = FakeOs(refuse=True)
+    served = Served(monkeypatch, fake)
+    try:
+        served.server.sock.send(json.dumps({"args": [], "env": {}, "cwd": "."}).encode())
+        assert served.server._reply(5.0) == {"error": "no output descriptor"}
+        assert fake.forks == 0
+    finally:
+        served.close()
+
+
+@pytest.mark.parametrize(
+    ("status", "raw", "exit_status", "words"),
+    [
+        (signal.SIGTERM, -15, 143, "killed by signal 15 (SIGTERM), exit 143"),  # a wait status: signal 15
+        (signal.SIGKILL, -9, 137, "killed by signal 9 (SIGKILL), exit 137"),
+        (3 << 8, 3, 3, "exit 3"),  # a wait status: exit code 3
+        (0, 0, 0, "exit 0"),
+    ],
+)
+def test_a_forked_run_killed_by_signal_n_is_reported_as_minus_n_and_exits_128_plus_n(
+    monkeypatch, log, status, raw, exit_status, words
+):
+    served = Served(monkeypatch, FakeOs(pid=4242, status=status))
+    try:
+        child = served.server.start(["-q", "t.py"], env={"A": "1"}, cwd=".", out_fd=log.fileno())
+        assert isinstance(child, fork_server.ForkedChild) and child.pid == 4242
+        assert child.wait(timeout=5.0) == raw
+        assert (child_process.exit_status(child.returncode), child_process.ended(child.returncode)) == (
+            exit_status,
+            words,
+        )
+    finally:
+        served.close()
+
+
+def test_a_wait_status_of_a_real_process_killed_by_a_signal_is_minus_the_signal():
+    proc = subprocess.Popen(["sh", "-c", "kill -TERM $$"])
+    _, status = os.waitpid(proc.pid, 0)
+    proc.returncode = 0  # reaped here
+    assert fork_server._returncode(status) == -signal.SIGTERM
+    proc = subprocess.Popen(["sh", "-c", "exit 7"])
+    _, status = os.waitpid(proc.pid, 0)
+    proc.returncode = 0
+    assert fork_server._returncode(status) == 7
+
+
+def test_a_server_gone_under_its_child_reports_the_child_killed(monkeypatch):
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    server = fork_server.ForkServer.__new__(fork_server.ForkServer)
+    server.sock = a
+    child = fork_server.ForkedChild(server, 77)
+    assert child.poll() is None  # nothing said yet
+    with pytest.raises(subprocess.TimeoutExpired):
+        child.wait(timeout=0.05)
+    b.send(json.dumps({"pid": 78, "status": 0}).encode())  # another child's end is not this one's
+    assert child.poll() is None
+    b.close()  # the server died
+    assert child.wait(timeout=5.0) == -signal.SIGKILL
+    a.close()
+
+
+def test_a_forked_child_is_signalled_only_while_it_runs(monkeypatch):
+    sent = []
+    monkeypatch.setattr(fork_server.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    child = fork_server.ForkedChild(types.SimpleNamespace(), 99)
+    child.terminate()
+    child.kill()
+    child.returncode = -15
+    child.kill()
+    assert sent == [(99, signal.SIGTERM), (99, signal.SIGKILL)]
+
+
+def test_a_run_the_server_cannot_fork_starts_as_a_process_of_its_own_saying_why(monkeypatch, tmp_path):
+    class Refusing:
+        def start(self, args, **kw):
+            raise fork_server.ForkServerError("the fork server could not fork (CUDA was initialised in the server)")
+
+    started = []
+    monkeypatch.setattr(fork_server, "server_for", lambda env, cwd: Refusing())
+    monkeypatch.setattr(child_process, "start_child", lambda cmd, **kw: started.append((cmd, kw)) or "plain")
+    cmd = [sys.executable, "-m", "pytest", "-q"]
+    with open(tmp_path / "run.log", "w") as out:
+        got = child_process.start_run(
+            cmd, {"AORTA_RUN_START": "fork"}, {"stdout": out, "stderr": subprocess.STDOUT, "cwd": tmp_path}
+        )
+    assert got == "plain" and started[0][0] == cmd
+    assert (tmp_path / "run.log").read_text() == (
+        "aorta: the fork server could not fork (CUDA was initialised in the server): "
+        "this run starts as a process of its own\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("cmd", "popen", "env", "forks"),
+    [
+        ("pytest", {"stderr": "STDOUT"}, {}, True),
+        ("pytest", {"stderr": "STDOUT"}, {"AORTA_RUN_START": "exec"}, False),  # asked for a plain process
+        ("other", {"stderr": "STDOUT"}, {}, False),  # not this Python's pytest
+        ("pytest", {}, {}, False),  # stderr not to the log: the server would lose it
+        ("pytest", {"stderr": "STDOUT", "text": True}, {}, False),  # a setting the server cannot honour
+    ],
+)
+def test_only_this_pythons_pytest_logging_to_a_file_is_forked(monkeypatch, tmp_path, cmd, popen, env, forks):
+    asked = []
+
+    class Server:
+        def start(self, args, **kw):
+            asked.append(args)
+            return fork_server.ForkedChild(self, 5)
+
+    monkeypatch.setattr(fork_server, "server_for", lambda env, cwd: Server())
+    monkeypatch.setattr(child_process, "start_child", lambda c, **kw: "plain")
+    argv = [sys.executable, "-m", "pytest", "-q"] if cmd == "pytest" else ["sh", "-c", "true"]
+    with open(tmp_path / "run.log", "w") as out:
+        kw = {"stdout": out, **{k: subprocess.STDOUT if v == "STDOUT" else v for k, v in popen.items()}}
+        got = child_process.start_run(argv, env, kw)
+    child_process._LIVE.pop(5, None)
+    assert (got != "plain") == forks
+    assert asked == ([["-q"]] if forks else [])
+
+
+def test_the_cuda_check_reads_torch_only_where_it_is_imported(monkeypatch):
+    def torch_with(initialised):
+        def is_initialized():
+            if isinstance(initialised, Exception):
+                raise initialised
+            return initialised
+
+        return types.SimpleNamespace(cuda=types.SimpleNamespace(is_initialized=is_initialized))
+
+    monkeypatch.setitem(sys.modules, "torch", torch_with(True))
+    assert fork_server._cuda_initialized() is True
+    monkeypatch.setitem(sys.modules, "torch", torch_with(False))
+    assert fork_server._cuda_initialized() is False
+    monkeypatch.setitem(sys.modules, "torch", torch_with(RuntimeError("no driver")))
+    assert fork_server._cuda_initialized() is False
+    monkeypatch.delitem(sys.modules, "torch")
+    assert fork_server._cuda_initialized() is False
