@@ -154,3 +154,38 @@ def test_only_the_temporary_files_of_the_target_are_removed(tmp_path):
         p.write_text("x")
     assert sorted(lock.remove_stale_temps(target)) == sorted(stale)
     assert [p.exists() for p in stale] == [False, False] and all(p.exists() for p in kept)
+
+
+def test_the_holder_is_read_as_written_up_to_200_bytes_undecodable_bytes_replaced(tmp_path, monkeypatch):
+    target = tmp_path / "base.json"
+    fd = os.open(lock.lock_path(target), os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        os.pwrite(fd, b"pid 1 on h\xff\n", 0)
+        assert lock._holder(fd) == "pid 1 on h\ufffd"
+        os.pwrite(fd, b"pid 1 on " + b"h" * 300, 0)
+        assert lock._holder(fd) == "pid 1 on " + "h" * 191  # the first 200 bytes
+        os.ftruncate(fd, 0)
+        assert lock._holder(fd) == "another process"  # a holder that wrote nothing yet
+
+        def unreadable(*a):
+            raise OSError("EIO")
+
+        monkeypatch.setattr(lock.os, "pread", unreadable)
+        assert lock._holder(fd) == "another process"
+    finally:
+        os.close(fd)
+
+
+def test_a_temporary_file_gone_before_it_is_removed_is_no_error(tmp_path, monkeypatch):
+    target = tmp_path / "base.json"
+    for name in (".base.json.1.tmp", ".base.json.2.tmp"):
+        (tmp_path / name).write_text("x")
+    real_unlink = type(target).unlink
+
+    def racing_unlink(self, missing_ok=False):
+        if self.name == ".base.json.1.tmp":
+            raise FileNotFoundError(self)  # another cleaner got there first
+        real_unlink(self, missing_ok)
+
+    monkeypatch.setattr(type(target), "unlink", racing_unlink)
+    assert lock.remove_stale_temps(target) == [tmp_path / ".base.json.2.tmp"]
