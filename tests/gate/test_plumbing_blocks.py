@@ -91,8 +91,10 @@ def test_a_block_of_another_kind_or_selection_is_another_block():
 def test_pairing_needs_every_run_named_on_both_sides_positive_values_and_two_shared_blocks():
     k = [key(s) for s in range(1, 6)]
     ten = [10.0] * 5
-    assert pair(ten, k[:4], ten, k) is None  # one baseline run names no block (lists of other lengths)
-    assert pair(ten, k, ten, k[:4]) is None  # one candidate run does not
+    # one baseline run names no block (lists of other lengths), then one candidate run: even 4 shared
+    # blocks, past min_pairs, are not paired
+    assert pair(ten, k[:4], ten, k, min_pairs=2) is None
+    assert pair(ten, k, ten, k[:4], min_pairs=2) is None
     assert pair(ten, k, [10.0, 10.0, 0.0, 10.0, 10.0], k) is None  # a value of 0 has no log ratio
     assert pair(ten[:2], k[:2], ten[:2], k[:2], min_pairs=2) is not None  # two shared blocks are enough
     assert pair(ten[:1], k[:1], ten[:1], k[:1], min_pairs=1) is None  # one is never (no SD)
