@@ -50,6 +50,7 @@ class Served:
         monkeypatch.setattr(fork_server, "_preload", lambda: 0.0)
         monkeypatch.setattr(fork_server, "_cuda_initialized", lambda: cuda)
         monkeypatch.setattr(fork_server, "os", fake_os)
+        monkeypatch.setattr(fork_server, "READY_TIMEOUT_S", 5.0)  # a server that died answers no one
         parent_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.server_fd = server_end.detach()
         self.code: list[int] = []
