@@ -24,8 +24,20 @@ class Script:
     """start, judge and clock of one auto gate: a check run of ``check_s``, repeat runs of ``lean_s``; the
     judge answers look i with ``answers[i]`` (benchmark -> outcome)."""
 
-    def __init__(self, tmp_path: Path, answers, *, check_s=30.0, lean_s=10.0, check_sample=False, fail_at=None):
-        self.now = 0.0
+    def __init__(
+        self,
+        tmp_path: Path,
+        answers,
+        *,
+        check_s=30.0,
+        lean_s=10.0,
+        restricted_s=None,
+        check_sample=False,
+        fail_at=None,
+        start_at=0.0,
+    ):
+        self.now = start_at  # a monotonic clock's reading: any number
+        self.restricted_s = restricted_s  # a restricted run's wall (default: lean_s)
         self.started: list[tuple[int, tuple | None, bool]] = []
         self.judged: list[tuple[int, int]] = []
         self.answers = list(answers)
@@ -39,15 +51,25 @@ class Script:
     def start(self, k, only, lean):
         self.started.append((k, tuple(only) if only is not None else None, lean))
         wall = self.check_s if k == 0 else self.lean_s
+        if k and only is not None and self.restricted_s is not None:
+            wall = self.restricted_s
         self.now += wall
         code = 1 if k == self.fail_at else 0
         label = "check run" if k == 0 else f"run {k}/auto"
-        return ChildRun(label, code, self.json, self.json, wall, lean, sample=self.check_sample if k == 0 else True)
+        return ChildRun(
+            label, code, self.json, self.json, wall, lean, sample=self.check_sample if k == 0 else True
+        )
 
     def judge(self, full, restricted):
         self.judged.append((len(full), len(restricted)))
         outcomes = self.answers[len(self.judged) - 1]
-        return Comparison("b", "c", "m", "m", verdicts=[verdict(b, o) for b, o in outcomes.items()])
+        return Comparison(
+            "b",
+            "c",
+            "m",
+            "m",
+            verdicts=[o if isinstance(o, Verdict) else verdict(b, o) for b, o in outcomes.items()],
+        )
 
 
 def test_the_undecided_benchmark_alone_gets_the_runs_of_each_later_look(tmp_path):
@@ -72,7 +94,9 @@ def test_the_undecided_benchmark_alone_gets_the_runs_of_each_later_look(tmp_path
         (8, ("a",), True),
     ]
     assert s.judged == [(3, 0), (3, 2), (3, 5)]  # at 3, 5 and 8 sample runs: the scheduled looks
-    assert [len(out.full), len(out.restricted)] == [3, 5] and out.check is not None and out.check not in out.full
+    assert (
+        [len(out.full), len(out.restricted)] == [3, 5] and out.check is not None and out.check not in out.full
+    )
     assert out.stop_reason == "every figure decided"
     assert out.looks == [
         "look at 3 run(s), 60 s: 1 of 2 figures decided, 1 benchmark(s) undecided",
@@ -119,7 +143,9 @@ def test_a_budget_with_room_for_fewer_than_three_runs_says_the_first_look_comes_
     s = Script(tmp_path, [{"a": UNSURE}])
     said: list[str] = []
     run_auto(s.start, Budget(55), judge=s.judge, clock=s.clock, say=said.append)
-    assert said[0].endswith("the budget holds about 1 more (fewer than 3: the first look comes at the budget's end)")
+    assert said[0].endswith(
+        "the budget holds about 1 more (fewer than 3: the first look comes at the budget's end)"
+    )
 
 
 def test_a_failed_run_ends_the_loop_unjudged(tmp_path):

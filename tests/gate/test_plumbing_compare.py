@@ -115,7 +115,9 @@ def test_the_same_runs_without_blocks_are_judged_as_independent_runs_and_cannot_
     # between-run noise of the log figures, pooled: the blocks' 13% spread, df = 5 + 5 - 2 = 8
     ref = [math.log(x) for x in BLOCK_MS.values()]
     cand = [math.log(BLOCK_MS[s]) + D[s] for s in BLOCK_MS]
-    ss = sum((x - statistics.fmean(ref)) ** 2 for x in ref) + sum((x - statistics.fmean(cand)) ** 2 for x in cand)
+    ss = sum((x - statistics.fmean(ref)) ** 2 for x in ref) + sum(
+        (x - statistics.fmean(cand)) ** 2 for x in cand
+    )
     sigma = math.sqrt(ss / 8)
     se = sigma * math.sqrt(1 / 5 + 1 / 5)
     assert (v.pairs, v.outcome) == (0, NOT_GATEABLE)

@@ -161,7 +161,9 @@ def test_a_forked_child_is_signalled_only_while_it_runs(monkeypatch):
 def test_a_run_the_server_cannot_fork_starts_as_a_process_of_its_own_saying_why(monkeypatch, tmp_path):
     class Refusing:
         def start(self, args, **kw):
-            raise fork_server.ForkServerError("the fork server could not fork (CUDA was initialised in the server)")
+            raise fork_server.ForkServerError(
+                "the fork server could not fork (CUDA was initialised in the server)"
+            )
 
     started = []
     monkeypatch.setattr(fork_server, "server_for", lambda env, cwd: Refusing())

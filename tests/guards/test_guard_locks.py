@@ -97,7 +97,10 @@ def test_a_held_lock_is_refused_at_once_with_no_wait_naming_its_holder_and_file(
     fd = hold_lock(target)
     said = []
     try:
-        with pytest.raises(lock.LockBusy) as exc, lock.locked(target, wait_s=0, what="sweep folder", say=said.append):
+        with (
+            pytest.raises(lock.LockBusy) as exc,
+            lock.locked(target, wait_s=0, what="sweep folder", say=said.append),
+        ):
             pass
     finally:
         os.close(fd)

@@ -168,4 +168,7 @@ def test_a_stopped_command_ends_its_children_first_and_says_how_many(monkeypatch
     assert line == "aorta ab: stopped by SIGTERM; 3 child process tree(s) ended; exit 143"
     assert child_process._ENDED == []
     monkeypatch.setattr(child_process, "end_children", lambda grace_s=0.0: 0)
-    assert child_process.stop_line("aorta gate", signal.SIGINT) == (130, "aorta gate: stopped by SIGINT; exit 130")
+    assert child_process.stop_line("aorta gate", signal.SIGINT) == (
+        130,
+        "aorta gate: stopped by SIGINT; exit 130",
+    )

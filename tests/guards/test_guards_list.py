@@ -27,9 +27,13 @@ def test_every_short_test_name_is_in_the_file_of_its_row():
                 str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob(short[0])
             ]
             assert where, short
-            assert re.search(rf"^def {short[1]}\(", (ROOT / where[0]).read_text(encoding="utf-8"), re.M), short
+            assert re.search(rf"^def {short[1]}\(", (ROOT / where[0]).read_text(encoding="utf-8"), re.M), (
+                short
+            )
 
 
 def test_every_bug_the_list_names_is_in_the_realistic_bug_list():
-    named = set(re.findall(r"bugs? `([\w-]+)`", GUARDS)) | set(re.findall(r"`((?:guard|plumb)-[\w-]+)`", GUARDS))
+    named = set(re.findall(r"bugs? `([\w-]+)`", GUARDS)) | set(
+        re.findall(r"`((?:guard|plumb)-[\w-]+)`", GUARDS)
+    )
     assert named and named <= BUGS, sorted(named - BUGS)
