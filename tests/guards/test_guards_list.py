@@ -34,6 +34,6 @@ def test_every_short_test_name_is_in_the_file_of_its_row():
 
 def test_every_bug_the_list_names_is_in_the_realistic_bug_list():
     named = set(re.findall(r"bugs? `([\w-]+)`", GUARDS)) | set(
-        re.findall(r"`((?:guard|plumb)-[\w-]+)`", GUARDS)
+        re.findall(r"`((?:guard|plumb|after)-[\w-]+)`", GUARDS)
     )
     assert named and named <= BUGS, sorted(named - BUGS)
