@@ -226,3 +226,33 @@ def test_the_cuda_check_reads_torch_only_where_it_is_imported(monkeypatch):
     assert fork_server._cuda_initialized() is False
     monkeypatch.delitem(sys.modules, "torch")
     assert fork_server._cuda_initialized() is False
+
+
+def test_one_live_server_per_environment_and_folder_a_dead_one_replaced(monkeypatch):
+    made = []
+
+    class FakeServer:
+        def __init__(self, env, cwd):
+            self.env, self.cwd, self.live = env, cwd, True
+            made.append(self)
+
+        def alive(self):
+            return self.live
+
+        def close(self):
+            self.live = False
+
+    monkeypatch.setattr(fork_server, "ForkServer", FakeServer)
+    monkeypatch.setattr(fork_server, "_SERVERS", {})
+    env = {"A": "1", "AORTA_FRESH_RUN": "run 1/3", fork_server.START_KEY: "fork"}
+    first = fork_server.server_for(env, "/w")
+    assert first.env == {"A": "1"}  # what differs run to run is not the server's
+    assert fork_server.server_for({**env, "AORTA_FRESH_RUN": "run 2/3"}, "/w") is first
+    other_folder = fork_server.server_for(env, "/elsewhere")
+    other_env = fork_server.server_for({**env, "A": "2"}, "/w")
+    assert len({id(first), id(other_folder), id(other_env)}) == 3
+    first.live = False  # it died (killed, out of memory)
+    again = fork_server.server_for(env, "/w")
+    assert again is not first and again.alive() and len(made) == 4
+    fork_server.close_servers()
+    assert fork_server._SERVERS == {} and not again.alive()
