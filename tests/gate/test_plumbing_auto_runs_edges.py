@@ -133,6 +133,9 @@ def test_the_run_cap_of_the_budget_ends_a_compare_at_a_last_look_of_its_own(tmp_
     s = Script(tmp_path, [{"a": UNSURE}, {"a": UNSURE}])
     out = run_auto(s.start, Budget(10_000, max_runs=4), judge=s.judge, clock=s.clock)
     assert s.judged == [(3, 0), (3, 1)] and out.stop_reason == "the last look (4 runs)"
+    s = Script(tmp_path, [{"a": UNSURE}, {"a": UNSURE}])  # a baseline of 10 blocks: still at most 4
+    out = run_auto(s.start, Budget(10_000, max_runs=4), judge=s.judge, clock=s.clock, max_samples=10)
+    assert s.judged == [(3, 0), (3, 1)] and out.stop_reason == "the last look (4 runs)"
 
 
 def test_saving_runs_to_the_budgets_cap_whatever_the_looks(tmp_path):
