@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import types
 
 import pytest
@@ -38,27 +39,37 @@ class FakeOs:
         return self.pid  # the parent's side of a fork
 
     def waitpid(self, pid: int, options: int):
-        assert pid == self.pid
+        assert (pid, options) == (self.pid, 0)  # blocks until the run ends: never WNOHANG
         return pid, self.status
+
+
+class ChildReached(Exception):
+    """Raised by a stand-in for the forked child's code (the real one never returns)."""
 
 
 class Served:
     """``fork_server.serve`` running in a thread on one end of a socket pair; ``server`` is the parent's
     ``ForkServer`` on the other end (not started: no process)."""
 
-    def __init__(self, monkeypatch, fake_os: FakeOs, *, cuda: bool = False) -> None:
-        monkeypatch.setattr(fork_server, "_preload", lambda: 0.0)
+    def __init__(self, monkeypatch, fake_os: FakeOs, *, cuda: bool = False, preload=lambda: 0.0) -> None:
+        monkeypatch.setattr(fork_server, "_preload", preload)
         monkeypatch.setattr(fork_server, "_cuda_initialized", lambda: cuda)
         monkeypatch.setattr(fork_server, "os", fake_os)
         monkeypatch.setattr(fork_server, "READY_TIMEOUT_S", 5.0)  # a server that died answers no one
         parent_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.server_fd = server_end.detach()
         self.code: list[int] = []
-        self.thread = threading.Thread(target=lambda: self.code.append(fork_server.serve(self.server_fd)))
+        self.thread = threading.Thread(target=self._serve)
         self.thread.start()
         self.server = fork_server.ForkServer.__new__(fork_server.ForkServer)
         self.server.sock = parent_end
-        assert self.server._reply(5.0) == {"ready": True, "import_s": 0.0}
+        self.ready = self.server._reply(5.0)
+
+    def _serve(self) -> None:
+        try:
+            self.code.append(fork_server.serve(self.server_fd))
+        except ChildReached:
+            self.code.append("child")
 
     def close(self) -> None:
         self.server.sock.close()
@@ -75,6 +86,7 @@ def log(tmp_path):
 def test_the_server_refuses_to_fork_once_cuda_is_initialised_in_it(monkeypatch, log):
     fake = FakeOs(refuse=True)
     served = Served(monkeypatch, fake, cuda=True)
+    assert served.ready == {"ready": True, "import_s": 0.0}
     try:
         with pytest.raises(fork_server.ForkServerError) as exc:
             served.server.start(["-q"], env={}, cwd=".", out_fd=log.fileno())
@@ -256,3 +268,127 @@ def test_one_live_server_per_environment_and_folder_a_dead_one_replaced(monkeypa
     assert again is not first and again.alive() and len(made) == 4
     fork_server.close_servers()
     assert fork_server._SERVERS == {} and not again.alive()
+
+
+def test_a_server_whose_imports_fail_says_so_and_ends_with_1(monkeypatch):
+    def broken():
+        raise RuntimeError("no libcuda")
+
+    served = Served(monkeypatch, FakeOs(refuse=True), preload=broken)
+    served.thread.join(5.0)
+    assert served.ready == {"ready": False, "error": "RuntimeError: no libcuda"}
+    assert served.code == [1]
+    served.server.sock.close()
+
+
+def test_the_import_time_is_said_to_the_millisecond(monkeypatch):
+    served = Served(monkeypatch, FakeOs(refuse=True), preload=lambda: 1.23456)
+    assert served.ready == {"ready": True, "import_s": 1.235}
+    served.close()
+
+
+def test_the_forked_child_gets_the_request_its_output_and_its_death_signal(monkeypatch, log):
+    seen = []
+
+    def child(request, out_fd, preexec):
+        seen.append((request, out_fd, preexec))
+        raise ChildReached  # the real one never returns
+
+    monkeypatch.setattr(fork_server, "_child", child)
+    served = Served(monkeypatch, FakeOs(pid=0))  # fork returns 0: this is the child's side
+    request = {"args": ["-q", "t.py"], "env": {"A": "1"}, "cwd": "/w"}
+    socket.send_fds(served.server.sock, [json.dumps(request).encode()], [log.fileno()])
+    served.thread.join(5.0)
+    assert served.code == ["child"]
+    ((got, out_fd, preexec),) = seen
+    assert got == request
+    assert isinstance(out_fd, int) and out_fd >= 0 and out_fd != log.fileno()  # the descriptor as received
+    assert callable(preexec)  # the child dies with the server
+    served.server.sock.close()
+    os.close(out_fd)
+
+
+def test_the_parent_sends_args_env_and_folder(monkeypatch, log):
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    server = fork_server.ForkServer.__new__(fork_server.ForkServer)
+    server.sock = a
+    b.send(json.dumps({"pid": 12}).encode())  # answered before it is asked: read after the send
+    child = server.start(["-q"], env={"A": "1"}, cwd="/w", out_fd=log.fileno())
+    data, fds, _, _ = socket.recv_fds(b, 1 << 16, 1)
+    assert json.loads(data) == {"args": ["-q"], "env": {"A": "1"}, "cwd": "/w"} and len(fds) == 1
+    os.close(fds[0])
+    assert child.pid == 12
+    b.close()
+    assert server._reply(1.0) == {"error": "the server ended"}
+    a.close()
+    with pytest.raises(fork_server.ForkServerError, match=r"^the fork server is gone \("):
+        server.start(["-q"], env={}, cwd="/w", out_fd=log.fileno())
+
+
+def test_a_server_that_does_not_answer_is_given_up_after_its_timeout(monkeypatch, log):
+    monkeypatch.setattr(fork_server, "READY_TIMEOUT_S", 0.2)
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    server = fork_server.ForkServer.__new__(fork_server.ForkServer)
+    server.sock = a
+    with pytest.raises(fork_server.ForkServerError) as exc:
+        server.start(["-q"], env={}, cwd="/w", out_fd=log.fileno())
+    assert str(exc.value) == "the fork server could not fork (no answer)"
+    a.close()
+    b.close()
+
+
+def test_a_forked_child_not_ended_times_out_as_popen_does_and_poll_does_not_wait():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    server = fork_server.ForkServer.__new__(fork_server.ForkServer)
+    server.sock = a
+    child = fork_server.ForkedChild(server, 77)
+    t0 = time.monotonic()
+    assert child.poll() is None
+    assert time.monotonic() - t0 < 0.5
+    with pytest.raises(subprocess.TimeoutExpired) as exc:
+        child.wait(timeout=0.05)
+    assert (exc.value.cmd, exc.value.timeout) == (["fork", "77"], 0.05)
+    with pytest.raises(subprocess.TimeoutExpired) as exc:
+        child.wait(timeout=0)
+    assert exc.value.timeout == 0.0
+    a.close()
+    b.close()
+
+
+def test_a_server_whose_socket_fails_ends_with_0(monkeypatch):
+    served = Served(monkeypatch, FakeOs(refuse=True))
+
+    def failing(*a, **k):
+        raise OSError("EBADF")
+
+    monkeypatch.setattr(socket, "recv_fds", failing)
+    served.server.sock.send(b"{}")  # wakes nothing: the server's recv fails first
+    served.thread.join(5.0)
+    assert served.code == [0]
+    served.server.sock.close()
+
+
+@pytest.mark.parametrize(
+    ("cmd", "args"),
+    [
+        ([sys.executable, "-m", "pytest"], []),
+        ([sys.executable, "-m", "pytest", "-q"], ["-q"]),
+        (["/other/python", "-m", "pytest", "-q"], None),
+        ([sys.executable, "-m", "other"], None),
+        (["sh", "-m", "pytest"], None),
+    ],
+)
+def test_only_this_pythons_pytest_is_forkable(cmd, args):
+    assert fork_server.forkable(cmd) == args
+
+
+def test_the_start_mode_is_read_from_the_environment_given_else_this_processs(monkeypatch):
+    monkeypatch.setenv(fork_server.START_ENV, " EXEC ")
+    assert fork_server.start_mode() == "exec"
+    assert fork_server.start_mode({}) == "fork"
+    with pytest.raises(ValueError) as exc:
+        fork_server.start_mode({fork_server.START_ENV: "spawn"})
+    assert str(exc.value) == (
+        "AORTA_RUN_START='spawn': give one of fork, exec (fork: each run forked from a server that imported "
+        "torch once; exec: each run a process started from nothing)"
+    )
