@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep:  # the tests changed: mutmut's map of which tests reach which function is rebuilt
         (work / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mutmut imports mutants/, not the tree
+    traces = REPO.parent / "shared" / "amd_traces"  # as tests/amd_traces.py finds them beside the checkout
+    if "AORTA_AMD_TRACES" not in env and traces.is_dir():
+        env["AORTA_AMD_TRACES"] = str(traces)  # the copy is elsewhere: without this the trace tests skip
     t0 = time.monotonic()
     try:
         run = subprocess.run(
