@@ -97,6 +97,17 @@ def test_the_server_refuses_to_fork_once_cuda_is_initialised_in_it(monkeypatch, 
     assert served.code == [0]
 
 
+def test_a_request_with_two_descriptors_takes_the_first_as_its_output(monkeypatch, log, tmp_path):
+    served = Served(monkeypatch, FakeOs(pid=4242, status=0))
+    try:
+        with open(tmp_path / "other", "w") as other:
+            request = json.dumps({"args": [], "env": {}, "cwd": "."}).encode()
+            socket.send_fds(served.server.sock, [request], [log.fileno(), other.fileno()])
+        assert served.server._reply(5.0) == {"pid": 4242}
+    finally:
+        served.close()
+
+
 def test_a_request_without_its_output_descriptor_is_refused_and_not_forked(monkeypatch):
     fake = FakeOs(refuse=True)
     served = Served(monkeypatch, fake)
@@ -258,7 +269,7 @@ def test_one_live_server_per_environment_and_folder_a_dead_one_replaced(monkeypa
     monkeypatch.setattr(fork_server, "_SERVERS", {})
     env = {"A": "1", "AORTA_FRESH_RUN": "run 1/3", fork_server.START_KEY: "fork"}
     first = fork_server.server_for(env, "/w")
-    assert first.env == {"A": "1"}  # what differs run to run is not the server's
+    assert (first.env, first.cwd) == ({"A": "1"}, "/w")  # what differs run to run is not the server's
     assert fork_server.server_for({**env, "AORTA_FRESH_RUN": "run 2/3"}, "/w") is first
     other_folder = fork_server.server_for(env, "/elsewhere")
     other_env = fork_server.server_for({**env, "A": "2"}, "/w")
