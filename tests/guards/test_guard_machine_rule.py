@@ -122,3 +122,17 @@ def test_a_machine_is_named_by_its_gpu_uuids_first_8_digits(machine_id, name):
 def test_machines_are_named_once_each_in_order_or_a_question_mark():
     assert machines_named(["b", "", "a", "b"]) == "b+a"
     assert machines_named(["", ""]) == "?"
+
+
+def test_run_noise_of_one_degree_of_freedom_counts_in_satterthwaites_df():
+    # denominator (2e-4)^2 / 3 + 0.02^4 / 1 = 1.333e-8 + 1.6e-7
+    df = (6e-4) ** 2 / ((2e-4) ** 2 / 3 + 0.02**4 / 1)
+    assert combined(0.03, 0.02, 1.0, SPREAD)[1] == pytest.approx(df, rel=1e-12)
+
+
+def test_the_machine_spread_is_said_to_two_figures():
+    spread = Spread(sigma=0.0095, machines=4, source="measured", measured=True)
+    out = across_one_machine(
+        verdict(0.2), se=0.01, df=8.0, spread=spread, ref_machine="m1", cand_machines=["m2"], alpha=0.01
+    )
+    assert "machines of this kind differ by 0.95% (measured)" in out.reason
