@@ -10,7 +10,7 @@ import trace_cases as cases
 from test_rocprof_as_written import two_processes
 
 from aorta.timeline import rocprof_read
-from aorta.timeline.rocprof import CSV, RocprofFileError
+from aorta.timeline.rocprof import CSV, ROCPD, RocprofFileError
 from aorta.timeline.trace_source import open_source
 
 
@@ -41,3 +41,10 @@ def test_a_file_already_opened_is_read_from_its_stream(kernel_csv, tmp_path):
         path.unlink()  # as a pipe: its bytes can be read once, from the stream already open
         (trace,) = rocprof_read.read_processes(path, CSV, source)
     assert len(trace.ops) == len(cases.rows(kernel_csv))
+
+
+def test_a_rocpd_database_is_read_as_one(tmp_path):
+    if not cases.ROCPD_SAMPLES.is_file():
+        pytest.skip(f"{cases.ROCPD_SAMPLES} is absent")
+    trace = rocprof_read.read(cases.ROCPD_SAMPLES, ROCPD)
+    assert trace.source == ROCPD and trace.ops
