@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -121,7 +120,13 @@ def test_sighup_while_a_child_runs_ends_its_tree_and_the_gate_in_one_line(tmp_pa
         raise Exited(code)
 
     monkeypatch.setattr(child_process.os, "_exit", exit_)
-    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGHUP)).start()
+    real_wait = child_process._wait_to_end
+
+    def hangup_while_waiting(proc, done_file, grace_s, poll_s):  # the child runs, the handlers are set
+        os.kill(os.getpid(), signal.SIGHUP)
+        return real_wait(proc, done_file, grace_s, poll_s)
+
+    monkeypatch.setattr(child_process, "_wait_to_end", hangup_while_waiting)
     try:
         with pytest.raises(Exited) as exc:
             child_process.call_to_end(["sleep", "30"], done_file=str(tmp_path / "d"), poll_s=0.05)
