@@ -104,6 +104,8 @@ def test_end_tree_never_signals_a_group_of_aortas_own(monkeypatch):
     child_process._LIVE[0] = NoProcess()
     child_process.end_tree(NoProcess(), grace_s=0.1)
     assert sent == [] and 0 not in child_process._LIVE
+    child_process.end_tree(NoProcess(), grace_s=0.1)  # one never registered: no error either
+    assert sent == []
 
 
 @linux_only
