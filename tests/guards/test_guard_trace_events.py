@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from aorta.timeline.trace_check import TraceEventError, checked_events
+from aorta.timeline.trace_check import TraceEventError, checked_events, is_read
 
 NAME = "k" * 70  # past the 60 characters a refusal quotes
 
@@ -79,3 +79,25 @@ def test_an_exact_repeat_is_dropped_and_counted_a_near_one_kept():
     events, dropped = checked_events([a, again, other_args, flow, dict(flow)])
     assert events == [a, other_args, flow]
     assert dropped == {"events": 2, "device_ops": 1}
+
+
+@pytest.mark.parametrize(
+    ("ev", "read"),
+    [
+        ({"ph": "X", "cat": "Kernel"}, True),
+        ({"ph": "i", "cat": "kernel"}, False),  # not a complete event
+        ({"ph": "X", "cat": "python_function"}, False),
+        ({"ph": "s", "cat": "ac2g"}, True),  # a flow, whatever its phase
+        ({"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#3"}, True),  # older Kineto's steps
+        ({"ph": "X", "cat": "cpu_op", "name": "profilerstep#3"}, False),
+        ({"ph": "X"}, False),
+    ],
+)
+def test_an_event_is_read_where_a_figure_reads_it(ev, read):
+    assert is_read(ev) is read
+
+
+def test_only_complete_events_of_a_read_category_and_flows_are_deduplicated():
+    instant = {"ph": "i", "cat": "kernel", "name": "marker", "ts": 1.0}
+    events, dropped = checked_events([instant, dict(instant)])
+    assert len(events) == 2 and dropped == {"events": 0, "device_ops": 0}
