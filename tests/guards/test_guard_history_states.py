@@ -57,3 +57,47 @@ def test_a_writer_never_opens_the_history_read_only_a_reader_does_where_it_canno
         assert st.execute("SELECT count(*) FROM written").fetchone() == (0,)
         with pytest.raises(sqlite3.OperationalError, match="readonly"), st.transaction():
             st.execute("CREATE TABLE never (x)")
+
+
+def test_a_read_only_refusal_word_for_word_whatever_the_drivers_spelling(tmp_path):
+    for said in ("attempt to write a readonly database", "database is read-only"):
+        err = history._sqlite_refusal(tmp_path / "h.db", sqlite3.OperationalError(said))
+        assert str(err) == (
+            f"{tmp_path / 'h.db'}: is read-only here (a read-only file, folder or mount): the history is not "
+            "damaged, but aorta cannot write it or its journal beside it; give a writable --history, or copy the "
+            "file somewhere writable"
+        )
+    locked = history._sqlite_refusal(tmp_path / "h.db", sqlite3.OperationalError("database is locked"))
+    assert "for more than 60 s: nothing was written" in str(locked)
+
+
+def test_a_history_is_unwritable_where_its_folder_or_its_file_cannot_be_written(tmp_path, monkeypatch):
+    folder, file = tmp_path / "f", tmp_path / "f" / "h.db"
+    folder.mkdir()
+    file.write_text("")
+    denied: set = set()
+    monkeypatch.setattr(history.os, "access", lambda p, mode: str(p) not in denied)
+    assert not history._unwritable(file)
+    denied = {str(file)}  # a read-only file in a writable folder
+    assert history._unwritable(file)
+    denied = {str(folder)}  # a writable file in a read-only folder: its journal cannot be made
+    assert history._unwritable(file)
+
+
+def test_an_error_other_than_a_lock_at_the_start_of_a_write_is_raised_at_once(tmp_path, capsys):
+    class Failing:
+        def __init__(self, conn):
+            self.conn = conn
+
+        def execute(self, sql, *a):
+            if sql == "BEGIN IMMEDIATE":
+                raise sqlite3.OperationalError("disk I/O error")
+            return self.conn.execute(sql, *a)
+
+    with history.open_store(str(tmp_path / "h.db")) as st:
+        real = st.conn
+        st.conn = Failing(real)
+        with pytest.raises(sqlite3.OperationalError, match="disk I/O error"), st.transaction():
+            pass
+        st.conn = real
+    assert capsys.readouterr().err == ""  # no "held by another writer ... waiting" for what is no lock
