@@ -1,0 +1,69 @@
+"""``aorta ab``'s refusals and run lines word for word (aorta/gate/runs/ab.py, issue 58): an option the command
+may not hold refused in any spelling, a setting whose value holds '=', a word that is neither a setting nor a
+program, and the line each kind of command becomes."""
+
+import pytest
+
+from aorta.gate.runs.ab import AbError, Launcher, check_command, parse_launcher, run_command
+
+OWNED_SAID = (
+    "aorta ab sets each run's --aorta-lean-run, --aorta-order-seed, --benchmark-json, --aorta-only-file itself "
+    "and judges the runs; leave out --aorta-compare, --aorta-save-baseline, --aorta-runs, --aorta-confirm and "
+    "--aorta-budget"
+)
+
+
+def test_no_command_is_refused_saying_what_to_give():
+    with pytest.raises(AbError) as exc:
+        check_command([])
+    assert str(exc.value) == (
+        "no command after '--': give what both sides run, e.g. '-- benchmarks/hw_queue -m p0' or "
+        "'-- torchrun --standalone --nproc_per_node 2 -m pytest benchmarks/fsdp'"
+    )
+
+
+@pytest.mark.parametrize("word", ["--aorta-runs=a=b", "--aorta-runs", "--benchmark-json=x.json"])
+def test_an_option_aorta_ab_sets_itself_is_refused_in_any_spelling(word):
+    with pytest.raises(AbError) as exc:
+        check_command(["benchmarks/hw_queue", word])
+    assert str(exc.value) == f"the command holds {word.split('=')[0]}: {OWNED_SAID}"
+
+
+def test_a_settings_value_may_hold_an_equals_sign():
+    side = parse_launcher("--b", "NCCL_ALGO=a=b OTHER= /opt/venv/bin/python -X dev", "B")
+    assert side == Launcher("B", {"NCCL_ALGO": "a=b", "OTHER": ""}, ("/opt/venv/bin/python", "-X", "dev"))
+
+
+def test_a_word_neither_setting_nor_program_is_refused_naming_it():
+    with pytest.raises(AbError) as exc:
+        parse_launcher("--a", "1BAD=x=y python", "A")
+    assert str(exc.value) == (
+        "--a='1BAD=x=y python': '1BAD' is not an environment variable name (letters, digits and _, not starting "
+        "with a digit); settings come first as NAME=VALUE, then the Python command"
+    )
+
+
+PY = Launcher("B", {}, ("/opt/venv/bin/python",))
+TAIL = ["--benchmark-json=r.json", "--aorta-order-seed=3"]
+
+
+@pytest.mark.parametrize(
+    ("cmd", "line"),
+    [
+        (["py.test", "-q"], ["/opt/venv/bin/python", "-m", "pytest", "-q"]),
+        (["pytest", "-q"], ["/opt/venv/bin/python", "-m", "pytest", "-q"]),
+        (["/usr/bin/python3.12", "-m", "pytest", "t"], ["/opt/venv/bin/python", "-m", "pytest", "t"]),
+        (
+            ["torchrun", "--nproc_per_node", "2"],
+            ["/opt/venv/bin/python", "-m", "torch.distributed.run", "--nproc_per_node", "2"],
+        ),
+        (["benchmarks/hw_queue"], ["/opt/venv/bin/python", "-m", "pytest", "benchmarks/hw_queue"]),
+    ],
+)
+def test_each_kind_of_command_runs_on_the_sides_python(cmd, line):
+    assert run_command(PY, cmd, json_path="r.json", seed=3, lean=False) == [*line, *TAIL]
+
+
+def test_a_restricted_lean_run_says_so_and_names_its_list():
+    got = run_command(PY, ["t.py"], json_path="r.json", seed=3, lean=True, only_file="only.txt")
+    assert got[-2:] == ["--aorta-lean-run", "--aorta-only-file=only.txt"]
