@@ -64,6 +64,7 @@ def test_the_option_set_is_frozen(pytester):
             "--streams",
             "--aorta-rounds",
             "--rounds",
+            "--aorta-kernel-pass-rounds",
             "--aorta-warmup",
             "--warmup",
             "--aorta-sync-mode",

@@ -276,7 +276,14 @@ def test_runs_in_fresh_processes_are_saved_and_judged_together(counted_work, mon
     r = run(counted_work, "--aorta-save-baseline", "base", "--aorta-runs=3", "--benchmark-json=all.json")
     assert r.ret == 0, r.stdout.str()
     r.stdout.fnmatch_lines(
-        ["*run 1/3: ok in *", "*run 2/3: ok in *", "*run 3/3: ok in *", "*(1 benchmarks, 3 runs)*"]
+        # a gate's runs: a check run, then the N lean runs that are its samples (issue 55)
+        [
+            "*check run: ok in *",
+            "*run 1/3 (lean): ok in *",
+            "*run 2/3 (lean): ok in *",
+            "*run 3/3 (lean): ok in *",
+            "*(1 benchmarks, 3 runs)*",
+        ]
     )
     combined = json.loads((counted_work.path / "all.json").read_text())
     assert [e["id"] for e in combined["aorta_runs"]] == ["run1", "run2", "run3"]
@@ -300,9 +307,9 @@ def test_a_fresh_process_run_that_fails_stops_the_gate_with_its_exit_code(bench_
     r = run(bench_dir, "--aorta-save-baseline", "base", "--aorta-runs=2")
     assert r.ret == 1, r.stdout.str()
     r.stdout.fnmatch_lines(
-        ["*run 1/2: FAILED (exit 1)*", "*run 1/2 failed (exit 1): nothing compared or saved*"]
+        ["*check run: FAILED (exit 1)*", "*check run failed (exit 1): nothing compared or saved*"]
     )
-    assert "run 2/2" not in r.stdout.str() and not baseline_file(bench_dir).exists()
+    assert "run 1/2" not in r.stdout.str() and not baseline_file(bench_dir).exists()
 
 
 @pytest.mark.slow
@@ -315,7 +322,7 @@ def test_confirmation_runs_drop_a_slowdown_that_does_not_reproduce(counted_work,
     r.stdout.fnmatch_lines(
         [
             "*1 suspected regression(s): 2 confirmation run(s) of them*",
-            "*confirm 2/2: ok*",
+            "*confirm 2/2 (lean): ok*",
             "aorta gate: time: 2 confirm process(es) * s (*, *)",
         ]
     )

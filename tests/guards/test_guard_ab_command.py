@@ -44,7 +44,11 @@ def test_a_word_neither_setting_nor_program_is_refused_naming_it():
 
 
 PY = Launcher("B", {}, ("/opt/venv/bin/python",))
-TAIL = ["--benchmark-json=r.json", "--aorta-order-seed=3"]
+TAIL = [
+    "--benchmark-json=r.json",
+    "--aorta-order-seed=3",
+    "--aorta-kernel-pass-rounds=2",
+]  # the gate's pass rounds
 
 
 @pytest.mark.parametrize(

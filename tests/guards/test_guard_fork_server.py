@@ -58,6 +58,10 @@ class Served:
         monkeypatch.setattr(fork_server, "_cuda_initialized", lambda: cuda)
         monkeypatch.setattr(fork_server, "os", fake_os)
         monkeypatch.setattr(fork_server, "READY_TIMEOUT_S", 5.0)  # a server that died answers no one
+        # the server's own process settings (its signal dispositions, a subreaper) are for a process of its
+        # own; served in a thread here, they are left out (signal.signal works in the main thread only)
+        monkeypatch.setattr(fork_server.signal, "signal", lambda *a, **k: None)
+        monkeypatch.setattr(fork_server.keeper, "become_subreaper", lambda *a, **k: None)
         parent_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.server_fd = server_end.detach()
         self.code: list[int] = []

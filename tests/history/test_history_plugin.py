@@ -68,10 +68,11 @@ def test_each_fresh_run_of_the_gate_is_kept(tmp_path, capsys):
     with open_store(str(db)) as store:
         runs = store.runs()
         figures = store.figures()
-    assert len(runs) == 2 and {r.machine_model for r in runs} == {"cpu"}
+    # a gate's check run and its two lean runs, each a run of its own (issue 55: --aorta-runs N has a check run)
+    assert len(runs) == 3 and {r.machine_model for r in runs} == {"cpu"}
     names = {f.figure for f in figures}
     assert "device_ms" in names
     assert main(["history", "--history", str(db), "show", "--figure", "device_ms"]) == 0
-    assert "2 runs, between-run noise" in capsys.readouterr().out
+    assert "3 runs, between-run noise" in capsys.readouterr().out
     baseline = json.loads(next((tmp_path / "baselines").rglob("cpu-smoke.json")).read_text())
     assert len(baseline["aorta_baseline"]["runs"]) == 2  # the gate saved the same two runs

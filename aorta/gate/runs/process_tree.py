@@ -85,7 +85,7 @@ def end_tree(proc, grace_s: float = STOP_GRACE_S) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=grace_s)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):  # gone, or not ours to signal: still waited for below
         pass
     except subprocess.TimeoutExpired:
         kill_now(proc)

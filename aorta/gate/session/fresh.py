@@ -101,7 +101,7 @@ def run_auto_gate(config: pytest.Config, opts: GateOptions, state: GateState) ->
         sequential.Budget(opts.budget_s) if opts.auto else sequential.Budget(math.inf, max_runs=opts.runs),
         judge=judge if state.baseline is not None and opts.auto else None,
         restrict=not seeds,
-        say=lambda line: say(f"aorta gate: {line}"),
+        say=(lambda line: say(f"aorta gate: {line}")) if opts.auto else None,  # a fixed N plans nothing
     )
     for line in outcome.looks:
         say(f"aorta gate: {line}")
