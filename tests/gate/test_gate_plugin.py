@@ -294,7 +294,11 @@ def test_runs_in_fresh_processes_are_saved_and_judged_together(counted_work, mon
     )  # children only measure
     r = run(counted_work, "--aorta-compare", "base", "--aorta-runs=2", *CPU_NOISE)
     assert r.ret == 0, r.stdout.str()
-    r.stdout.fnmatch_lines(["runs (the sample): baseline 3, this run 2"])
+    r.stdout.fnmatch_lines(
+        [
+            "runs (the sample): baseline 3, this run 2; judged as independent runs, not paired: 2 shared block(s), 5 needed*"
+        ]
+    )
     monkeypatch.setenv("SPIN_US", "10000")
     r = run(counted_work, "--aorta-compare", "base", "--aorta-runs=2", *CPU_NOISE)
     assert r.ret == 10, r.stdout.str()
