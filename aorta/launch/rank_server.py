@@ -236,26 +236,17 @@ def _send(sock: socket.socket, message: dict) -> None:
 
 
 def _child(request: dict, fds: list[int], preexec) -> None:
-    """In the forked child: a session of its own, death with the server, the stub's environment, folder, stdout
-    and stderr, then the rank; never returns."""
-    code = 1
-    try:
-        os.setsid()
-        if preexec is not None:
-            preexec()
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
-            signal.signal(sig, signal.SIG_DFL if sig != signal.SIGINT else signal.default_int_handler)
+    """In the forked child: the stub's stdout and stderr, folder and environment, then the rank
+    (``fork_server.forked_child``: a session of its own, death with the server; never returns)."""
+
+    def rank() -> int:
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
         for f in (devnull, *fds):
             os.close(f)
-        os.chdir(request["cwd"])
-        for name in [n for n in sys.modules if n == "aorta" or n.startswith("aorta.")]:
-            del sys.modules[name]  # pytest imports aorta afresh, as its plugin (assertions rewritten)
-        os.environ.clear()
-        os.environ.update({**request["env"], fork_server.START_KEY: "fork"})
+        fork_server.take_request(request)
         threads = os.environ.get("OMP_NUM_THREADS", "")
         if threads.isdigit() and int(threads) > 0:  # torch read it at import, in the server
             import torch
@@ -263,25 +254,9 @@ def _child(request: dict, fds: list[int], preexec) -> None:
             torch.set_num_threads(int(threads))
         from aorta.launch import rank_exit
 
-        code = rank_exit.main(list(request["argv"]))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:
-        import traceback
+        return rank_exit.main(list(request["argv"]))
 
-        traceback.print_exc()
-        code = 1
-    finally:
-        try:
-            import atexit
-            import threading
-
-            threading._shutdown()  # type: ignore[attr-defined]  # as interpreter exit: threads joined
-            atexit._run_exitfuncs()
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+    fork_server.forked_child(preexec, rank)
 
 
 if __name__ == "__main__":

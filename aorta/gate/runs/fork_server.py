@@ -313,8 +313,36 @@ def _returncode(status: int) -> int:
 
 
 def _child(request: dict, out_fd: int, preexec) -> None:
-    """In the forked child: a session of its own, death with the server, the run's environment, folder and
-    output, then pytest; never returns."""
+    """In the forked child: the run's output, folder and environment, then pytest (``forked_child``)."""
+
+    def run() -> int:
+        os.dup2(out_fd, 1)
+        os.dup2(out_fd, 2)
+        os.close(out_fd)
+        take_request(request)
+        import pytest
+
+        sys.argv = [pytest.__file__, *request["args"]]  # as `python -m pytest ARGS` has it
+        return int(pytest.main(list(request["args"])))  # not console_main: deprecated in pytest 9.1
+
+    forked_child(preexec, run)
+
+
+def take_request(request: Mapping) -> None:
+    """A forked child takes its request's folder and environment, and forgets aorta's modules (pytest imports
+    aorta afresh, as its plugin, assertions rewritten)."""
+    os.chdir(request["cwd"])
+    for name in [n for n in sys.modules if n == "aorta" or n.startswith("aorta.")]:
+        del sys.modules[name]
+    os.environ.clear()
+    os.environ.update({**request["env"], START_KEY: "fork"})
+
+
+def forked_child(preexec, body) -> None:
+    """The frame of a child forked by a server (a gate's run here, a torchrun rank in aorta/launch/rank_server.py):
+    a session of its own, ``preexec`` (death with its server), the stop signals at their defaults, then ``body``,
+    whose return is the exit code; ends as an interpreter exit would (threads joined, atexit run, streams
+    flushed), with ``os._exit``: never returns."""
     code = 1
     try:
         os.setsid()
@@ -322,18 +350,7 @@ def _child(request: dict, out_fd: int, preexec) -> None:
             preexec()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL if sig != signal.SIGINT else signal.default_int_handler)
-        os.dup2(out_fd, 1)
-        os.dup2(out_fd, 2)
-        os.close(out_fd)
-        os.chdir(request["cwd"])
-        for name in [n for n in sys.modules if n == "aorta" or n.startswith("aorta.")]:
-            del sys.modules[name]  # pytest imports aorta afresh, as its plugin (assertions rewritten)
-        os.environ.clear()
-        os.environ.update({**request["env"], START_KEY: "fork"})
-        import pytest
-
-        sys.argv = [pytest.__file__, *request["args"]]  # as `python -m pytest ARGS` has it
-        code = int(pytest.main(list(request["args"])))  # not console_main: deprecated in pytest 9.1
+        code = body()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:
