@@ -22,6 +22,7 @@ once forked (or ``{"error": ...}``) and ``{"pid": N, "status": S}`` when the chi
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import select
@@ -191,16 +192,7 @@ def _accept(listener: socket.socket, ranks: dict[int, socket.socket | None]) -> 
         conn.close()
         return
     request = json.loads(data)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    preexec = die_with_parent()  # made here: the child dies with this process, the server
-    pid = os.fork()
-    if pid == 0:
-        listener.close()
-        for c in [*ranks.values(), conn]:
-            if c is not None:
-                c.close()
-        _child(request, fds, preexec)
+    pid = fork_server.fork_run([listener, *ranks.values(), conn], functools.partial(_child, request, fds))
     for f in fds:
         os.close(f)
     _send(conn, {"pid": pid})

@@ -47,6 +47,12 @@ FSDP_BASELINE_2 = [
 ]
 
 
+def _run_on_cpu(cmd: list[str]) -> subprocess.CompletedProcess:
+    """Two CPU ranks under torchrun from the repository root, one OpenMP thread each."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+
+
 @pytest.fixture(scope="module")
 def torchrun_result(tmp_path_factory):
     out = tmp_path_factory.mktemp("torchrun")
@@ -66,8 +72,7 @@ def torchrun_result(tmp_path_factory):
         "--aorta-dist-timeout",
         "60",
     ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    proc = _run_on_cpu(cmd)
     return proc, out
 
 
@@ -256,8 +261,7 @@ def test_a_gates_lean_run_times_the_judged_point_and_checks_nothing(tmp_path):
         "--aorta-dist-timeout",
         "60",
     ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    proc = _run_on_cpu(cmd)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "2 passed" in proc.stdout and "deselected" in proc.stdout, proc.stdout[-2000:]
     benches = {b["name"]: b["extra_info"] for b in json.loads(out.read_text())["benchmarks"]}

@@ -72,29 +72,24 @@ def test_a_change_beyond_the_spread_stands_with_the_combined_interval_both_ends(
 
 
 def test_a_change_an_unknown_spread_could_explain_is_unsure_saying_what_to_do():
-    out = across_one_machine(
-        verdict(0.2),
-        se=0.01,
-        df=8.0,
-        spread=Spread(math.inf, 2, "no spread for this figure", False),
-        ref_machine="m1",
-        cand_machines=["m2"],
-        alpha=0.01,
-        unsure=UNSURE,
-    )
+    def unknown_spread(why: str, **unsure):
+        return across_one_machine(
+            verdict(0.2),
+            se=0.01,
+            df=8.0,
+            spread=Spread(math.inf, 2, why, False),
+            ref_machine="m1",
+            cand_machines=["m2"],
+            alpha=0.01,
+            **unsure,
+        )
+
+    out = unknown_spread("no spread for this figure", unsure=UNSURE)
     assert out.outcome == "UNSURE"
     assert (
         out.reason == f"+x; but baseline machine m1, this run's m2: no spread for this figure; {WHAT_TO_DO}"
     )
-    default = across_one_machine(
-        verdict(0.2),
-        se=0.01,
-        df=8.0,
-        spread=Spread(math.inf, 2, "s", False),
-        ref_machine="m1",
-        cand_machines=["m2"],
-        alpha=0.01,
-    )
+    default = unknown_spread("s")  # the rule's own default for ``unsure``
     assert default.outcome == "UNSURE"
 
 

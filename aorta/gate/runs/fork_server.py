@@ -25,6 +25,7 @@ child has ended (S as ``Popen.returncode``: negative for a signal).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -278,13 +279,7 @@ def serve(fd: int) -> int:
             for f in fds:
                 os.close(f)
             continue
-        sys.stdout.flush()
-        sys.stderr.flush()
-        preexec = die_with_parent()  # made here: the child dies with this process, the server
-        pid = os.fork()
-        if pid == 0:
-            sock.close()
-            _child(request, fds[0], preexec)
+        pid = fork_run([sock], functools.partial(_child, request, fds[0]))
         os.close(fds[0])
         if not _send(sock, {"pid": pid}):
             keeper.kill_tree(os.getpid())
@@ -310,6 +305,23 @@ def _returncode(status: int) -> int:
     if os.WIFSIGNALED(status):
         return -os.WTERMSIG(status)
     return os.WEXITSTATUS(status)
+
+
+def fork_run(closing, child) -> int:
+    """Fork one child from a server (a gate's run here, a rank in aorta/launch/rank_server.py): the server's
+    buffered output written first (a child would write it again), the child's death with the server armed, the
+    server's sockets (``closing``; None entries skipped) closed in the child, then ``child(preexec)``, which never
+    returns. Returns the child's pid, in the server."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    preexec = die_with_parent()  # made here: the child dies with this process, the server
+    pid = os.fork()
+    if pid == 0:
+        for c in closing:
+            if c is not None:
+                c.close()
+        child(preexec)
+    return pid
 
 
 def _child(request: dict, out_fd: int, preexec) -> None:
