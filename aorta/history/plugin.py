@@ -72,6 +72,18 @@ def pytest_configure(config: pytest.Config) -> None:
         fd, path = tempfile.mkstemp(prefix="aorta-history-not-kept.", suffix=".txt")
         os.close(fd)
         os.environ[NOT_KEPT_ENV] = path
+        # read and removed at the session's end; a session refused or stopped before it ends leaves nothing
+        config.add_cleanup(lambda: _remove_not_kept(path))
+
+
+def _remove_not_kept(path: str) -> None:
+    """The fresh runs' not-kept list gone, and its variable with it where it still names this file."""
+    if os.environ.get(NOT_KEPT_ENV) == path:
+        del os.environ[NOT_KEPT_ENV]
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def pytest_aorta_history_baseline(config: pytest.Config, ref: str, machine_model: str) -> dict:

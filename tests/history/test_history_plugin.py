@@ -4,12 +4,15 @@ a run of the benchmarks (the gate's fresh runs included) is kept in the history.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 from benchmark_run import output_tail, run_benchmarks
 
 from aorta.cli import main
+from aorta.history.plugin import NOT_KEPT_ENV
 from aorta.history.schema import SCHEMA_VERSION
 from aorta.history.store import open_store
 
@@ -76,3 +79,18 @@ def test_each_fresh_run_of_the_gate_is_kept(tmp_path, capsys):
     assert "3 runs, between-run noise" in capsys.readouterr().out
     baseline = json.loads(next((tmp_path / "baselines").rglob("cpu-smoke.json")).read_text())
     assert len(baseline["aorta_baseline"]["runs"]) == 2  # the gate saved the same two runs
+
+
+def test_a_refused_session_leaves_no_not_kept_list_behind(pytester, tmp_path, monkeypatch):
+    """The fresh runs' not-kept list is made at configure: a session refused before it ends removes it too."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.delenv(NOT_KEPT_ENV, raising=False)
+    pytester.makepyfile("def test_x():\n    raise AssertionError('ran')\n")
+    result = pytester.runpytest_inprocess(
+        f"--aorta-history={tmp_path / 'h.db'}", "--aorta-compare=history:cpu-torch0.1", "--aorta-runs=2"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert list(scratch.iterdir()) == []
+    assert NOT_KEPT_ENV not in os.environ
