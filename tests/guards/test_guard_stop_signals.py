@@ -131,3 +131,25 @@ def test_a_stale_done_file_is_removed_before_the_child_starts(tmp_path, monkeypa
     with pytest.raises(RuntimeError):
         child_process.call_to_end(["true"], done_file=str(done))
     assert seen == [False]
+
+
+@pytest.mark.parametrize("ends", ["exits", "interrupted"])
+def test_after_a_run_is_waited_for_the_stop_handlers_are_those_of_before(
+    stop_signals_at_default, tmp_path, monkeypatch, ends
+):
+    """``call_to_end`` takes SIGTERM, SIGHUP and SIGINT over while it waits; after the run, ended or
+    interrupted, each is what it was: a later SIGTERM ends the command as it would have, not through aorta's."""
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    if ends == "interrupted":
+
+        def interrupted(proc, done_file, grace_s, poll_s):
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # taken over while waiting
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(child_process, "_wait_to_end", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            child_process.call_to_end(["sleep", "30"], done_file=str(tmp_path / "done"))
+        child_process._ENDED.clear()
+    else:
+        assert child_process.call_to_end(["true"], done_file=str(tmp_path / "done")) == (0, "")
+    assert {sig: signal.getsignal(sig) for sig in before} == before
