@@ -92,7 +92,8 @@ def hold_lock(target, holder: str = "pid 1 on elsewhere\n") -> int:
     return fd
 
 
-def test_a_held_lock_is_refused_at_once_with_no_wait_naming_its_holder_and_file(tmp_path):
+def test_a_held_lock_is_refused_at_once_with_no_wait_naming_its_holder_and_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(lock, "WAIT_S", 0.3)  # a 0 taken for "the default" waits, says so and fails fast
     target = tmp_path / "base.json"
     fd = hold_lock(target)
     said = []
