@@ -95,7 +95,9 @@ def save(directory: Path, key: str, name: str, doc: dict) -> Path:
 # ------------------------------------------------------------------------------------------ the machine
 def test_the_current_machine_is_the_devices_backend_model_and_count():
     got = br.current_machine(Config(device=("rocm", "AMD Instinct MI300X", 8)))
-    assert got == {"machine_info": {"aorta": {"backend": "rocm", "gpu_name": "AMD Instinct MI300X", "gpu_count": 8}}}
+    assert got == {
+        "machine_info": {"aorta": {"backend": "rocm", "gpu_name": "AMD Instinct MI300X", "gpu_count": 8}}
+    }
     cpu = br.current_machine(Config(device=("cpu", "some cpu", 1)))
     assert cpu == {"machine_info": {"aorta": {"backend": "cpu", "gpu_name": None, "gpu_count": 0}}}
 
@@ -104,19 +106,31 @@ def test_the_current_machine_is_the_devices_backend_model_and_count():
 @pytest.mark.parametrize(
     "opts, says",
     [
-        ({"numprocesses": 4}, "-n 4 with --aorta-compare: pytest-xdist disables pytest-benchmark, so no benchmark"),
+        (
+            {"numprocesses": 4},
+            "-n 4 with --aorta-compare: pytest-xdist disables pytest-benchmark, so no benchmark",
+        ),
         ({"numprocesses": "auto"}, "-n auto with --aorta-compare: "),
-        ({"benchmark_disable": True}, "--benchmark-disable with --aorta-compare: no benchmark would be timed"),
+        (
+            {"benchmark_disable": True},
+            "--benchmark-disable with --aorta-compare: no benchmark would be timed",
+        ),
         ({"benchmark_skip": True}, "--benchmark-skip with --aorta-compare: no benchmark would be timed"),
     ],
 )
 def test_a_compare_that_would_time_nothing_is_refused_naming_both(tmp_path, opts, says):
-    said = usage(br.refuse_runs_without_benchmarks, Config(plugins=("xdist",), **opts), options(tmp_path, compare_ref="b"))
+    said = usage(
+        br.refuse_runs_without_benchmarks,
+        Config(plugins=("xdist",), **opts),
+        options(tmp_path, compare_ref="b"),
+    )
     assert said.startswith(says)
 
 
 def test_a_save_that_would_time_nothing_names_the_save(tmp_path):
-    said = usage(br.refuse_runs_without_benchmarks, Config(benchmark_skip=True), options(tmp_path, save_name="nb"))
+    said = usage(
+        br.refuse_runs_without_benchmarks, Config(benchmark_skip=True), options(tmp_path, save_name="nb")
+    )
     assert said.startswith("--benchmark-skip with --aorta-save-baseline: ")
     assert said.endswith("leave out one of the two")
     both = options(tmp_path, save_name="nb", compare_ref="b")
@@ -161,7 +175,9 @@ def test_the_verdict_files_are_checked_when_comparing_on_rank_0(tmp_path, monkey
     assert said.startswith("--aorta-verdict-json")
     said = usage(br.check_output_places, options(tmp_path, compare_ref="b", markdown=folder))
     assert said.startswith("--aorta-markdown")
-    br.check_output_places(options(tmp_path, save_name="nb", verdict_json=folder, markdown=folder))  # no compare
+    br.check_output_places(
+        options(tmp_path, save_name="nb", verdict_json=folder, markdown=folder)
+    )  # no compare
     monkeypatch.setenv("RANK", "1")
     br.check_output_places(options(tmp_path, compare_ref="b", verdict_json=folder))  # rank 0 writes them
 
@@ -170,7 +186,9 @@ def test_the_step_summary_is_checked_when_set_and_comparing(tmp_path, monkeypatc
     folder = tmp_path / "a_folder"
     folder.mkdir()
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(folder))
-    assert usage(br.check_output_places, options(tmp_path, compare_ref="b")).startswith("$GITHUB_STEP_SUMMARY")
+    assert usage(br.check_output_places, options(tmp_path, compare_ref="b")).startswith(
+        "$GITHUB_STEP_SUMMARY"
+    )
     br.check_output_places(options(tmp_path))
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
     br.check_output_places(options(tmp_path, compare_ref="b"))
@@ -188,7 +206,9 @@ def test_an_output_over_the_compared_baseline_is_refused_naming_it(tmp_path):
     )
     assert said.startswith("--benchmark-json") and "the baseline compared with (--aorta-compare)" in said
     opts = options(tmp_path, compare_ref="b", verdict_json=tmp_path / "base.json")
-    assert usage(br.check_outputs_are_not_inputs, Config(), opts, state, None).startswith("--aorta-verdict-json")
+    assert usage(br.check_outputs_are_not_inputs, Config(), opts, state, None).startswith(
+        "--aorta-verdict-json"
+    )
     opts = options(tmp_path, markdown=tmp_path / "saved.json")
     said = usage(br.check_outputs_are_not_inputs, Config(), opts, GateState(), tmp_path / "saved.json")
     assert said.startswith("--aorta-markdown") and "(--aorta-save-baseline)" in said
@@ -198,7 +218,9 @@ def test_the_verdict_file_and_step_summary_are_outputs_only_when_comparing(tmp_p
     saved = tmp_path / "saved.json"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(saved))
     br.check_outputs_are_not_inputs(Config(), options(tmp_path, verdict_json=saved), GateState(), saved)
-    said = usage(br.check_outputs_are_not_inputs, Config(), options(tmp_path, compare_ref="b"), GateState(), saved)
+    said = usage(
+        br.check_outputs_are_not_inputs, Config(), options(tmp_path, compare_ref="b"), GateState(), saved
+    )
     assert said.startswith("$GITHUB_STEP_SUMMARY")
 
 
@@ -211,11 +233,15 @@ def test_a_save_is_checked_now_with_this_machine_and_python(tmp_path, monkeypatc
         return Path("/the/file.json")
 
     monkeypatch.setattr(save_check, "check_save", check_save)
-    monkeypatch.setattr("aorta.environment.machine.machine_info", lambda device: {"backend": "cuda", "gpu_count": 2})
+    monkeypatch.setattr(
+        "aorta.environment.machine.machine_info", lambda device: {"backend": "cuda", "gpu_count": 2}
+    )
     monkeypatch.setattr("platform.python_version", lambda: "3.99.1")
     opts = options(tmp_path, save_name="nb", replace_baseline=True)
     assert br.check_save_now(Config(), opts) == Path("/the/file.json")
-    want_current = {"machine_info": {"aorta": {"backend": "cuda", "gpu_count": 2}, "python_version": "3.99.1"}}
+    want_current = {
+        "machine_info": {"aorta": {"backend": "cuda", "gpu_count": 2}, "python_version": "3.99.1"}
+    }
     assert seen == dict(directory=tmp_path / "baselines", name="nb", current=want_current, replace=True)
     seen.clear()
     assert br.check_save_now(Config(), options(tmp_path)) is None and seen == {}  # no save: nothing checked
@@ -238,7 +264,12 @@ def test_a_refused_save_is_a_usage_error_or_exits_with_its_code(tmp_path, monkey
 def test_a_name_is_found_under_this_machines_key_and_read(tmp_path):
     doc = multi("a", [10.0, 10.1])
     path = save(tmp_path / "baselines", H100_KEY, "main", doc)
-    save(tmp_path / "baselines", "amd-instinct-mi300x-x1", "main", multi("a", [9.0, 9.1], gpu_name="AMD Instinct MI300X"))
+    save(
+        tmp_path / "baselines",
+        "amd-instinct-mi300x-x1",
+        "main",
+        multi("a", [9.0, 9.1], gpu_name="AMD Instinct MI300X"),
+    )
     state = GateState()
     br.load_baseline(Config(), "main", options(tmp_path, compare_ref="main"), state)
     assert (state.baseline_path, state.baseline["benchmarks"][0]["name"]) == (path, "a")
@@ -246,7 +277,12 @@ def test_a_name_is_found_under_this_machines_key_and_read(tmp_path):
 
 
 def test_a_baseline_of_another_gpu_model_is_refused_naming_both(tmp_path):
-    path = save(tmp_path / "baselines", "amd-instinct-mi300x-x1", "main", multi("a", [10.0], gpu_name="AMD Instinct MI300X"))
+    path = save(
+        tmp_path / "baselines",
+        "amd-instinct-mi300x-x1",
+        "main",
+        multi("a", [10.0], gpu_name="AMD Instinct MI300X"),
+    )
     said = usage(br.load_baseline, Config(), "main", options(tmp_path), GateState())
     assert said.startswith(f"--aorta-compare: {path} was saved on ")
     assert "AMD Instinct MI300X" in said and H100["gpu_name"] in said
@@ -255,7 +291,12 @@ def test_a_baseline_of_another_gpu_model_is_refused_naming_both(tmp_path):
 
 
 def test_allow_mismatch_reads_another_machines_baseline_by_name_or_path(tmp_path):
-    path = save(tmp_path / "baselines", "amd-instinct-mi300x-x1", "main", multi("a", [10.0], gpu_name="AMD Instinct MI300X"))
+    path = save(
+        tmp_path / "baselines",
+        "amd-instinct-mi300x-x1",
+        "main",
+        multi("a", [10.0], gpu_name="AMD Instinct MI300X"),
+    )
     allow = options(tmp_path, settings=GateSettings(allow_mismatch=True))
     for ref in ("main", str(path)):
         state = GateState()
@@ -274,7 +315,9 @@ def test_a_path_with_allow_mismatch_does_not_ask_the_device(tmp_path):
 
 def test_a_baseline_that_mixes_machines_is_refused(tmp_path):
     doc = multi("a", [10.0, 10.1])
-    doc["aorta_baseline"] = {"runs": [{**doc["aorta_runs"][0], "machine": {"backend": "cuda", "gpu_name": "B200", "gpu_count": 1}}]}
+    doc["aorta_baseline"] = {
+        "runs": [{**doc["aorta_runs"][0], "machine": {"backend": "cuda", "gpu_name": "B200", "gpu_count": 1}}]
+    }
     path = save(tmp_path / "baselines", H100_KEY, "main", doc)
     said = usage(br.load_baseline, Config(), "main", options(tmp_path), GateState())
     assert said.startswith(f"--aorta-compare: {path} mixes machines: aorta_baseline.runs[0] was saved on ")
@@ -299,7 +342,9 @@ def test_a_stored_run_that_breaks_the_rules_is_refused_before_any_run(tmp_path):
     path = save(tmp_path / "baselines", H100_KEY, "main", doc)
     said = usage(br.load_baseline, Config(), "main", options(tmp_path), GateState())
     assert said.startswith(f"--aorta-compare: {path}"), said
-    assert said.endswith("aorta_runs[1] (run 2 of 2).benchmarks['benchmarks/hw_queue/test_x.py::a'].device_ms: nan is not a finite number")
+    assert said.endswith(
+        "aorta_runs[1] (run 2 of 2).benchmarks['benchmarks/hw_queue/test_x.py::a'].device_ms: nan is not a finite number"
+    )
 
 
 def test_a_repeated_run_is_a_note_on_the_states_lines(tmp_path):
@@ -309,7 +354,10 @@ def test_a_repeated_run_is_a_note_on_the_states_lines(tmp_path):
     state = GateState(lines=["before"])
     br.load_baseline(Config(), "main", options(tmp_path), state)
     assert state.lines[0] == "before" and len(state.lines) == 2
-    assert re.match(rf"aorta gate: note: {re.escape(str(path))}: aorta_runs\[2\] \(run3\) holds the same samples as aorta_runs\[0\]", state.lines[1])
+    assert re.match(
+        rf"aorta gate: note: {re.escape(str(path))}: aorta_runs\[2\] \(run3\) holds the same samples as aorta_runs\[0\]",
+        state.lines[1],
+    )
 
 
 def test_a_history_baseline_is_asked_of_its_plugin_with_this_machines_key(tmp_path):
@@ -317,18 +365,29 @@ def test_a_history_baseline_is_asked_of_its_plugin_with_this_machines_key(tmp_pa
     c = Config(history=doc)
     state = GateState()
     br.load_baseline(c, "history:main", options(tmp_path), state)
-    assert (c.calls, state.baseline, state.baseline_path) == ([("history:main", H100_KEY)], doc, Path("history:main"))
+    assert (c.calls, state.baseline, state.baseline_path) == (
+        [("history:main", H100_KEY)],
+        doc,
+        Path("history:main"),
+    )
     said = usage(br.load_baseline, Config(history=None), "history:main", options(tmp_path), GateState())
-    assert said == "--aorta-compare: history:main: the run history's plugin is not active (-p no:aorta.history.plugin?)"
+    assert (
+        said
+        == "--aorta-compare: history:main: the run history's plugin is not active (-p no:aorta.history.plugin?)"
+    )
 
 
 # ------------------------------------------------------------------------------------------ settings
 def test_a_scheduling_setting_that_differs_exits_14_naming_it_unless_allowed(monkeypatch, tmp_path):
-    state = GateState(baseline=run([bench("a", 10.0)]), baseline_path=tmp_path / "b.json")  # NCCL_NVLS_ENABLE=0
+    state = GateState(
+        baseline=run([bench("a", 10.0)]), baseline_path=tmp_path / "b.json"
+    )  # NCCL_NVLS_ENABLE=0
     monkeypatch.setenv("NCCL_NVLS_ENABLE", "1")
     code, said = exits(br.refuse_settings_diff, Config(aorta_allow_env_diff=[]), state)
     assert code == EXIT_SETTINGS_DIFFER
-    assert said.startswith(f"--aorta-compare: refused (exit {EXIT_SETTINGS_DIFFER}): scheduling settings differ")
+    assert said.startswith(
+        f"--aorta-compare: refused (exit {EXIT_SETTINGS_DIFFER}): scheduling settings differ"
+    )
     assert f"between the baseline {tmp_path / 'b.json'} and this run: NCCL_NVLS_ENABLE 0 -> 1" in said
     assert "--aorta-allow-env-diff NCCL_NVLS_ENABLE" in said
     br.refuse_settings_diff(Config(aorta_allow_env_diff=["HIP_*,NCCL_NVLS_*"]), state)
@@ -350,7 +409,9 @@ def test_prepare_refuses_the_inputs_before_the_outputs(tmp_path):
     blocker.write_text("")
     opts = options(tmp_path, compare_ref="missing", runs=3, runs_root=blocker / "runs")
     (tmp_path / "baselines").mkdir()
-    assert usage(br.prepare, Config(), opts).startswith("--aorta-compare: --aorta-compare=missing: no baseline")
+    assert usage(br.prepare, Config(), opts).startswith(
+        "--aorta-compare: --aorta-compare=missing: no baseline"
+    )
     said = usage(br.prepare, Config(benchmark_skip=True), opts)
     assert said.startswith("--benchmark-skip with --aorta-compare")  # before the baseline is looked for
 

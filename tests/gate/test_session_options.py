@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 from _pytest.config.argparsing import Parser
 
-from aorta.gate.comparison.compare import DEFAULT_ALPHA, DEFAULT_MAX_MDE, DEFAULT_MIN_EFFECT, DEFAULT_MIN_JUDGED
+from aorta.gate.comparison.compare import (
+    DEFAULT_ALPHA,
+    DEFAULT_MAX_MDE,
+    DEFAULT_MIN_EFFECT,
+    DEFAULT_MIN_JUDGED,
+)
 from aorta.gate.outputs.outputs import DEFAULT_VERDICT_JSON
 from aorta.gate.runs import fork_server, fresh_runs
 from aorta.gate.session import options as o
@@ -79,8 +84,14 @@ def test_confirm_takes_0_to_20_re_runs():
 
 
 def test_min_judged_is_a_share_from_0_to_100_percent():
-    assert (o.parse_min_judged("0"), o.parse_min_judged("100%"), o.parse_min_judged("0.25")) == (0.0, 1.0, 0.25)
-    with pytest.raises(ValueError, match=r"^--aorta-min-judged='1.01': expected a share of the figures from 0 to 100%$"):
+    assert (o.parse_min_judged("0"), o.parse_min_judged("100%"), o.parse_min_judged("0.25")) == (
+        0.0,
+        1.0,
+        0.25,
+    )
+    with pytest.raises(
+        ValueError, match=r"^--aorta-min-judged='1.01': expected a share of the figures from 0 to 100%$"
+    ):
         o.parse_min_judged("1.01")
 
 
@@ -219,7 +230,9 @@ def test_the_ini_holds_threshold_lines_read_before_the_command_lines():
     c = parse("--aorta-threshold=tflops=3%", ini=("tflops=1%", "*big*:device_ms=2%"))
     rules = [(t.benchmark_glob, t.metric_glob, t.min_effect) for t in o.gate_settings(c).thresholds]
     assert rules == [("*", "tflops", 0.01), ("*big*", "device_ms", 0.02), ("*", "tflops", 0.03)]
-    with pytest.raises(pytest.UsageError, match=r"^ini aorta_thresholds: --aorta-threshold='tflops': expected"):
+    with pytest.raises(
+        pytest.UsageError, match=r"^ini aorta_thresholds: --aorta-threshold='tflops': expected"
+    ):
         o.gate_settings(parse(ini=("tflops",)))
 
 
@@ -267,7 +280,11 @@ def test_settings_given_each_reach_the_compare_and_auto_gives_it_its_looks():
         (("--aorta-compare=b",), {"WORLD_SIZE": "1"}, (o.DEFAULT_GATE_RUNS, o.DEFAULT_CONFIRM)),
         (("--aorta-compare=b",), {"WORLD_SIZE": ""}, (o.DEFAULT_GATE_RUNS, o.DEFAULT_CONFIRM)),
         (("--aorta-compare=b",), {fresh_runs.CHILD_ENV: "2/3"}, (1, 0)),  # a fresh run never starts runs
-        (("--aorta-compare=b", "--aorta-runs=1", "--aorta-confirm=0"), {"WORLD_SIZE": "4"}, (1, 0)),  # allowed there
+        (
+            ("--aorta-compare=b", "--aorta-runs=1", "--aorta-confirm=0"),
+            {"WORLD_SIZE": "4"},
+            (1, 0),
+        ),  # allowed there
     ],
 )
 def test_runs_and_confirm_default_for_this_process(monkeypatch, args, env, want):
@@ -297,7 +314,9 @@ def test_runs_or_confirm_under_torchrun_are_refused_naming_the_flag(monkeypatch,
 
 def test_confirm_with_auto_is_refused_naming_the_count():
     c = parse("--aorta-compare=b", "--aorta-runs=auto", "--aorta-confirm=2")
-    with pytest.raises(pytest.UsageError, match=r"^--aorta-confirm=2 with --aorta-runs auto: .*leave --aorta-confirm out$"):
+    with pytest.raises(
+        pytest.UsageError, match=r"^--aorta-confirm=2 with --aorta-runs auto: .*leave --aorta-confirm out$"
+    ):
         o.runs_and_confirm(c, True, True)
 
 
@@ -352,7 +371,13 @@ def test_gate_options_given_places_and_budget():
 
 def test_one_run_here_does_not_orchestrate_and_a_slowdown_is_kept():
     opts = o.gate_options(parse("--aorta-test-slowdown=0.05"))
-    assert (opts.runs, opts.auto, opts.orchestrates, opts.test_slowdown, opts.confirm) == (1, False, False, 0.05, 0)
+    assert (opts.runs, opts.auto, opts.orchestrates, opts.test_slowdown, opts.confirm) == (
+        1,
+        False,
+        False,
+        0.05,
+        0,
+    )
     two = o.gate_options(parse("--aorta-runs=2"))
     assert (two.auto, two.orchestrates) == (False, True)
 
@@ -368,14 +393,20 @@ def test_one_run_here_does_not_orchestrate_and_a_slowdown_is_kept():
             ("--aorta-compare=b", "--aorta-runs=4", "--aorta-budget=90"),
             "--aorta-budget=90 s needs --aorta-runs auto",
         ),
-        (("--aorta-runs=auto",), "--aorta-runs auto needs --aorta-compare NAME|PATH or --aorta-save-baseline NAME"),
+        (
+            ("--aorta-runs=auto",),
+            "--aorta-runs auto needs --aorta-compare NAME|PATH or --aorta-save-baseline NAME",
+        ),
         (
             ("--aorta-save-baseline=b", "--aorta-test-slowdown=0.05"),
             "--aorta-save-baseline with --aorta-test-slowdown: a run slowed on purpose can never be saved",
         ),
         (("--aorta-replace-baseline",), "--aorta-replace-baseline needs --aorta-save-baseline NAME"),
         (("--aorta-confirm=2",), "--aorta-confirm=2 needs --aorta-compare NAME|PATH"),
-        (("--aorta-save-baseline=b", "--aorta-confirm=1"), "--aorta-confirm=1 needs --aorta-compare NAME|PATH"),
+        (
+            ("--aorta-save-baseline=b", "--aorta-confirm=1"),
+            "--aorta-confirm=1 needs --aorta-compare NAME|PATH",
+        ),
     ],
 )
 def test_a_pair_that_cannot_go_together_is_refused_naming_both(args, says):
@@ -416,3 +447,148 @@ def test_rank_reads_rank_and_takes_0_when_unset_or_empty(monkeypatch):
     assert o.rank() == 0
     monkeypatch.setenv("RANK", "3")
     assert o.rank() == 3
+
+
+# ------------------------------------------------------------------------------------------ the help
+# What a user reads of each option is part of its interface: a change here is a change to the docs.
+HELP = [  # (option, metavar, help) as pytest --help shows them (argparse prints %% as %)
+    (
+        "--aorta-save-baseline",
+        "NAME",
+        "save this run as baseline NAME for this machine (GPU model and count)",
+    ),
+    (
+        "--aorta-replace-baseline",
+        None,
+        "with --aorta-save-baseline: start baseline NAME afresh instead of adding this run to its runs",
+    ),
+    (
+        "--aorta-compare",
+        "NAME|PATH",
+        "compare this run with a saved baseline (a name for this machine, or a JSON file)",
+    ),
+    ("--aorta-baseline-dir", "DIR", "where baselines live (default: .aorta/baselines in the rootdir)"),
+    (
+        "--aorta-runs-dir",
+        "DIR",
+        "where fresh-process runs write their JSON and logs (default: .aorta/runs in the rootdir)",
+    ),
+    ("--aorta-allow-mismatch", None, "compare even if the baseline is from another GPU model or backend"),
+    (
+        "--aorta-allow-env-diff",
+        "NAME[,NAME]",
+        "scheduling env vars (names or globs, '*' for all) that may differ from the baseline's; any other difference refuses the comparison with exit 14",
+    ),
+    (
+        "--aorta-runs",
+        "N",
+        "run the benchmarks in N fresh processes and judge (or save) their runs together; default 3 with --aorta-compare or --aorta-save-baseline, 1 otherwise and under torchrun; auto: add runs until every figure is decided (a sequential rule that keeps alpha) or --aorta-budget ends",
+    ),
+    (
+        "--aorta-budget",
+        "TIME",
+        "with --aorta-runs auto: the wall time its runs may take, e.g. 600, 10m, 1h (default 10m); no run starts that the slowest so far would carry past it",
+    ),
+    (
+        "--aorta-lean-run",
+        None,
+        "(set by the gate in its repeat runs, after its check run) benchmarks only: no output check, no kernel or labelled pass but for figures read from the kernel timeline, no test that is not a benchmark",
+    ),
+    (
+        "--aorta-min-judged",
+        "SHARE",
+        "a compare that judged (SLOWER, FASTER or SAME) fewer than SHARE of its figures is inconclusive, exit 15, not clean (default 50%%; a compare that judged none is always inconclusive)",
+    ),
+    (
+        "--aorta-confirm",
+        "N",
+        "up to N more fresh-process runs of each benchmark with a suspected regression before the verdict (default 2 with --aorta-compare; 0 under torchrun)",
+    ),
+    (
+        "--aorta-max-mde",
+        "RATIO",
+        "a figure whose minimum detectable effect on this machine exceeds RATIO is not gateable (default 0.05 = 5%%)",
+    ),
+    (
+        "--aorta-order-seed",
+        "N",
+        "run the test files in a shuffled order fixed by N (0: as collected); fresh-process runs vary it",
+    ),
+    (
+        "--aorta-only-file",
+        "PATH",
+        "run only the benchmarks whose node ids are listed in PATH, one a line (confirmation runs)",
+    ),
+    (
+        "--aorta-min-effect",
+        "RATIO",
+        "smallest relative change worth a SLOWER verdict, a policy beside each figure's measured noise (default 0.01 = 1%%)",
+    ),
+    (
+        "--aorta-threshold",
+        "[BENCH:]METRIC=RATIO",
+        "minimum effect for one metric and/or benchmark glob, e.g. tflops=5%% or *tiny_kernel*:device_ms=0.1 (repeatable; later wins; also ini aorta_thresholds)",
+    ),
+    ("--aorta-alpha", "P", "two-sided significance of the t test on run figures (default 0.01)"),
+    ("--aorta-verdict-json", "PATH", "verdict file (default reports/aorta-verdict.json in the rootdir)"),
+    ("--aorta-markdown", "PATH", "markdown summary for CI (also appended to $GITHUB_STEP_SUMMARY when set)"),
+    (
+        "--aorta-test-slowdown",
+        "FRACTION",
+        "TESTING THE GATE ONLY: add calibrated real device work so each iteration is about FRACTION slower (e.g. 0.05); recorded in extra_info; such a run cannot be a baseline",
+    ),
+]
+
+
+def option_table():
+    parser = Parser(_ispytest=True)
+    o.add_options(parser)
+    (group,) = [g for g in parser._groups if g.name == "aorta-gate"]
+    return group, [(a.names()[0], a.attrs().get("metavar"), a.attrs().get("help")) for a in group.options]
+
+
+def test_the_options_are_in_one_group_each_with_its_metavar_and_help():
+    group, got = option_table()
+    assert group._arggroup.title == "aorta regression gate (baselines, verdicts, exit codes)"
+    assert got == HELP
+
+
+def test_the_defaults_the_help_names_are_the_defaults_the_code_takes():
+    text = {name: h.replace("%%", "%") for name, _, h in HELP}
+    assert (
+        f"default {o.DEFAULT_GATE_RUNS} with --aorta-compare or --aorta-save-baseline" in text["--aorta-runs"]
+    )
+    assert f"(default {o.DEFAULT_CONFIRM} with --aorta-compare; 0 under torchrun)" in text["--aorta-confirm"]
+    assert o.DEFAULT_BUDGET_S == 10 * 60 and "(default 10m)" in text["--aorta-budget"]
+    assert f"(default {DEFAULT_MAX_MDE} = {DEFAULT_MAX_MDE:.0%})" in text["--aorta-max-mde"]
+    assert f"(default {DEFAULT_MIN_EFFECT} = {DEFAULT_MIN_EFFECT:.0%})" in text["--aorta-min-effect"]
+    assert f"(default {DEFAULT_ALPHA})" in text["--aorta-alpha"]
+    assert f"(default {DEFAULT_MIN_JUDGED:.0%};" in text["--aorta-min-judged"]
+    assert f"(default {DEFAULT_VERDICT_JSON} in the rootdir)" in text["--aorta-verdict-json"]
+
+
+def test_each_option_with_a_value_parses_it_by_its_own_name():
+    group, _ = option_table()
+    types = {a.names()[0]: a.attrs().get("type") for a in group.options}
+    named = {k: t.__name__ for k, t in types.items() if t is not None}
+    assert named == {
+        k: "parse_" + k.strip("-").replace("-", "_")
+        for k in (
+            "--aorta-save-baseline",
+            "--aorta-runs",
+            "--aorta-budget",
+            "--aorta-min-judged",
+            "--aorta-confirm",
+            "--aorta-max-mde",
+            "--aorta-order-seed",
+            "--aorta-min-effect",
+            "--aorta-threshold",
+            "--aorta-alpha",
+            "--aorta-test-slowdown",
+        )
+    }
+    assert option_table()[0].parser._inidict["aorta_thresholds"] == (
+        "per-metric / per-benchmark minimum effects, one [BENCH:]METRIC=RATIO a line",
+        "linelist",
+        [],
+    )

@@ -126,7 +126,9 @@ def test_a_sample_is_a_benchmark_not_marked_check_run_only_and_lean_mode_by_fixt
     assert selection.has_lean_mode(Item(A1, fixtures=("benchmark", state.LEAN_MODE_FIXTURE)))
     assert selection.has_lean_mode(Item(A1, marks=[LEAN_MODE]))
     assert not selection.has_lean_mode(Item(A1, marks=[CHECK_RUN_ONLY]))
-    assert not selection.has_lean_mode(SimpleNamespace(get_closest_marker=lambda name: None))  # no fixturenames
+    assert not selection.has_lean_mode(
+        SimpleNamespace(get_closest_marker=lambda name: None)
+    )  # no fixturenames
 
 
 # ------------------------------------------------------------------------------------------ record_block
@@ -157,7 +159,9 @@ def test_a_full_run_of_samples_only_is_a_sample_and_started_by_exec_by_default(m
     [
         Item("a.py::known", marks=[CHECK_RUN_ONLY]),  # a check among its tests
         Item("a.py::plain", fixtures=("tmp_path",)),  # a test that is no benchmark
-        Item("a.py::hw", fixtures=("benchmark", state.LEAN_MODE_FIXTURE)),  # a workload a lean run measures less
+        Item(
+            "a.py::hw", fixtures=("benchmark", state.LEAN_MODE_FIXTURE)
+        ),  # a workload a lean run measures less
         Item("a.py::sweep", marks=[LEAN_MODE]),
     ],
 )
@@ -239,16 +243,33 @@ def test_the_record_adds_timed_rounds_by_runner_and_lean_skips_with_the_checks()
         {"extra_info": {"timed_s": 2.0, "reference_timed_s": 0.5, "lean_skips_s": 1.0}},  # hw queue runner
         {"extra_info": {"timed_s": 1.0}},  # no reference run read
         # the FSDP suite's phases: the timed ones only (steps), the warm-up and setup not
-        {"extra_info": {"host_phase_s": {"timed_steps": 3.0, "first_step": 100.0, "setup": 50.0}, "lean_skips_s": 0.25}},
+        {
+            "extra_info": {
+                "host_phase_s": {"timed_steps": 3.0, "first_step": 100.0, "setup": 50.0},
+                "lean_skips_s": 0.25,
+            }
+        },
         {"extra_info": None},
         {},
         {"extra_info": {"timed_s": float("nan"), "lean_skips_s": "x"}},  # not numbers: nothing
     ]
-    assert rec.record(benchmarks) == {"tests_s": 10.123, "timed_s": 6.5, "collect_s": 0.333, "lean_skips_s": 2.75}
+    assert rec.record(benchmarks) == {
+        "tests_s": 10.123,
+        "timed_s": 6.5,
+        "collect_s": 0.333,
+        "lean_skips_s": 2.75,
+    }
 
 
 def test_a_number_is_a_finite_int_or_float_else_0():
-    assert [wall_record._num(v) for v in (2, 1.5, float("nan"), None, "3", True)] == [2.0, 1.5, 0.0, 0.0, 0.0, 1.0]
+    assert [wall_record._num(v) for v in (2, 1.5, float("nan"), None, "3", True)] == [
+        2.0,
+        1.5,
+        0.0,
+        0.0,
+        0.0,
+        1.0,
+    ]
 
 
 def test_record_asks_the_registered_recorder_and_none_without_one():
@@ -259,4 +280,6 @@ def test_record_asks_the_registered_recorder_and_none_without_one():
     assert wall_record.record(c, [{"extra_info": {"timed_s": 1.0}}])["timed_s"] == 1.0
     assert wall_record.record(c, [])["tests_s"] == 4.0
     other = {"aorta-wall-record": object()}
-    assert wall_record.record(SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=other.get)), []) is None
+    assert (
+        wall_record.record(SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=other.get)), []) is None
+    )
