@@ -17,7 +17,6 @@ from test_gate_offline import H100, bench, multi, run
 
 from aorta.device import SCHEDULING_ENV_PATTERN
 from aorta.exit_codes import EXIT_NOT_SAVED, EXIT_SETTINGS_DIFFER
-from aorta.gate.baselines import baseline as bl
 from aorta.gate.baselines import save_check
 from aorta.gate.comparison.compare import GateSettings
 from aorta.gate.session import before_run as br
