@@ -287,6 +287,8 @@ def test_a_baseline_of_another_gpu_model_is_refused_naming_both(tmp_path):
     assert "AMD Instinct MI300X" in said and H100["gpu_name"] in said
     assert "(GPU model differs: baseline 'AMD Instinct MI300X', this run 'NVIDIA H100 80GB HBM3')" in said
     assert said.endswith("or pass --aorta-allow-mismatch to compare anyway")
+    by_path = usage(br.load_baseline, Config(), str(path), options(tmp_path), GateState())
+    assert by_path == said  # a path is checked against this machine as a name is
 
 
 def test_allow_mismatch_reads_another_machines_baseline_by_name_or_path(tmp_path):
