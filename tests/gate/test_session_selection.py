@@ -123,7 +123,7 @@ def test_a_sample_is_a_benchmark_not_marked_check_run_only_and_lean_mode_by_fixt
     assert selection.is_sample_item(Item(A1))
     assert not selection.is_sample_item(Item(A1, fixtures=("tmp_path",)))
     assert not selection.is_sample_item(Item(A1, marks=[CHECK_RUN_ONLY]))
-    assert selection.has_lean_mode(Item(A1, fixtures=("benchmark", state.LEAN_MODE_FIXTURE)))
+    assert selection.has_lean_mode(Item(A1, fixtures=("benchmark", "hw_queue")))  # aorta.plugin's fixture
     assert selection.has_lean_mode(Item(A1, marks=[LEAN_MODE]))
     assert not selection.has_lean_mode(Item(A1, marks=[CHECK_RUN_ONLY]))
     assert not selection.has_lean_mode(
@@ -159,9 +159,7 @@ def test_a_full_run_of_samples_only_is_a_sample_and_started_by_exec_by_default(m
     [
         Item("a.py::known", marks=[CHECK_RUN_ONLY]),  # a check among its tests
         Item("a.py::plain", fixtures=("tmp_path",)),  # a test that is no benchmark
-        Item(
-            "a.py::hw", fixtures=("benchmark", state.LEAN_MODE_FIXTURE)
-        ),  # a workload a lean run measures less
+        Item("a.py::hw", fixtures=("benchmark", "hw_queue")),  # a workload a lean run measures less
         Item("a.py::sweep", marks=[LEAN_MODE]),
     ],
 )
@@ -283,3 +281,9 @@ def test_record_asks_the_registered_recorder_and_none_without_one():
     assert (
         wall_record.record(SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=other.get)), []) is None
     )
+
+
+def test_the_lean_mode_fixture_is_the_one_aorta_plugin_gives_its_workloads():
+    import aorta.plugin
+
+    assert state.LEAN_MODE_FIXTURE == "hw_queue" and callable(getattr(aorta.plugin, state.LEAN_MODE_FIXTURE))
