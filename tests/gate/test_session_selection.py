@@ -27,13 +27,26 @@ class Item:
         return self.nodeid
 
 
+NOTSET = object()
+
+
 class Config:
     def __init__(self, **opts) -> None:
         self.opts, self.deselected, self.stash = opts, [], {}
         self.hook = SimpleNamespace(pytest_deselected=lambda items: self.deselected.append(list(items)))
 
-    def getoption(self, name, default=None):
-        return self.opts.get(name, default)
+    def getoption(self, name, default=NOTSET):
+        """As pytest's: an option nobody declared is a ``ValueError`` unless a default is given."""
+        if name in self.opts:
+            return self.opts[name]
+        if default is NOTSET:
+            raise ValueError(f"no option named {name!r}")
+        return default
+
+
+def gate_config(**opts) -> Config:
+    """A config with the gate's selection options declared (their defaults unless given), as the gate's are."""
+    return Config(**{"aorta_only_file": None, "aorta_order_seed": 0, "aorta_lean_run": False, **opts})
 
 
 def ids(items) -> list[str]:
@@ -45,7 +58,7 @@ A1, A2, B1, B2 = "a.py::t1", "a.py::t2", "b.py::t1", "b.py::t2"
 
 # ------------------------------------------------------------------------------------------ select_items
 def test_no_option_keeps_every_item_in_its_order():
-    items, c = [Item(n) for n in (A1, A2, B1, B2)], Config(aorta_order_seed=0)
+    items, c = [Item(n) for n in (A1, A2, B1, B2)], gate_config(aorta_order_seed=0)
     selection.select_items(c, items)
     assert (ids(items), c.deselected) == ([A1, A2, B1, B2], [])
 
@@ -53,7 +66,7 @@ def test_no_option_keeps_every_item_in_its_order():
 def test_only_file_keeps_the_listed_items_in_the_collected_order(tmp_path):
     only = tmp_path / "only.txt"
     only.write_text(f"  {B2}\n\n{A1}  \n")  # stripped, blank lines ignored, its order not the run's
-    items, c = [Item(n) for n in (A1, A2, B1, B2)], Config(aorta_only_file=str(only), aorta_order_seed=0)
+    items, c = [Item(n) for n in (A1, A2, B1, B2)], gate_config(aorta_only_file=str(only), aorta_order_seed=0)
     selection.select_items(c, items)
     assert ids(items) == [A1, B2]
     assert [ids(d) for d in c.deselected] == [[A2, B1]]  # said to pytest once, the dropped ones only
@@ -62,7 +75,7 @@ def test_only_file_keeps_the_listed_items_in_the_collected_order(tmp_path):
 def test_only_file_that_lists_every_item_deselects_nothing(tmp_path):
     only = tmp_path / "only.txt"
     only.write_text("\n".join([B1, A1]))
-    items, c = [Item(A1), Item(B1)], Config(aorta_only_file=str(only))
+    items, c = [Item(A1), Item(B1)], gate_config(aorta_only_file=str(only))
     selection.select_items(c, items)
     assert (ids(items), c.deselected) == ([A1, B1], [])
 
@@ -70,7 +83,7 @@ def test_only_file_that_lists_every_item_deselects_nothing(tmp_path):
 def test_an_only_file_that_cannot_be_read_is_refused_naming_it(tmp_path):
     missing = tmp_path / "gone.txt"
     with pytest.raises(pytest.UsageError) as exc:
-        selection.select_items(Config(aorta_only_file=str(missing)), [Item(A1)])
+        selection.select_items(gate_config(aorta_only_file=str(missing)), [Item(A1)])
     assert str(exc.value) == f"--aorta-only-file={missing}: cannot be read (No such file or directory)"
 
 
@@ -79,21 +92,21 @@ def test_a_lean_run_keeps_the_benchmarks_that_are_samples():
     plain = Item("a.py::plain", fixtures=("tmp_path",))
     lean_mode = Item(B1, fixtures=("benchmark", "hw_queue"), marks=[LEAN_MODE])  # still a sample
     items = [check, Item(A1), plain, lean_mode]
-    c = Config(aorta_lean_run=True)
+    c = gate_config(aorta_lean_run=True)
     selection.select_items(c, items)
     assert ids(items) == [A1, B1]
     assert [ids(d) for d in c.deselected] == [["a.py::known", "a.py::plain"]]
 
 
 def test_a_lean_run_of_samples_only_deselects_nothing():
-    items, c = [Item(A1), Item(B1)], Config(aorta_lean_run=True)
+    items, c = [Item(A1), Item(B1)], gate_config(aorta_lean_run=True)
     selection.select_items(c, items)
     assert (ids(items), c.deselected) == ([A1, B1], [])
 
 
 def test_a_full_run_keeps_its_checks():
     items = [Item("a.py::known", marks=[CHECK_RUN_ONLY]), Item(A1, fixtures=())]
-    c = Config(aorta_lean_run=False)
+    c = gate_config(aorta_lean_run=False)
     selection.select_items(c, items)
     assert (ids(items), c.deselected) == (["a.py::known", A1], [])
 
@@ -102,7 +115,7 @@ def test_a_full_run_keeps_its_checks():
 def test_an_order_seed_runs_the_items_in_its_order(seed):
     names = [A1, A2, B1, B2, "c.py::t1"]
     items = [Item(n) for n in names]
-    selection.select_items(Config(aorta_order_seed=seed), items)
+    selection.select_items(gate_config(aorta_order_seed=seed), items)
     want = [names[k] for k in fresh_runs.order_items(names, seed)]
     assert ids(items) == want and want != names
 
@@ -112,7 +125,7 @@ def test_the_only_file_then_the_lean_cut_then_the_order(tmp_path):
     only.write_text("\n".join([A1, A2, B1, "b.py::known"]))
     names = [A1, A2, B1, "b.py::known", B2]
     items = [Item(n, marks=[CHECK_RUN_ONLY] if "known" in n else []) for n in names]
-    c = Config(aorta_only_file=str(only), aorta_lean_run=True, aorta_order_seed=3)
+    c = gate_config(aorta_only_file=str(only), aorta_lean_run=True, aorta_order_seed=3)
     selection.select_items(c, items)
     kept = [A1, A2, B1]
     assert ids(items) == [kept[k] for k in fresh_runs.order_items(kept, 3)]
@@ -137,7 +150,7 @@ def block(monkeypatch, items, start=None, **opts) -> dict:
         monkeypatch.delenv(fork_server.START_KEY, raising=False)
     else:
         monkeypatch.setenv(fork_server.START_KEY, start)
-    c = Config(**opts)
+    c = gate_config(**opts)
     selection.record_block(SimpleNamespace(config=c, items=items))
     return c.stash[state.RUN_BLOCK]
 
@@ -287,3 +300,27 @@ def test_the_lean_mode_fixture_is_the_one_aorta_plugin_gives_its_workloads():
     import aorta.plugin
 
     assert state.LEAN_MODE_FIXTURE == "hw_queue" and callable(getattr(aorta.plugin, state.LEAN_MODE_FIXTURE))
+
+
+def test_a_config_without_the_lean_option_is_a_full_run():
+    items = [Item("a.py::known", marks=[CHECK_RUN_ONLY]), Item(A1)]
+    c = Config(aorta_only_file=None, aorta_order_seed=0)  # the gate's lean option not declared
+    selection.select_items(c, items)
+    assert (ids(items), c.deselected) == (["a.py::known", A1], [])
+    selection.record_block(SimpleNamespace(config=c, items=items))
+    assert (c.stash[state.RUN_BLOCK]["kind"], c.stash[state.RUN_BLOCK]["sample"]) == (blocks.FULL, False)
+
+
+def test_a_recorder_before_collection_counts_nothing_and_every_test_as_a_check():
+    rec = wall_record.WallRecorder(config=None)
+    assert rec.record([]) == {"tests_s": 0.0, "timed_s": 0.0, "collect_s": 0.0, "lean_skips_s": 0.0}
+    rec.pytest_runtest_logreport(report(A1, 0.5))  # no collection seen: no benchmark known
+    rec.pytest_runtest_logreport(SimpleNamespace(nodeid=A1))  # a report without a duration: 0 s
+    assert (rec.tests_s, rec.checks_s) == (0.5, 0.5)
+
+
+def test_the_record_rounds_to_the_millisecond():
+    rec = wall_record.WallRecorder(config=None)
+    rec.checks_s = 0.00049
+    benchmarks = [{"extra_info": {"timed_s": 1.23456, "lean_skips_s": 0.0004}}]
+    assert rec.record(benchmarks) == {"tests_s": 0.0, "timed_s": 1.235, "collect_s": 0.0, "lean_skips_s": 0.001}
