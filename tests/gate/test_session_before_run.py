@@ -24,26 +24,41 @@ from aorta.gate.session.options import DEFAULT_BUDGET_S, GateOptions
 from aorta.gate.session.state import GateState
 
 H100_KEY = "nvidia-h100-80gb-hbm3-x1"
+NOTSET = object()
 
 
 class Config:
     def __init__(self, device=("cuda", H100["gpu_name"], 1), plugins=(), history=None, **opts) -> None:
         backend, name, count = device
         props = SimpleNamespace(backend=backend, name=name, device_count=count)
-        self.opts, self.calls = {"aorta_allow_env_diff": [], **opts}, []
+        self.device = SimpleNamespace(properties=lambda: props)
+        declared = {"aorta_allow_env_diff": [], "benchmark_json": None, "benchmark_disable": False}
+        declared["benchmark_skip"] = False
+        if "xdist" in plugins:  # its option is declared where the plugin is
+            declared["numprocesses"] = None
+        self.opts, self.calls = {**declared, **opts}, []
+
+        def session_device(config):
+            assert config is self, "the hook is asked about this run's config"
+            return self.device
 
         def history_baseline(config, ref, machine_model):
+            assert config is self, "the hook is asked about this run's config"
             self.calls.append((ref, machine_model))
             return history
 
         self.hook = SimpleNamespace(
-            pytest_aorta_session_device=lambda config: SimpleNamespace(properties=lambda: props),
-            pytest_aorta_history_baseline=history_baseline,
+            pytest_aorta_session_device=session_device, pytest_aorta_history_baseline=history_baseline
         )
         self.pluginmanager = SimpleNamespace(hasplugin=lambda name: name in plugins)
 
-    def getoption(self, name, default=None):
-        return self.opts.get(name, default)
+    def getoption(self, name, default=NOTSET):
+        """As pytest's: an option nobody declared is a ``ValueError`` unless a default is given."""
+        if name in self.opts:
+            return self.opts[name]
+        if default is NOTSET:
+            raise ValueError(f"no option named {name!r}")
+        return default
 
 
 def options(tmp_path: Path, **kw) -> GateOptions:
@@ -232,13 +247,15 @@ def test_a_save_is_checked_now_with_this_machine_and_python(tmp_path, monkeypatc
         seen.update(directory=directory, name=name, current=current, replace=replace)
         return Path("/the/file.json")
 
+    config = Config(device=("cuda", "B200", 2))
     monkeypatch.setattr(save_check, "check_save", check_save)
     monkeypatch.setattr(
-        "aorta.environment.machine.machine_info", lambda device: {"backend": "cuda", "gpu_count": 2}
+        "aorta.environment.machine.machine_info",
+        lambda device: {"backend": "cuda", "gpu_count": device.properties().device_count},
     )
     monkeypatch.setattr("platform.python_version", lambda: "3.99.1")
     opts = options(tmp_path, save_name="nb", replace_baseline=True)
-    assert br.check_save_now(Config(), opts) == Path("/the/file.json")
+    assert br.check_save_now(config, opts) == Path("/the/file.json")
     want_current = {
         "machine_info": {"aorta": {"backend": "cuda", "gpu_count": 2}, "python_version": "3.99.1"}
     }
