@@ -419,15 +419,38 @@ def test_plain_runs_start_n_children_and_the_json_moves_to_the_gate(tmp_path, mo
     ((args, kw),) = calls
     assert (args, kw["cwd"], kw["out_dir"], kw["count"]) == (ARGS, tmp_path, state.runs_dir, 4)
     assert state.runs_dir.parent == tmp_path / "runs" and state.children == ["kids"] and state.auto is None
+    kw["say"]("run 1/4 started")
+    assert s.config.lines == ["run 1/4 started"]  # the children's lines go to the terminal
+
+
+def test_a_benchmark_session_without_a_json_target_keeps_none(tmp_path, monkeypatch):
+    monkeypatch.setattr(fresh.fresh_runs, "run_children", lambda args, **kw: [])
+    for i, bs in enumerate((SimpleNamespace(), SimpleNamespace(json=None), None)):
+        s = session(
+            tmp_path, options(tmp_path, runs=2, compare_ref=None, runs_root=tmp_path / str(i)), GateState()
+        )
+        if bs is not None:
+            s.config._benchmarksession = bs
+        assert fresh.run_in_fresh_processes(s) is True
+        assert s.config.stash[GATE_STATE].json_target is None
+        assert getattr(bs, "json", None) is None
 
 
 def test_a_gates_runs_go_through_the_auto_loop(tmp_path, monkeypatch):
     kids = [child(tmp_path, "check", None)]
     outcome = auto_runs.AutoOutcome(check=kids[0])
     seen = []
-    monkeypatch.setattr(
-        fresh, "run_auto_gate", lambda config, opts, state: seen.append(state.runs_dir) or outcome
-    )
+
+    def run_auto_gate(config, opts, state):
+        assert (
+            config is s.config
+            and opts is s.config.stash[GATE_OPTIONS]
+            and state is s.config.stash[GATE_STATE]
+        )
+        seen.append(state.runs_dir)
+        return outcome
+
+    monkeypatch.setattr(fresh, "run_auto_gate", run_auto_gate)
     monkeypatch.setattr(fresh.fresh_runs, "run_children", lambda *a, **k: pytest.fail("not the plain runs"))
     for i, kw in enumerate(
         ({"runs": 3}, {"runs": AUTO_RUNS}, {"runs": 2, "compare_ref": None, "save_name": "nb"})
