@@ -281,6 +281,7 @@ class Starts:
         self.tmp_path, self.docs, self.calls, self.fail_at = tmp_path, list(docs), [], fail_at
 
     def __call__(self, args, **kw):
+        assert args == ARGS, "each run is the gate's own command"
         self.calls.append(kw)
         k = len(self.calls) - 1
         only = kw["only_file"].read_text().split() if kw["only_file"] is not None else None
@@ -318,6 +319,9 @@ def test_fixed_runs_against_blocks_take_the_check_run_then_the_blocks_seeds(tmp_
         ("run3", "run 3/3", 5, True, None),  # past the baseline's blocks: its first again
     ]
     assert all(s["cwd"] == tmp_path and s["out_dir"] == tmp_path for s in starts.calls)
+    starts.calls[1]["say"]("a child's line")
+    assert c.lines == ["a child's line"]  # each run's lines go to the terminal
+    c.lines.clear()
     assert (len(out.full), out.comparison, out.stop_reason) == (3, None, "the cap of 3 runs")
     assert c.lines == []  # a fixed N plans nothing and judges nothing
 
