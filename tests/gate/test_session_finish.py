@@ -14,7 +14,7 @@ from test_gate_offline import BASE, SLOW, bench, multi, run
 
 from aorta.exit_codes import EXIT_NOT_SAVED, EXIT_NOTHING_COMPARED, EXIT_REGRESSION
 from aorta.gate.baselines import baseline as bl
-from aorta.gate.comparison.compare import GateSettings
+from aorta.gate.comparison.compare import GateSettings, Threshold
 from aorta.gate.runs import blocks, fresh_runs
 from aorta.gate.session import auto_runs, finish
 from aorta.gate.session.options import DEFAULT_BUDGET_S, GateOptions
@@ -52,14 +52,16 @@ class Session:
         c = SimpleNamespace(
             stash=Stash({GATE_OPTIONS: opts, GATE_STATE: state}),
             getoption=lambda name, default=None: {"verbose": verbose}.get(name, default),
-            hook=SimpleNamespace(
-                pytest_aorta_options=lambda config: SimpleNamespace(rounds=5, device="cuda")
-            ),
+            hook=SimpleNamespace(pytest_aorta_options=self.aorta_options),
             pluginmanager=SimpleNamespace(get_plugin=lambda name: None),
             invocation_params=SimpleNamespace(args=(), dir=tmp_path),
             _benchmarksession=SimpleNamespace(disabled=disabled),
         )
         self.config = c
+
+    def aorta_options(self, config):
+        assert config is self.config, "the hook is asked about this run's config"
+        return SimpleNamespace(rounds=5, device="cuda")
 
 
 def child(tmp_path: Path, name: str, doc: dict | None, *, code: int = 0, label: str | None = None):
@@ -111,10 +113,16 @@ def test_plain_runs_a_failed_run_gives_its_code_and_says_where_its_output_is(tmp
 
 def test_plain_runs_all_passed_are_written_as_one_document(tmp_path, monkeypatch):
     written = []
-    monkeypatch.setattr(finish, "write_combined", lambda config, doc, state: written.append(doc))
     kids = [child(tmp_path, f"r{k}", run([bench("a", 10.0, seed=k)])) for k in (1, 2)]
     state = GateState(children=kids)
-    s = finished(tmp_path, options(tmp_path, compare_ref=None, runs=2), state)
+    s = Session(tmp_path, options(tmp_path, compare_ref=None, runs=2), state)
+
+    def write_combined(config, doc, to):
+        assert config is s.config and to is state
+        written.append(doc)
+
+    monkeypatch.setattr(finish, "write_combined", write_combined)
+    finish.finish_gate(s, 0)
     assert s.exitstatus == 0 and [e["id"] for e in written[0]["aorta_runs"]] == ["run1", "run2"]
     written.clear()
     finished(tmp_path, options(tmp_path, compare_ref=None, runs=1), GateState(children=kids))
@@ -309,18 +317,32 @@ def test_a_save_writes_the_baseline_and_says_its_runs_noise_and_blocks(tmp_path,
     doc = bl.combine_runs(docs, ["run1", "run2", "run3"])
     here(monkeypatch, doc)
     state = GateState()
-    s = finished(tmp_path, options(tmp_path, compare_ref=None, save_name="nb", runs=3), state)
+    settings = GateSettings(min_effect=0.02, max_mde=0.2, thresholds=(Threshold("*", "tflops", 0.03),))
+    opts = options(tmp_path, compare_ref=None, save_name="nb", runs=3, settings=settings)
+    s = finished(tmp_path, opts, state)
     assert s.exitstatus == 0
     path = tmp_path / "baselines" / "nvidia-h100-80gb-hbm3-x1" / "nb.json"
-    saved = json.loads(path.read_text())
-    assert saved["aorta_baseline"]["name"] == "nb" and len(saved["aorta_baseline"]["runs"]) == 3
-    assert (
-        saved["aorta_baseline"]["options"]["rounds"] == 5
-        and saved["aorta_baseline"]["options"]["alpha"] == 0.01
+    saved = json.loads(path.read_text())["aorta_baseline"]
+    assert saved["name"] == "nb" and len(saved["runs"]) == 3
+    assert saved["options"] == {
+        "rounds": 5,  # the run's own options, from the hook
+        "device": "cuda",
+        "min_effect": 0.02,
+        "alpha": 0.01,
+        "thresholds": [{"benchmark_glob": "*", "metric_glob": "tflops", "min_effect": 0.03}],
+    }
+    profile = saved["noise_profile"]
+    assert (profile["max_mde"], profile["planned_runs"], profile["gateable"], profile["not_gateable"]) == (
+        0.2,
+        3,
+        2,
+        0,
     )
     (line,) = state.lines
-    assert line.startswith(f"baseline 'nb' saved: {path} (1 benchmarks, 3 runs); noise profile: ")
-    assert "figures gateable (MDE at most 5% with 3 candidate runs)" in line
+    assert line.startswith(
+        f"baseline 'nb' saved: {path} (1 benchmarks, 3 runs); noise profile: 2 of 2 figures gateable (MDE at "
+        "most 20% with 3 candidate runs)"
+    )
     assert line.endswith("; 3 lean blocks a later compare pairs with (its runs past 3 repeat them)")
 
 
@@ -332,6 +354,10 @@ def test_a_save_of_one_run_without_blocks_hints_at_more_runs(tmp_path, monkeypat
         "(1 benchmarks, 1 run: save it again, or with --aorta-runs N, to give the gate the noise between runs); "
         "noise profile: 0 of 2 figures gateable (MDE at most 5% with 3 candidate runs)"
     )
+    monkeypatch.setenv("WORLD_SIZE", "")  # set but empty: one process
+    state = GateState()
+    finished(tmp_path, options(tmp_path, compare_ref=None, save_name="nb1"), state)
+    assert "(1 benchmarks, 1 run: save it again, or with --aorta-runs N" in state.lines[0]
     monkeypatch.setenv("WORLD_SIZE", "2")
     state = GateState()
     finished(tmp_path, options(tmp_path, compare_ref=None, save_name="nb2"), state)
@@ -387,3 +413,21 @@ def test_a_compare_and_save_saves_only_a_clean_run(tmp_path, monkeypatch):
     s = finished(tmp_path, options(tmp_path, save_name="nb", runs=1), state)
     assert s.exitstatus == EXIT_REGRESSION
     assert state.lines[-1].startswith("baseline 'nb' NOT saved: the comparison in this run exited 10")
+
+
+def test_a_replaced_baseline_starts_afresh_an_added_run_joins(tmp_path, monkeypatch):
+    for k, (replace, runs) in enumerate(((False, 1), (False, 2), (True, 1))):
+        here(monkeypatch, run([bench("a", 10.0, seed=k)]))
+        state = GateState()
+        finished(
+            tmp_path, options(tmp_path, compare_ref=None, save_name="nb", replace_baseline=replace), state
+        )
+        assert f"(1 benchmarks, {runs} run" in state.lines[0], (replace, state.lines)
+
+
+def test_plain_runs_a_run_that_exited_0_without_its_json_failed(tmp_path):
+    kid = child(tmp_path, "r1", None, code=0, label="run 1/2")
+    state = GateState(children=[kid])
+    s = finished(tmp_path, options(tmp_path, compare_ref=None, runs=2), state)
+    assert s.exitstatus == int(pytest.ExitCode.TESTS_FAILED)
+    assert state.lines == [f"aorta gate: run 1/2 failed (exit 0); its output: {kid.log_path}"]
