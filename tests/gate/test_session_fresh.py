@@ -18,6 +18,7 @@ from aorta.gate.runs import blocks, fresh_runs, run_wall
 from aorta.gate.session import auto_runs, fresh
 from aorta.gate.session.options import AUTO_RUNS, DEFAULT_BUDGET_S, GateOptions
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, GateState
+from aorta.gate.stats import sequential
 from aorta.gate.stats.sequential import LOOKS
 
 ARGS = ("benchmarks/", "--aorta-compare=main")
@@ -493,3 +494,36 @@ def test_bench_dicts_are_the_benchmarks_without_an_error_from_start(tmp_path):
     c._benchmarksession = SimpleNamespace(benchmarks=[b("a"), b("b", err=True), b("c"), b("d")])
     assert fresh.bench_dicts(c) == [{"name": n, "data": True} for n in ("a", "c", "d")]
     assert fresh.bench_dicts(c, start=2) == [{"name": n, "data": True} for n in ("c", "d")]
+
+
+def test_the_first_repeat_run_is_planned_at_the_check_runs_lean_estimate_and_says_so(tmp_path):
+    (tmp_path / "r.json").write_text("{}")
+
+    def run_of(wall_s: float, **kw) -> fresh_runs.ChildRun:
+        return fresh_runs.ChildRun("run", 0, tmp_path / "r.json", tmp_path / "r.log", wall_s, **kw)
+
+    check = run_of(40.0, lean=False, sample=False, lean_estimate_s=12.0)
+    lines: list[str] = []
+    budget = sequential.Budget(100.0, max_runs=3)
+    auto_runs.run_auto(
+        lambda k, only, lean: check if k == 0 else run_of(12.0, lean=True),
+        budget,
+        say=lines.append,
+        clock=lambda: 0.0,
+    )
+    assert lines == [
+        "check run 40 s (not a sample); repeat runs planned at 12 s each (the check run less the checks and "
+        "passes a repeat run skips) until one is measured: the budget holds about 3 more"
+    ]
+    lines.clear()
+    no_estimate = run_of(40.0, lean=False, sample=False)
+    auto_runs.run_auto(
+        lambda k, only, lean: no_estimate if k == 0 else run_of(12.0, lean=True),
+        budget,
+        say=lines.append,
+        clock=lambda: 0.0,
+    )
+    assert lines == [
+        "check run 40 s (not a sample); repeat runs planned at 20 s each until one is measured: the budget holds "
+        "about 3 more"
+    ]
