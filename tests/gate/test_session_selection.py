@@ -323,4 +323,9 @@ def test_the_record_rounds_to_the_millisecond():
     rec = wall_record.WallRecorder(config=None)
     rec.checks_s = 0.00049
     benchmarks = [{"extra_info": {"timed_s": 1.23456, "lean_skips_s": 0.0004}}]
-    assert rec.record(benchmarks) == {"tests_s": 0.0, "timed_s": 1.235, "collect_s": 0.0, "lean_skips_s": 0.001}
+    assert rec.record(benchmarks) == {
+        "tests_s": 0.0,
+        "timed_s": 1.235,
+        "collect_s": 0.0,
+        "lean_skips_s": 0.001,
+    }

@@ -270,7 +270,9 @@ def runs_and_confirm(config: pytest.Config, gating: bool, comparing: bool) -> tu
     if multi_rank:
         # runs: 1 is allowed, auto (0) is not; confirm: 0 is allowed (AUTO_RUNS is the runs' sentinel only)
         refused = [
-            ("--aorta-runs", "auto" if runs == AUTO_RUNS else runs) if runs is not None and runs != 1 else None,
+            ("--aorta-runs", "auto" if runs == AUTO_RUNS else runs)
+            if runs is not None and runs != 1
+            else None,
             ("--aorta-confirm", confirm) if confirm else None,
         ]
         for flag, value in filter(None, refused):
