@@ -269,13 +269,12 @@ def runs_and_confirm(config: pytest.Config, gating: bool, comparing: bool) -> tu
     nested = multi_rank or bool(os.environ.get(fresh_runs.CHILD_ENV))  # never starts runs of its own
     if multi_rank:
         # runs: 1 is allowed, auto (0) is not; confirm: 0 is allowed (AUTO_RUNS is the runs' sentinel only)
-        refused = [
-            ("--aorta-runs", "auto" if runs == AUTO_RUNS else runs)
-            if runs is not None and runs != 1
-            else None,
-            ("--aorta-confirm", confirm) if confirm else None,
-        ]
-        for flag, value in filter(None, refused):
+        refused = []
+        if runs is not None and runs != 1:
+            refused.append(("--aorta-runs", "auto" if runs == AUTO_RUNS else runs))
+        if confirm:
+            refused.append(("--aorta-confirm", confirm))
+        for flag, value in refused:
             raise pytest.UsageError(
                 f"{flag}={value} under torchrun: fresh-process runs are started by the gate outside "
                 "torchrun; launch torchrun once per run instead (saving to a baseline adds a run; "
