@@ -618,3 +618,15 @@ def test_each_option_with_a_value_parses_it_by_its_own_name():
         "linelist",
         [],
     )
+
+
+def test_the_places_the_gate_writes_are_declared_as_outputs_folder_or_file():
+    from aorta.record.output_arguments import OPTION_OUTPUTS
+
+    option_table()
+    assert {k: OPTION_OUTPUTS[k] for k in ("aorta_baseline_dir", "aorta_runs_dir", "aorta_verdict_json")} == {
+        "aorta_baseline_dir": ("--aorta-baseline-dir", "dir", None),
+        "aorta_runs_dir": ("--aorta-runs-dir", "dir", None),
+        "aorta_verdict_json": ("--aorta-verdict-json", "file", None),
+    }
+    assert OPTION_OUTPUTS["aorta_markdown"] == ("--aorta-markdown", "file", None)
