@@ -81,7 +81,11 @@ def rank_0(monkeypatch):
 
 def here(monkeypatch, doc: dict | None) -> None:
     """This process's own run (``--aorta-runs 1``): ``doc``."""
-    monkeypatch.setattr(finish, "candidate", lambda config, opts, state: doc)
+    def candidate(config, opts, state):
+        assert config.stash[GATE_OPTIONS] is opts and config.stash[GATE_STATE] is state
+        return doc
+
+    monkeypatch.setattr(finish, "candidate", candidate)
 
 
 def finished(tmp_path, opts, state, exitstatus: int = 0, **kw) -> Session:
