@@ -81,6 +81,7 @@ def rank_0(monkeypatch):
 
 def here(monkeypatch, doc: dict | None) -> None:
     """This process's own run (``--aorta-runs 1``): ``doc``."""
+
     def candidate(config, opts, state):
         assert config.stash[GATE_OPTIONS] is opts and config.stash[GATE_STATE] is state
         return doc
@@ -263,17 +264,80 @@ def test_suspects_are_confirmed_and_judged_with_the_extra_runs(tmp_path, monkeyp
     calls = []
 
     def confirm(config, opts, state, comp):
+        assert config.stash[GATE_OPTIONS] is opts and config.stash[GATE_STATE] is state
         calls.append(comp.suspects())
         return [
             multi("a", [c], seed=40 + k) for k, c in enumerate([10.0, 10.01])
         ]  # the confirmations: as before
 
     monkeypatch.setattr(finish, "confirm_suspects", confirm)
+    state = GateState(baseline=multi("a", BASE), baseline_path=tmp_path / "main.json", lines=["before"])
+    settings = GateSettings(min_effect=0.015)
+    s = finished(tmp_path, options(tmp_path, confirm=2, settings=settings), state)
+    assert calls == [["benchmarks/hw_queue/test_x.py::a"]]
+    comp = state.comparison
+    assert comp.verdicts[0].cand_runs == 5  # 3 runs and 2 confirmations
+    assert (comp.settings, comp.ref_label, comp.cand_label) == (
+        settings,
+        str(tmp_path / "main.json"),
+        "this run",
+    )
+    assert s.exitstatus == comp.exit_code
+    assert state.lines[0] == "before"  # the verdict's lines are added to what the gate said before
+
+
+def test_the_settings_given_judge_the_run(tmp_path, monkeypatch):
+    here(monkeypatch, multi("a", SLOW, seed=10))  # 6% slower: SAME under a 10% minimum effect
+    state = GateState(baseline=multi("a", BASE), baseline_path=tmp_path / "main.json")
+    s = finished(tmp_path, options(tmp_path, settings=GateSettings(min_effect=0.1)), state)
+    assert s.exitstatus == 0 and [v.outcome for v in state.comparison.verdicts] == ["SAME", "SAME"]
+
+
+def test_a_confirmation_that_exited_0_without_its_json_failed(tmp_path, monkeypatch):
+    here(monkeypatch, multi("a", SLOW, seed=10))
+    bad = child(tmp_path, "c1", None, code=0, label="confirm 1/2")
+    monkeypatch.setattr(
+        finish, "confirm_suspects", lambda config, opts, state, comp: state.children.append(bad) or []
+    )
     state = GateState(baseline=multi("a", BASE), baseline_path=tmp_path / "main.json")
     s = finished(tmp_path, options(tmp_path, confirm=2), state)
-    assert calls == [["benchmarks/hw_queue/test_x.py::a"]]
-    assert state.comparison.verdicts[0].cand_runs == 5  # 3 runs and 2 confirmations
-    assert s.exitstatus == state.comparison.exit_code
+    assert s.exitstatus == int(pytest.ExitCode.TESTS_FAILED) and state.comparison is None
+
+
+def test_the_markdown_is_written_where_asked(tmp_path, monkeypatch):
+    here(monkeypatch, multi("a", AGAIN, seed=10))
+    state = GateState(baseline=multi("a", BASE), baseline_path=tmp_path / "main.json")
+    finished(tmp_path, options(tmp_path, markdown=tmp_path / "summary.md"), state)
+    assert (tmp_path / "summary.md").read_text().strip()
+
+
+def test_no_benchmark_session_or_an_older_one_reads_as_not_disabled(tmp_path, monkeypatch):
+    here(monkeypatch, None)
+    for bs in (SimpleNamespace(), "none"):
+        s = Session(tmp_path, options(tmp_path), state := GateState())
+        if bs == "none":
+            del s.config._benchmarksession
+        else:
+            s.config._benchmarksession = bs
+        finish.finish_gate(s, 0)
+        assert state.lines == ["aorta gate: NOTHING COMPARED: no benchmark ran in this run, nothing saved"]
+
+
+def test_a_run_without_benchmarks_says_so_and_the_runs_are_written_together(tmp_path, monkeypatch):
+    empty = run([])
+    here(monkeypatch, empty)
+    state = GateState(baseline=multi("a", BASE), baseline_path=tmp_path / "main.json")
+    s = Session(tmp_path, options(tmp_path, runs=2), state)
+    written = []
+
+    def write_combined(config, doc, to):
+        assert config is s.config and to is state
+        written.append(doc)
+
+    monkeypatch.setattr(finish, "write_combined", write_combined)
+    finish.finish_gate(s, 0)
+    assert state.lines[0] == "aorta gate: no benchmark results in this run"
+    assert written == [empty]
 
 
 def test_a_failed_confirmation_gives_no_verdict_and_its_code(tmp_path, monkeypatch):
