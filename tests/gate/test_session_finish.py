@@ -273,14 +273,14 @@ def test_suspects_are_confirmed_and_judged_with_the_extra_runs(tmp_path, monkeyp
     monkeypatch.setattr(finish, "confirm_suspects", confirm)
     state = GateState(baseline=multi("a", BASE), baseline_path=tmp_path / "main.json", lines=["before"])
     settings = GateSettings(min_effect=0.015)
-    s = finished(tmp_path, options(tmp_path, confirm=2, settings=settings), state)
+    s = finished(tmp_path, options(tmp_path, confirm=2, runs=3, settings=settings), state)
     assert calls == [["benchmarks/hw_queue/test_x.py::a"]]
     comp = state.comparison
     assert comp.verdicts[0].cand_runs == 5  # 3 runs and 2 confirmations
     assert (comp.settings, comp.ref_label, comp.cand_label) == (
         settings,
         str(tmp_path / "main.json"),
-        "this run",
+        "this run (3 fresh processes)",
     )
     assert s.exitstatus == comp.exit_code
     assert state.lines[0] == "before"  # the verdict's lines are added to what the gate said before
