@@ -268,13 +268,18 @@ def runs_and_confirm(config: pytest.Config, gating: bool, comparing: bool) -> tu
     multi_rank = int(os.environ.get("WORLD_SIZE", "1") or 1) > 1
     nested = multi_rank or bool(os.environ.get(fresh_runs.CHILD_ENV))  # never starts runs of its own
     if multi_rank:
-        for flag, value in (("--aorta-runs", runs), ("--aorta-confirm", confirm)):
-            if value is not None and (value > (1 if flag == "--aorta-runs" else 0) or value == AUTO_RUNS):
-                raise pytest.UsageError(
-                    f"{flag}={value} under torchrun: fresh-process runs are started by the gate outside "
-                    "torchrun; launch torchrun once per run instead (saving to a baseline adds a run; "
-                    "'aorta compare BASELINE.json RUN1.json RUN2.json ...' judges several runs together)"
-                )
+        # runs: 1 is allowed, auto (0) is not; confirm: 0 is allowed (AUTO_RUNS is the runs' sentinel only)
+        refused = []
+        if runs is not None and runs != 1:
+            refused.append(("--aorta-runs", "auto" if runs == AUTO_RUNS else runs))
+        if confirm:
+            refused.append(("--aorta-confirm", confirm))
+        for flag, value in refused:
+            raise pytest.UsageError(
+                f"{flag}={value} under torchrun: fresh-process runs are started by the gate outside "
+                "torchrun; launch torchrun once per run instead (saving to a baseline adds a run; "
+                "'aorta compare BASELINE.json RUN1.json RUN2.json ...' judges several runs together)"
+            )
     if runs is None:
         runs = DEFAULT_GATE_RUNS if gating and not nested else 1
     if runs == AUTO_RUNS and confirm:
