@@ -315,6 +315,7 @@ def test_runs_and_confirm_default_for_this_process(monkeypatch, args, env, want)
         (("--aorta-runs=2",), "--aorta-runs=2 under torchrun"),
         (("--aorta-runs=auto",), "--aorta-runs=auto under torchrun"),
         (("--aorta-confirm=2",), "--aorta-confirm=2 under torchrun"),
+        (("--aorta-confirm=1",), "--aorta-confirm=1 under torchrun"),
     ],
 )
 def test_runs_or_confirm_under_torchrun_are_refused_naming_the_flag(monkeypatch, args, says):
