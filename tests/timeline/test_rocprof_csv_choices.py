@@ -275,12 +275,16 @@ def test_a_copy_ending_before_it_starts_is_refused_as_a_copy(tmp_path):
     assert refusal(f) == f"{f}: line 2: the memory_copy ends before it starts ({T0 - 1} < {T0} ns)"
 
 
-def test_a_copy_needs_no_queue(tmp_path):
+def test_a_copy_needs_no_queue_and_is_on_none(tmp_path):
+    """Hardware queues are the kernels' (``queue_figures``): a copy's Queue_Id, written or not, is not kept."""
     f = csv_file(
-        tmp_path / "c.csv", "Kind,Queue_Id,Start_Timestamp,End_Timestamp", f'"MEMORY_COPY",,{T0},{T0}'
+        tmp_path / "c.csv",
+        "Kind,Queue_Id,Start_Timestamp,End_Timestamp",
+        f'"MEMORY_COPY",,{T0},{T0}',
+        f'"MEMORY_COPY",3,{T0 + 1},{T0 + 2}',
     )
-    (op,) = read_one(f).ops
-    assert op.queue is None and op.device is None and op.name == "MEMORY_COPY"
+    ops = read_one(f).ops
+    assert [(op.queue, op.device, op.name) for op in ops] == [(None, None, "MEMORY_COPY")] * 2
 
 
 def test_a_row_of_no_record_is_refused_naming_its_first_columns(tmp_path):
@@ -324,13 +328,14 @@ def test_bytes_that_are_no_utf8_and_a_damaged_gzip_are_refused_naming_the_file(t
     "last, cut",
     [
         (kernel("Agent 4", 1, 11, "k", 2, T0 + 10, T0 + 20), False),  # every field: complete
+        (kernel("Agent 4", 1, 11, "k", 2, T0 + 10, T0 + 20, grid=(1, 1, 1)), False),  # a size of fewer digits
         (kernel("Agent 4", 1, 11, "k", 2, T0 + 10, T0 + 20)[:-4], True),  # fewer fields
     ],
 )
 def test_a_kernel_line_without_its_newline_is_cut_only_when_fields_are_missing(tmp_path, last, cut):
     """The kernel trace ends with Grid_Size_Z, no timestamp: a line with every field is whole."""
-    f = csv_file(tmp_path / "kernel_trace.csv", KERNEL_COLUMNS, kernel("Agent 4", 1, 11, "k", 1, T0, T0 + 1), last,
-                 end="")  # fmt: skip
+    first = kernel("Agent 4", 1, 11, "k", 1, T0, T0 + 1, grid=(1024, 8, 12))
+    f = csv_file(tmp_path / "kernel_trace.csv", KERNEL_COLUMNS, first, last, end="")
     if cut:
         assert refusal(f) == f"{f}: line 3: the file ends inside it (no newline at its end: cut short)"
     else:
@@ -362,6 +367,17 @@ def test_an_api_line_without_its_newline_is_cut_when_its_last_timestamp_lost_dig
         assert refusal(f) == f"{f}: line 3: the file ends inside it (no newline at its end: cut short)"
     else:
         assert read_one(f).api_calls == {"HIP_RUNTIME_API hipFree": 1, "HIP_RUNTIME_API hipMalloc": 1}
+
+
+def test_a_last_line_whose_last_column_is_no_timestamp_is_whole_with_every_field(tmp_path):
+    """The last column is a count, the one before it a timestamp: a count of fewer digits is no cut."""
+    header = "Domain,Function,Start_Timestamp,End_Timestamp,Calls"
+    rows = [
+        f'"HIP_RUNTIME_API","hipFree",{T0},{T0 + 20},12345',
+        f'"HIP_RUNTIME_API","hipMalloc",{T0},{T0 + 20},1',
+    ]
+    f = csv_file(tmp_path / "hip_api_trace.csv", header, *rows, end="")
+    assert read_one(f).api_calls == {"HIP_RUNTIME_API hipFree": 1, "HIP_RUNTIME_API hipMalloc": 1}
 
 
 def test_a_single_row_without_its_newline_is_complete_when_it_has_every_field(tmp_path):
@@ -491,6 +507,14 @@ def test_a_hosts_processes_none_with_device_work_are_each_read(tmp_path):
     assert [(t.process, t.without_work) for t in traces] == [(5, []), (7, [])]
 
 
+def test_one_process_and_a_file_named_without_a_pid_are_refused(tmp_path):
+    for name in ("20_kernel_trace.csv", "kernel_trace.csv"):
+        csv_file(tmp_path / name, KERNEL_COLUMNS, kernel("Agent 4", 1, 11, "k", 1, T0, T0 + 1))
+    assert refusal(tmp_path).startswith(
+        f"{tmp_path}: files of processes 20 beside files named without a process id (kernel_trace.csv)"
+    )
+
+
 def test_files_named_without_a_pid_beside_processes_are_refused_naming_three_of_them(tmp_path):
     for name in ("20_kernel_trace.csv", "3_kernel_trace.csv", "a.csv", "b.csv", "c.csv", "d.csv"):
         csv_file(tmp_path / name, KERNEL_COLUMNS, kernel("Agent 4", 1, 11, "k", 1, T0, T0 + 1))
@@ -511,6 +535,15 @@ def test_a_folder_of_files_named_without_a_pid_is_one_process_and_files_of_no_re
     assert trace.process is None and len(trace.ops) == 1
     assert trace.not_read == ["agent_info.csv", "broken.csv", "kernel_stats.csv"]
     assert trace.api_calls == {"D f": 1}
+
+
+def test_a_file_of_the_domain_and_function_columns_alone_is_a_record_file(tmp_path):
+    """It is read (and refused: a call without its times), not listed as a file of no record."""
+    csv_file(tmp_path / "kernel_trace.csv", KERNEL_COLUMNS, kernel("Agent 4", 1, 11, "k", 1, T0, T0 + 1))
+    csv_file(tmp_path / "calls.csv", "Domain,Function", '"HIP_RUNTIME_API","hipFree"')
+    assert (
+        refusal(tmp_path) == f"{tmp_path / 'calls.csv'}: line 2: Start_Timestamp None is not an integer of ns"
+    )
 
 
 def test_a_lone_file_of_no_record_is_read_and_refused_rather_than_listed(tmp_path):
@@ -567,6 +600,9 @@ def test_a_gzipped_kernel_trace_file_is_read_with_its_siblings(tmp_path):
 
 
 def test_another_file_is_read_alone(tmp_path):
+    csv_file(
+        tmp_path / "hip_api_trace.csv", API_COLUMNS, f'"HIP_RUNTIME_API","hipMemcpy",4,1,7,{T0},{T0 + 5}'
+    )
     csv_file(
         tmp_path / "4_copies.csv",
         COPY_COLUMNS,
