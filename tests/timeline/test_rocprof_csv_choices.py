@@ -115,6 +115,7 @@ def test_a_copy_runs_on_its_gpu_end_and_is_named_by_its_direction(tmp_path):
         f'"MEMORY_COPY","MEMORY_COPY_HOST_TO_DEVICE",5,"Agent 0","Agent 2",41,{T0},{T0 + 10}',
         f'"MEMORY_COPY","MEMORY_COPY_DEVICE_TO_HOST",0,"Agent 3","Agent 0",42,{T0 + 20},{T0 + 20}',
         f'"MEMORY_COPY","MEMORY_COPY_DEVICE_TO_DEVICE",6,"Agent 3","",43,{T0 + 30},{T0 + 35}',
+        f'"MEMORY_COPY","MEMORY_COPY_DEVICE_TO_HOST",6,"","Agent 5",45,{T0 + 36},{T0 + 37}',
         f'"MEMORY_COPY","",6,"7","cpu",44,{T0 + 40},{T0 + 41}',
     )
     ops = read_one(f).ops
@@ -122,6 +123,7 @@ def test_a_copy_runs_on_its_gpu_end_and_is_named_by_its_direction(tmp_path):
         ("MEMORY_COPY_HOST_TO_DEVICE", 2, 5, None, "gpu_memcpy"),  # to a GPU: its destination
         ("MEMORY_COPY_DEVICE_TO_HOST", 3, 0, None, "gpu_memcpy"),  # to the host: its source
         ("MEMORY_COPY_DEVICE_TO_DEVICE", 3, 6, None, "gpu_memcpy"),  # no destination: the source
+        ("MEMORY_COPY_DEVICE_TO_HOST", 5, 6, None, "gpu_memcpy"),  # to the host with no source: the other end
         (
             "MEMORY_COPY",
             "cpu",
@@ -130,7 +132,7 @@ def test_a_copy_runs_on_its_gpu_end_and_is_named_by_its_direction(tmp_path):
             "gpu_memcpy",
         ),  # no direction: its kind; an agent with no number as written
     ]
-    assert [(op.dur_ns, op.correlation) for op in ops] == [(10, 41), (0, 42), (5, 43), (1, 44)]
+    assert [(op.dur_ns, op.correlation) for op in ops] == [(10, 41), (0, 42), (5, 43), (1, 45), (1, 44)]
     assert ops[1].dur_us == 0.0 and ops[0].grid is None and ops[0].block is None
 
 
@@ -214,16 +216,17 @@ def test_launches_of_one_id_in_two_files_take_the_earlier_whichever_file_is_larg
         API_COLUMNS,
         f'"HIP_RUNTIME_API","hipLaunchKernel",9,91,7,{T0 + 500},{T0 + 510}',
         f'"HIP_RUNTIME_API","hipMemcpy",9,91,3,{T0 + 100},{T0 + 110}',
+        f'"HIP_RUNTIME_API","hipLaunchKernel",9,93,8,{T0 + 700},{T0 + 701}',
     )
     csv_file(
         folder / "9_hip_compiler_api_trace.csv",
         API_COLUMNS,
         f'"HIP_COMPILER_API","__hipPushCallConfiguration",9,92,7,{T0 + 400},{T0 + 401}',
     )
-    csv_file(
+    csv_file(  # read after the one above: its later call must not win
         folder / "9_hip_more_api_trace.csv",
         API_COLUMNS,
-        f'"HIP_RUNTIME_API","hipLaunchKernel",9,93,8,{T0 + 700},{T0 + 701}',
+        f'"HIP_RUNTIME_API","hipLaunchKernel",9,94,7,{T0 + 450},{T0 + 451}',
     )
     ops = read_one(folder).ops
     assert [(op.name, op.launch_us) for op in ops] == [("a", (T0 + 400) / 1e3), ("b", (T0 + 700) / 1e3)]
@@ -687,3 +690,60 @@ def test_kernels_of_two_files_make_one_span_a_call_between_them_is_the_same_run(
              f'"HIP_RUNTIME_API","hipLaunchKernel",1,1,7,{T0 + DAY_NS},{T0 + DAY_NS + 1}')  # fmt: skip
     trace = read_one(tmp_path)
     assert trace.apart == [] and trace.ops[0].launch_us == (T0 + DAY_NS) / 1e3
+
+
+def test_a_files_span_is_from_its_earliest_start_to_its_latest_end_whatever_the_row_order(tmp_path):
+    """Kernel rows: [0, 10 ms), [5, 6 ms) inside it, then one two days later: a call one day in is of the run,
+    and the note of a file ten days off names the kernels' whole span."""
+    ms = 10**6
+    csv_file(
+        tmp_path / "1_kernel_trace.csv",
+        KERNEL_COLUMNS,
+        kernel("Agent 4", 1, 11, "a", 7, T0, T0 + 10 * ms),
+        kernel("Agent 4", 1, 11, "b", 8, T0 + 5 * ms, T0 + 6 * ms),
+        kernel("Agent 4", 1, 11, "c", 9, T0 + 2 * DAY_NS, T0 + 2 * DAY_NS + ms),
+    )
+    csv_file(tmp_path / "1_hip_api_trace.csv", API_COLUMNS,
+             f'"HIP_RUNTIME_API","hipLaunchKernel",1,1,7,{T0 + DAY_NS},{T0 + DAY_NS + 1}',
+             f'"HIP_RUNTIME_API","hipLaunchKernel",1,1,8,{T0 + DAY_NS + 2},{T0 + DAY_NS + 3}',
+             f'"HIP_RUNTIME_API","hipMemcpy",1,1,1,{T0 + DAY_NS - 5},{T0 + DAY_NS - 4}')  # fmt: skip
+    csv_file(tmp_path / "1_memory_copy_trace.csv", COPY_COLUMNS,
+             f'"MEMORY_COPY","MEMORY_COPY_HOST_TO_DEVICE",5,0,2,8,{T0 + 10 * DAY_NS},{T0 + 10 * DAY_NS + 1}')  # fmt: skip
+    trace = read_one(tmp_path)
+    assert [(op.name, op.launch_us) for op in trace.ops] == [
+        ("a", (T0 + DAY_NS) / 1e3), ("b", (T0 + DAY_NS + 2) / 1e3), ("c", None)
+    ]  # fmt: skip
+    assert trace.apart == [
+        "1_memory_copy_trace.csv (864005000.000 to 864005000.000 ms; the kernels' 5000.000 to 172805001.000 ms)"
+    ]
+
+
+def test_an_empty_correlation_id_is_none_and_an_empty_file_has_no_records(tmp_path):
+    f = csv_file(tmp_path / "kernel_trace.csv", KERNEL_COLUMNS, kernel("Agent 4", 1, 11, "k", "", T0, T0 + 1))
+    assert read_one(f).ops[0].correlation is None
+    (tmp_path / "x_kernel_trace.csv").write_bytes(b"")
+    empty = read_one(tmp_path / "x_kernel_trace.csv")
+    assert (empty.ops, empty.records, empty.api_calls) == ([], {}, {})
+    folder = tmp_path / "f"
+    folder.mkdir()
+    csv_file(folder / "kernel_trace.csv", KERNEL_COLUMNS, kernel("Agent 4", 1, 11, "k", 1, T0, T0 + 1))
+    (folder / "rccl_api_trace.csv").write_bytes(b"")
+    assert read_one(folder).not_read == ["rccl_api_trace.csv"]
+
+
+def test_api_calls_differing_only_outside_their_identity_are_one(tmp_path):
+    """A call is its domain, function, process, thread, correlation id and times: another column (the
+    arguments rocprofv3 can add) does not make two calls of one."""
+    header = API_COLUMNS + ",Args"
+    row = f'"HIP_RUNTIME_API","hipFree",1,1,3,{T0},{T0 + 1}'
+    f = csv_file(tmp_path / "hip_api_trace.csv", header, row + ',"p=1"', row + ',"p=2"')
+    assert read_one(f).duplicates == {"HIP_RUNTIME_API": 1}
+
+
+def test_a_bad_row_before_the_last_is_refused_naming_the_file(tmp_path):
+    good = kernel("Agent 4", 1, 11, "k", 1, T0, T0 + 1)
+    f = csv_file(tmp_path / "kernel_trace.csv", KERNEL_COLUMNS, good, good + ",9", good)
+    assert (
+        refusal(f)
+        == f"{f}: line 3: 17 fields where the header has 16 (the line is cut short or has extra fields)"
+    )
