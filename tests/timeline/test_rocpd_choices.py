@@ -230,8 +230,11 @@ def test_launches_a_day_before_the_kernels_are_left_out_naming_the_hip_calls_onl
     db.add("rocpd_region", 6, A, 1, 1, T0 + day, T0 + day, ALLREDUCE, 6)
     db.add("rocpd_event", 8, A, KERNEL, 9, 0)
     db.add("rocpd_kernel_dispatch", 1, A, 1, 8, None, 1, 11, T0 + day, T0 + day + 5, 8)
+    db.add("rocpd_string", 31, A, "HIP_COMPILER_API")
+    db.add("rocpd_event", 9, A, 31, 12, 0)
+    db.add("rocpd_region", 9, A, 1, 1, T0 + 40, T0 + 50, LAUNCH, 9)
     trace = one(db.close())
-    assert trace.apart == ["rocpd_region's HIP_RUNTIME_API calls (2)"]
+    assert trace.apart == ["rocpd_region's HIP_RUNTIME_API, HIP_COMPILER_API calls (3)"]
     assert trace.ops[0].launch_us is None and trace.ops[0].correlation == 9
 
 

@@ -135,6 +135,8 @@ S = 10**9  # ns
         ((0, 2 * S), (5 * S + 1, 6 * S), False),  # a gap of 3 s + 1 ns, the spans' 3 s - 1 ns together
         ((0, 3 * S), (6 * S, 6 * S + 0), True),  # a gap of 3 s, the spans' 3 s together: at the bound
         ((0, 3 * S), (6 * S + 1, 6 * S + 1), False),
+        ((0, 1), (3 * S, 6 * S), True),  # the second's length counts: a 3 s gap, spans of 1 ns and 3 s
+        ((9 * S // 10 + 1, 14 * S // 10 + 1), (0, 1), True),  # the first starts 0.9 s after the second ends
     ],
 )
 def test_two_spans_are_one_run_within_1_s_or_within_their_lengths_together(a, b, one):
