@@ -124,3 +124,25 @@ def test_a_gzip_damaged_at_its_start_is_refused_in_one_line_naming_the_file(tmp_
 def test_the_damaged_gzip_line_names_zlib_error_by_its_module_and_others_by_their_type():
     assert damaged_gzip(Path("a.gz"), zlib.error("bad")) == "a.gz: a damaged gzip file (zlib.error: bad)"
     assert damaged_gzip(Path("b.gz"), EOFError("cut")) == "b.gz: a damaged gzip file (EOFError: cut)"
+
+
+def test_the_replayed_stream_serves_the_head_then_the_rest_through_any_buffer():
+    """Read through a 7-byte buffer: the head in pieces, each byte once, then the rest."""
+    import io
+
+    from aorta.timeline.trace_source import _Replayed
+
+    stream = io.BufferedReader(_Replayed(BODY[:100], io.BytesIO(BODY[100:])), buffer_size=7)
+    assert b"".join(iter(lambda: stream.read(3), b"")) == BODY
+
+
+def test_a_read_that_fails_after_opening_is_refused_naming_the_file():
+    from aorta.timeline.trace_source import _read_head
+
+    class Failing:
+        def read(self, n: int) -> bytes:
+            raise OSError(5, "Input/output error")
+
+    with pytest.raises(TraceFileError) as exc:
+        _read_head(Path("t.json"), Failing())  # type: ignore[arg-type]
+    assert str(exc.value) == "t.json: cannot read: [Errno 5] Input/output error"
