@@ -189,6 +189,7 @@ def test_a_kernel_is_linked_to_the_first_hip_call_of_its_id_never_to_another_dom
         API_COLUMNS,
         f'"HIP_RUNTIME_API","hipLaunchKernel",9,91,7,{T0 + 500},{T0 + 510}',
         f'"HIP_RUNTIME_API","hipLaunchKernel",9,92,7,{T0 + 300},{T0 + 310}',  # the same id, earlier, another thread
+        f'"HIP_RUNTIME_API","hipLaunchKernel",9,93,7,{T0 + 400},{T0 + 410}',  # and later than that: neither last nor first
         f'"HIP_RUNTIME_API","hipLaunchKernel",9,91,8,{T0 + 600},{T0 + 600}',  # begins and ends at one time
     )
     csv_file(
@@ -202,8 +203,8 @@ def test_a_kernel_is_linked_to_the_first_hip_call_of_its_id_never_to_another_dom
         ("b", (T0 + 600) / 1e3, "correlation"),
         ("c", None, None),  # an RCCL call with its id is no launch
     ]
-    assert trace.api_calls == {"HIP_RUNTIME_API hipLaunchKernel": 3, "RCCL_API ncclAllReduce": 1}
-    assert trace.records == {"KERNEL_DISPATCH": 3, "HIP_RUNTIME_API": 3, "RCCL_API": 1}
+    assert trace.api_calls == {"HIP_RUNTIME_API hipLaunchKernel": 4, "RCCL_API ncclAllReduce": 1}
+    assert trace.records == {"KERNEL_DISPATCH": 3, "HIP_RUNTIME_API": 4, "RCCL_API": 1}
 
 
 def test_launches_of_one_id_in_two_files_take_the_earlier_whichever_file_is_larger(tmp_path):

@@ -57,13 +57,16 @@ def test_ns_of_a_number():
     assert ns_of(True) is None and ns_of("12") is None and ns_of(None) is None
 
 
-def test_a_float_a_step_off_the_ns_is_that_ns_and_three_steps_off_is_not():
-    near = 1234.567 * 1000
-    for steps, whole in ((1, True), (2, True), (3, False)):
-        off = near
-        for _ in range(steps):
-            off = math.nextafter(off, math.inf)
-        assert (ns_of(off / 1000) is not None) is whole or steps == 3
+def test_a_float_up_to_two_steps_off_a_whole_ns_is_that_ns_and_three_steps_off_is_not():
+    """1234.567 µs and the floats 1, 2 and 3 steps above it: times 1000 they are 0, 1, 2 and 3 steps of the
+    result off 1234567 ns (the float's own rounding, not a finer time)."""
+    steps = [1234.567, 1234.5670000000002, 1234.5670000000005, 1234.5670000000007]
+    assert [ns_of(us) for us in steps] == [1_234_567, 1_234_567, 1_234_567, None]
+
+
+def test_a_time_of_exactly_2_to_the_40_us_keeps_its_text():
+    value = parse_float("1099511627776.0")
+    assert isinstance(value, ExactUs) and ns_of(value) == 1_099_511_627_776_000
 
 
 # --------------------------------------------------------------------------- documents read
@@ -88,6 +91,7 @@ def test_a_document_reads_as_json_reads_it_at_any_chunk_size(chunk):
         '"dur": 1.5e3, "args": {"grid": [1, 2, 3]}} ,\n{"ph": "i", "ts": -7} ], "x": {"y": [true, null]}, '
         '"n": 123456789012345678901234567890} \n'
     )
+    text = text.replace('"x":', '"long": "' + "é" * 150 + '", "x":')  # a string longer than the look-ahead
     doc = read(text, chunk=chunk)
     assert doc == json.loads(text)
     assert doc["traceEvents"][0]["ts"].ns == 1_758_927_066_581_847_260
@@ -142,6 +146,9 @@ def test_kept_events_hold_each_key_and_short_string_once():
         ('[1,\n  {"a": "b', "event 1 of traceEvents at line 2 column 9: the file ends inside it (cut short)"),
         ('[1,\n  {"a": 1', "event 1 of traceEvents at line 2 column 10: the file ends inside it (cut short)"),
         ('[1] ]', "more after the end of the JSON document at line 1 column 5"),
+        ('[1, t', "event 1 of traceEvents at line 1 column 5: the file ends inside it (cut short)"),
+        ('\n[1 2,\n 3,\n 4]', "after event 0 of traceEvents at line 2 column 4: expected ',' or ']', found '2'"),
+        ('\nx', "a JSON object or list of events expected, found 'x' at line 2 column 1"),
         ('{"traceEvents": [], "traceEvents": [1]}', "a second 'traceEvents' at line 1 column 35: one trace, one list of events"),
         ('{"x": tru}', "the value of 'x' at line 1 column 7: Expecting value"),
         ('{"traceEvents": x}', "the value of 'traceEvents' at line 1 column 17: Expecting value"),
@@ -177,6 +184,11 @@ def test_the_column_of_a_one_line_trace_counts_from_the_line_not_the_window(chun
         refusal(text, chunk)
         == f"after event 40 of traceEvents at line 1 column {column}: expected ',' or ']', found 'x'"
     )
+
+
+def test_bytes_cut_inside_a_character_at_the_end_are_no_utf8():
+    with pytest.raises(UnicodeDecodeError):
+        read_trace_json(io.BytesIO('{"traceEvents": ["é'.encode()[:-1]), lambda i, e: True)
 
 
 def test_a_number_split_across_chunks_is_read_whole():
