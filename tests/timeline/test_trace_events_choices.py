@@ -16,6 +16,12 @@ from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.trace_events import TraceFileError, classify_kernel, load_trace
 
 
+@pytest.fixture(autouse=True)
+def classified_afresh():
+    """Kinds are cached per name: each test classifies its names itself, not from an earlier test's cache."""
+    te._classify_once.cache_clear()
+
+
 @pytest.mark.parametrize(
     "name, arg, kind",
     [
