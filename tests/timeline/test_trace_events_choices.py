@@ -41,6 +41,7 @@ def classified_afresh():
         ("ncclDevKernel_Generic(x)", None, "other_comm"),
         ("ncclDevKernel_Broadcast(x)", "allreduce", "broadcast"),  # the kernel's own name wins
         ("ncclDevKernel_Generic(AllReduce_args)", "broadcast", "broadcast"),  # only the name before '('
+        ("ncclDevKernel_Generic(Args<AllReduce>(4096))", "broadcast", "broadcast"),  # before the first '('
         ("rcclGenericKernel(x)", None, "other_comm"),
         ("mscclKernel_Sum_f32(x)", None, "other_comm"),
         ("RCCL_kernel", None, "other_comm"),
@@ -133,6 +134,8 @@ def test_a_gzipped_trace_and_an_opened_source_read_alike(tmp_path):
     gz = tmp_path / "t.bin"
     gz.write_bytes(gzip.compress(json.dumps(doc).encode()))
     assert load_trace(gz)["traceEvents"] == doc["traceEvents"]
+    with open_source(gz) as s:
+        assert te.read_source(s)["traceEvents"] == doc["traceEvents"]  # every event, unless asked
     with open_source(gz) as s:
         assert te.read_source(s, only_read=True)["traceEvents"] == [
             dict(KERNEL, args={"device": 0, "stream": 7, "correlation": 1})
