@@ -634,8 +634,10 @@ def test_a_kernel_trace_opened_already_is_read_with_its_siblings_another_file_fr
         (trace,) = rocprof_csv.read_processes(tmp_path / "4_kernel_trace.csv", s)
     assert trace.process == 4 and trace.ops[0].launch_us == T0 / 1e3
     with open_source(tmp_path / "4_hip_api_trace.csv") as s:
+        (tmp_path / "4_hip_api_trace.csv").unlink()  # as a pipe: read once, from the stream already open
         (calls,) = rocprof_csv.read_processes(tmp_path / "4_hip_api_trace.csv", s)
     assert calls.process is None and calls.api_calls == {"HIP_RUNTIME_API hipLaunchKernel": 1}
+    assert calls.not_read == [] and calls.apart == []
     assert calls.path == tmp_path / "4_hip_api_trace.csv" and calls.source == CSV
 
 
@@ -748,3 +750,13 @@ def test_a_bad_row_before_the_last_is_refused_naming_the_file(tmp_path):
         refusal(f)
         == f"{f}: line 3: 17 fields where the header has 16 (the line is cut short or has extra fields)"
     )
+
+
+def test_a_calls_files_span_runs_from_its_earliest_call_to_its_latest(tmp_path):
+    """Its first call launches the kernel, its last is ten days on: the file overlaps the run and is kept."""
+    csv_file(tmp_path / "1_kernel_trace.csv", KERNEL_COLUMNS, kernel("Agent 4", 1, 11, "k", 7, T0, T0 + 1))
+    csv_file(tmp_path / "1_hip_api_trace.csv", API_COLUMNS,
+             f'"HIP_RUNTIME_API","hipLaunchKernel",1,1,7,{T0 - 10},{T0 - 9}',
+             f'"HIP_RUNTIME_API","hipFree",1,1,8,{T0 + 10 * DAY_NS},{T0 + 10 * DAY_NS + 1}')  # fmt: skip
+    trace = read_one(tmp_path)
+    assert trace.apart == [] and trace.ops[0].launch_us == (T0 - 10) / 1e3
