@@ -91,6 +91,7 @@ def two_gpus(path: Path) -> Path:
     db.add("rocpd_kernel_dispatch", 903, A, 2, 9, 32, 2, None, T0 + 1000, T0 + 1500, 502)
     db.add("rocpd_region", 801, A, 2, 40, T0 + 500, T0 + 510, LAUNCH, 504)
     db.add("rocpd_region", 802, A, 2, 41, T0 + 300, T0 + 300, LAUNCH, 507)  # the same stack id, earlier
+    db.add("rocpd_region", 805, A, 2, 42, T0 + 400, T0 + 400, LAUNCH, 507)  # and neither first nor last
     db.add("rocpd_region", 803, A, 2, 40, T0 + 600, T0 + 610, LAUNCH, 505)
     db.add("rocpd_region", 804, A, 2, 40, T0 + 700, T0 + 710, ALLREDUCE, 506)
     return db.close()
@@ -141,8 +142,8 @@ def test_each_field_of_a_kernel_comes_from_its_own_column_and_gpus_stay_apart(tm
             dur_ns=0,
         ),  # an RCCL call with the kernel's stack id is no launch  # fmt: skip
     ]
-    assert trace.api_calls == {"HIP_RUNTIME_API hipLaunchKernel": 3, "RCCL_API ncclAllReduce": 1}
-    assert trace.records == {"KERNEL_DISPATCH": 3, "HIP_RUNTIME_API": 3, "RCCL_API": 1}
+    assert trace.api_calls == {"HIP_RUNTIME_API hipLaunchKernel": 4, "RCCL_API ncclAllReduce": 1}
+    assert trace.records == {"KERNEL_DISPATCH": 3, "HIP_RUNTIME_API": 4, "RCCL_API": 1}
     assert trace.apart == [] and trace.without_work == [] and trace.duplicates == {}
 
 
@@ -327,11 +328,13 @@ def test_an_empty_database_is_one_trace_of_no_process(tmp_path):
 def test_two_sessions_of_one_pid_are_two_traces_in_time_order_each_with_its_own_ids(tmp_path):
     """Session B ran first; both sessions number their rows from 1, and each joins only its own."""
     db = Db(tmp_path / "a.db").strings(A).strings(B)
-    for guid, start, name in ((A, T0 + 5000, "late"), (B, T0, "early")):
+    for guid, start, name in ((A, T0 + 5000, "late"), (B, T0, "early")):  # early ends after late: by start
         db.add("rocpd_info_process", 1, guid, 77)
         db.add("rocpd_info_kernel_symbol", 1, guid, name, None)
         db.add("rocpd_event", 1, guid, KERNEL, 40 if guid == A else 50, 0)
-        db.add("rocpd_kernel_dispatch", 1, guid, 1, 8, 1, 1, 11, start, start + 10, 1)
+        db.add(
+            "rocpd_kernel_dispatch", 1, guid, 1, 8, 1, 1, 11, start, start + (10 if guid == A else 10**6), 1
+        )
     traces = rocpd.read_processes(db.close())
     assert [(t.process, t.ops[0].name, t.ops[0].correlation) for t in traces] == [
         (77, "early", 50),
@@ -342,11 +345,48 @@ def test_two_sessions_of_one_pid_are_two_traces_in_time_order_each_with_its_own_
 def test_sessions_of_one_pid_with_no_device_work_are_said_in_time_order_too(tmp_path):
     db = Db(tmp_path / "a.db").strings(A).strings(B)
     db.add("rocpd_kernel_dispatch", 1, A, 3, 8, None, 1, 11, T0, T0 + 1, None)
-    for guid in (B, A):
+    for guid, calls in ((B, 2), (A, 1)):  # same pid, no rows: by guid
         db.add("rocpd_event", 5, guid, HIP, 9, 0)
-        db.add("rocpd_region", 5, guid, 1, 1, T0, T0 + 1, LAUNCH, 5)
+        for rid in range(calls):
+            db.add("rocpd_region", 5 + rid, guid, 1, 1, T0, T0 + 1, LAUNCH, 5)
     (trace,) = rocpd.read_processes(db.close())
-    assert trace.process == 3 and trace.without_work == ["process 1: 1 API calls, no device work"] * 2
+    assert trace.process == 3 and trace.without_work == [
+        "process 1: 1 API calls, no device work",
+        "process 1: 2 API calls, no device work",
+    ]
+
+
+def test_a_pid_with_a_session_of_work_and_one_of_calls_only_and_records_of_no_pid(tmp_path):
+    """Process 1 ran kernels in session A and only calls in session B; records with no pid come first, as
+    the CSV's files named without one."""
+    db = Db(tmp_path / "a.db", skip=("rocpd_info_process",)).strings(A).strings(B)
+    db.add("rocpd_kernel_dispatch", 1, A, 1, 8, None, 1, 11, T0, T0 + 1, None)
+    db.add("rocpd_kernel_dispatch", 2, A, None, 8, None, 1, 11, T0 + 5, T0 + 6, None)
+    db.add("rocpd_event", 5, B, HIP, 9, 0)
+    db.add("rocpd_region", 5, B, 1, 1, T0, T0 + 1, LAUNCH, 5)
+    db.add("rocpd_event", 6, A, HIP, 9, 0)
+    db.add("rocpd_region", 6, A, None, 1, T0, T0 + 1, LAUNCH, 6)
+    db.add("rocpd_region", 7, A, 9, 1, T0, T0 + 1, LAUNCH, 6)
+    traces = rocpd.read_processes(db.close())
+    assert [(t.process, t.ops[0].start_ns) for t in traces] == [(None, T0 + 5), (1, T0)]
+    assert traces[0].without_work == [
+        "process 1: 1 API calls, no device work",
+        "process 9: 1 API calls, no device work",
+    ]
+
+
+def test_hip_calls_overlapping_from_two_threads_span_from_the_earliest_start(tmp_path):
+    """A 100 s call from 0, a launch at 50 s: the calls span 100 s, and a kernel at 180 s is of their run
+    (an 80 s gap, under the spans' 101 s together); their span taken from 50 s would leave it out."""
+    db = Db(tmp_path / "a.db").strings()
+    db.add("rocpd_event", 5, A, HIP, 1, 0)
+    db.add("rocpd_event", 6, A, HIP, 9, 0)
+    db.add("rocpd_region", 5, A, 1, 1, T0, T0 + 100 * 10**9, LAUNCH, 5)
+    db.add("rocpd_region", 6, A, 1, 2, T0 + 50 * 10**9, T0 + 50 * 10**9 + 1, LAUNCH, 6)
+    db.add("rocpd_event", 8, A, KERNEL, 9, 0)
+    db.add("rocpd_kernel_dispatch", 1, A, 1, 8, None, 1, 11, T0 + 180 * 10**9, T0 + 181 * 10**9, 8)
+    trace = one(db.close())
+    assert trace.apart == [] and trace.ops[0].launch_us == (T0 + 50 * 10**9) / 1e3
 
 
 def test_a_folder_of_databases_is_read_in_pid_order(tmp_path):
