@@ -147,6 +147,8 @@ def test_kept_events_hold_each_key_and_short_string_once():
         ('[1,\n  {"a": 1', "event 1 of traceEvents at line 2 column 10: the file ends inside it (cut short)"),
         ('[1] ]', "more after the end of the JSON document at line 1 column 5"),
         ('[1, t', "event 1 of traceEvents at line 1 column 5: the file ends inside it (cut short)"),
+        ("{}x", "more after the end of the JSON document at line 1 column 3"),
+        ('{"a": 1, tru}', "a key of the top-level object at line 1 column 10: Expecting value"),
         ('\n[1 2,\n 3,\n 4]', "after event 0 of traceEvents at line 2 column 4: expected ',' or ']', found '2'"),
         ('\nx', "a JSON object or list of events expected, found 'x' at line 2 column 1"),
         ('{"traceEvents": [], "traceEvents": [1]}', "a second 'traceEvents' at line 1 column 35: one trace, one list of events"),
@@ -178,8 +180,8 @@ def test_the_place_is_counted_past_the_first_windows():
 def test_the_column_of_a_one_line_trace_counts_from_the_line_not_the_window(chunk):
     """json.dump writes a trace on one line: past the first window the column went on from the window's
     start (it named a column a window's length too small)."""
-    text = '{"traceEvents": [' + '{"ph": "X", "ts": 1}, ' * 40 + '{"ph": "X", "ts": 1} x]}'
-    column = text.index(" x]") + 2  # 1-based
+    text = '{"traceEvents": [' + '{"ph": "X", "ts": 1}, ' * 40 + '{"ph": "X", "ts": 1} x\n\n]}'
+    column = text.index(" x\n") + 2  # 1-based
     assert (
         refusal(text, chunk)
         == f"after event 40 of traceEvents at line 1 column {column}: expected ',' or ']', found 'x'"
@@ -198,3 +200,12 @@ def test_a_number_split_across_chunks_is_read_whole():
     for cut in range(start + 1, start + 5):
         with mock.patch.object(trace_json, "CHUNK_BYTES", cut):
             assert read_trace_json(io.BytesIO(text.encode()), lambda i, e: True)["n"] == 1500.0
+
+
+@pytest.mark.parametrize("chunk", [5, 8, 16])
+def test_the_column_after_short_lines_dropped_together_counts_from_the_last_of_them(chunk):
+    text = "[\n1,\n2,\n3," + "4, " * 20 + "5 x]"
+    last = text.split("\n")[-1]
+    assert refusal(text, chunk) == (
+        f"after event 23 of traceEvents at line 4 column {last.index('x') + 1}: expected ',' or ']', found 'x'"
+    )
