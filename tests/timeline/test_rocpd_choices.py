@@ -39,6 +39,9 @@ class Db:
 
     def __init__(self, path: Path, suffix: str = "", views: bool = False, skip: tuple[str, ...] = ()) -> None:
         self.path, self.con, self.suffix = path, sqlite3.connect(path), suffix
+        self.con.execute(
+            "PRAGMA synchronous = OFF"
+        )  # a test's file: no fsync per commit (seconds on a busy disk)
         for t, cols in COLUMNS.items():
             if t not in skip:
                 self.con.execute(f'CREATE TABLE "{t}{suffix}" ({cols})')
