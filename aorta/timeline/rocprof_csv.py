@@ -107,7 +107,7 @@ def _rows(source: Source) -> Iterator[tuple[int, dict[str, str]]]:
             yield _row(path, header, *last)
     except csv.Error as exc:
         raise RocprofFileError(
-            f"{path}: line {reader.line_num + 1}: not a readable CSV line ({exc})"
+            f"{path}: line {reader.line_num}: not a readable CSV line ({exc})"  # the line it stopped in
         ) from None
     except UnicodeDecodeError as exc:
         raise RocprofFileError(f"{path}: not a readable CSV file ({exc})") from None

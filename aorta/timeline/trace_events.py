@@ -87,10 +87,11 @@ def is_memory_kernel(name: str) -> bool:
 def classify_kernel(name: str, collective_name: str | None = None) -> str:
     """``compute``, ``memory`` or one of ``COMM_KINDS`` for a device kernel's name (and its profiler
     collective arg): once per name (a trace of millions of kernels holds a few thousand names)."""
-    try:
-        return _classify_once(name, collective_name)
-    except TypeError:  # an arg that is no string (a list in a damaged trace): not cached
-        return _classify(name, collective_name)
+    if collective_name is not None and not isinstance(collective_name, str):
+        # an arg that is no string (a list or number in a damaged trace): read as DeviceOp reads it, str() of
+        # it where it is not empty (it raised AttributeError from .lower(), or TypeError from the cache)
+        collective_name = str(collective_name) if collective_name else None
+    return _classify_once(name, collective_name)
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -77,8 +77,10 @@ class _Text:
         self._stream = stream
         self._decoder = codecs.getincrementaldecoder("utf-8")()
         self.buf, self.pos, self.eof = "", 0, False
-        self._consumed = 0  # characters dropped from the window's front (for line numbers: counted lines)
-        self._lines = 0
+        self._lines = 0  # lines dropped from the window's front
+        self._column0 = (
+            0  # characters of the window's first line dropped with them (its columns go on from there)
+        )
 
     def more(self) -> bool:
         """Read the next chunk into the window; False at the end of the stream."""
@@ -89,7 +91,8 @@ class _Text:
         text = self._decoder.decode(data, final=self.eof)
         if self.pos > len(self.buf) // 2:  # drop what is read, so the window stays about one chunk
             self._lines += self.buf.count("\n", 0, self.pos)
-            self._consumed += self.pos
+            nl = self.buf.rfind("\n", 0, self.pos)
+            self._column0 = self.pos - (nl + 1) if nl >= 0 else self._column0 + self.pos
             self.buf, self.pos = self.buf[self.pos :], 0
         self.buf += text
         return bool(text) or not self.eof
@@ -97,7 +100,8 @@ class _Text:
     def where(self, pos: int | None = None) -> str:
         p = self.pos if pos is None else pos
         line = self._lines + self.buf.count("\n", 0, p) + 1
-        return f"line {line} column {p - (self.buf.rfind(chr(10), 0, p) + 1) + 1}"
+        nl = self.buf.rfind("\n", 0, p)  # -1: the line began before the window (a one-line trace past 1 MiB)
+        return f"line {line} column {p - nl if nl >= 0 else self._column0 + p + 1}"
 
     def skip_ws(self) -> str:
         """The next character past whitespace ("" at the end of the stream)."""
