@@ -226,7 +226,14 @@ def test_a_lean_estimate_is_never_negative_and_an_unrecorded_run_is_its_wall():
 
 def test_a_record_s_whole_numbers_are_read_and_a_record_that_is_no_table_is_none():
     w = run_wall.run_wall("full", 12, {run_wall.WALL_KEY: {"tests_s": 9, "timed_s": 4, "lean_skips_s": 2}})
-    assert (w.kind, w.wall_s, w.tests_s, w.timed_s, w.lean_skips_s, w.known) == ("full", 12.0, 9.0, 4.0, 2.0, True)
+    assert (w.kind, w.wall_s, w.tests_s, w.timed_s, w.lean_skips_s, w.known) == (
+        "full",
+        12.0,
+        9.0,
+        4.0,
+        2.0,
+        True,
+    )
     assert isinstance(w.wall_s, float)
     assert not run_wall.run_wall("full", 12, {run_wall.WALL_KEY: [1, 2]}).known
     assert not run_wall.run_wall("full", 12, [run_wall.WALL_KEY]).known  # a document that is no table

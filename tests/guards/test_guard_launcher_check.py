@@ -69,7 +69,9 @@ def test_any_of_several_roots_holds_an_entry(tmp_path):
 def test_the_answer_is_read_field_by_field_from_the_last_probe_line():
     said = "\n".join(["noise", answer(devices=["old"]), "more", answer(devices=["A", "B"], hip=None), ""])
     probe = lc.read_probe("--b", "x", ["x"], 0, said)
-    assert probe == lc.Probe(python="/v/bin/python", aorta="/v/aorta", torch="2.9.0", hip=None, devices=("A", "B"))
+    assert probe == lc.Probe(
+        python="/v/bin/python", aorta="/v/aorta", torch="2.9.0", hip=None, devices=("A", "B")
+    )
     assert lc.read_probe("--b", "x", ["x"], 0, answer()).hip == "7.1"
     no_hip = json.loads(answer().split(" ", 1)[1])
     del no_hip["hip"]  # an older probe: hip is optional
@@ -117,7 +119,10 @@ def test_a_program_that_prints_nothing_says_so(said):
 @pytest.mark.parametrize(
     ("said", "last"),
     [
-        ("Traceback\nRuntimeError: first\nsome line\nFatal Python error: second\ntrailing\n", "Fatal Python error: second"),
+        (
+            "Traceback\nRuntimeError: first\nsome line\nFatal Python error: second\ntrailing\n",
+            "Fatal Python error: second",
+        ),
         ("usage: x\nx: error: bad option\nbye\n", "x: error: bad option"),
         ("one\n  two  \n\n", "two"),
         ("", "exit 3"),
@@ -138,7 +143,10 @@ def test_a_python_that_fails_after_answering_is_still_refused():
 def test_a_side_killed_by_a_signal_is_named_with_how_it_ended():
     with pytest.raises(lc.LauncherRefused) as exc:
         lc.read_probe("--b", "py", ["py"], -9, None)
-    assert str(exc.value) == "--b='py': py does not start a working Python (killed by signal 9 (SIGKILL), exit 137)"
+    assert (
+        str(exc.value)
+        == "--b='py': py does not start a working Python (killed by signal 9 (SIGKILL), exit 137)"
+    )
 
 
 @pytest.mark.parametrize("name", ["torch", "aorta"])

@@ -97,16 +97,19 @@ def test_a_kept_child_is_the_keeper_isolated_told_the_grace_its_death_signal_and
     process_tree._LIVE.pop(proc.pid)
     grace = f"{process_tree.STOP_GRACE_S - 2.0:g}"
     assert grace == "8"  # the keeper kills the tree 2 s before end_tree would
-    assert proc.args == [
-        process_tree.KEEPER_PYTHON,
-        "-I",
-        "-S",  # no site: the keeper needs the stdlib only, and no .pth file of the run's environment runs in it
-        keeper.__file__,
-        grace,
-        str(int(signal.SIGTERM)),
-        str(os.getpid()),
-        "true",
-    ]
+    assert (
+        proc.args
+        == [
+            process_tree.KEEPER_PYTHON,
+            "-I",
+            "-S",  # no site: the keeper needs the stdlib only, and no .pth file of the run's environment runs in it
+            keeper.__file__,
+            grace,
+            str(int(signal.SIGTERM)),
+            str(os.getpid()),
+            "true",
+        ]
+    )
     assert proc.kept is True
 
 
