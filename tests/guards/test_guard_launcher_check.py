@@ -103,9 +103,9 @@ def test_an_answer_missing_a_field_or_of_the_wrong_kind_is_unreadable(said, why)
 def test_a_program_that_prints_something_else_is_named_with_its_first_line_cut_at_80():
     long = "y" * 100
     with pytest.raises(lc.LauncherRefused) as exc:
-        lc.read_probe("--a", "/bin/yes", ["/bin/yes"], 0, f"\n  {long}\nsecond\n")
+        lc.read_probe("--a", "/bin/yes -x", ["/bin/yes", "-x"], 0, f"\n  {long}\nsecond\n")
     assert str(exc.value) == (
-        f"--a='/bin/yes': /bin/yes is not a Python that runs 'python -c CODE' (it printed {'y' * 80!r}, exit 0): "
+        f"--a='/bin/yes -x': /bin/yes -x is not a Python that runs 'python -c CODE' (it printed {'y' * 80!r}, exit 0): "
         "give a Python command, e.g. /opt/venv/bin/python or 'docker run ... IMAGE python'"
     )
 
