@@ -71,3 +71,22 @@ def test_each_kind_of_command_runs_on_the_sides_python(cmd, line):
 def test_a_restricted_lean_run_says_so_and_names_its_list():
     got = run_command(PY, ["t.py"], json_path="r.json", seed=3, lean=True, only_file="only.txt")
     assert got[-2:] == ["--aorta-lean-run", "--aorta-only-file=only.txt"]
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["benchmarks/hw_queue", "--aorta-kernel-pass-rounds=4"],
+        ["benchmarks/hw_queue", "--aorta-kernel-pass-rounds", "4"],
+        ["--aorta-kernel-pass-rounds=4", "benchmarks/hw_queue"],  # pytest arguments may start with it
+        ["pytest", "--aorta-kernel-pass-rounds=4", "t"],
+    ],
+)
+def test_a_command_that_gives_its_own_kernel_pass_rounds_keeps_them(cmd):
+    line = run_command(PY, cmd, json_path="r.json", seed=3, lean=False)
+    assert not any(w.startswith("--aorta-kernel-pass-rounds=2") for w in line), line
+
+
+def test_an_option_that_only_starts_like_the_pass_rounds_is_not_them():
+    line = run_command(PY, ["t", "--aorta-kernel-pass-rounds-extra=1"], json_path="r.json", seed=3, lean=False)
+    assert line[-1] == "--aorta-kernel-pass-rounds=2"

@@ -236,3 +236,52 @@ def test_passing_on_to_a_group_gone_is_no_error():
     child = command("exit 0")
     child.wait()
     keeper._pass_on(child.pid, signal.SIGTERM)  # no such group any more
+
+
+def test_kill_tree_goes_round_until_nothing_is_left_and_keeps_every_round_s_reaped(monkeypatch):
+    """A process may fork while the first ones die (and, the keeper being a subreaper, its orphans come back to
+    it): each round reads the table again, kills what it finds, reaps for 50 ms; every reaped one is returned."""
+    me = 100
+    tables = [{5: me, 6: 5}, {7: me}, {}]  # round 1: a child and its child; round 2: one forked meanwhile
+    reaped = [[(5, 9)], [(7, 9)], [(6, 9)]]  # the last: reaped once no descendant is left
+    killed, blocks = [], []
+    monkeypatch.setattr(keeper, "parent_table", lambda: tables.pop(0))
+    monkeypatch.setattr(keeper, "signal_all", lambda pids, sig: killed.append((list(pids), sig)))
+
+    def reap(block_s=0.0):
+        blocks.append(block_s)
+        return reaped.pop(0)
+
+    monkeypatch.setattr(keeper, "reap", reap)
+    assert keeper.kill_tree(me) == [(5, 9), (7, 9), (6, 9)]
+    assert killed == [([5, 6], signal.SIGKILL), ([7], signal.SIGKILL)]
+    assert blocks == [0.05, 0.05, 0.0]
+
+
+def test_kill_tree_gives_up_after_its_rounds(monkeypatch):
+    monkeypatch.setattr(keeper, "parent_table", lambda: {5: 100})  # one that never dies
+    rounds = []
+    monkeypatch.setattr(keeper, "signal_all", lambda pids, sig: rounds.append(list(pids)))
+    monkeypatch.setattr(keeper, "reap", lambda block_s=0.0: [])
+    assert keeper.kill_tree(100, rounds=3) == []
+    assert rounds == [[5], [5], [5]]
+    rounds.clear()
+    keeper.kill_tree(100)
+    assert len(rounds) == 50
+
+
+def test_prctl_passes_its_value_the_subreaper_flag_set_and_put_back():
+    import ctypes
+
+    def subreaper() -> int:
+        v = ctypes.c_int(-1)
+        ctypes.CDLL(None).prctl(37, ctypes.byref(v), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+        return v.value
+
+    assert subreaper() == 0
+    try:
+        assert keeper._prctl(keeper.PR_SET_CHILD_SUBREAPER, 1) is True
+        assert subreaper() == 1
+    finally:
+        keeper._prctl(keeper.PR_SET_CHILD_SUBREAPER, 0)
+    assert subreaper() == 0
