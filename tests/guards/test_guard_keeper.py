@@ -126,7 +126,9 @@ def test_reap_takes_what_ended_and_waits_no_longer_than_asked():
         t0 = time.monotonic()
         assert keeper.reap(block_s=0.3) == []  # one child, still running: waited for the 0.3 s, then none
         assert 0.3 <= time.monotonic() - t0 < 5.0
-        assert keeper.reap() == []
+        t0 = time.monotonic()
+        assert keeper.reap() == []  # by default it does not wait at all
+        assert time.monotonic() - t0 < 0.9
     finally:
         running.kill()
         running.wait()
@@ -285,3 +287,35 @@ def test_prctl_passes_its_value_the_subreaper_flag_set_and_put_back():
     finally:
         keeper._prctl(keeper.PR_SET_CHILD_SUBREAPER, 0)
     assert subreaper() == 0
+
+
+def _wait_in_thread(child, got, grace_s):
+    """``_wait`` with a watchdog: a wait that lost the command's status would never return."""
+    out = []
+    t = threading.Thread(
+        target=lambda: out.append(keeper._wait(child.pid, got, grace_s, signal.SIGTERM, os.getppid()))
+    )
+    t.daemon = True
+    t.start()
+    t.join(15.0)
+    if not out:
+        child.kill()
+        child.wait()
+    assert out, "the keeper's wait lost the command's status (killed and reaped in one look, then dropped)"
+    return out[0]
+
+
+@pytest.mark.parametrize(
+    ("got", "grace_s"),
+    [([signal.SIGUSR1, signal.SIGUSR1], 30.0), ([signal.SIGINT, signal.SIGINT], 0.0)],
+    ids=["two-kills-in-one-look", "second-stop-and-grace-in-one-look"],
+)
+def test_a_command_killed_and_reaped_by_the_first_of_two_kills_in_one_look_is_still_seen_ended(
+    tmp_path, got, grace_s
+):
+    ready = tmp_path / "ready"
+    child = command(f"trap '' INT USR1; echo ok > {ready}; exec sleep 30")
+    wait_for(ready)
+    status = _wait_in_thread(child, got, grace_s)
+    forget(child, status)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
