@@ -239,3 +239,19 @@ def test_a_record_s_whole_numbers_are_read_and_a_record_that_is_no_table_is_none
     assert not run_wall.run_wall("full", 12, [run_wall.WALL_KEY]).known  # a document that is no table
     missing = run_wall.run_wall("full", 12, {run_wall.WALL_KEY: {}})
     assert missing.known and (missing.tests_s, missing.timed_s, missing.lean_skips_s) == (0.0, 0.0, 0.0)
+
+
+def test_sub_second_figures_and_a_sub_second_gate_are_counted_and_said():
+    w = run_wall.run_wall("lean", 0.8, _doc(0.6, 0.5))  # figures under a second are figures
+    assert (w.timed, w.checks) == (0.5, pytest.approx(0.1))
+    rep = run_wall.report([w], 0.8)
+    assert rep.share("timed") == pytest.approx(0.625)
+    assert rep.lines("g")[0].startswith("g: where the 1 s went: timed rounds 62% (0 s)")
+    assert run_wall.run_wall("lean", 1.0, None).known is False
+
+
+def test_the_shares_are_said_in_whole_percent_and_the_total_to_the_hundredth():
+    rep = run_wall.report([run_wall.run_wall("lean", 10.0, _doc(9.0, 9.0))], 12.3456)
+    assert rep.as_dict()["total_s"] == 12.35
+    assert "timed rounds 73% (9 s)" in rep.lines("g")[0]  # 9 / 12.3456 = 72.9%
+    assert "timed rounds 90%" in rep.lines("g")[1]  # of the lean runs' 10 s
