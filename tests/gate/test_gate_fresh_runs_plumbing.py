@@ -213,7 +213,6 @@ def test_a_lean_child_says_so_plans_no_lean_run_and_a_full_one_plans_from_its_re
     )
     assert lean.lean and lean.lean_estimate_s is None and lean.sample is False
     assert said[0].startswith("aorta gate: run 1/2 (lean): ok in ")
-    assert "--aorta-lean-run" in fresh_runs.child_args(["b"], json_path=lean.json_path, seed=1, lean=True)
     full = fresh_runs.run_child(
         ["b"], cwd=tmp_path, out_dir=tmp_path, name="run2", label="run 2/2", seed=2, say=said.append
     )
@@ -309,3 +308,58 @@ def test_a_gate_s_runs_go_in_a_new_folder_named_by_utc_time_and_pid(tmp_path, mo
     assert d == root / f"20260102T030405Z-{os.getpid()}" and d.is_dir()
     with pytest.raises(FileExistsError):  # never two gates' runs in one folder
         fresh_runs.runs_dir(root)
+
+
+def test_a_restricted_lean_child_is_told_both_and_its_wall_is_its_own(tmp_path, monkeypatch):
+    call = Scripted(doc={})
+    monkeypatch.setattr(fresh_runs, "call_to_end", call)
+    only = tmp_path / "confirm-only.txt"
+    run = fresh_runs.run_child(
+        ["b"],
+        cwd=tmp_path,
+        out_dir=tmp_path,
+        name="confirm1",
+        label="confirm 1/1",
+        seed=1,
+        only_file=only,
+        lean=True,
+        say=lambda s: None,
+    )
+    cmd = call.calls[0][0]
+    assert cmd[-3:] == [f"--aorta-only-file={only}", "--aorta-lean-run", "--aorta-kernel-pass-rounds=2"]
+    assert 0.0 <= run.wall_s < 60.0  # the seconds the child took, not a clock reading
+
+
+def test_the_first_run_of_a_gate_has_seed_1_by_default(tmp_path, monkeypatch):
+    seeds = []
+    monkeypatch.setattr(
+        fresh_runs,
+        "run_child",
+        lambda args, **kw: (
+            seeds.append(kw["seed"])
+            or fresh_runs.ChildRun(kw["label"], 1, tmp_path / "x", tmp_path / "l", 1.0)
+        ),
+    )
+    fresh_runs.run_children(["b"], cwd=tmp_path, out_dir=tmp_path, count=3, say=lambda s: None)
+    assert seeds == [1]  # the first failed: no second run
+
+
+def test_wall_of_names_the_kind_asked_and_reads_the_child_s_record(tmp_path):
+    path = tmp_path / "run1.json"
+    path.write_text(json.dumps({WALL_KEY: {"tests_s": 12.0, "timed_s": 7.0}}))
+    w = fresh_runs.wall_of(fresh_runs.ChildRun("run 1/1", 0, path, tmp_path / "l", 18.0), "confirm")
+    assert (w.kind, w.wall_s, w.timed, w.checks, w.start, w.known) == ("confirm", 18.0, 7.0, 5.0, 6.0, True)
+
+
+NODEIDS = ["a.py::C::t1", "a.py::C::t2", "a.py::D::t3", "b.py::t4", "b.py::E::t5", "c.py::t6"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6, 7])
+def test_the_order_moves_whole_files_even_where_items_sit_in_classes(seed):
+    order = fresh_runs.order_items(NODEIDS, seed)
+    assert sorted(order) == list(range(len(NODEIDS)))
+    files = [NODEIDS[i].split("::")[0] for i in order]
+    runs = [f for k, f in enumerate(files) if k == 0 or files[k - 1] != f]
+    assert sorted(runs) == ["a.py", "b.py", "c.py"]  # each file's items together, classes and all
+    a_items = [i for i in order if NODEIDS[i].startswith("a.py")]
+    assert a_items == ([2, 1, 0] if seed % 2 else [0, 1, 2])  # odd seeds: last to first within the file
