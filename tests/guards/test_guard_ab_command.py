@@ -88,7 +88,9 @@ def test_a_command_that_gives_its_own_kernel_pass_rounds_keeps_them(cmd):
 
 
 def test_an_option_that_only_starts_like_the_pass_rounds_is_not_them():
-    line = run_command(PY, ["t", "--aorta-kernel-pass-rounds-extra=1"], json_path="r.json", seed=3, lean=False)
+    line = run_command(
+        PY, ["t", "--aorta-kernel-pass-rounds-extra=1"], json_path="r.json", seed=3, lean=False
+    )
     assert line[-1] == "--aorta-kernel-pass-rounds=2"
 
 
@@ -104,7 +106,7 @@ def test_a_launcher_of_settings_only_or_nothing_runs_this_python():
 def test_a_launcher_that_cannot_be_split_is_refused_naming_why():
     with pytest.raises(AbError) as exc:
         parse_launcher("--b", "python 'oops", "B")
-    assert str(exc.value) == "--b=\"python 'oops\": cannot be split into words (No closing quotation)"
+    assert str(exc.value) == '--b="python \'oops": cannot be split into words (No closing quotation)'
 
 
 def test_pytest_arguments_holding_m_are_pytest_arguments_not_a_python_module():
