@@ -171,7 +171,11 @@ def test_what_cannot_run_is_refused_as_popen_refuses_it(tmp_path, monkeypatch):
     check("tool", None, None)  # no environment given: this process's PATH
     with pytest.raises(FileNotFoundError) as exc:
         check("tool", {"PATH": "/nonexistent"}, None)
-    assert (exc.value.errno, exc.value.filename) == (errno.ENOENT, "tool")
+    assert (exc.value.errno, exc.value.strerror, exc.value.filename) == (
+        errno.ENOENT,
+        os.strerror(errno.ENOENT),
+        "tool",
+    )
     check("sh", {}, None)  # an environment without PATH: the system's default path
 
 
