@@ -279,3 +279,17 @@ def test_a_message_to_a_parent_gone_is_false_not_an_error():
     b.close()
     assert fork_server._send(a, {"x": 2}) is False
     a.close()
+
+
+def test_a_child_that_fails_where_its_traceback_cannot_be_written_still_exits_1(frame, monkeypatch):
+    import traceback
+
+    def log_gone(*a, **k):
+        raise OSError("the run's log is gone")
+
+    monkeypatch.setattr(traceback, "print_exc", log_gone)
+
+    def body():
+        raise RuntimeError("the run broke")
+
+    assert run_frame(body) == 1  # never 0: a run that failed is never read as passed
