@@ -210,7 +210,9 @@ def serve_one(monkeypatch, log, *, parent_gone_after_fork: bool):
     monkeypatch.setattr(fork_server, "_preload", lambda: 0.0)
     monkeypatch.setattr(fork_server, "_cuda_initialized", lambda: False)
     monkeypatch.setattr(fork_server, "os", ServerOs(status=7 << 8))
-    monkeypatch.setattr(fork_server.signal, "signal", lambda *a, **k: None)
+    monkeypatch.setattr(
+        fork_server.signal, "signal", lambda sig, handler: events.append(("signal", sig, handler))
+    )
     monkeypatch.setattr(fork_server.keeper, "become_subreaper", lambda: events.append("subreaper"))
     monkeypatch.setattr(fork_server.keeper, "kill_tree", lambda root: events.append(("kill_tree", root)))
     real_send = fork_server._send
@@ -248,6 +250,7 @@ def test_the_server_kills_what_a_run_left_before_it_reports_the_run_s_end(monkey
     events, code = serve_one(monkeypatch, log, parent_gone_after_fork=False)
     me = os.getpid()
     assert events == [
+        ("signal", signal.SIGINT, signal.SIG_DFL),  # stopped by Ctrl-C, it ends without a traceback
         "subreaper",
         ("sent", {"ready": True, "import_s": 0.0}),
         ("sent", {"pid": 4242}),
