@@ -138,3 +138,120 @@ def test_a_runs_timed_seconds_come_from_each_runners_own_record():
     assert out["timed_s"] == 5.0  # 1.5 + 0.5 + 3.0: not the runner's 9.0 s phase with its warm-up
     assert out["lean_skips_s"] == 10.0  # 2.0 + the 8.0 s of checks a lean run deselects
     assert out["tests_s"] == 30.0
+
+
+def test_a_whole_gate_s_wall_by_kind_with_a_run_that_wrote_no_record_figure_by_figure():
+    # check 40 s: 34 s of tests, 6 timed -> 6 timed, 28 checks, 6 start; lean 18 s: 8, 7, 3; lean 24.123 s
+    # without a record: all start. 82.123 s in runs of the 100: 17.877 s between.
+    runs = [
+        run_wall.run_wall("check", 40.0, _doc(34.0, 6.0, 22.0)),
+        run_wall.run_wall("lean", 18.0, _doc(15.0, 8.0)),
+        run_wall.run_wall("lean", 24.123, None),
+    ]
+    rep = run_wall.report(runs, 100)
+    assert rep.kinds() == ["check", "lean"]  # first seen first
+    assert (rep.seconds("start"), rep.seconds("start", "lean"), rep.seconds("timed", "check")) == (
+        pytest.approx(33.123),
+        pytest.approx(27.123),
+        6.0,
+    )
+    assert rep.as_dict() == {
+        "total_s": 100.0,
+        "timed_s": 14.0,
+        "checks_s": 35.0,
+        "start_s": 33.12,
+        "between_s": 17.88,
+        "timed_share": 0.14,
+        "checks_share": 0.35,
+        "start_share": 0.3312,
+        "between_share": 0.1788,
+        "by_kind": {
+            "check": {
+                "runs": 1,
+                "wall_s": 40.0,
+                "timed_s": 6.0,
+                "checks_s": 28.0,
+                "start_s": 6.0,
+                "timed_share": 0.15,
+                "checks_share": 0.7,
+                "start_share": 0.15,
+                "unrecorded_runs": 0,
+            },
+            "lean": {
+                "runs": 2,
+                "wall_s": 42.12,
+                "timed_s": 8.0,
+                "checks_s": 7.0,
+                "start_s": 27.12,
+                "timed_share": 0.1899,
+                "checks_share": 0.1662,
+                "start_share": 0.6439,
+                "unrecorded_runs": 1,
+            },
+        },
+    }
+    assert rep.lines("aorta gate") == [
+        "aorta gate: where the 100 s went: timed rounds 14% (14 s), checks and passes 35% (35 s), process start "
+        "and collection 33% (33 s), between runs (judging, saving) 18% (18 s)",
+        "aorta gate:   check runs: 1 x 40 s: timed rounds 15%, checks and passes 70%, process start and "
+        "collection 15%",
+        "aorta gate:   lean runs: 2 x 18-24 s each: timed rounds 19%, checks and passes 17%, process start and "
+        "collection 64% (1 wrote no record: counted as start)",
+    ]
+
+
+def test_a_gate_with_no_wall_or_no_runs_says_nothing_and_shares_nothing():
+    empty = run_wall.WallReport((), 0.0)
+    assert empty.lines("g") == [] and empty.share("timed") == 0.0 and empty.share("between") == 0.0
+    assert run_wall.report([], 30.0).lines("g") == []  # 30 s, but no run to split
+    zero = run_wall.report([run_wall.run_wall("lean", 0.0, _doc(0.0, 0.0))], 0.0)
+    assert zero.lines("g") == [] and zero.share("start") == 0.0
+    assert zero.as_dict()["by_kind"]["lean"]["timed_share"] == 0.0  # a run of 0 s: no share, no division
+
+
+def test_the_checks_are_what_the_tests_took_beyond_the_timed_rounds_within_the_wall():
+    w = run_wall.RunWall("lean", 10.0, tests_s=12.0, timed_s=3.0)  # tests past the wall: checks clipped to it
+    assert (w.timed, w.checks, w.start) == (3.0, 7.0, 0.0)
+    w = run_wall.RunWall("lean", 10.0, tests_s=4.0, timed_s=6.0)  # tests shorter than the timed rounds
+    assert (w.timed, w.checks, w.start) == (6.0, 0.0, 4.0)
+    assert [w.part(p) for p in run_wall.PARTS] == [6.0, 0.0, 4.0]
+    with pytest.raises(KeyError):
+        w.part("between")  # the gate's, not a run's
+
+
+def test_a_lean_estimate_is_never_negative_and_an_unrecorded_run_is_its_wall():
+    assert run_wall.RunWall("check", 10.0, lean_skips_s=12.0).lean_estimate_s() == 0.0
+    assert run_wall.RunWall("check", 10.0, lean_skips_s=3.0, known=False).lean_estimate_s() == 10.0
+
+
+def test_a_record_s_whole_numbers_are_read_and_a_record_that_is_no_table_is_none():
+    w = run_wall.run_wall("full", 12, {run_wall.WALL_KEY: {"tests_s": 9, "timed_s": 4, "lean_skips_s": 2}})
+    assert (w.kind, w.wall_s, w.tests_s, w.timed_s, w.lean_skips_s, w.known) == (
+        "full",
+        12.0,
+        9.0,
+        4.0,
+        2.0,
+        True,
+    )
+    assert isinstance(w.wall_s, float)
+    assert not run_wall.run_wall("full", 12, {run_wall.WALL_KEY: [1, 2]}).known
+    assert not run_wall.run_wall("full", 12, [run_wall.WALL_KEY]).known  # a document that is no table
+    missing = run_wall.run_wall("full", 12, {run_wall.WALL_KEY: {}})
+    assert missing.known and (missing.tests_s, missing.timed_s, missing.lean_skips_s) == (0.0, 0.0, 0.0)
+
+
+def test_sub_second_figures_and_a_sub_second_gate_are_counted_and_said():
+    w = run_wall.run_wall("lean", 0.8, _doc(0.6, 0.5))  # figures under a second are figures
+    assert (w.timed, w.checks) == (0.5, pytest.approx(0.1))
+    rep = run_wall.report([w], 0.8)
+    assert rep.share("timed") == pytest.approx(0.625)
+    assert rep.lines("g")[0].startswith("g: where the 1 s went: timed rounds 62% (0 s)")
+    assert run_wall.run_wall("lean", 1.0, None).known is False
+
+
+def test_the_shares_are_said_in_whole_percent_and_the_total_to_the_hundredth():
+    rep = run_wall.report([run_wall.run_wall("lean", 10.0, _doc(9.0, 9.0))], 12.3456)
+    assert rep.as_dict()["total_s"] == 12.35
+    assert "timed rounds 73% (9 s)" in rep.lines("g")[0]  # 9 / 12.3456 = 72.9%
+    assert "timed rounds 90%" in rep.lines("g")[1]  # of the lean runs' 10 s

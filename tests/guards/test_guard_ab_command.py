@@ -71,3 +71,50 @@ def test_each_kind_of_command_runs_on_the_sides_python(cmd, line):
 def test_a_restricted_lean_run_says_so_and_names_its_list():
     got = run_command(PY, ["t.py"], json_path="r.json", seed=3, lean=True, only_file="only.txt")
     assert got[-2:] == ["--aorta-lean-run", "--aorta-only-file=only.txt"]
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["benchmarks/hw_queue", "--aorta-kernel-pass-rounds=4"],
+        ["benchmarks/hw_queue", "--aorta-kernel-pass-rounds", "4"],
+        ["--aorta-kernel-pass-rounds=4", "benchmarks/hw_queue"],  # pytest arguments may start with it
+        ["pytest", "--aorta-kernel-pass-rounds=4", "t"],
+    ],
+)
+def test_a_command_that_gives_its_own_kernel_pass_rounds_keeps_them(cmd):
+    line = run_command(PY, cmd, json_path="r.json", seed=3, lean=False)
+    assert not any(w.startswith("--aorta-kernel-pass-rounds=2") for w in line), line
+
+
+def test_an_option_that_only_starts_like_the_pass_rounds_is_not_them():
+    line = run_command(
+        PY, ["t", "--aorta-kernel-pass-rounds-extra=1"], json_path="r.json", seed=3, lean=False
+    )
+    assert line[-1] == "--aorta-kernel-pass-rounds=2"
+
+
+def test_a_launcher_of_settings_only_or_nothing_runs_this_python():
+    import sys
+
+    assert parse_launcher("--a", "A=1 B=x", "A") == Launcher("A", {"A": "1", "B": "x"}, ())
+    assert parse_launcher("--a", "A=1", "A").python_cmd() == [sys.executable]
+    assert parse_launcher("--b", "", "B") == Launcher("B", {}, ())
+    assert parse_launcher("--b", None, "B") == Launcher("B", {}, ())  # type: ignore[arg-type]
+
+
+def test_a_launcher_that_cannot_be_split_is_refused_naming_why():
+    with pytest.raises(AbError) as exc:
+        parse_launcher("--b", "python 'oops", "B")
+    assert str(exc.value) == '--b="python \'oops": cannot be split into words (No closing quotation)'
+
+
+def test_pytest_arguments_holding_m_are_pytest_arguments_not_a_python_module():
+    line = run_command(PY, ["benchmarks/hw_queue", "-m", "p0"], json_path="r.json", seed=3, lean=False)
+    assert line == ["/opt/venv/bin/python", "-m", "pytest", "benchmarks/hw_queue", "-m", "p0", *TAIL]
+
+
+def test_the_sides_alternate_a_b_then_b_a():
+    from aorta.gate.runs.ab import pair_order
+
+    assert [pair_order(k) for k in (1, 2, 3, 4)] == [("A", "B"), ("B", "A"), ("A", "B"), ("B", "A")]

@@ -113,7 +113,7 @@ def run_command(
     else:
         line = [*py, "-m", "pytest", *cmd]
     line += [f"--benchmark-json={json_path}", f"--aorta-order-seed={seed}"]
-    line += gate_pass_rounds(rest)
+    line += gate_pass_rounds(cmd)  # the whole command: pytest arguments may start with the option
     if lean:
         line.append("--aorta-lean-run")
     if only_file:
