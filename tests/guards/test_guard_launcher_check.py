@@ -191,3 +191,14 @@ def test_two_sides_see_the_same_devices_in_any_order_and_else_both_views_are_nam
         "run on the same devices (a container needs them passed in: docker run --gpus all, or --device /dev/kfd "
         "--device /dev/dri on ROCm; CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES alike on both sides)"
     )
+
+
+def test_two_sides_with_as_many_devices_but_other_ones_are_refused():
+    """The devices are compared by name, not only counted: two H100s on A and an H100 and an A100 on B are no
+    match (a pass here would compare two GPU models as one stack against another)."""
+    a = lc.Probe("p", "a", "t", None, ("H100", "H100"))
+    with pytest.raises(
+        lc.LauncherRefused,
+        match=r"sees 2 GPU\(s\) \(A100 x1, H100 x1\) where --a sees 2 GPU\(s\) \(H100 x2\)",
+    ):
+        lc.same_devices("--a", a, "--b", "py", lc.Probe("q", "b", "t", None, ("H100", "A100")))
