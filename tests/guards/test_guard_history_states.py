@@ -101,3 +101,67 @@ def test_an_error_other_than_a_lock_at_the_start_of_a_write_is_raised_at_once(tm
             pass
         st.conn = real
     assert capsys.readouterr().err == ""  # no "held by another writer ... waiting" for what is no lock
+
+
+# -- the history's place refused before anything is made, word for word (issue 58) ---------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "   "])
+def test_no_history_named_is_refused_saying_what_to_give(text):
+    with pytest.raises(ValueError) as exc:
+        history.parse_history_url(text)
+    assert str(exc.value) == (
+        "--aorta-history='': give a SQLite file (e.g. .aorta/history.db) or a postgresql:// URL"
+    )
+
+
+def test_key_value_text_that_is_not_libpq_s_is_refused_never_a_file_name_its_password_hidden(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError) as exc:
+        history.parse_history_url("db=x password=hunter2")
+    assert str(exc.value) == (
+        "--aorta-history='db=x password=***': reads as key=value but not as a libpq connection string (keywords: "
+        f"{', '.join(sorted(history.LIBPQ_KEYWORDS))}); for a SQLite file whose name holds '=', write it as ./NAME"
+    )
+    assert "sslmode" in history.LIBPQ_KEYWORDS and list(tmp_path.iterdir()) == []
+    assert history.parse_history_url("./db=x") == "db=x"  # the file, written as ./NAME
+
+
+def test_a_scheme_other_than_sqlite_or_postgresql_is_refused_its_password_hidden():
+    for text, scheme in (("ftp://u:hunter2@h/x", "ftp"), ("sqlite://host/h.db", "sqlite")):
+        with pytest.raises(ValueError) as exc:
+            history.parse_history_url(text)
+        assert str(exc.value) == (
+            f"--aorta-history={history.redact_url(text)!r}: unknown scheme {scheme!r}; allowed: a file path, "
+            "sqlite:///PATH or postgresql://USER@HOST/DB"
+        )
+        assert "hunter2" not in str(exc.value)
+
+
+def test_a_postgresql_history_is_a_url_of_either_scheme_or_a_libpq_string_taken_as_given():
+    for text in ("postgresql://u@h/db", "postgres://u@h/db", "host=h dbname=db user=u"):
+        assert history.parse_history_url(f"  {text} ") == text
+        assert history.is_postgresql(text)
+    assert not history.is_postgresql("h.db") and not history.is_postgresql("sqlite:///h.db")
+
+
+def test_a_sqlite_history_is_a_path_with_or_without_its_scheme_spaces_around_it_dropped(tmp_path):
+    assert history.parse_history_url(f" {tmp_path / 'h.db'} ") == str(tmp_path / "h.db")
+    assert history.parse_history_url(f"sqlite:///{tmp_path / 'h.db'}") == str(tmp_path / "h.db")
+    assert history.parse_history_url("sqlite:///h.db") == "h.db"
+
+
+def test_a_history_path_that_cannot_be_a_file_is_refused_as_a_value_error(tmp_path):
+    long = tmp_path / ("h" * 300)
+    with pytest.raises(ValueError) as exc:
+        history.parse_history_url(str(long))
+    assert type(exc.value) is ValueError
+    assert str(exc.value).startswith(f"--aorta-history {long}: the name {'h' * 40}... is 300 bytes long; ")
+    (tmp_path / "gone").symlink_to(tmp_path / "missing")
+    with pytest.raises(ValueError, match=r"is a symbolic link that leads nowhere"):
+        history.parse_history_url(str(tmp_path / "gone" / "h.db"))
+    with pytest.raises(ValueError) as exc:
+        history.parse_history_url(f"sqlite:///{tmp_path}")
+    assert str(exc.value) == (
+        f"--aorta-history='sqlite:///{tmp_path}': is a folder; give a file such as {tmp_path / 'history.db'}"
+    )

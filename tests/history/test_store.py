@@ -336,3 +336,51 @@ def test_figures_come_back_for_the_runs_asked_in_run_benchmark_figure_order(hist
         assert store.figures([]) == []
         (device,) = [f for f in store.figures([b]) if f.figure == "device_ms"]
         assert (device.value, device.samples) == (20.0, (19.8, 20.0, 20.0, 20.2, 20.0))
+
+
+# -- a PostgreSQL history that cannot be used: said with the server's words, its password never -------------------
+
+
+def test_a_server_that_cannot_be_reached_is_refused_naming_it_without_its_password():
+    url = "postgresql://u:hunter2@127.0.0.1:1/db"
+    with pytest.raises(HistoryError) as exc:
+        open_store(url)
+    said = str(exc.value)
+    assert said.startswith("postgresql://u:***@127.0.0.1:1/db: cannot connect: connection failed: ")
+    assert "hunter2" not in said and not said.endswith("%40 in a URL")
+
+
+def test_a_password_holding_an_at_sign_gets_the_hint_to_write_it_as_percent_40():
+    with pytest.raises(HistoryError) as exc:
+        open_store("postgresql://u:p@ss@127.0.0.1:1/db")  # libpq reads the host as ss@127.0.0.1
+    said = str(exc.value)
+    assert said.startswith("postgresql://u:***@127.0.0.1:1/db: cannot connect: ")
+    assert said.endswith("; a password that holds @ is written %40 in a URL")
+    assert "p@ss" not in said
+    with pytest.raises(HistoryError) as exc:
+        open_store("host=127.0.0.1 port=1 dbname=db user=u password=hunter2")
+    assert str(exc.value).startswith("host=127.0.0.1 port=1 dbname=db user=u password=***: cannot connect: ")
+
+
+def test_without_psycopg_a_postgresql_history_is_refused_saying_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(HistoryError) as exc:
+        open_store("postgresql://u:hunter2@h/db")
+    assert str(exc.value) == (
+        "postgresql://u:***@h/db: a PostgreSQL history needs psycopg 3: pip install 'aorta[postgresql]'"
+    )
+
+
+def test_a_server_that_refuses_the_schema_is_refused_with_its_words(postgres_url):
+    url = f"{postgres_url}?options=-csearch_path%3Dno_such_schema"
+    with pytest.raises(HistoryError) as exc:
+        open_store(url)
+    assert str(exc.value).startswith(f"{url}: the schema could not be read or created: ")
+    assert "no schema has been selected to create in" in str(exc.value)
+
+
+def test_a_postgresql_store_is_named_by_its_url_and_hides_its_password_in_what_the_server_says(postgres_url):
+    url = postgres_url.replace("postgres@", "postgres:hunter2@")  # trust auth: any password is taken
+    with open_store(url) as store:
+        assert (store.dialect, store.where) == ("postgresql", url.replace("hunter2", "***"))
+        assert store.said(RuntimeError(" the server quoted hunter2 back ")) == "the server quoted *** back"
