@@ -172,3 +172,91 @@ def test_history_page_on_a_full_disk_says_the_fault_once(tmp_path, monkeypatch, 
         "space there and run again\n"
     )
     assert not out.exists()
+
+
+# -- which place is asked, and what a refused read says, word for word (issue 58) ----------------------------------
+
+
+def test_the_fault_asked_about_is_the_one_of_the_history_s_own_folder(tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.setattr(history_store, "folder_fault", lambda folder: asked.append(str(folder)) or None)
+    (tmp_path / "sub").mkdir()
+    assert history_store._storage_fault(tmp_path / "sub" / "h.db") is None
+    monkeypatch.chdir(tmp_path)
+    assert history_store._storage_fault(history_store.Path("h.db")) is None
+    assert asked == [str(tmp_path / "sub"), "."]
+    monkeypatch.setattr(history_store, "folder_fault", _fault(errno.ENOSPC))
+    assert history_store._storage_fault(tmp_path / "h.db") == fault_words(OSError(errno.ENOSPC, "x"))
+
+
+def test_a_bare_file_name_is_unwritable_where_the_working_folder_is(tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(history_store.os, "access", lambda p, mode: asked.append(str(p)) or False)
+    assert history_store._unwritable(history_store.Path("h.db"))
+    assert asked == ["."]
+
+
+def test_a_refused_read_of_a_log_says_why_word_for_word(tmp_path, monkeypatch):
+    path, held = _copy_with_uncheckpointed_wal(tmp_path, runs=2)
+    monkeypatch.setattr(history_store, "_unwritable", lambda p: True)
+    real = sqlite3.connect
+
+    def failing(database, *a, **kw):
+        if "immutable" not in str(database):
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(database, *a, **kw)
+
+    monkeypatch.setattr(history_store.sqlite3, "connect", failing)
+    with pytest.raises(HistoryError) as exc:
+        open_store(path, create=False, write=False)
+    assert str(exc.value) == (
+        f"{path}: is on a read-only place (file, folder or mount), and its write-ahead log {path}-wal holds commits "
+        "not yet in the file, which SQLite cannot read without writing beside it: aorta will not show an older "
+        "state; copy the file with its -wal and -shm to a writable folder and read it there"
+    )
+    held.close()
+
+
+def test_a_log_that_opens_but_cannot_be_read_is_refused_too(tmp_path, monkeypatch):
+    path, held = _copy_with_uncheckpointed_wal(tmp_path, runs=2)
+    monkeypatch.setattr(history_store, "_unwritable", lambda p: True)
+    real = sqlite3.connect
+    closed = []
+
+    class Unreadable:
+        def execute(self, *a):
+            raise sqlite3.DatabaseError("disk I/O error")
+
+        def close(self):
+            closed.append(True)
+
+    monkeypatch.setattr(
+        history_store.sqlite3,
+        "connect",
+        lambda database, *a, **kw: real(database, *a, **kw) if "immutable" in str(database) else Unreadable(),
+    )
+    with pytest.raises(HistoryError, match="holds commits not yet in the file"):
+        open_store(path, create=False, write=False)
+    assert closed == [True]
+    held.close()
+
+
+@pytest.mark.parametrize("log", ["none", "empty"])
+def test_a_history_without_commits_in_a_log_is_read_as_the_file_is(tmp_path, monkeypatch, log):
+    path = _history(tmp_path / "h.db")
+    for name in ("h.db-wal", "h.db-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    if log == "empty":
+        (tmp_path / "h.db-wal").write_bytes(b"")
+    monkeypatch.setattr(history_store, "_unwritable", lambda p: True)
+    opened = []
+    real = sqlite3.connect
+    monkeypatch.setattr(
+        history_store.sqlite3,
+        "connect",
+        lambda database, *a, **kw: opened.append(str(database)) or real(database, *a, **kw),
+    )
+    with open_store(path, create=False, write=False) as store:
+        assert store.count() == (0, 0)
+    assert opened[0] == f"{(tmp_path / 'h.db').resolve().as_uri()}?mode=ro&immutable=1"
