@@ -115,7 +115,9 @@ def test_no_history_named_is_refused_saying_what_to_give(text):
     )
 
 
-def test_key_value_text_that_is_not_libpq_s_is_refused_never_a_file_name_its_password_hidden(tmp_path, monkeypatch):
+def test_key_value_text_that_is_not_libpq_s_is_refused_never_a_file_name_its_password_hidden(
+    tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError) as exc:
         history.parse_history_url("db=x password=hunter2")
@@ -128,7 +130,11 @@ def test_key_value_text_that_is_not_libpq_s_is_refused_never_a_file_name_its_pas
 
 
 def test_a_scheme_other_than_sqlite_or_postgresql_is_refused_its_password_hidden():
-    for text, scheme in (("ftp://u:hunter2@h/x", "ftp"), ("sqlite://host/h.db", "sqlite")):
+    for text, scheme in (
+        ("ftp://u:hunter2@h/x", "ftp"),
+        ("sqlite://host/h.db", "sqlite"),
+        ("AORTA_HISTORY=postgresql://u:hunter2@h/db", "AORTA_HISTORY=postgresql"),  # a pasted assignment
+    ):
         with pytest.raises(ValueError) as exc:
             history.parse_history_url(text)
         assert str(exc.value) == (

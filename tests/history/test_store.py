@@ -300,14 +300,16 @@ def test_runs_are_chosen_by_machine_model_and_stack_together(history_url):
     other_gpu = with_stack(gpu_name="NVIDIA H200")
     new_torch = with_stack(torch="2.12.0+cu130")
     with open_store(history_url) as store:
-        add_runs(store, rows(run_doc("2026-11-26T08:00:00+00:00")), NOW)
+        add_runs(store, rows(run_doc("2026-11-26T08:00:00+00:00", host="host-8")), NOW)
         add_runs(store, rows(run_doc("2026-11-26T09:00:00+00:00", machine=other_gpu)), NOW)
         add_runs(store, rows(run_doc("2026-11-26T10:00:00+00:00", machine=new_torch)), NOW)
         h100 = "nvidia-h100-80gb-hbm3-x1"
         by_model = store.runs(machine_model=h100)
         assert [r.recorded_at[11:13] for r in by_model] == ["08", "10"]
         both = store.runs(machine_model=h100, stack_label=f"{h100}-cuda13.0-torch2.11.0")
-        assert [r.recorded_at[11:13] for r in both] == ["08"]
+        assert [(r.recorded_at[11:13], r.machine_id, r.source) for r in both] == [
+            ("08", "host-8", "run.json")
+        ]
         assert store.runs(machine_model="cpu", stack_label=f"{h100}-cuda13.0-torch2.11.0") == []
         assert len(store.runs()) == 3
 
@@ -384,3 +386,25 @@ def test_a_postgresql_store_is_named_by_its_url_and_hides_its_password_in_what_t
     with open_store(url) as store:
         assert (store.dialect, store.where) == ("postgresql", url.replace("hunter2", "***"))
         assert store.said(RuntimeError(" the server quoted hunter2 back ")) == "the server quoted *** back"
+
+
+def test_a_run_added_after_a_read_is_kept_each_write_commits_on_its_own(history_url):
+    with open_store(history_url) as store:
+        assert store.runs() == [] and store.count() == (0, 0)  # a read first: no transaction left open by it
+        add_runs(store, rows(run_doc()), NOW)
+    with open_store(history_url) as store:
+        assert store.count() == (1, 2)
+
+
+def test_what_a_driver_quotes_back_of_the_url_is_hidden(monkeypatch):
+    import psycopg
+
+    def quoting(url, **kw):
+        raise psycopg.OperationalError(f'invalid connection string "{url}"')
+
+    monkeypatch.setattr(psycopg, "connect", quoting)
+    with pytest.raises(HistoryError) as exc:
+        open_store("postgresql://u:hunter2@h/db")
+    assert str(exc.value) == (
+        'postgresql://u:***@h/db: cannot connect: invalid connection string "postgresql://u:***@h/db"'
+    )
