@@ -220,6 +220,11 @@ def test_a_process_holding_any_file_of_the_history_is_named_by_pid_and_command(t
     try:
         assert history.holders(path) == f"pid {proc.pid} (sleep 30)"
         assert history.holders(str(tmp_path / "elsewhere.db")) == "another process"
+        refusal = history._sqlite_refusal(path, sqlite3.OperationalError("database is locked"))
+        assert str(refusal) == (
+            f"{path}: held by another writer (pid {proc.pid} (sleep 30)) for more than 60 s: nothing was written; "
+            "the history is not damaged: run again when that writer has finished"
+        )
     finally:
         for p in (proc, bystander):
             p.kill()
@@ -252,3 +257,29 @@ def test_this_process_is_never_its_own_holder(tmp_path):
     path = tmp_path / "h.db"
     with history.open_store(str(path)):
         assert history.holders(path) == "another process"
+
+
+def test_a_history_busy_at_the_probe_is_waited_for_like_a_locked_one(tmp_path, capsys):
+    with history.open_store(str(tmp_path / "h.db")) as st:
+        real = st.conn
+        begins = []
+
+        class BusyOnce:  # the driver's other word for a writer holding the history
+            def execute(self, sql, *a):
+                if sql == "BEGIN IMMEDIATE":
+                    begins.append(sql)
+                    if len(begins) == 1:
+                        raise sqlite3.OperationalError("database is busy")
+                return real.execute(sql, *a)
+
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+        st.conn = BusyOnce()
+        with st.transaction():
+            st.execute("CREATE TABLE kept (x)")
+        st.conn = real
+        assert len(begins) == 2
+        assert capsys.readouterr().err.startswith(
+            f"aorta history: {tmp_path / 'h.db'} is held by another writer ("
+        )
