@@ -229,13 +229,16 @@ def test_a_summary_that_cannot_be_opened_for_appending_is_refused(tmp_path, monk
     summary = tmp_path / "summary.md"
     summary.write_text("kept")
 
-    def refused(path, mode, **kw):
-        raise PermissionError(13, "Permission denied")
+    def read_only(path, mode="r", **kw):  # as a read-only file answers: read yes, append no
+        if "a" in mode or "w" in mode:
+            raise PermissionError(13, "Permission denied")
+        return open(path, mode, **kw)
 
-    monkeypatch.setattr(output_paths, "open", refused, raising=False)
+    monkeypatch.setattr(output_paths, "open", read_only, raising=False)
     assert _refusal(check_appendable, "$GITHUB_STEP_SUMMARY", summary) == (
         f"$GITHUB_STEP_SUMMARY {summary}: cannot be appended to: Permission denied"
     )
+    assert summary.read_text() == "kept"
 
 
 # -- an output is never an input --------------------------------------------------------------------------------
