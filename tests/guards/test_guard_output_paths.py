@@ -442,7 +442,9 @@ def test_a_file_kind_is_refused_on_an_input_and_on_a_history(places, kind):
     tmp_path, history, _ = places
     given = tmp_path / "given.json"
     given.write_text("{}")
-    assert ": is the run (" in _refusal(check_output, "--o", given, kind=kind, inputs={"the run": given})
+    assert _refusal(check_output, "--o", given, kind=kind, inputs={"the run": given}).startswith(
+        f"--o {given}: is the run ("
+    )
     assert _refusal(check_output, "--o", history, kind=kind).startswith(f"--o {history}: holds a run history")
     check_output("--o", tmp_path / "free.json", kind=kind, inputs={"the run": given})
 
@@ -464,13 +466,10 @@ def test_an_appended_output_that_is_a_folder_is_refused_as_appendable(places):
 def test_a_folder_output_is_written_into_so_it_may_hold_an_input_but_not_be_inside_a_read_folder(places):
     tmp_path, history, _ = places
     assert check_output("--runs-dir", tmp_path, kind="dir", inputs={"the history": history}) == tmp_path
-    assert "is inside" in _refusal(
-        check_output,
-        "--runs-dir",
-        tmp_path / "trace" / "out",
-        kind="dir",
-        inputs={"the trace": tmp_path / "trace"},
-    )
+    inside = tmp_path / "trace" / "out"
+    assert _refusal(
+        check_output, "--runs-dir", inside, kind="dir", inputs={"the trace": tmp_path / "trace"}
+    ).startswith(f"--runs-dir {inside}: is inside ")
     f = tmp_path / "f"
     f.write_text("")
     assert (
@@ -489,6 +488,9 @@ def test_a_folder_replaced_whole_may_not_hold_an_input_nor_be_stored_runs(places
     )
     assert check_output("--output", str(tmp_path / "R"), kind=kind, inputs={"the history": history}) == (
         tmp_path / "R"
+    )
+    assert _refusal(check_output, "--output", history / "R", kind=kind) == (
+        f"--output {history / 'R'}: {history} is a file, not a folder"
     )
 
 
