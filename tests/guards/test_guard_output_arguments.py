@@ -45,6 +45,7 @@ def _refusal(check, *args, **kw) -> str:
 def _tool() -> argparse.ArgumentParser:
     """A command with two levels of subcommands, as aorta's: ``tool report`` and ``tool trace merge``."""
     parser = argparse.ArgumentParser(prog="tool")
+    parser.add_argument("--version", action="version", version="1")  # its dest is never in the namespace
     output_argument(parser, "--log", kind="file")
     sub = parser.add_subparsers(dest="command")
     report = sub.add_parser("report")
@@ -223,6 +224,13 @@ def test_a_named_pipe_or_a_device_is_refused_naming_the_argument(tmp_path):
     )
     assert _refusal(check_parsed_outputs, parser, parser.parse_args(["report", "--run", str(fifo)]), {}, {})
     check_parsed_inputs(parser, parser.parse_args(["report", "--run", str(tmp_path), "--sweep", "missing"]))
+    r, w = os.pipe()
+    try:  # a pipe of process substitution first does not let the next path of the same option through
+        args = parser.parse_args(["report", "--run", f"/dev/fd/{r}", "--run", str(fifo)])
+        assert _refusal(check_parsed_inputs, parser, args).startswith(f"--run {fifo}: is a named pipe")
+    finally:
+        os.close(r)
+        os.close(w)
 
 
 def test_a_pipe_of_process_substitution_is_read_once_not_refused():
@@ -259,10 +267,11 @@ def test_stdin_is_read_where_it_is_a_pipe_and_refused_where_it_is_a_device(stdin
     null = os.open("/dev/null", os.O_RDONLY)
     try:
         stdin_as(null)
-        assert output_arguments._process_pipe("/dev/stdin") is False
-        assert ": is a special file, not a file;" in _refusal(
-            check_parsed_inputs, parser, parser.parse_args(["trace", "merge", "/dev/stdin"])
-        )
+        for path in ("/dev/stdin", "/proc/self/fd/0"):
+            assert output_arguments._process_pipe(path) is False
+            assert _refusal(
+                check_parsed_inputs, parser, parser.parse_args(["trace", "merge", path])
+            ).startswith(f"RANK_TRACE {path}: is a special file, not a file;")
     finally:
         os.close(null)
     stdin_as(None)  # no stdin at all
@@ -403,3 +412,29 @@ def test_a_history_database_is_never_a_pytest_output_even_unnamed(tmp_path):
         f"--junitxml {other}: holds a run history"
     )
     assert Path(other).read_bytes().startswith(b"SQLite format 3\0")
+
+
+def test_a_command_without_subcommands_that_appends_the_summary_checks_it(tmp_path):
+    base = tmp_path / "base.json"
+    base.write_text('{"aorta_baseline": {}}')
+    plain = argparse.ArgumentParser(prog="plain")
+    appends_step_summary(plain)
+    mark_subcommands(plain)
+    message = _refusal(
+        check_parsed_outputs, plain, plain.parse_args([]), {}, {"GITHUB_STEP_SUMMARY": str(base)}
+    )
+    assert message.startswith(f"{STEP_SUMMARY} {base}: holds a baseline")
+
+
+def test_pytest_s_step_summary_is_read_from_the_environment_given(tmp_path):
+    base = tmp_path / "base.json"
+    base.write_text('{"aorta_baseline": {}}')
+    options = {"aorta_compare": str(tmp_path / "other.json")}
+    message = _refusal(check_option_outputs, options, {}, {"GITHUB_STEP_SUMMARY": str(base)})
+    assert message.startswith(f"{STEP_SUMMARY} {base}: holds a baseline")
+
+
+def test_a_storage_folder_whose_name_holds_the_scheme_separator_is_taken_whole():
+    assert option_outputs({"benchmark_storage": "file://./runs/odd://name"}, {}) == [
+        ("--benchmark-storage", "dir", "./runs/odd://name")
+    ]
