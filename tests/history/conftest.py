@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import uuid
 
 import pytest
 
@@ -38,7 +39,7 @@ def history_url(request, tmp_path):
     import psycopg
 
     admin = request.getfixturevalue("postgres_url")
-    name = f"aorta_test_{os.getpid()}_{next(_counter)}"  # unique on a server shared by several runs
+    name = f"aorta_test_{next(_counter)}_{uuid.uuid4().hex[:12]}"  # unique on a server shared by several runs
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {name}")
     return f"{admin}?options=-csearch_path%3D{name}"
