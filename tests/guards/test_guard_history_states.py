@@ -171,3 +171,72 @@ def test_a_history_path_that_cannot_be_a_file_is_refused_as_a_value_error(tmp_pa
     assert str(exc.value) == (
         f"--aorta-history='sqlite:///{tmp_path}': is a folder; give a file such as {tmp_path / 'history.db'}"
     )
+
+
+# -- opening a SQLite history: its folders made, what stops it said word for word (issue 58) ------------------------
+
+
+def test_a_new_history_s_folders_are_made_and_a_file_in_the_way_is_said(tmp_path):
+    deep = tmp_path / "a" / "b" / "h.db"
+    history.open_store(str(deep)).close()
+    assert deep.is_file()
+    (tmp_path / "f").write_text("")
+    blocked = tmp_path / "f" / "h.db"
+    with pytest.raises(history.HistoryError) as exc:
+        history.open_store(str(blocked))
+    assert str(exc.value).startswith(f"{blocked}: cannot be created: ")
+    assert str(exc.value) != f"{blocked}: cannot be created: None"
+
+
+def test_a_file_that_is_no_database_is_refused_quoting_sqlite(tmp_path):
+    bad = tmp_path / "h.db"
+    bad.write_bytes(b"not a database, just text " * 200)
+    with pytest.raises(history.HistoryError) as exc:
+        history.open_store(str(bad))
+    assert str(exc.value) == (
+        f"{bad}: is not a readable SQLite history (file is not a database): a damaged file, or not a database; "
+        "move it aside (aorta starts a new one) or restore it from a copy"
+    )
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_a_reader_whose_history_cannot_take_its_journal_reads_it_as_it_is_a_writer_is_refused(
+    tmp_path, monkeypatch, write
+):
+    import errno
+
+    p = tmp_path / "h.db"
+    history.open_store(str(p)).close()
+    real = history.sqlite3.connect
+
+    class NoJournal:  # a full disk: the journal setting cannot be written
+        def __init__(self, conn):
+            self.conn = conn
+
+        def execute(self, sql, *a):
+            if sql.startswith("PRAGMA journal_mode"):
+                raise sqlite3.OperationalError("disk I/O error")
+            return self.conn.execute(sql, *a)
+
+        def close(self):
+            self.conn.close()
+
+    def connect(database, *a, **kw):
+        conn = real(database, *a, **kw)
+        return conn if "immutable" in str(database) else NoJournal(conn)
+
+    monkeypatch.setattr(history.sqlite3, "connect", connect)
+    monkeypatch.setattr(
+        history, "folder_fault", lambda folder: OSError(errno.ENOSPC, "No space left on device")
+    )
+    if write:
+        with pytest.raises(history.HistoryStorageFault):
+            history.open_store(str(p), write=True)
+        return
+    with history.open_store(str(p), write=False) as st:
+        assert st.count() == (0, 0)
+    monkeypatch.setattr(
+        history, "folder_fault", lambda folder: None
+    )  # no fault of the place: refused as it is
+    with pytest.raises(history.HistoryError):
+        history.open_store(str(p), write=False)

@@ -408,3 +408,17 @@ def test_what_a_driver_quotes_back_of_the_url_is_hidden(monkeypatch):
     assert str(exc.value) == (
         'postgresql://u:***@h/db: cannot connect: invalid connection string "postgresql://u:***@h/db"'
     )
+
+
+def test_a_password_a_driver_quotes_back_alone_is_hidden_too(monkeypatch):
+    import psycopg
+
+    def quoting(url, **kw):
+        raise psycopg.OperationalError('password "hunter2" was refused')
+
+    monkeypatch.setattr(psycopg, "connect", quoting)
+    with pytest.raises(HistoryError) as exc:
+        open_store("host=h dbname=db user=u password=hunter2")
+    assert str(exc.value) == (
+        'host=h dbname=db user=u password=***: cannot connect: password "***" was refused'
+    )
