@@ -237,8 +237,8 @@ def test_holders_are_listed_in_pid_order_their_command_lines_cut_to_80_character
     path = tmp_path / "h.db"
     path.write_bytes(b"")
     script = "sleep 30;\n   : postgresql://u:hunter2@h/db " + "x" * 80
-    with open(path) as fh:
-        shell = subprocess.Popen(["sh", "-c", script], stdin=fh)
+    with open(path) as fh:  # an argument that is no UTF-8 is read with its bytes replaced
+        shell = subprocess.Popen(["sh", "-c", script, b"\xff"], stdin=fh)
     try:
         deadline = time.monotonic() + 5
         while not _children(shell.pid) and time.monotonic() < deadline:
