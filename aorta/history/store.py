@@ -82,7 +82,7 @@ def holders(path: str | os.PathLike) -> str:
 def _unwritable(path: Path) -> bool:
     """The history cannot be written here: its file, or the folder its journal files go in (a read-only
     folder or mount; ``os.access`` answers for the mount even to root)."""
-    folder = path.parent if str(path.parent) else Path(".")
+    folder = path.parent  # "." for a bare file name: a Path's parent is never empty
     return not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK))
 
 
@@ -93,7 +93,7 @@ class HistoryStorageFault(HistoryWriteError):
 
 def _storage_fault(p: Path) -> str | None:
     """What stops a write beside ``p`` now, in words (no space, quota, read-only), or None."""
-    fault = folder_fault(p.parent if str(p.parent) else Path("."))
+    fault = folder_fault(p.parent)
     return None if fault is None else fault_words(fault)
 
 

@@ -133,6 +133,21 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _resolved(p: Path) -> str:
+    """``p`` with its links and other spellings resolved; as written (made absolute) where it names no place a
+    filesystem takes (a NUL byte)."""
+    try:
+        return os.path.realpath(p)
+    except (OSError, ValueError):
+        return os.path.abspath(p)
+
+
+def _same_place(a: Path, b: Path) -> bool:
+    """``a`` and ``b`` are one file (a hard link too), or one place where neither exists yet: the same path once
+    links and other spellings are resolved (issue 58: a link in the folder of a history not yet created hid it)."""
+    return _same_file(a, b) or _resolved(a) == _resolved(b)
+
+
 def _inside(path: Path, folder: Path) -> bool:
     """``path`` lies inside ``folder`` (through links and other spellings: both resolved)."""
     try:
@@ -155,7 +170,7 @@ def check_not_an_input(
     p = Path(path)
     for what, given in inputs.items():
         q = Path(given)
-        if _same_file(p, q) or os.path.abspath(p) == os.path.abspath(q):
+        if _same_place(p, q):
             raise OutputPathError(
                 f"{option} {p}: is {what} ({q}), an input of this run; writing there would replace "
                 "what is stored in it: give another path"
@@ -181,7 +196,7 @@ def check_not_another_output(
     p = Path(path)
     for other, given in outputs.items():
         q = Path(given)
-        if other != option and (_same_file(p, q) or os.path.abspath(p) == os.path.abspath(q)):
+        if other != option and _same_place(p, q):
             raise OutputPathError(
                 f"{option} {p}: is also {other} ({q}); two outputs cannot share one file, the second "
                 "would replace the first: give each its own"
@@ -194,14 +209,17 @@ SNIFF_LIMIT_BYTES = 64 * 2**20  # a stored document larger than this is not read
 
 def stored_kind(path: str | os.PathLike) -> str | None:
     """What an existing file holds, where an output written over it would lose runs: "a run history (a SQLite
-    database)", "a baseline", or None."""
+    database)", whatever its size (its first 16 bytes say so), "a baseline" (read whole, up to
+    ``SNIFF_LIMIT_BYTES``), or None. A history past the limit was once taken for no stored runs (issue 58)."""
     try:
-        if not os.path.isfile(path) or os.path.getsize(path) > SNIFF_LIMIT_BYTES:
+        if not os.path.isfile(path):
             return None
         with open(path, "rb") as fh:
             head = fh.read(16)
             if head.startswith(b"SQLite format 3\0"):
                 return "a run history (a SQLite database)"
+            if os.path.getsize(path) > SNIFF_LIMIT_BYTES:
+                return None
             if b'"aorta_baseline"' in head + fh.read():
                 return "a baseline"
     except OSError:

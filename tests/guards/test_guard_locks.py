@@ -193,3 +193,94 @@ def test_a_temporary_file_gone_before_it_is_removed_is_no_error(tmp_path, monkey
 
     monkeypatch.setattr(type(target), "unlink", racing_unlink)
     assert lock.remove_stale_temps(target) == [tmp_path / ".base.json.2.tmp"]
+
+
+# -- who holds a history: each of its files, each process by pid and command line, secrets hidden ------------------
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [int(w) for w in fh.read().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.parametrize("suffix", ["", "-wal", "-shm", "-journal"])
+def test_a_process_holding_any_file_of_the_history_is_named_by_pid_and_command(tmp_path, suffix):
+    import subprocess
+
+    path = tmp_path / "h.db"
+    held = tmp_path / f"h.db{suffix}"
+    held.write_bytes(b"")
+    (tmp_path / "h.db-other").write_bytes(b"")
+    with open(tmp_path / "h.db-other") as other:
+        bystander = subprocess.Popen(["sleep", "30"], stdin=other)
+    with open(held) as fh:
+        proc = subprocess.Popen(["sleep", "30"], stdin=fh)
+    try:
+        assert history.holders(path) == f"pid {proc.pid} (sleep 30)"
+        assert history.holders(str(tmp_path / "elsewhere.db")) == "another process"
+        refusal = history._sqlite_refusal(path, sqlite3.OperationalError("database is locked"))
+        assert str(refusal) == (
+            f"{path}: held by another writer (pid {proc.pid} (sleep 30)) for more than 60 s: nothing was written; "
+            "the history is not damaged: run again when that writer has finished"
+        )
+    finally:
+        for p in (proc, bystander):
+            p.kill()
+            p.wait()
+
+
+def test_holders_are_listed_in_pid_order_their_command_lines_cut_to_80_characters_secrets_hidden(tmp_path):
+    import subprocess
+
+    path = tmp_path / "h.db"
+    path.write_bytes(b"")
+    script = "sleep 30;\n   : postgresql://u:hunter2@h/db " + "x" * 80
+    with open(path) as fh:  # an argument that is no UTF-8 is read with its bytes replaced
+        shell = subprocess.Popen(["sh", "-c", script, b"\xff"], stdin=fh)
+    try:
+        deadline = time.monotonic() + 5
+        while not _children(shell.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (child,) = _children(shell.pid)
+        line = "sh -c sleep 30; : postgresql://u:***@h/db " + "x" * 80
+        assert history.holders(path) == f"pid {shell.pid} ({line[:80]}), pid {child} (sleep 30)"
+        assert "hunter2" not in history.holders(path)
+    finally:
+        for pid in (*_children(shell.pid), shell.pid):
+            os.kill(pid, 9)
+        shell.wait()
+
+
+def test_this_process_is_never_its_own_holder(tmp_path):
+    path = tmp_path / "h.db"
+    with history.open_store(str(path)):
+        assert history.holders(path) == "another process"
+
+
+def test_a_history_busy_at_the_probe_is_waited_for_like_a_locked_one(tmp_path, capsys):
+    with history.open_store(str(tmp_path / "h.db")) as st:
+        real = st.conn
+        begins = []
+
+        class BusyOnce:  # the driver's other word for a writer holding the history
+            def execute(self, sql, *a):
+                if sql == "BEGIN IMMEDIATE":
+                    begins.append(sql)
+                    if len(begins) == 1:
+                        raise sqlite3.OperationalError("database is busy")
+                return real.execute(sql, *a)
+
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+        st.conn = BusyOnce()
+        with st.transaction():
+            st.execute("CREATE TABLE kept (x)")
+        st.conn = real
+        assert len(begins) == 2
+        assert capsys.readouterr().err.startswith(
+            f"aorta history: {tmp_path / 'h.db'} is held by another writer ("
+        )

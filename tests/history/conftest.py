@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
+import uuid
 
 import pytest
 
@@ -11,6 +13,13 @@ _counter = itertools.count()
 
 @pytest.fixture(scope="session")
 def postgres_url():
+    """A server of one's own (``AORTA_TEST_POSTGRESQL``: a URL whose user may create schemas, such as a CI
+    service's or one kept running for a mutation run, where starting one per pytest run would dominate), else a
+    throwaway server started for this session."""
+    given = os.environ.get("AORTA_TEST_POSTGRESQL")
+    if given:
+        yield given
+        return
     from postgres_server import Unavailable, start
 
     try:
@@ -30,7 +39,7 @@ def history_url(request, tmp_path):
     import psycopg
 
     admin = request.getfixturevalue("postgres_url")
-    name = f"aorta_test_{next(_counter)}"
+    name = f"aorta_test_{next(_counter)}_{uuid.uuid4().hex[:12]}"  # unique on a server shared by several runs
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {name}")
     return f"{admin}?options=-csearch_path%3D{name}"

@@ -11,10 +11,12 @@ import shutil
 import sqlite3
 
 import pytest
+from history_docs import run_doc
 
 from aorta.cli import main
 from aorta.exit_codes import EXIT_WRITE_FAILED
 from aorta.history import store as history_store
+from aorta.history.run_rows import run_rows
 from aorta.history.store import HistoryError, HistoryStorageFault, HistoryWriteError, open_store
 from aorta.record import atomic
 from aorta.record.atomic import append_text, write_json_atomic
@@ -172,3 +174,176 @@ def test_history_page_on_a_full_disk_says_the_fault_once(tmp_path, monkeypatch, 
         "space there and run again\n"
     )
     assert not out.exists()
+
+
+# -- which place is asked, and what a refused read says, word for word (issue 58) ----------------------------------
+
+
+def test_the_fault_asked_about_is_the_one_of_the_history_s_own_folder(tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.setattr(history_store, "folder_fault", lambda folder: asked.append(str(folder)) or None)
+    (tmp_path / "sub").mkdir()
+    assert history_store._storage_fault(tmp_path / "sub" / "h.db") is None
+    monkeypatch.chdir(tmp_path)
+    assert history_store._storage_fault(history_store.Path("h.db")) is None
+    assert asked == [str(tmp_path / "sub"), "."]
+    monkeypatch.setattr(history_store, "folder_fault", _fault(errno.ENOSPC))
+    assert history_store._storage_fault(tmp_path / "h.db") == fault_words(OSError(errno.ENOSPC, "x"))
+
+
+def test_a_bare_file_name_is_unwritable_where_the_working_folder_is(tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(history_store.os, "access", lambda p, mode: asked.append(str(p)) or False)
+    assert history_store._unwritable(history_store.Path("h.db"))
+    assert asked == ["."]
+
+
+def test_a_refused_read_of_a_log_says_why_word_for_word(tmp_path, monkeypatch):
+    path, held = _copy_with_uncheckpointed_wal(tmp_path, runs=2)
+    monkeypatch.setattr(history_store, "_unwritable", lambda p: True)
+    real = sqlite3.connect
+
+    def failing(database, *a, **kw):
+        if "immutable" not in str(database):
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(database, *a, **kw)
+
+    monkeypatch.setattr(history_store.sqlite3, "connect", failing)
+    with pytest.raises(HistoryError) as exc:
+        open_store(path, create=False, write=False)
+    assert str(exc.value) == (
+        f"{path}: is on a read-only place (file, folder or mount), and its write-ahead log {path}-wal holds commits "
+        "not yet in the file, which SQLite cannot read without writing beside it: aorta will not show an older "
+        "state; copy the file with its -wal and -shm to a writable folder and read it there"
+    )
+    held.close()
+
+
+def test_a_log_that_opens_but_cannot_be_read_is_refused_too(tmp_path, monkeypatch):
+    path, held = _copy_with_uncheckpointed_wal(tmp_path, runs=2)
+    monkeypatch.setattr(history_store, "_unwritable", lambda p: True)
+    real = sqlite3.connect
+    closed = []
+
+    class Unreadable:
+        def execute(self, *a):
+            raise sqlite3.DatabaseError("disk I/O error")
+
+        def close(self):
+            closed.append(True)
+
+    monkeypatch.setattr(
+        history_store.sqlite3,
+        "connect",
+        lambda database, *a, **kw: real(database, *a, **kw) if "immutable" in str(database) else Unreadable(),
+    )
+    with pytest.raises(HistoryError, match="holds commits not yet in the file"):
+        open_store(path, create=False, write=False)
+    assert closed == [True]
+    held.close()
+
+
+@pytest.mark.parametrize("log", ["none", "empty"])
+def test_a_history_without_commits_in_a_log_is_read_as_the_file_is(tmp_path, monkeypatch, log):
+    path = _history(tmp_path / "h.db")
+    for name in ("h.db-wal", "h.db-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    if log == "empty":
+        (tmp_path / "h.db-wal").write_bytes(b"")
+    monkeypatch.setattr(history_store, "_unwritable", lambda p: True)
+    opened = []
+    real = sqlite3.connect
+    monkeypatch.setattr(
+        history_store.sqlite3,
+        "connect",
+        lambda database, *a, **kw: opened.append(str(database)) or real(database, *a, **kw),
+    )
+    with open_store(path, create=False, write=False) as store:
+        assert store.count() == (0, 0)
+    assert opened[0] == f"{(tmp_path / 'h.db').resolve().as_uri()}?mode=ro&immutable=1"
+
+
+# -- add_runs: each failure said as what it is, word for word (issue 58) -------------------------------------------
+
+
+def _failing_store(tmp_path, monkeypatch, error, dialect="sqlite"):
+    where = str(tmp_path / "h.db") if dialect == "sqlite" else "postgresql://u:***@h/db"
+    store = history_store.HistoryStore(None, dialect, where)
+
+    def add_run(run, added_at):
+        raise error
+
+    monkeypatch.setattr(store, "add_run", add_run)
+    return store, run_rows(run_doc(), "run.json", "now")
+
+
+@pytest.mark.parametrize(
+    "said,kind",
+    [("database is locked", history_store.HistoryLocked), ("attempt to write a readonly database", None)],
+)
+def test_a_run_refused_by_a_lock_or_a_read_only_place_is_said_so(tmp_path, monkeypatch, said, kind):
+    store, runs = _failing_store(tmp_path, monkeypatch, sqlite3.OperationalError(said))
+    with pytest.raises(HistoryError) as exc:
+        history_store.add_runs(store, runs, "now")
+    if kind is not None:
+        assert isinstance(exc.value, kind)
+        assert str(exc.value).startswith(f"{tmp_path / 'h.db'}: held by another writer (")
+    else:
+        assert str(exc.value).startswith(f"{tmp_path / 'h.db'}: is read-only here ")
+
+
+def test_a_run_not_written_for_a_fault_of_the_place_says_the_fault_and_not_damaged(tmp_path, monkeypatch):
+    store, runs = _failing_store(tmp_path, monkeypatch, sqlite3.OperationalError("database or disk is full"))
+    asked = []
+    monkeypatch.setattr(
+        history_store, "folder_fault", lambda folder: asked.append(str(folder)) or OSError(errno.ENOSPC, "x")
+    )
+    with pytest.raises(HistoryWriteError) as exc:
+        history_store.add_runs(store, runs, "now")
+    assert str(exc.value) == (
+        f"{tmp_path / 'h.db'}: the run of 2026-11-26T08:00:00+00:00 (run.json) could not be written: "
+        f"{fault_words(OSError(errno.ENOSPC, 'x'))} (database or disk is full); the history is not damaged; nothing "
+        "of it was kept, the runs before it are"
+    )
+    assert asked == [str(tmp_path)]
+
+
+def test_a_full_history_without_a_fault_of_the_place_says_to_free_space_other_errors_do_not(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(history_store, "folder_fault", lambda folder: None)
+    store, runs = _failing_store(tmp_path, monkeypatch, sqlite3.OperationalError("database or disk is full"))
+    with pytest.raises(HistoryWriteError) as exc:
+        history_store.add_runs(store, runs, "now")
+    assert str(exc.value) == (
+        f"{tmp_path / 'h.db'}: the run of 2026-11-26T08:00:00+00:00 (run.json) could not be written: database or "
+        "disk is full; free disk space and add it again; nothing of it was kept, the runs before it are"
+    )
+    store, runs = _failing_store(tmp_path, monkeypatch, sqlite3.IntegrityError("UNIQUE constraint failed"))
+    with pytest.raises(HistoryWriteError) as exc:
+        history_store.add_runs(store, runs, "now")
+    assert str(exc.value).endswith(
+        "could not be written: UNIQUE constraint failed; nothing of it was kept, the runs before it are"
+    )
+
+
+def test_a_postgresql_write_that_fails_never_probes_a_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(history_store, "folder_fault", lambda folder: pytest.fail(f"probed {folder}"))
+    store, runs = _failing_store(
+        tmp_path, monkeypatch, RuntimeError("could not extend file: disk full"), dialect="postgresql"
+    )
+    with pytest.raises(HistoryWriteError) as exc:
+        history_store.add_runs(store, runs, "now")
+    assert str(exc.value) == (
+        "postgresql://u:***@h/db: the run of 2026-11-26T08:00:00+00:00 (run.json) could not be written: could not "
+        "extend file: disk full; free disk space and add it again; nothing of it was kept, the runs before it are"
+    )
+
+
+def test_a_history_error_inside_a_run_passes_as_it_is(tmp_path, monkeypatch):
+    refusal = history_store.HistoryLocked("held")
+    store, runs = _failing_store(tmp_path, monkeypatch, refusal)
+    with pytest.raises(history_store.HistoryLocked) as exc:
+        history_store.add_runs(store, runs, "now")
+    assert exc.value is refusal

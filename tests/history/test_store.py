@@ -232,3 +232,193 @@ def test_two_concurrent_writers_lose_nothing(history_url):
 @pytest.mark.slow  # 100 tries
 def test_two_concurrent_writers_lose_nothing_in_100_of_100_tries(history_url):
     _two_writers(history_url, 100)
+
+
+# -- what each reading and writing call gives back, worked out by hand (issue 58) ----------------------------------
+
+
+def _with(run, **changes):
+    return type(run)(**{**run.__dict__, **changes})
+
+
+def test_verdicts_go_in_with_their_run_and_come_back_by_run_benchmark_and_figure(history_url):
+    from aorta.history.run_rows import VerdictRow
+
+    run = _with(
+        rows(run_doc())[0],
+        verdicts=(
+            VerdictRow("test_a.py::test_a[streams1]", "device_ms", "SLOWER", 0.25),
+            VerdictRow("test_a.py::test_a[streams1]", "busbw_gbps", "UNSURE", None),
+        ),
+    )
+    with open_store(history_url) as store:
+        (run_id,) = add_runs(store, [run], NOW)
+        assert store.verdicts() == {
+            (run_id, "test_a.py::test_a[streams1]", "device_ms"): ("SLOWER", 0.25),
+            (run_id, "test_a.py::test_a[streams1]", "busbw_gbps"): ("UNSURE", None),
+        }
+
+
+def test_a_gate_s_verdicts_are_attached_to_every_run_of_its_source_and_never_replace_one(history_url):
+    from aorta.history.run_rows import VerdictRow
+
+    bench = "test_a.py::test_a[streams1]"
+    with open_store(history_url) as store:
+        first = add_runs(store, rows(run_doc("2026-11-26T08:00:00+00:00"), "pytest"), NOW)[0]
+        second = add_runs(store, rows(run_doc("2026-11-26T09:00:00+00:00"), "pytest"), NOW)[0]
+        other = add_runs(store, rows(run_doc("2026-11-26T10:00:00+00:00"), "other.json"), NOW)[0]
+        assert store.add_verdicts("pytest", [VerdictRow(bench, "device_ms", "SLOWER", 0.3)]) == 2
+        again = [VerdictRow(bench, "device_ms", "FASTER", -0.1), VerdictRow(bench, "busbw_gbps", "SAME", 0.0)]
+        assert store.add_verdicts("pytest", again) == 2
+        assert store.add_verdicts("nobody.json", again) == 0
+        assert store.verdicts() == {
+            (first, bench, "device_ms"): ("SLOWER", 0.3),
+            (first, bench, "busbw_gbps"): ("SAME", 0.0),
+            (second, bench, "device_ms"): ("SLOWER", 0.3),
+            (second, bench, "busbw_gbps"): ("SAME", 0.0),
+        }
+        assert other not in {k[0] for k in store.verdicts()}
+
+
+def test_prune_deletes_each_old_run_with_its_figures_and_verdicts_and_keeps_the_rest(history_url):
+    from aorta.history.run_rows import VerdictRow
+
+    verdict = (VerdictRow("test_a.py::test_a[streams1]", "device_ms", "SAME", 0.0),)
+    with open_store(history_url) as store:
+        for when in ("2026-01-01T00:00:00+00:00", "2026-02-01T00:00:00+00:00", "2026-06-01T00:00:00+00:00"):
+            add_runs(store, [_with(rows(run_doc(when))[0], verdicts=verdict)], NOW)
+        kept = store.runs()[-1].id
+        assert store.prune("2026-06-01T00:00:00+00:00") == 2  # the run at the bound itself is kept
+        assert [r.id for r in store.runs()] == [kept]
+        assert store.count() == (1, 2)
+        assert {f.run_id for f in store.figures()} == {kept}
+        assert {k[0] for k in store.verdicts()} == {kept}
+        assert store.prune("2026-01-01T00:00:00+00:00") == 0
+
+
+def test_runs_are_chosen_by_machine_model_and_stack_together(history_url):
+    other_gpu = with_stack(gpu_name="NVIDIA H200")
+    new_torch = with_stack(torch="2.12.0+cu130")
+    with open_store(history_url) as store:
+        add_runs(store, rows(run_doc("2026-11-26T08:00:00+00:00", host="host-8")), NOW)
+        add_runs(store, rows(run_doc("2026-11-26T09:00:00+00:00", machine=other_gpu)), NOW)
+        add_runs(store, rows(run_doc("2026-11-26T10:00:00+00:00", machine=new_torch)), NOW)
+        h100 = "nvidia-h100-80gb-hbm3-x1"
+        by_model = store.runs(machine_model=h100)
+        assert [r.recorded_at[11:13] for r in by_model] == ["08", "10"]
+        both = store.runs(machine_model=h100, stack_label=f"{h100}-cuda13.0-torch2.11.0")
+        assert [(r.recorded_at[11:13], r.machine_id, r.source) for r in both] == [
+            ("08", "host-8", "run.json")
+        ]
+        assert store.runs(machine_model="cpu", stack_label=f"{h100}-cuda13.0-torch2.11.0") == []
+        assert len(store.runs()) == 3
+
+
+def test_runs_that_ran_at_the_same_time_come_back_in_the_order_they_were_added(history_url):
+    with open_store(history_url) as store:
+        a = add_runs(store, rows(run_doc(device_ms=20.0)), NOW)[0]
+        b = add_runs(store, rows(run_doc(device_ms=10.0)), NOW)[0]
+        assert [r.id for r in store.runs()] == [a, b]
+
+
+def test_figures_come_back_for_the_runs_asked_in_run_benchmark_figure_order(history_url):
+    benches = ("test_b.py::test_b[2]", "test_a.py::test_a[1]")
+    with open_store(history_url) as store:
+        a = add_runs(store, rows(run_doc("2026-11-26T08:00:00+00:00", benchmarks=benches)), NOW)[0]
+        b = add_runs(store, rows(run_doc("2026-11-26T09:00:00+00:00", 20.0)), NOW)[0]
+        assert [(f.run_id, f.benchmark, f.figure) for f in store.figures()] == [
+            (a, "test_a.py::test_a[1]", "busbw_gbps"),
+            (a, "test_a.py::test_a[1]", "device_ms"),
+            (a, "test_b.py::test_b[2]", "busbw_gbps"),
+            (a, "test_b.py::test_b[2]", "device_ms"),
+            (b, "test_a.py::test_a[streams1]", "busbw_gbps"),
+            (b, "test_a.py::test_a[streams1]", "device_ms"),
+        ]
+        assert {f.run_id for f in store.figures([b])} == {b}
+        assert store.figures([]) == []
+        (device,) = [f for f in store.figures([b]) if f.figure == "device_ms"]
+        assert (device.value, device.samples) == (20.0, (19.8, 20.0, 20.0, 20.2, 20.0))
+
+
+# -- a PostgreSQL history that cannot be used: said with the server's words, its password never -------------------
+
+
+def test_a_server_that_cannot_be_reached_is_refused_naming_it_without_its_password():
+    url = "postgresql://u:hunter2@127.0.0.1:1/db"
+    with pytest.raises(HistoryError) as exc:
+        open_store(url)
+    said = str(exc.value)
+    assert said.startswith("postgresql://u:***@127.0.0.1:1/db: cannot connect: connection failed: ")
+    assert "hunter2" not in said and not said.endswith("%40 in a URL")
+
+
+def test_a_password_holding_an_at_sign_gets_the_hint_to_write_it_as_percent_40():
+    with pytest.raises(HistoryError) as exc:
+        open_store("postgresql://u:p@ss@127.0.0.1:1/db")  # libpq reads the host as ss@127.0.0.1
+    said = str(exc.value)
+    assert said.startswith("postgresql://u:***@127.0.0.1:1/db: cannot connect: ")
+    assert said.endswith("; a password that holds @ is written %40 in a URL")
+    assert "p@ss" not in said
+    with pytest.raises(HistoryError) as exc:
+        open_store("host=127.0.0.1 port=1 dbname=db user=u password=hunter2")
+    assert str(exc.value).startswith("host=127.0.0.1 port=1 dbname=db user=u password=***: cannot connect: ")
+
+
+def test_without_psycopg_a_postgresql_history_is_refused_saying_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(HistoryError) as exc:
+        open_store("postgresql://u:hunter2@h/db")
+    assert str(exc.value) == (
+        "postgresql://u:***@h/db: a PostgreSQL history needs psycopg 3: pip install 'aorta[postgresql]'"
+    )
+
+
+def test_a_server_that_refuses_the_schema_is_refused_with_its_words(postgres_url):
+    url = f"{postgres_url}?options=-csearch_path%3Dno_such_schema"
+    with pytest.raises(HistoryError) as exc:
+        open_store(url)
+    assert str(exc.value).startswith(f"{url}: the schema could not be read or created: ")
+    assert "no schema has been selected to create in" in str(exc.value)
+
+
+def test_a_postgresql_store_is_named_by_its_url_and_hides_its_password_in_what_the_server_says(postgres_url):
+    url = postgres_url.replace("postgres@", "postgres:hunter2@")  # trust auth: any password is taken
+    with open_store(url) as store:
+        assert (store.dialect, store.where) == ("postgresql", url.replace("hunter2", "***"))
+        assert store.said(RuntimeError(" the server quoted hunter2 back ")) == "the server quoted *** back"
+
+
+def test_a_run_added_after_a_read_is_kept_each_write_commits_on_its_own(history_url):
+    with open_store(history_url) as store:
+        assert store.runs() == [] and store.count() == (0, 0)  # a read first: no transaction left open by it
+        add_runs(store, rows(run_doc()), NOW)
+    with open_store(history_url) as store:
+        assert store.count() == (1, 2)
+
+
+def test_what_a_driver_quotes_back_of_the_url_is_hidden(monkeypatch):
+    import psycopg
+
+    def quoting(url, **kw):
+        raise psycopg.OperationalError(f'invalid connection string "{url}"')
+
+    monkeypatch.setattr(psycopg, "connect", quoting)
+    with pytest.raises(HistoryError) as exc:
+        open_store("postgresql://u:hunter2@h/db")
+    assert str(exc.value) == (
+        'postgresql://u:***@h/db: cannot connect: invalid connection string "postgresql://u:***@h/db"'
+    )
+
+
+def test_a_password_a_driver_quotes_back_alone_is_hidden_too(monkeypatch):
+    import psycopg
+
+    def quoting(url, **kw):
+        raise psycopg.OperationalError('password "hunter2" was refused')
+
+    monkeypatch.setattr(psycopg, "connect", quoting)
+    with pytest.raises(HistoryError) as exc:
+        open_store("host=h dbname=db user=u password=hunter2")
+    assert str(exc.value) == (
+        'host=h dbname=db user=u password=***: cannot connect: password "***" was refused'
+    )
