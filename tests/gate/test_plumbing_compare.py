@@ -140,3 +140,48 @@ def test_a_candidate_block_held_twice_is_averaged_on_the_log_scale_and_counted_a
     assert v.change_ratio == pytest.approx(math.expm1(statistics.fmean(diffs)), rel=1e-9)
     se = statistics.stdev(diffs) / math.sqrt(5)
     assert v.p_value == pytest.approx(2 * sps.t.sf(statistics.fmean(diffs) / se, 4), rel=1e-9)
+
+
+# Two figures: A moved 2% with p = 0.0013 (significant at 0.002, the level of each of five looks), B did not move
+D_A = {1: 0.02, 2: 0.027, 3: 0.013, 4: 0.0235, 5: 0.0165}
+D_B = {1: 0.01, 2: -0.012, 3: 0.004, 4: -0.003, 5: 0.0}
+
+
+def two_figure_side(by_seed: dict[int, tuple[float, float]], seeds: list[int], prefix: str) -> dict:
+    docs = []
+    for i, s in enumerate(seeds):
+        doc = one_run(by_seed[s][0], s, f"2026-01-0{i + 1}T00:00:00")
+        second = dict(doc["benchmarks"][0], fullname=NAME[:-1] + "b", name="b")
+        ms = by_seed[s][1]
+        second["extra_info"] = {"aorta_schema": 1, "device_ms_per_iteration": [ms] * 10}
+        second["stats"] = {"data": [ms / 1e3] * 10, "median": ms / 1e3}
+        doc["benchmarks"].append(second)
+        docs.append(doc)
+    return bl.combine_runs(docs, [f"{prefix}{i + 1}" for i in range(len(docs))])
+
+
+def test_the_false_alarm_control_of_a_sequential_gate_runs_at_the_looks_level_not_alpha():
+    """Benjamini-Hochberg over the comparison's two tests: A's adjusted p is 2 x 0.0013 = 0.0025. At 0.002 (alpha
+    0.01 shared by five looks) A's own test passes, but its adjusted p must reach 0.002 too: UNSURE. Run at the
+    gate's whole alpha, 0.01, the control would keep it SLOWER, as a gate that looks once does."""
+    diffs = list(D_A.values())
+    se = statistics.stdev(diffs) / math.sqrt(5)
+    p_a = 2 * sps.t.sf(statistics.fmean(diffs) / se, 4)
+    assert 0.001 < p_a < 0.002
+    ref = two_figure_side({s: (BLOCK_MS[s], BLOCK_MS[s] + 5) for s in BLOCK_MS}, [1, 2, 3, 4, 5], "b")
+    cand = two_figure_side(
+        {s: (BLOCK_MS[s] * math.exp(D_A[s]), (BLOCK_MS[s] + 5) * math.exp(D_B[s])) for s in BLOCK_MS},
+        [5, 4, 3, 2, 1],
+        "run",
+    )
+    once = compare_runs(ref, cand, GateSettings(alpha=0.01)).verdicts  # tested once: at 0.01, BH too
+    assert {v.benchmark.rsplit("::", 1)[-1]: v.outcome for v in once}["a"] == SLOWER
+    looked = compare_runs(ref, cand, GateSettings(alpha=0.01, looks=5))
+    a = {v.benchmark.rsplit("::", 1)[-1]: v for v in looked.verdicts}["a"]
+    assert a.p_value == pytest.approx(p_a, rel=1e-9)
+    assert a.p_adjusted == pytest.approx(2 * p_a, rel=1e-6)
+    assert a.outcome == UNSURE
+    assert (
+        f"not significant after Benjamini-Hochberg over the comparison's 2 tests: adjusted p={2 * p_a:.2g} >= 0.002"
+        in a.reason
+    )
