@@ -481,3 +481,21 @@ def test_sessions_tables_without_views_are_read_through_temporary_views_over_eve
     traces = rocpd.read_processes(path)
     assert [(t.process, t.ops[0].start_ns) for t in traces] == [(12, T0), (12, T0 + 10**6)]
     assert path.read_bytes() == before
+
+
+def test_a_process_whose_only_device_work_is_copies_is_a_trace_beside_one_of_kernels(tmp_path):
+    """Pid 10 ran a kernel, pid 11 only copies (a data loader's process, say): both are traces with device
+    work, in pid order; pid 11's copies are not dropped as "no device work", and pid 12, calls only, is said."""
+    db = Db(tmp_path / "a.db").strings()
+    for proc_id, pid in ((1, 10), (2, 11), (3, 12)):
+        db.add("rocpd_info_process", proc_id, A, pid)
+    db.add("rocpd_kernel_dispatch", 1, A, 1, 8, None, 1, 11, T0, T0 + 100, None)
+    db.add("rocpd_memory_copy", 1, A, 2, H2D, 0, 2, 5, 15, T0 + 10, T0 + 30, None)
+    db.add("rocpd_event", 5, A, HIP, 9, 0)
+    db.add("rocpd_region", 5, A, 3, 1, T0, T0 + 1, LAUNCH, 5)
+    traces = rocpd.read_processes(db.close())
+    assert [(t.process, [(op.category, op.dur_ns) for op in t.ops]) for t in traces] == [
+        (10, [("kernel", 100)]),
+        (11, [("gpu_memcpy", 20)]),
+    ]
+    assert traces[0].without_work == ["process 12: 1 API calls, no device work"]
