@@ -37,9 +37,16 @@ def wait_for(path: Path, timeout_s: float = 10.0) -> str:
     return path.read_text().strip()
 
 
+def _stop_signals_at_default() -> None:
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def command(script: str) -> subprocess.Popen:
-    """``sh -c script`` in a group of its own, as the keeper runs a command."""
-    return subprocess.Popen(["sh", "-c", script], start_new_session=True)
+    """``sh -c script`` in a group of its own, as the keeper runs a command; its stop signals at their defaults
+    whatever this test process has (pytest started in the background or under nohup ignores SIGINT or SIGHUP,
+    and an ignored signal would stay ignored in the command, as the keeper means it to)."""
+    return subprocess.Popen(["sh", "-c", script], start_new_session=True, preexec_fn=_stop_signals_at_default)
 
 
 def forget(proc: subprocess.Popen, status: int) -> None:
