@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from gate_options import gate_options
 from test_gate_offline import BASE, SLOW, bench, multi, run
 
 from aorta.exit_codes import EXIT_NOT_SAVED, EXIT_NOTHING_COMPARED, EXIT_REGRESSION
@@ -17,28 +18,14 @@ from aorta.gate.baselines import baseline as bl
 from aorta.gate.comparison.compare import GateSettings, Threshold
 from aorta.gate.runs import blocks, fresh_runs
 from aorta.gate.session import auto_runs, finish
-from aorta.gate.session.options import DEFAULT_BUDGET_S, GateOptions
+from aorta.gate.session.options import GateOptions
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, GateState
 
 AGAIN = [10.02, 9.98, 10.0]
 
 
 def options(tmp_path: Path, **kw) -> GateOptions:
-    base = dict(
-        save_name=None,
-        replace_baseline=False,
-        compare_ref="main",
-        baseline_dir=tmp_path / "baselines",
-        runs_root=tmp_path / "runs",
-        settings=GateSettings(),
-        confirm=0,
-        runs=1,
-        verdict_json=tmp_path / "verdict.json",
-        markdown=None,
-        test_slowdown=0.0,
-        budget_s=DEFAULT_BUDGET_S,
-    )
-    return GateOptions(**{**base, **kw})
+    return gate_options(tmp_path, **kw)
 
 
 class Stash(dict):

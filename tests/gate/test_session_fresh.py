@@ -10,13 +10,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from gate_options import gate_options
 from test_gate_offline import bench, multi, run
 
 from aorta.gate.baselines import baseline as bl
 from aorta.gate.comparison.compare import GateSettings
 from aorta.gate.runs import blocks, fresh_runs, run_wall
 from aorta.gate.session import auto_runs, fresh
-from aorta.gate.session.options import AUTO_RUNS, DEFAULT_BUDGET_S, GateOptions
+from aorta.gate.session.options import AUTO_RUNS, GateOptions
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, GateState
 from aorta.gate.stats import sequential
 from aorta.gate.stats.sequential import LOOKS
@@ -25,21 +26,7 @@ ARGS = ("benchmarks/", "--aorta-compare=main")
 
 
 def options(tmp_path: Path, **kw) -> GateOptions:
-    base = dict(
-        save_name=None,
-        replace_baseline=False,
-        compare_ref="main",
-        baseline_dir=tmp_path / "baselines",
-        runs_root=tmp_path / "runs",
-        settings=GateSettings(),
-        confirm=0,
-        runs=3,
-        verdict_json=tmp_path / "verdict.json",
-        markdown=None,
-        test_slowdown=0.0,
-        budget_s=DEFAULT_BUDGET_S,
-    )
-    return GateOptions(**{**base, **kw})
+    return gate_options(tmp_path, **{"runs": 3, **kw})
 
 
 class Config:

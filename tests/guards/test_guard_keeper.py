@@ -12,29 +12,13 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
+from process_watch import alive, wait_for
 
 from aorta.gate.runs import keeper
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and prctl are Linux's")
-
-
-def alive(pid: int) -> bool:
-    """Running, not a zombie."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
-
-
-def wait_for(path: Path, timeout_s: float = 10.0) -> str:
-    deadline = time.monotonic() + timeout_s
-    while not path.exists() or not path.read_text().strip():
-        assert time.monotonic() < deadline, f"{path} never written"
-        time.sleep(0.02)
-    return path.read_text().strip()
 
 
 def _stop_signals_at_default() -> None:

@@ -11,37 +11,14 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+from process_watch import alive, gone_within, wait_for
 
 from aorta.gate.runs import child_process
 from aorta.gate.runs.parent_death import SIGNAL_BASE, die_with_parent
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG")
-
-
-def alive(pid: int) -> bool:
-    """Running, not a zombie (an orphan's zombie may wait for a PID 1 that never reaps it)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (FileNotFoundError, IndexError, ProcessLookupError):
-        return False
-
-
-def wait_for_file(path: Path, timeout_s: float = 10.0) -> str:
-    deadline = time.monotonic() + timeout_s
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never written"
-        time.sleep(0.02)
-    return path.read_text().strip()
-
-
-def gone_within(pid: int, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return not alive(pid)
 
 
 # The child dies on SIGTERM (its default restored: a test run under nohup or as a background job may have
@@ -60,7 +37,7 @@ signal.pause()
 def test_after_sigterm_what_the_child_left_in_its_group_is_killed_without_waiting_the_grace(tmp_path):
     pid_file = tmp_path / "grandchild.pid"
     proc = child_process.start_child([sys.executable, "-S", "-c", LEAVES_A_GRANDCHILD, str(pid_file)])
-    grandchild = int(wait_for_file(pid_file))
+    grandchild = int(wait_for(pid_file, text=False))
     try:
         assert alive(grandchild)
         t0 = time.monotonic()
@@ -79,7 +56,7 @@ def test_after_sigterm_what_the_child_left_in_its_group_is_killed_without_waitin
 def test_a_child_that_ignores_sigterm_is_killed_when_the_grace_ends(tmp_path):
     ready = tmp_path / "ready"
     proc = child_process.start_child(["sh", "-c", f"trap '' TERM; touch {ready}; exec sleep 30"])
-    wait_for_file(ready)
+    wait_for(ready, text=False)
     t0 = time.monotonic()
     child_process.end_tree(proc, grace_s=0.3)
     assert proc.returncode == -signal.SIGKILL  # SIGTERM was ignored: SIGKILL ended it
@@ -115,7 +92,7 @@ def test_end_children_ends_every_live_childs_tree_and_counts_them(tmp_path):
     done = child_process.start_child(["true"])
     done.wait()
     for r in ready:
-        wait_for_file(r)
+        wait_for(r, text=False)
     assert child_process.end_children(grace_s=5.0) == 2  # the one that already ended is not counted
     assert [p.returncode for p in procs] == [-signal.SIGTERM, -signal.SIGTERM]
     assert child_process._LIVE == {}

@@ -13,9 +13,9 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+from process_watch import gone_within, wait_for
 
 from aorta.gate.runs import keeper, process_tree
 
@@ -26,28 +26,6 @@ READ_DEATH_SIGNAL = (
     "sys.exit(v.value)"  # PR_GET_PDEATHSIG
 )
 READ_SESSION = "import os, sys; sys.exit(0 if os.getsid(0) == os.getpid() else 1)"
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
-
-
-def wait_for(path: Path, timeout_s: float = 10.0) -> str:
-    deadline = time.monotonic() + timeout_s
-    while not path.exists() or not path.read_text().strip():
-        assert time.monotonic() < deadline, f"{path} never written"
-        time.sleep(0.02)
-    return path.read_text().strip()
-
-
-def gone_within(pid: int, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return not alive(pid)
 
 
 @pytest.fixture(params=["keeper", "plain"])
