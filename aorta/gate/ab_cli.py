@@ -29,9 +29,17 @@ from aorta.gate.runs import fork_server
 from aorta.gate.runs import launcher_check as lc
 from aorta.gate.runs.ab import AbError, Launcher, check_command, pair_order, parse_launcher, run_command
 from aorta.gate.runs.child_process import call_to_end, end_tree, ended, exit_status, start_child
-from aorta.gate.runs.fresh_runs import CHILD_ENV, ChildRun, recorded_sample, wall_of, write_only_file
+from aorta.gate.runs.fresh_runs import (
+    CHILD_ENV,
+    ChildRun,
+    read_doc,
+    recorded_sample,
+    wall_of,
+    write_only_file,
+)
 from aorta.gate.runs.run_wall import RunWall
 from aorta.gate.runs.run_wall import report as wall_report
+from aorta.gate.session import check_pass
 from aorta.gate.session.auto_runs import AutoOutcome, run_auto, time_line
 from aorta.gate.stats.sequential import LOOKS, Budget, parse_budget
 from aorta.launch import warm_rank
@@ -80,9 +88,60 @@ def add_ab_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where the runs, logs and verdict go (default .aorta/ab/<time>)",
     )
+    parser.add_argument(
+        "--check-run",
+        type=argtype(lambda t: check_pass.parse_mode(t, "--check-run")),
+        default="always",
+        metavar="auto|always",
+        help="the check pair (output checks, kernel passes, known answers): always (default, until proven on "
+        "GPUs) runs it; auto skips it where both sides' launcher, command, code, stack and machine passed it "
+        f"before ({AB_CHECKS}/{check_pass.FILE_NAME})",
+    )
     add_judging_arguments(parser)
     add_output_arguments(parser, "DIR/verdict.json")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then what both sides run")
+
+
+AB_CHECKS = Path(".aorta") / "ab"  # the check pairs that passed (aorta.gate.session.check_pass)
+
+
+def _check_records(args, command: list[str]) -> tuple[dict[str, str], dict[str, check_pass.Passed]]:
+    """Each side's record key, and the records that vouch for both sides (none unless both have one)."""
+    keys = {"A": check_pass.command_key(command, args.a), "B": check_pass.command_key(command, args.b)}
+    if args.check_run != "auto":
+        return keys, {}
+    records = check_pass.load(AB_CHECKS)
+    found = {side: check_pass.find(records, key, None) for side, key in keys.items()}
+    return keys, ({s: p for s, p in found.items() if p is not None} if all(found.values()) else {})
+
+
+def _vouches(priors: dict[str, check_pass.Passed], docs: dict[str, list[Path]]):
+    def vouches(pair: ChildRun) -> str | None:
+        for side, prior in priors.items():
+            why = check_pass.verify(prior, read_doc(docs[side][-1]) if docs[side] else None)
+            if why is not None:
+                return f"side {side}: {why}"
+        return None
+
+    return vouches
+
+
+def _keep_check_records(keys: dict[str, str], outcome: AutoOutcome, out: Path) -> None:
+    check = outcome.check
+    if check is None or not check.ok:
+        return
+    for side, key in keys.items():
+        doc = read_doc(out / f"{side}check.json") or {}
+        passed = check_pass.passed_from_run(
+            key, doc, check.wall_s / 2, check.lean_estimate_s, str(out / f"{side}check.log")
+        )
+        if passed is None:
+            continue
+        try:
+            check_pass.store(AB_CHECKS, passed)
+        except OSError as exc:
+            print(f"aorta ab: the check pair's record was not kept ({exc}): the next A/B runs its check pair")
+            return
 
 
 def _pair_runner(
@@ -294,6 +353,7 @@ def run_ab(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     start = _pair_runner(a, b, command, out, docs, walls)
     print(f"aorta ab: A = {args.a!r}, B = {args.b!r}; runs in {out}", flush=True)
+    keys, priors = _check_records(args, command)
     try:
         outcome = run_auto(
             start,
@@ -302,9 +362,12 @@ def run_ab(args: argparse.Namespace) -> int:
             looks=LOOKS if auto else (args.runs,),
             both_sides=True,
             say=lambda line: print(f"aorta ab: {line}", flush=True),
+            prior=priors.get("A"),
+            vouches=_vouches(priors, docs),
         )
     finally:
         fork_server.close_servers()  # the sides' servers end with the runs
+    _keep_check_records(keys, outcome, out)
     return _finish(args, outcome, out, verdict, wall_report(walls, time.monotonic() - t0))
 
 

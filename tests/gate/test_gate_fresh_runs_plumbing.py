@@ -288,7 +288,7 @@ def test_a_run_without_a_readable_document_has_no_wall_record(tmp_path, text):
     path = tmp_path / "run.json"
     if text is not None:
         path.write_text(text)
-    assert fresh_runs._read_doc(path) is None
+    assert fresh_runs.read_doc(path) is None
     child = fresh_runs.ChildRun("run 1/1", 0, path, tmp_path / "l", 12.0)
     assert not fresh_runs.wall_of(child, "full").known
 

@@ -173,6 +173,7 @@ def test_every_option_parses_to_its_value():
         "aorta_allow_env_diff": ["HIP_*", "NCCL_ALGO"],
         "aorta_runs": o.AUTO_RUNS,
         "aorta_budget": 120.0,
+        "aorta_check_run": "always",
         "aorta_lean_run": True,
         "aorta_min_judged": 0.4,
         "aorta_confirm": 3,
@@ -202,6 +203,7 @@ def test_left_out_every_option_takes_its_default():
         "aorta_allow_env_diff": [],
         "aorta_runs": None,
         "aorta_budget": None,
+        "aorta_check_run": "always",
         "aorta_lean_run": False,
         "aorta_min_judged": None,
         "aorta_confirm": None,
@@ -500,6 +502,13 @@ HELP = [  # (option, metavar, help) as pytest --help shows them (argparse prints
         "DIR",
         "where fresh-process runs write their JSON and logs (default: .aorta/runs in the rootdir)",
     ),
+    (
+        "--aorta-check-run",
+        "auto|always",
+        "a gate's check run (output checks, kernel passes, known answers): always (default, until proven on "
+        "GPUs) runs it; auto skips it where the same code, stack, machine and command passed it before (the "
+        "save, the last compare: <--aorta-runs-dir>/checks.json)",
+    ),
     ("--aorta-allow-mismatch", None, "compare even if the baseline is from another GPU model or backend"),
     (
         "--aorta-allow-env-diff",
@@ -603,6 +612,7 @@ def test_each_option_with_a_value_parses_it_by_its_own_name():
         for k in (
             "--aorta-save-baseline",
             "--aorta-runs",
+            "--aorta-check-run",
             "--aorta-budget",
             "--aorta-min-judged",
             "--aorta-confirm",

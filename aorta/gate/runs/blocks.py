@@ -43,13 +43,17 @@ def is_benchmark_item(item) -> bool:
     return "benchmark" in getattr(item, "fixturenames", ())
 
 
-def run_block(seed: int, kind: str, selection: str, sample: bool, start: str = "exec") -> dict:
+def run_block(
+    seed: int, kind: str, selection: str, sample: bool, start: str = "exec", code: str = ""
+) -> dict:
     """What a run records of itself: ``sample`` False for a check run (a full run of workloads whose lean
     run measures otherwise), which never counts as a sample; ``start``: how its process was made (``fork``
-    from the fork server, ``exec`` from nothing: ``aorta.gate.runs.fork_server``), said, not paired on."""
+    from the fork server, ``exec`` from nothing: ``aorta.gate.runs.fork_server``), said, not paired on;
+    ``code``: a hash of the code it ran (``aorta.gate.session.check_pass``), not paired on either."""
     if kind not in (LEAN, FULL):
         raise ValueError(f"a run's kind is {LEAN!r} or {FULL!r}, got {kind!r}")
-    return {"seed": int(seed), "kind": kind, "selection": selection, "sample": bool(sample), "start": start}
+    block = {"seed": int(seed), "kind": kind, "selection": selection, "sample": bool(sample), "start": start}
+    return {**block, "code": code} if code else block
 
 
 def block_key(block: Mapping | None) -> str | None:

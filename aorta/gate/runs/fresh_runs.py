@@ -49,6 +49,7 @@ PARENT_VALUE_OPTIONS = (
     "--aorta-only-file",
     "--aorta-budget",
     "--aorta-min-judged",
+    "--aorta-check-run",
     "--benchmark-json",
 )
 PARENT_FLAGS = ("--aorta-replace-baseline", "--aorta-allow-mismatch", "--aorta-lean-run")
@@ -133,10 +134,10 @@ class ChildRun:
 
 def wall_of(child: ChildRun, kind: str) -> RunWall:
     """Where ``child``'s wall went, from the record it wrote in its JSON (``aorta.gate.runs.run_wall``)."""
-    return run_wall(kind, child.wall_s, _read_doc(child.json_path))
+    return run_wall(kind, child.wall_s, read_doc(child.json_path))
 
 
-def _read_doc(json_path: Path) -> dict | None:
+def read_doc(json_path: Path) -> dict | None:
     try:
         doc = json.loads(json_path.read_text())
     except (OSError, ValueError):
@@ -262,7 +263,7 @@ def run_child(
         lean,
         ended(raw),
         recorded_sample(json_path),
-        None if lean else run_wall("full", took, _read_doc(json_path)).lean_estimate_s(),
+        None if lean else run_wall("full", took, read_doc(json_path)).lean_estimate_s(),
     )
     state = "ok" if run.ok else f"FAILED ({run.ended}{'' if json_path.is_file() else ', no JSON'})"
     say(f"aorta gate: {label}{' (lean)' if lean else ''}: {state} in {run.wall_s:.1f} s, log {log_path}")

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from aorta.gate.comparison.compare import Comparison
 from aorta.gate.runs.fresh_runs import ChildRun
+from aorta.gate.session import check_pass
 from aorta.gate.stats.sequential import LOOKS, Budget, next_look, runs_to_gateable
 from aorta.gate.verdicts.verdict import NOT_GATEABLE, UNSURE
 
@@ -70,10 +71,12 @@ class AutoOutcome:
     full: list[ChildRun] = field(default_factory=list)  # sample runs of every benchmark
     restricted: list[ChildRun] = field(default_factory=list)  # sample runs of the undecided benchmarks
     check: ChildRun | None = None  # the first run: full (output checks, kernel and labelled passes)
+    check_skipped: str = ""  # why no check run ran: one that passed before vouches (session.check_pass)
     comparison: Comparison | None = None
     stop_reason: str = ""
     looks: list[str] = field(default_factory=list)  # one line per look
     selections: dict[str, tuple[str, ...] | None] = field(default_factory=dict)  # label -> what it ran
+    prior_estimate_s: float = 0.0  # a skipped check run's record: the lean run it planned
 
     @property
     def samples(self) -> list[ChildRun]:
@@ -100,7 +103,7 @@ class AutoOutcome:
         if lean:
             return max(c.wall_s for c in lean)
         if self.check is None:
-            return 0.0
+            return self.prior_estimate_s
         if self.check.lean_estimate_s is not None:  # the check run less what a lean run skips (run_wall)
             return self.check.lean_estimate_s
         return self.check.wall_s * FIRST_LEAN_SHARE
@@ -117,6 +120,8 @@ def run_auto(
     restrict: bool = True,
     max_samples: int | None = None,
     say: Callable[[str], None] | None = None,
+    prior: check_pass.Passed | None = None,
+    vouches: Callable[[ChildRun], str | None] | None = None,
 ) -> AutoOutcome:
     """Runs until decided (``judge`` given) or until the budget or cap (saving). Run 0 is the check run
     (full); it is a sample only where it measured as a lean run does (``ChildRun.sample``). Later runs are
@@ -124,20 +129,24 @@ def run_auto(
     runs of every benchmark takes every benchmark: a restricted run would have no partner). ``max_samples``:
     at most this many sample runs (the baseline's blocks). Never judges a partial candidate: a failed run
     ends the loop (``AutoOutcome.failed``). ``both_sides``: each run adds to both sides (``aorta ab``'s
-    pairs), which the projection of how many more runs would decide a figure uses."""
+    pairs), which the projection of how many more runs would decide a figure uses.
+    ``prior``: a check run that passed with this command (``aorta.gate.session.check_pass``): the first run is
+    then run 1, lean, and ``vouches(run)`` says why the record does not vouch for it (None where it does), in which
+    case the check run runs next."""
     out = AutoOutcome()
     t0 = clock()
-    out.check = start(0, None, False)
-    out.selections[out.check.label] = None
-    if not out.check.ok:
-        out.stop_reason = f"{out.check.label} failed ({out.check.ended or f'exit {out.check.exit_code}'})"
-        return out
-    if out.check.sample:
-        out.full.append(out.check)
+    if prior is None:
+        if _check_run(start, out) is None:
+            return out
+    else:
+        out.check_skipped = check_pass.skipped_line(prior)
+        out.prior_estimate_s = prior.lean_estimate_s or prior.check_s * FIRST_LEAN_SHARE
+        if say is not None:
+            say(out.check_skipped)
     cap = min(
         budget.max_runs, looks[-1] if judge is not None else budget.max_runs, max_samples or budget.max_runs
     )
-    if say is not None:
+    if say is not None and out.check is not None:
         left = budget.seconds - (clock() - t0)
         guess = out.predicted_wall(None)
         fits = int(left // guess) if guess > 0 and math.isfinite(left) else cap
@@ -172,6 +181,17 @@ def run_auto(
             if not child.ok:
                 out.stop_reason = f"{child.label} failed ({child.ended or f'exit {child.exit_code}'})"
                 return out
+            if prior is not None and out.check is None and out.check_skipped:
+                why = vouches(child) if vouches is not None else "nothing compares the run with the record"
+                if why is not None:  # the record does not vouch for this run: check it now
+                    out.check_skipped = ""
+                    if say is not None:
+                        say(f"check run after all: {why}")
+                    checked = _check_run(start, out)
+                    if checked is None:
+                        return out
+                    if checked.sample:
+                        n += 1
         if judge is None:
             out.stop_reason = (
                 f"the {budget.seconds:.0f} s budget" if out_of_room else f"the cap of {cap} runs"
@@ -205,6 +225,18 @@ def run_auto(
             out.stop_reason = f"the {budget.seconds:.0f} s budget ({what} undecided)"
             return out
         only = still
+
+
+def _check_run(start: StartRun, out: AutoOutcome) -> ChildRun | None:
+    """Run 0, the check run; None (and ``out.stop_reason``) where it failed."""
+    check = out.check = start(0, None, False)
+    out.selections[check.label] = None
+    if not check.ok:
+        out.stop_reason = f"{check.label} failed ({check.ended or f'exit {check.exit_code}'})"
+        return None
+    if check.sample:
+        out.full.append(check)
+    return check
 
 
 def run_ids(outcome: AutoOutcome) -> tuple[list[str], list[str]]:

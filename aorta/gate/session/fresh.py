@@ -4,6 +4,8 @@ decided or the budget ends), the confirmation runs of suspects, and the candidat
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 from pathlib import Path
 
@@ -12,9 +14,9 @@ import pytest
 from aorta.gate.baselines import baseline as bl
 from aorta.gate.comparison.compare import Comparison, compare_runs
 from aorta.gate.runs import blocks, fresh_runs, run_wall
-from aorta.gate.session import auto_runs
+from aorta.gate.session import auto_runs, check_pass
 from aorta.gate.session.options import GateOptions, rank
-from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, GateState, baseline_label, say_to
+from aorta.gate.session.state import CODE_HASH, GATE_OPTIONS, GATE_STATE, GateState, baseline_label, say_to
 from aorta.gate.stats import sequential
 from aorta.record.run_samples import stored_runs
 
@@ -96,16 +98,51 @@ def run_auto_gate(config: pytest.Config, opts: GateOptions, state: GateState) ->
         assert comp is not None
         return comp
 
+    key = check_pass.command_key(
+        [
+            *fresh_runs.without_parent_options(config.invocation_params.args),
+            fresh_runs.child_addopts(os.environ.get("PYTEST_ADDOPTS", "")),
+        ],
+        sys.executable,
+    )
+    code = config.stash.get(CODE_HASH, "")
+    prior = (
+        check_pass.find(check_pass.load(opts.runs_root), key, code)
+        if opts.check_run == "auto" and code
+        else None
+    )
+    if prior is not None and not opts.auto:
+        say(f"aorta gate: {check_pass.skipped_line(prior)}")
     outcome = auto_runs.run_auto(
         start,
         sequential.Budget(opts.budget_s) if opts.auto else sequential.Budget(math.inf, max_runs=opts.runs),
         judge=judge if state.baseline is not None and opts.auto else None,
         restrict=not seeds,
         say=(lambda line: say(f"aorta gate: {line}")) if opts.auto else None,  # a fixed N plans nothing
+        prior=prior,
+        vouches=lambda run: check_pass.verify(prior, fresh_runs.read_doc(run.json_path)) if prior else None,
     )
     for line in outcome.looks:
         say(f"aorta gate: {line}")
+    keep_check_record(opts.runs_root, key, outcome.check, say)
     return outcome
+
+
+def keep_check_record(root: Path, key: str, check: fresh_runs.ChildRun | None, say) -> None:
+    """A check run that passed leaves its record (``aorta.gate.session.check_pass``); one that cannot be
+    written costs the next gate a check run, not this gate its verdict."""
+    if check is None or not check.ok:
+        return
+    doc = fresh_runs.read_doc(check.json_path)
+    passed = check_pass.passed_from_run(
+        key, doc or {}, check.wall_s, check.lean_estimate_s, str(check.log_path)
+    )
+    if passed is None:
+        return
+    try:
+        check_pass.store(root, passed)
+    except OSError as exc:
+        say(f"aorta gate: the check run's record was not kept ({exc}): the next gate runs its check run")
 
 
 def block_seed(seeds: list[int], k: int) -> int:

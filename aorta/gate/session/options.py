@@ -14,6 +14,7 @@ from aorta.gate.baselines import baseline as bl
 from aorta.gate.comparison.compare import GateSettings, parse_threshold
 from aorta.gate.outputs.outputs import DEFAULT_VERDICT_JSON
 from aorta.gate.runs import fork_server, fresh_runs
+from aorta.gate.session import check_pass
 from aorta.gate.stats import sequential
 from aorta.launch import warm_rank
 from aorta.record.output_arguments import output_option
@@ -107,6 +108,15 @@ def add_options(parser: pytest.Parser) -> None:
         kind="dir",
         metavar="DIR",
         help="where fresh-process runs write their JSON and logs (default: .aorta/runs in the rootdir)",
+    )
+    g.addoption(
+        "--aorta-check-run",
+        metavar="auto|always",
+        type=argtype(check_pass.parse_mode, "--aorta-check-run"),
+        default="always",
+        help="a gate's check run (output checks, kernel passes, known answers): always (default, until proven "
+        "on GPUs) runs it; auto skips it where the same code, stack, machine and command passed it before "
+        "(the save, the last compare: <--aorta-runs-dir>/checks.json)",
     )
     g.addoption(
         "--aorta-allow-mismatch",
@@ -247,6 +257,7 @@ class GateOptions:
     markdown: Path | None
     test_slowdown: float
     budget_s: float = DEFAULT_BUDGET_S  # --aorta-runs auto: the wall its runs may take
+    check_run: str = "always"  # --aorta-check-run: auto skips a check run already passed (session.check_pass)
 
     @property
     def auto(self) -> bool:
@@ -335,6 +346,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         markdown=Path(config.getoption("aorta_markdown")) if config.getoption("aorta_markdown") else None,
         test_slowdown=config.getoption("aorta_test_slowdown") or 0.0,
         budget_s=config.getoption("aorta_budget") or DEFAULT_BUDGET_S,
+        check_run=config.getoption("aorta_check_run") or "always",
     )
     if config.getoption("aorta_budget") is not None and not opts.auto:
         raise pytest.UsageError(

@@ -9,12 +9,16 @@ from pathlib import Path
 import pytest
 
 from aorta.gate.runs import blocks, fork_server, fresh_runs
-from aorta.gate.session.state import LEAN_MODE_FIXTURE, RUN_BLOCK
+from aorta.gate.session import check_pass
+from aorta.gate.session.state import CODE_HASH, LEAN_MODE_FIXTURE, RUN_BLOCK
 from aorta.hw_queue.marks import CHECK_RUN_ONLY, LEAN_MODE
 
 
 def select_items(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A fresh-process run's order (``--aorta-order-seed``) and benchmarks (``--aorta-only-file``)."""
+    """A fresh-process run's order (``--aorta-order-seed``) and benchmarks (``--aorta-only-file``); first, the
+    hash of the code the collected tests run (``check_pass.code_hash``: a check run and a lean run of one
+    command hash the same files, whatever each then leaves out)."""
+    config.stash[CODE_HASH] = run_code_hash(config, items)
     only_file = config.getoption("aorta_only_file")
     if only_file:
         try:
@@ -36,6 +40,17 @@ def select_items(config: pytest.Config, items: list[pytest.Item]) -> None:
     if seed:
         order = fresh_runs.order_items([i.nodeid for i in items], seed)
         items[:] = [items[k] for k in order]
+
+
+def run_code_hash(config: pytest.Config, items: list[pytest.Item]) -> str:
+    """The code a run of ``items`` runs (``aorta.gate.session.check_pass``)."""
+    import aorta
+
+    rootdir = Path(str(config.rootpath))
+    files = check_pass.code_files(
+        Path(aorta.__file__).parent, {Path(str(i.path)) for i in items}, rootdir, config.inipath
+    )
+    return check_pass.code_hash(files, rootdir)
 
 
 def is_sample_item(item: pytest.Item) -> bool:
@@ -67,4 +82,5 @@ def record_block(session: pytest.Session) -> None:
         blocks.selection_id([i.nodeid for i in items]),
         sample=lean or like_lean,
         start=os.environ.get(fork_server.START_KEY) or "exec",
+        code=config.stash.get(CODE_HASH, ""),
     )

@@ -33,6 +33,7 @@ class GateState:
 
 GATE_OPTIONS = pytest.StashKey[GateOptions]()
 RUN_BLOCK = pytest.StashKey[dict]()
+CODE_HASH = pytest.StashKey[str]()  # the code the collected tests run (aorta.gate.session.check_pass)
 LEAN_MODE_FIXTURE = "hw_queue"  # aorta.plugin's fixture: its workloads skip their checks in a lean run
 GATE_STATE = pytest.StashKey[GateState]()
 
