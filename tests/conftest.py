@@ -46,6 +46,35 @@ def _entry_point():
     return next((ep for ep in entry_points(group="pytest11") if ep.name == "aorta"), None)
 
 
+# The longest tests measured (``--durations``, 2 cores, -n 4: 40 to 130 s each, most of them several torchrun or
+# pytest children). Under xdist they are handed out first, then the other slow ones, then the rest: a long test
+# started last would end the run alone while the other workers idle (longest first; the order within each
+# class is the collection's).
+LONGEST_FIRST = (
+    "tests/sweep/test_knob_evidence.py::test_a_real_sweep_flags_the_no_op_variable_and_not_the_real_setting",
+    "tests/timing/test_slowdown.py::test_a_gate_calibrates_its_slowdown_once_for_all_its_runs",
+    "tests/gate/test_fork_server.py::test_a_gate_run_records_how_it_was_started",
+    "tests/sweep/test_sweep_run.py::test_a_real_sweep_records_its_cell_in_each_run_and_resumes",
+    "tests/sweep/test_sweep_report.py::test_fsdp_sweeps_under_torchrun_on_cpu_are_reported_cell_by_cell",
+    "tests/hw_queue/test_pipeline_copy_benchmarks_on_cpu.py::",
+    "tests/gate/test_gate_blocks_run.py::",
+    "tests/launch/test_torchrun_launcher.py::test_a_gate_code_on_rank_0_comes_back_through_torchrun",
+    "tests/record/test_outputs_up_front.py::test_the_json_path_is_printed_as_given",
+    "tests/fsdp/test_fsdp_torchrun_cpu.py::",
+)
+
+
+def _start_order(item: pytest.Item) -> int:
+    if item.nodeid.startswith(LONGEST_FIRST):
+        return 0
+    return 1 if item.get_closest_marker("slow") else 2
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike (a stable sort by class)
+        items.sort(key=_start_order)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _not_an_xdist_worker():
     """Under ``pytest -n`` this variable would make pytest-benchmark disable the benchmarks of the runs the

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 from benchmark_run import output_tail, run_benchmarks
+from run_once import once
 
 from aorta import stats
 
@@ -30,9 +31,13 @@ P0_FIELDS = {
 
 
 @pytest.fixture(scope="module")
-def p0_run(tmp_path_factory):
-    """One CPU run of the P0 benchmarks at smoke size, both issue orders, 1 and 2 streams."""
-    out = tmp_path_factory.mktemp("p0") / "run.json"
+def p0_run(pytestconfig, tmp_path_factory):
+    """One CPU run of the P0 benchmarks at smoke size, both issue orders, 1 and 2 streams (one per session)."""
+    return once(pytestconfig, tmp_path_factory, "p0", _p0_run)
+
+
+def _p0_run(folder):
+    out = folder / "run.json"
     proc = run_benchmarks(
         str(REPO / "benchmarks" / "hw_queue"),
         "-m",

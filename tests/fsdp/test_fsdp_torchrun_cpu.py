@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from run_once import once
 
 from aorta.fsdp.metrics_log import read_jsonl
 from aorta.fsdp.scenarios import SCENARIOS
@@ -54,8 +55,11 @@ def _run_on_cpu(cmd: list[str]) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def torchrun_result(tmp_path_factory):
-    out = tmp_path_factory.mktemp("torchrun")
+def torchrun_result(pytestconfig, tmp_path_factory):
+    return once(pytestconfig, tmp_path_factory, "fsdp-torchrun", _torchrun_result)  # one run per session
+
+
+def _torchrun_result(out):
     cmd = [
         *TORCHRUN_2,
         "-m",

@@ -206,6 +206,17 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def _execd_sleep(pids: list[int]) -> bool:
+    """One child, and its command line is ``sleep``'s (not the forked shell's, before its exec)."""
+    if len(pids) != 1:
+        return False
+    try:
+        with open(f"/proc/{pids[0]}/cmdline", "rb") as fh:
+            return fh.read().split(b"\0")[0] == b"sleep"
+    except OSError:
+        return False
+
+
 @pytest.mark.parametrize("suffix", ["", "-wal", "-shm", "-journal"])
 def test_a_process_holding_any_file_of_the_history_is_named_by_pid_and_command(tmp_path, suffix):
     import subprocess
@@ -241,8 +252,10 @@ def test_holders_are_listed_in_pid_order_their_command_lines_cut_to_80_character
     with open(path) as fh:  # an argument that is no UTF-8 is read with its bytes replaced
         shell = subprocess.Popen(["sh", "-c", script, b"\xff"], stdin=fh)
     try:
-        deadline = time.monotonic() + 5
-        while not _children(shell.pid) and time.monotonic() < deadline:
+        # Waits for the state it reads: the child forked *and* exec'd sleep (between the two its command line
+        # is still the shell's).
+        deadline = time.monotonic() + 10
+        while not _execd_sleep(_children(shell.pid)) and time.monotonic() < deadline:
             time.sleep(0.01)
         (child,) = _children(shell.pid)
         line = "sh -c sleep 30; : postgresql://u:***@h/db " + "x" * 80

@@ -68,6 +68,40 @@ def test_the_folder_probe_answers_with_the_faults_own_number(tmp_path):
     assert fault_words(OSError(errno.EROFS, "x")).startswith("a read-only filesystem (EROFS)")
 
 
+def _disk(*, free_blocks: int, available_blocks: int):
+    """A fake ``os.statvfs`` of a disk with ``free_blocks`` free, ``available_blocks`` of them for non-root
+    writers (the rest is root's reserve, ext4's 5% by default)."""
+    st = os.statvfs_result((4096, 4096, 1000, free_blocks, available_blocks, 100, 50, 50, 0, 255))
+    return lambda folder: st
+
+
+@pytest.mark.parametrize(
+    "euid,free,available,fault",
+    [
+        (1000, 50, 0, errno.ENOSPC),  # a non-root writer at the root reserve: its next write fails
+        (0, 50, 0, None),  # root writes into its reserve
+        (1000, 50, 50, None),  # room for everyone
+        (1000, 50, 1, None),  # one block left is room
+    ],
+    ids=["user-at-reserve", "root-at-reserve", "room", "one-block"],
+)
+def test_a_non_root_writer_at_the_disks_root_reserve_is_told_no_space(
+    tmp_path, monkeypatch, euid, free, available, fault
+):
+    # The probe's small write succeeds on a disk whose only free blocks are root's reserve (the blocks it took may
+    # be root's, or the filesystem's slack); the next real write of a non-root user fails: the free blocks it may
+    # use (f_bavail), not all the free blocks (f_bfree), tell. The suite runs as root, where the branch is skipped,
+    # so the writer's id is faked too.
+    monkeypatch.setattr(os, "statvfs", _disk(free_blocks=free, available_blocks=available))
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
+    got = folder_fault(tmp_path)
+    if fault is None:
+        assert got is None
+    else:
+        assert isinstance(got, OSError) and got.errno == fault
+    assert list(tmp_path.iterdir()) == []  # the probe is removed either way
+
+
 def _copy_with_uncheckpointed_wal(tmp_path, *, runs: int) -> tuple[str, sqlite3.Connection]:
     """A history whose last commits are still in its write-ahead log, copied with it (a writer holds the log)."""
     src = tmp_path / "src" / "h.db"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from run_once import once
 
 from aorta import stats
 
@@ -25,8 +26,12 @@ FILES = [
 
 
 @pytest.fixture(scope="module")
-def bench_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("b") / "run.json"
+def bench_run(pytestconfig, tmp_path_factory):
+    return once(pytestconfig, tmp_path_factory, "pipeline-copy", _bench_run)  # one run per session
+
+
+def _bench_run(folder):
+    out = folder / "run.json"
     env = dict(os.environ, PYTHONPATH=str(REPO))
     paths = [str(REPO / "benchmarks" / "hw_queue" / f"test_{name}.py") for name in FILES]
     proc = subprocess.run(

@@ -61,6 +61,7 @@ def test_the_lines_say_how_long_and_what_is_missing():
 @pytest.mark.slow  # a real torchrun whose rendezvous times out (about 8 s)
 def test_one_launcher_of_two_nodes_stops_after_the_timeout_saying_what_is_missing(tmp_path):
     import os
+    import socket
     import subprocess
     import sys
     from pathlib import Path
@@ -68,7 +69,12 @@ def test_one_launcher_of_two_nodes_stops_after_the_timeout_saying_what_is_missin
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     cmd = [sys.executable, "-m", "aorta", "torchrun", "--aorta-rdzv-timeout", "5", "--nnodes", "2"]
-    cmd += ["--nproc_per_node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", "localhost:29673"]
+    # A port free now, not a fixed one: two runs (or two xdist workers) on one machine with one endpoint join
+    # each other's launchers, and the rendezvous completes.
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    cmd += ["--nproc_per_node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", f"localhost:{port}"]
     r = subprocess.run(
         [*cmd, "-m", "pytest", "-q", "test_x.py"],
         cwd=tmp_path,

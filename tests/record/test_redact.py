@@ -69,6 +69,37 @@ def test_libpq_keyword_strings_hide_the_password():
     assert redact_text("host=db password='a b' user=ann") == "host=db password=*** user=ann"
 
 
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # libpq allows spaces around '=': the NAME=VALUE rule reads no word there, the password rule alone hides it
+        ("host=db password = 'a b' user=ann", "host=db password = *** user=ann"),
+        ('host=db password = "a b" user=ann', "host=db password = *** user=ann"),
+        ("host=db password = ab user=ann", "host=db password = *** user=ann"),
+        # ODBC's Pwd is no secret-looking environment name: the password rule alone hides it, quoted or not
+        (
+            "Driver={PostgreSQL};Server=db;Uid=ann;Pwd='a b';",
+            "Driver={PostgreSQL};Server=db;Uid=ann;Pwd=***;",
+        ),
+        (
+            'Driver={PostgreSQL};Server=db;Uid=ann;Pwd="a b";',
+            "Driver={PostgreSQL};Server=db;Uid=ann;Pwd=***;",
+        ),
+        ("Driver={PostgreSQL};Server=db;Uid=ann;Pwd=ab;", "Driver={PostgreSQL};Server=db;Uid=ann;Pwd=***;"),
+    ],
+    ids=[
+        "libpq-spaced-single",
+        "libpq-spaced-double",
+        "libpq-spaced-bare",
+        "odbc-single",
+        "odbc-double",
+        "odbc-bare",
+    ],
+)
+def test_a_password_the_name_value_rule_cannot_read_is_hidden_in_each_quoting(text, shown):
+    assert redact_text(text) == shown
+
+
 def test_the_history_refusal_hides_the_password_and_says_how_to_write_an_at(capsys):
     from aorta.cli import main
 

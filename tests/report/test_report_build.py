@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+from run_once import once
 
 from aorta.cli import main
 from aorta.report import build
@@ -27,8 +28,12 @@ def report(out, *pairs, ref=None, cand=None, extra=()):
 
 
 @pytest.fixture(scope="module")
-def full_report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("rep") / "old-vs-new"
+def full_report(pytestconfig, tmp_path_factory):
+    return once(pytestconfig, tmp_path_factory, "report", _full_report)  # one report per session
+
+
+def _full_report(folder):
+    out = folder / "old-vs-new"
     rc = report(
         out,
         (FSDP_A, "old"),

@@ -244,6 +244,71 @@ def test_a_kineto_trace_of_two_gpus_gives_one_timeline_per_gpu(tmp_path, capsys)
     assert "rank 1: device 1 (one timeline per GPU)" in capsys.readouterr().out
 
 
+def _launch(ts: float, corr: int) -> dict:
+    return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts, "dur": 5.0,
+            "args": {"correlation": corr}}  # fmt: skip
+
+
+def _on(device: int, ts: float, corr: int | None = None, cat: str = "kernel", name: str = "gemm") -> dict:
+    args = {"device": device, "stream": 7, **({} if corr is None else {"correlation": corr})}
+    return {
+        "ph": "X",
+        "cat": cat,
+        "name": name,
+        "pid": device,
+        "tid": 7,
+        "ts": ts,
+        "dur": 1000.0,
+        "args": args,
+    }
+
+
+def test_a_one_gpu_trace_whose_copy_and_memset_name_no_device_is_one_timeline(tmp_path):
+    """Kineto writes no ``args.device`` on some copies and memsets: on a trace of one GPU they are that GPU's
+    work (one rank, copy busy 2 ms), not a second timeline "unknown"."""
+    copy = {**_on(0, 2000.0, cat="gpu_memcpy", name="Memcpy HtoD"), "args": {"stream": 7}}
+    memset = {**_on(0, 4000.0, cat="gpu_memset", name="Memset"), "args": {"stream": 7}}
+    path = tmp_path / "one_gpu.json"
+    path.write_text(json.dumps({"traceEvents": [_on(0, 1000.0), copy, memset]}))
+    (rank,) = trace_figures.figures([path])["ranks"]
+    assert (rank["device"], rank["ops"], rank["kernels"]) == (0, 3, 1)
+    step = rank["steps"][0]
+    assert (step["compute_busy_ms"], step["copy_busy_ms"], step["window_ms"]) == (1.0, 2.0, 4.0)
+
+
+def test_identical_kernels_on_two_gpus_are_two_kernels_one_on_each_timeline(tmp_path):
+    """The same kernel at the same time on the same stream number of GPUs 0 and 1 (a data-parallel step) is two
+    kernels, none a duplicate of the other, whatever ``pid`` the writer gave them (here one): ``args.device``
+    tells the GPU. Each GPU busy 1 ms; ops naming no device go on a timeline of their own (two GPUs: whose they
+    are is unknown)."""
+    orphan = {**_on(1, 5000.0, cat="gpu_memset", name="Memset"), "args": {"stream": 7}}
+    path = tmp_path / "twins.json"
+    twins = [{**_on(device, 1000.0), "pid": 0} for device in (0, 1)]
+    path.write_text(json.dumps({"traceEvents": [*twins, orphan]}))
+    result = trace_figures.figures([path])
+    got = [
+        (r["device"], r["kernels"], r["ops"], r["duplicates_dropped"]["device_ops"]) for r in result["ranks"]
+    ]
+    assert got == [(0, 1, 1, 0), (1, 1, 1, 0), ("unknown", 0, 1, 0)]
+    assert [r["steps"][0]["compute_busy_ms"] for r in result["ranks"][:2]] == [1.0, 1.0]
+    assert "twins.json (3 devices)" in result["ranks_from"]
+
+
+def test_launches_no_kernel_answers_on_a_two_gpu_trace_are_counted_once_with_the_first_gpu(tmp_path):
+    """Launches 1 and 2 answered by a kernel on GPU 0 and on GPU 1; launch 3 by none (the profiler lost its
+    kernel, whose device is therefore unknown): counted once, on GPU 0's timeline, never once per GPU."""
+    events = [_launch(900.0, 1), _launch(950.0, 2), _launch(980.0, 3), _on(0, 1000.0, 1), _on(1, 1000.0, 2)]
+    path = tmp_path / "lost.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    ranks = trace_figures.figures([path])["ranks"]
+    assert [(r["device"], r["launches_without_kernel"], r["linked_by"]) for r in ranks] == [
+        (0, 1, {"correlation": 1}),
+        (1, 0, {"correlation": 1}),
+    ]
+    assert "1 kernel launches with no kernel in the trace" in ranks[0]["note"]
+    assert "no kernel in the trace" not in (ranks[1]["note"] or "")
+
+
 def _kernel(ts: float, dur: float, corr: int, **extra) -> dict:
     return {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": ts, "dur": dur,
             "args": {"device": 0, "stream": 7, "correlation": corr, **extra}}  # fmt: skip

@@ -45,7 +45,7 @@ def refused(path: Path, data: bytes) -> str:
         ("t.txt", b"Kind,Agent_Id\n", CSV),
         ("t.txt", b"Domain,Function\n", CSV),
         ("t.csv", b"anything,at,all\n", CSV),
-        ("t.CSV.GZ", gzip.compress(b"x,y\n"), CSV),
+        ("t.CSV.GZ", gzip.compress(b"x,y\n", mtime=0), CSV),
         ("t.bin", b"SQLite format 3\x00rest", ROCPD),
     ],
 )

@@ -109,9 +109,10 @@ def test_a_file_that_cannot_be_opened_or_read_is_refused_naming_it(tmp_path):
     "data, kind",
     [
         (GZIP_MAGIC + b"\x09" + b"\x00" * 20, "BadGzipFile"),  # an unknown compression method
-        (gzip.compress(BODY)[:12] + b"\xff" * 40, "zlib.error"),  # a damaged deflate stream
-        (gzip.compress(BODY)[:30], "EOFError"),  # cut short inside its first 4 KiB
+        (gzip.compress(BODY, mtime=0)[:12] + b"\xff" * 40, "zlib.error"),  # a damaged deflate stream
+        (gzip.compress(BODY, mtime=0)[:30], "EOFError"),  # cut short inside its first 4 KiB
     ],
+    ids=["unknown-method", "damaged-deflate", "cut-short"],  # no clock in an id: workers collect alike
 )
 def test_a_gzip_damaged_at_its_start_is_refused_in_one_line_naming_the_file(tmp_path, data, kind):
     path = written(tmp_path / "t.json.gz", data)
