@@ -167,6 +167,14 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "base-time", "first-step"),
         help="auto: baseTimeNanoseconds when every trace has it, else first common ProfilerStep",
     )
+    output_argument(
+        merge,
+        "--per-rank",
+        kind="dir",
+        metavar="DIR",
+        help="also write one trace per rank here (rank<N>.json, with distributedInfo.rank, aligned as the "
+        "merge): the folder Holistic Trace Analysis reads as one rank per file",
+    )
     merge.add_argument(
         "--threshold",
         type=float,
@@ -237,20 +245,35 @@ def run_trace(args: argparse.Namespace) -> int:
             check_output_file("--output", out)
         except OutputPathError as exc:
             raise ReportInputError(str(exc)) from None
+        folder = Path(args.per_rank) if args.per_rank else None
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise ReportInputError(f"--per-rank {folder}: exists and is not a folder")
         traces = trace_merge.load_rank_traces(args.traces)
         diag = trace_merge.asymmetry(traces, args.threshold)
         merged = trace_merge.merge(traces, args.align)
     except ReportInputError as exc:
         print(f"aorta trace merge: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+    def write(path: Path, doc: dict) -> None:
+        if path.name.endswith(".gz"):
+            write_bytes_atomic(path, gzip.compress(json.dumps(doc).encode()))
+        else:
+            write_text_atomic(path, json.dumps(doc))
+
     diag["alignment"] = merged["otherData"]["aorta_merge"]["alignment"]
     diag["merged_trace"] = str(out)
-    if out.name.endswith(".gz"):
-        write_bytes_atomic(out, gzip.compress(json.dumps(merged).encode()))
-    else:
-        write_text_atomic(out, json.dumps(merged))
+    write(out, merged)
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        suffix = ".json.gz" if out.name.endswith(".gz") else ".json"
+        for rank, doc in trace_merge.per_rank(traces, args.align).items():
+            write(folder / f"rank{rank}{suffix}", doc)
+        diag["per_rank_folder"] = str(folder)
     write_json_atomic(diagnostic_path(out), diag)
     print(f"aorta trace merge: {len(traces)} ranks -> {out} ({diag['alignment']})")
+    if folder is not None:
+        print(f"one trace per rank: {folder}/rank<N>{suffix}")
     for line in trace_merge.format_asymmetry(diag):
         print(line)
     print(f"rank diagnostic: {diagnostic_path(out)}")

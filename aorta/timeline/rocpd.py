@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from aorta.timeline.device_identity import device_value
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.rocprof import READ, ROCPD, RocprofFileError, RocprofTrace, linked, same_run
 
@@ -106,7 +107,7 @@ def _op(row: tuple, category: str, launches: dict[int, float]) -> DeviceOp:
         correlation=corr,
         queue=queue,  # a copy keeps its queue too; queue figures count kernels only (rocprof.queue_figures)
         link=link,
-        device=agent,
+        device=device_value(agent),
         start_ns=start,
         dur_ns=end - start,
     )

@@ -147,15 +147,15 @@ def linked(corr: int | None, launches: dict[int, float]) -> tuple[float | None, 
 # --------------------------------------------------------------------------- figures per hardware queue
 def queue_figures(ops: Sequence[DeviceOp]) -> list[dict]:
     """Per hardware queue that ran kernels: kernels, busy time (union of its kernels, ms) and the streams whose
-    kernels went to it; [] where no op says its queue (a Kineto trace). The union is taken on whole ns (the
-    profiler's own timestamps, recovered from µs exactly: a float64 near 1.5e12 µs is off by < 0.001 ns)."""
+    kernels went to it; [] where no op says its queue (a Kineto trace). The union is taken on the profiler's own
+    integer ns (``DeviceOp.start_ns``), never rebuilt from float µs."""
     by_queue: dict[int, list[DeviceOp]] = {}
     for op in ops:
         if op.queue is not None and op.category == "kernel":
             by_queue.setdefault(op.queue, []).append(op)
     out = []
     for q, ks in sorted(by_queue.items()):
-        spans = [(round(k.start_us * 1e3), round(k.start_us * 1e3) + round(k.dur_us * 1e3)) for k in ks]
+        spans = [_ns_span(k) for k in ks]
         out.append(
             {
                 "queue": q,
@@ -165,3 +165,10 @@ def queue_figures(ops: Sequence[DeviceOp]) -> list[dict]:
             }
         )
     return out
+
+
+def _ns_span(op: DeviceOp) -> tuple[int, int]:
+    if op.start_ns is not None and op.dur_ns is not None:
+        return op.start_ns, op.start_ns + op.dur_ns
+    start = round(op.start_us * 1e3)  # an op built without its ns (none of rocprofv3's readers)
+    return start, start + round(op.dur_us * 1e3)

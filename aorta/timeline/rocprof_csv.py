@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aorta.timeline.device_identity import device_value
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.rocprof import CSV, RocprofFileError, RocprofTrace, linked, same_run
 from aorta.timeline.trace_source import DAMAGED_GZIP, Source, damaged_gzip, open_source
@@ -205,10 +206,7 @@ def _agent(row: dict[str, str]) -> int | str | None:
         else ("Destination_Agent_Id", "Source_Agent_Id")
     )
     value = row.get("Agent_Id") or row.get(ends[0]) or row.get(ends[1])
-    if not value:
-        return None
-    digits = value.split()[-1]
-    return int(digits) if digits.isdigit() else value
+    return device_value(value)
 
 
 def _span(span: tuple[int, int] | None, start: int, end: int) -> tuple[int, int]:

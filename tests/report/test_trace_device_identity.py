@@ -1,0 +1,85 @@
+"""A device timeline is (process or rank, device), from every field that says so (issue 64).
+
+Before: the device was ``args.device`` taken literally: Kineto ops without it on two GPUs became one timeline
+(the pid, which is Kineto's device, was not read), and ``args.device`` 0 and "0" became two GPUs.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from aorta.report import trace_figures
+from aorta.timeline.device_identity import device_value, kineto_device
+
+
+@pytest.mark.parametrize(
+    ("value", "device"),
+    [(0, 0), (0.0, 0), ("0", 0), (" 3 ", 3), ("Agent 4", 4), ("GPU 1", 1), ("cuda:2", 2), ("gfx942", "gfx942"),
+     (None, None), ("", None), (True, None), (1.5, "1.5")],
+)  # fmt: skip
+def test_a_device_value_is_normalised_to_its_index(value, device):
+    assert device_value(value) == device
+
+
+def test_a_kineto_op_without_args_device_is_on_the_gpu_of_its_pid():
+    assert kineto_device({"pid": 3, "args": {}}) == 3
+    assert kineto_device({"pid": 3, "args": {"device": "1"}}) == 1
+
+
+def _trace(kernels: list[dict]) -> dict:
+    events = []
+    for i, k in enumerate(kernels, start=1):
+        events.append(
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "pid": 9,
+                "tid": 1,
+                "ts": 100.0 + i,
+                "dur": 1,
+                "args": {"correlation": i},
+            }
+        )
+        events.append(
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "gemm",
+                "tid": 7,
+                "ts": 200.0 + 10 * i,
+                "dur": 5,
+                **k,
+                "args": {"stream": 7, "correlation": i, **k.get("args", {})},
+            }
+        )
+    return {"traceEvents": events}  # fmt: skip
+
+
+def test_kineto_ops_without_args_device_on_two_gpus_are_two_timelines(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(_trace([{"pid": 0}, {"pid": 1}, {"pid": 0}, {"pid": 1}])))
+    result = trace_figures.figures([path])
+    assert [(e["device"], e["kernels"]) for e in result["ranks"]] == [(0, 2), (1, 2)]  # before: one of 4
+
+
+def test_args_device_0_and_the_string_0_are_one_gpu(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(
+        json.dumps(_trace([{"pid": 0, "args": {"device": 0}}, {"pid": 0, "args": {"device": "0"}}]))
+    )
+    result = trace_figures.figures([path])
+    assert [(e.get("device"), e["kernels"]) for e in result["ranks"]] == [(0, 2)]  # before: two GPUs of 1
+
+
+def test_a_kernel_written_twice_with_its_device_spelled_two_ways_is_one_kernel(tmp_path):
+    path = tmp_path / "t.json"
+    doc = _trace([{"pid": 0, "args": {"device": 0}}])
+    doc["traceEvents"].append(
+        dict(doc["traceEvents"][1], args={"device": "0", "stream": 7, "correlation": 1})
+    )
+    path.write_text(json.dumps(doc))
+    (entry,) = trace_figures.figures([path])["ranks"]
+    assert entry["kernels"] == 1 and entry["duplicates_dropped"]["device_ops"] == 1
