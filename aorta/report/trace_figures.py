@@ -48,7 +48,10 @@ def read_traces(path: str | Path) -> list[DeviceTrace]:
     p = Path(path)
     try:
         if p.is_dir():
-            return _rocprof_traces(rocprof_read.read_processes(p, rocprof.folder_format(p)))
+            kind = rocprof.folder_format(p)
+            if kind == rocprof.KINETO:  # every trace of the folder, each a rank named by its file
+                return [t for f in rocprof.folder_files(p)[kind] for t in read_traces(f)]
+            return _rocprof_traces(rocprof_read.read_processes(p, kind))
         with open_source(p) as source:
             kind = rocprof.sniff(source)
             if kind == rocprof.KINETO:

@@ -75,6 +75,10 @@ class _Process:
         self.launches: dict[int, float] = {}
         self.launches_ns: tuple[int, int] | None = None  # first to last HIP call: where the launches are
         self.rows: dict[str, list[tuple]] = {"kernel": [], "gpu_memcpy": []}
+        self.duplicates: Counter[str] = Counter()  # rows dropped as the same record again, by kind
+
+
+_KINDS = {"kernel": "KERNEL_DISPATCH", "gpu_memcpy": "MEMORY_COPY"}  # the CSV's record kinds, for the counts
 
 
 def _span(rows: Sequence[tuple]) -> tuple[int, int] | None:
@@ -137,6 +141,7 @@ def _trace(path: Path, pid: int | None, p: _Process) -> RocprofTrace:
         records,
         process=pid,
         apart=apart,
+        duplicates=dict(p.duplicates),
     )
 
 
@@ -211,9 +216,16 @@ def _read(path: Path, con: sqlite3.Connection) -> list[RocprofTrace]:
     ):
         if table not in names:
             continue
+        seen: set[int] = set()  # a row's identity, its id aside: one hash per row
         for row in con.execute(_query(query, alias, names)):
             _check(path, table, row)
-            procs.setdefault((row[-2], row[-1]), _Process()).rows[category].append(row)
+            proc = procs.setdefault((row[-2], row[-1]), _Process())
+            identity = hash(row[1:])  # times, queue, stream, name, correlation, agent, process, session
+            if identity in seen:  # the same dispatch written twice under a new id: one dispatch
+                proc.duplicates[_KINDS[category]] += 1
+                continue
+            seen.add(identity)
+            proc.rows[category].append(row)
     with_work = {pid: p for pid, p in procs.items() if p.rows["kernel"] or p.rows["gpu_memcpy"]}
     chosen = with_work or procs or {(None, None): _Process()}
 

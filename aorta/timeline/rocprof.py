@@ -93,13 +93,41 @@ def sniff(source: Source) -> str:
     raise RocprofFileError(f"{path}: not a trace aorta reads; read are {READ}")
 
 
+FOLDER_PATTERNS = {  # what a folder's files are, by name
+    CSV: ("*.csv", "*.csv.gz"),
+    ROCPD: ("*.db",),
+    KINETO: ("*.json", "*.json.gz"),
+}
+
+
+def folder_files(path: Path) -> dict[str, list[Path]]:
+    """A folder's trace files by format (only the formats it holds), each list sorted."""
+    out = {}
+    for kind, patterns in FOLDER_PATTERNS.items():
+        files = sorted({f for pattern in patterns for f in path.glob(pattern) if f.is_file()})
+        if files:
+            out[kind] = files
+    return out
+
+
 def folder_format(path: Path) -> str:
-    """CSV or ROCPD for a folder of rocprofv3 outputs."""
-    if any(path.glob("*.csv")) or any(path.glob("*.csv.gz")):
-        return CSV
-    if any(path.glob("*.db")):
-        return ROCPD
-    raise RocprofFileError(f"{path}: a folder with no .csv or .db file; read are {READ}")
+    """CSV, ROCPD or KINETO for a folder read whole: every trace in it is read; a folder of several formats
+    is refused naming them (rocprofv3's CSV beside its database, or a Kineto trace beside rocprofv3's output,
+    are one process's work recorded twice, or two runs: before, one was read and the other dropped
+    silently)."""
+    kinds = folder_files(path)
+    if len(kinds) > 1:
+        said = "; ".join(
+            f"{kind}: {', '.join(f.name for f in files[:3])}{' ...' if len(files) > 3 else ''}"
+            for kind, files in kinds.items()
+        )
+        raise RocprofFileError(
+            f"{path}: a folder of traces in {len(kinds)} formats ({said}), which cannot be combined into one "
+            "reading (the same work recorded twice, or different runs): name the files of one format"
+        )
+    if kinds:
+        return next(iter(kinds))
+    raise RocprofFileError(f"{path}: a folder with no .csv, .db or .json trace; read are {READ}")
 
 
 def format_of(path: Path) -> str:

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from aorta.cli import main
 from aorta.report import trace_figures
 from aorta.timeline.device_identity import device_value, kineto_device
 
@@ -83,3 +84,33 @@ def test_a_kernel_written_twice_with_its_device_spelled_two_ways_is_one_kernel(t
     path.write_text(json.dumps(doc))
     (entry,) = trace_figures.figures([path])["ranks"]
     assert entry["kernels"] == 1 and entry["duplicates_dropped"]["device_ops"] == 1
+
+
+def test_a_folder_of_kineto_traces_is_read_whole_each_trace_named(tmp_path):
+    for name in ("a.json", "b.json"):
+        (tmp_path / name).write_text(json.dumps(_trace([{"pid": 0}])))
+    result = trace_figures.figures([tmp_path])
+    assert [e["path"] for e in result["ranks"]] == [str(tmp_path / "a.json"), str(tmp_path / "b.json")]
+
+
+def test_a_folder_with_csv_and_a_database_is_refused_not_read_in_part(tmp_path, capsys):
+    (tmp_path / "1_kernel_trace.csv").write_text('"Kind","Agent_Id"\n')
+    (tmp_path / "1_results.db").write_bytes(b"SQLite format 3\x00")
+    assert main(["trace", "figures", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "a folder of traces in 2 formats" in err and "1_results.db" in err and "Traceback" not in err
+
+
+def test_plausibility_is_judged_per_gpu_so_one_on_another_clock_keeps_its_ops(tmp_path):
+    """Before: judged before the split, by the median start of both GPUs: device 1's two ops, on a clock
+    1e12 µs ahead, were left out as implausible."""
+    ks = [{"pid": 0}, {"pid": 0}, {"pid": 0}, {"pid": 1}, {"pid": 1}]
+    doc = _trace(ks)
+    for e in doc["traceEvents"]:
+        if e["cat"] == "kernel" and e["pid"] == 1:
+            e["ts"] += 1e12
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc))
+    result = trace_figures.figures([path])
+    assert [(e["device"], e["kernels"]) for e in result["ranks"]] == [(0, 3), (1, 2)]
+    assert all("implausible" not in (e["note"] or "") for e in result["ranks"])

@@ -469,3 +469,22 @@ def test_a_copy_belongs_to_its_gpu_end(tmp_path):
     )
     path = write(tmp_path / "memory_copy_trace.csv", (head + body).encode())
     assert [(r["device"], r["ops"]) for r in trace_figures.figures([path])["ranks"]] == [(2, 1), (4, 1)]
+
+
+def test_rocpd_dispatch_rows_written_twice_under_new_ids_are_counted_once(kernel_csv, tmp_path, capsys):
+    """Issue 64: duplicates by identity in every format. Before: 2 x the kernels (602 for 301 on a real
+    database), no note."""
+    ks = rows(kernel_csv)
+    db = rocpd(tmp_path / "twice.db", ks, {41: list(range(len(ks)))})
+    con = sqlite3.connect(db)
+    cols = 'guid, pid, agent_id, kernel_id, queue_id, stream_id, start, "end", event_id'
+    con.execute(
+        f"INSERT INTO `rocpd_kernel_dispatch{UUID}` (id, {cols}) "
+        f"SELECT id + 100000, {cols} FROM `rocpd_kernel_dispatch{UUID}`"
+    )
+    con.commit()
+    con.close()
+    (entry,) = trace_figures.figures([db])["ranks"]
+    assert entry["kernels"] == len(ks)
+    assert entry["duplicates_dropped"] == {"device_ops": len(ks), "events": len(ks)}
+    assert f"{len(ks)} duplicated rows dropped (each kept once)" in entry["note"]
