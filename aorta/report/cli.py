@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -209,10 +211,11 @@ def run_trace_figures(args: argparse.Namespace) -> int:
     except ReportInputError as exc:
         print(f"aorta trace figures: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if args.json:  # before the table: a reader that stops reading it (| head) still gets the file
+        write_json_atomic(Path(args.json), result)
     for line in trace_figures.format_figures(result, steps=args.steps):
         print(line)
     if args.json:
-        write_json_atomic(Path(args.json), result)
         print(f"figures: {args.json}")
     refused = [e for e in result["ranks"] if not e["steps"]]
     for e in refused:  # a file that gave no figure is refused: one line naming it, and a non-zero exit
@@ -230,6 +233,22 @@ def diagnostic_path(output: Path) -> Path:
 
 
 def run_trace(args: argparse.Namespace) -> int:
+    """``aorta trace``; a reader that closed the pipe (``aorta trace figures ... | head``) ends it quietly, as
+    coreutils do on SIGPIPE: exit 141, no traceback (the --json and merged files are written before the table)."""
+    try:
+        code = _run_trace(args)
+        sys.stdout.flush()  # inside the guard: a full buffer flushed at exit would raise past it
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's flush at exit writes nowhere, and says nothing
+        return EXIT_BROKEN_PIPE
+
+
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # 141: what a shell reports for a writer killed by SIGPIPE
+
+
+def _run_trace(args: argparse.Namespace) -> int:
     if args.trace_command == "figures":
         return run_trace_figures(args)
     import gzip

@@ -150,8 +150,11 @@ def read_processes(path: Path) -> list[RocprofTrace]:
     if path.is_dir():
         traces = [t for db in sorted(path.glob("*.db")) for t in read_processes(db)]
         return sorted(traces, key=lambda t: (t.process is None, t.process or 0))  # pid order, as the CSV's
+    _no_hot_journal(path)
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        # read-only and immutable: nothing is written beside the trace (no -shm, no rollback), whatever the
+        # folder's permissions; a path's '?' or '#' is escaped by as_uri
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
     except sqlite3.Error as exc:
         raise RocprofFileError(f"{path}: cannot open the rocpd database ({exc})") from None
     try:
@@ -160,6 +163,31 @@ def read_processes(path: Path) -> list[RocprofTrace]:
         raise RocprofFileError(f"{path}: not a readable rocpd database ({exc})") from None
     finally:
         con.close()
+
+
+JOURNAL_MAGIC = bytes.fromhex(
+    "d9d505f920a163d7"
+)  # a rollback journal's header while it is hot (sqlite.org/fileformat)
+
+
+def _no_hot_journal(path: Path) -> None:
+    """``RocprofFileError`` where a write to the database was left unfinished: a hot rollback journal
+    (``<db>-journal`` starting with its magic) or a write-ahead log with frames (``<db>-wal``). SQLite would
+    roll the journal back into the file (a write, refused on a read-only trace: "attempt to write a readonly
+    database"), and a database read without its log misses what the log holds: neither is read as it is."""
+    for suffix, what in (("-journal", "a hot rollback journal"), ("-wal", "a write-ahead log")):
+        side = path.with_name(path.name + suffix)
+        try:
+            with side.open("rb") as f:
+                head = f.read(len(JOURNAL_MAGIC))
+        except OSError:
+            continue  # none (the usual case), or not readable: SQLite would not read it either
+        if (suffix == "-journal" and head == JOURNAL_MAGIC) or (suffix == "-wal" and head):
+            raise RocprofFileError(
+                f"{path}: {what} beside it ({side.name}): a write to the database was not finished, and aorta "
+                "reads traces without writing to them; open a copy of both files once with sqlite3 (which "
+                "completes or rolls back the write) and read the copy"
+            )
 
 
 _TABLES = (

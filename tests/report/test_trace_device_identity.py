@@ -114,3 +114,38 @@ def test_plausibility_is_judged_per_gpu_so_one_on_another_clock_keeps_its_ops(tm
     result = trace_figures.figures([path])
     assert [(e["device"], e["kernels"]) for e in result["ranks"]] == [(0, 3), (1, 2)]
     assert all("implausible" not in (e["note"] or "") for e in result["ranks"])
+
+
+def test_a_reader_that_closes_the_pipe_ends_it_quietly_with_no_traceback(tmp_path):
+    """``aorta trace figures ... | head``: before, a BrokenPipeError traceback. As coreutils: quiet, 141."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(_trace([{"pid": 0}])))
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line
+    try:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "aorta",
+                "trace",
+                "figures",
+                str(path),
+                "--json",
+                str(tmp_path / "f.json"),
+            ],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141 and proc.stderr == ""
+    assert (
+        json.loads((tmp_path / "f.json").read_text())["ranks"][0]["kernels"] == 1
+    )  # written before the table

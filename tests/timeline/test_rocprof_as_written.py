@@ -488,3 +488,35 @@ def test_rocpd_dispatch_rows_written_twice_under_new_ids_are_counted_once(kernel
     assert entry["kernels"] == len(ks)
     assert entry["duplicates_dropped"] == {"device_ops": len(ks), "events": len(ks)}
     assert f"{len(ks)} duplicated rows dropped (each kept once)" in entry["note"]
+
+
+def test_a_rocpd_database_with_a_hot_journal_is_refused_naming_it_and_left_unchanged(
+    kernel_csv, tmp_path, capsys
+):
+    """Issue 64: SQLite rolls a hot journal back into the file on opening; a read-only trace gave "not a
+    readable rocpd database (attempt to write a readonly database)"."""
+    import shutil
+
+    ks = rows(kernel_csv)
+    work = rocpd(tmp_path / "work.db", ks, {5: list(range(len(ks)))})
+    con = sqlite3.connect(work, isolation_level=None)
+    con.execute("PRAGMA cache_size=1")  # spill the change into the file, so the journal is hot
+    con.execute("BEGIN")
+    con.execute(f"UPDATE `rocpd_kernel_dispatch{UUID}` SET start = start + 1")
+    con.execute(f"CREATE TABLE filler AS SELECT * FROM `rocpd_kernel_dispatch{UUID}`")
+    db = shutil.copy(work, tmp_path / "crashed.db")
+    shutil.copy(f"{work}-journal", tmp_path / "crashed.db-journal")  # as a process killed mid-write left it
+    con.execute("ROLLBACK")
+    con.close()
+    before = {p.name: p.read_bytes() for p in tmp_path.glob("crashed.db*")}
+    assert main(["trace", "figures", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "a hot rollback journal beside it (crashed.db-journal)" in err and "Traceback" not in err
+    assert {p.name: p.read_bytes() for p in tmp_path.glob("crashed.db*")} == before  # nothing written
+
+
+def test_a_rocpd_database_named_with_a_question_mark_is_read(kernel_csv, tmp_path):
+    ks = rows(kernel_csv)
+    db = rocpd(tmp_path / "run?1#a.db", ks, {5: list(range(len(ks)))})
+    (entry,) = trace_figures.figures([db])["ranks"]
+    assert entry["kernels"] == len(ks)
