@@ -86,7 +86,9 @@ def sniff(source: Source) -> str:
         )
     if text[:1] in (b"{", b"["):
         return KINETO
-    if name.endswith((".csv", ".csv.gz")) or text.startswith((b'"Kind"', b'"Domain"', b"Kind,", b"Domain,")):
+    if name.endswith((".csv", ".csv.gz")) or text.lower().startswith(
+        (b'"kind"', b'"domain"', b"kind,", b"domain,")
+    ):
         return CSV
     if not text:
         raise RocprofFileError(f"{path}: an empty file; read are {READ}")

@@ -520,3 +520,26 @@ def test_a_rocpd_database_named_with_a_question_mark_is_read(kernel_csv, tmp_pat
     db = rocpd(tmp_path / "run?1#a.db", ks, {5: list(range(len(ks)))})
     (entry,) = trace_figures.figures([db])["ranks"]
     assert entry["kernels"] == len(ks)
+
+
+@pytest.mark.parametrize(
+    "spell",
+    [
+        str.lower,
+        str.upper,
+        lambda c: c.replace("_", " "),
+        lambda c: c.replace("_Id", "_ID"),
+        lambda c: f" {c} ",
+    ],
+    ids=["lower", "upper", "spaces", "ID", "padded"],
+)
+def test_a_csv_header_spelled_another_way_gives_the_same_figures(kernel_csv, tmp_path, spell):
+    """Issue 64: before, a header in other case or spacing read no column (no kernel, or a KeyError)."""
+    head, rest = kernel_csv.split(b"\n", 1)
+    cells = next(csv.reader([head.decode()]))
+    respelled = ",".join(f'"{spell(c)}"' for c in cells).encode() + b"\n" + rest
+    (once,) = trace_figures.figures([write(tmp_path / "kernel_trace.csv", kernel_csv)])["ranks"]
+    (tmp_path / "k").mkdir()
+    (other,) = trace_figures.figures([write(tmp_path / "k" / "kernel_trace.csv", respelled)])["ranks"]
+    for key in ("kernels", "steps", "hardware_queues", "duplicates_dropped"):
+        assert other[key] == once[key], key
