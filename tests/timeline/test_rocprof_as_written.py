@@ -543,3 +543,16 @@ def test_a_csv_header_spelled_another_way_gives_the_same_figures(kernel_csv, tmp
     (other,) = trace_figures.figures([write(tmp_path / "k" / "kernel_trace.csv", respelled)])["ranks"]
     for key in ("kernels", "steps", "hardware_queues", "duplicates_dropped"):
         assert other[key] == once[key], key
+
+
+def test_queue_busy_is_the_union_of_the_profilers_own_ns_on_any_clock(tmp_path):
+    """Issue 64: queue busy was rebuilt from float µs (round(start_us * 1e3)): on an epoch clock in ns
+    (1.7e18, a float's step there is 256 ns) two overlapping kernels of 1000 ns, 500 ns apart, read 1536 ns."""
+    t = 1_700_000_000_000_000_123
+    head = '"Kind","Agent_Id","Queue_Id","Stream_Id","Kernel_Name","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+    body = "".join(
+        f'"KERNEL_DISPATCH","Agent 4",1,1,"k{i}",{i + 1},{t + 500 * i},{t + 500 * i + 1000}\n'
+        for i in range(2)
+    )
+    (entry,) = trace_figures.figures([write(tmp_path / "kernel_trace.csv", (head + body).encode())])["ranks"]
+    assert entry["hardware_queues"][0]["busy_ms"] == 1500 / 1e6
