@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aorta.timeline import overlap
+from aorta.timeline.device_identity import device_value, kineto_device, kineto_stream
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.kernel_timeline import launch_dims
 from aorta.timeline.launch_links import LaunchLinks, launch_links
@@ -104,15 +105,6 @@ def _message_bytes(args: Mapping) -> int | None:
     return max(nelems) * size
 
 
-def _device(value) -> int | str | None:
-    """Kineto's ``args.device`` (the GPU's index) as an int where it is one."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)) and float(value).is_integer():
-        return int(value)
-    return str(value)
-
-
 def kernel_from_args(
     name: str,
     start_us: float,
@@ -123,8 +115,10 @@ def kernel_from_args(
     correlation: int | None = None,
     category: str = "kernel",
     link: str | None = None,
+    device: int | str | None = None,
 ) -> DeviceOp:
-    """A kernel's ``DeviceOp`` from its name, times and its profiler args (Chrome trace ``args``)."""
+    """A kernel's ``DeviceOp`` from its name, times and its profiler args (Chrome trace ``args``); ``device``
+    where the caller read it from more than the args (aorta/timeline/device_identity.py)."""
     args = args or {}
     coll = args.get("Collective name")
     group = args.get("Group size")
@@ -142,7 +136,7 @@ def kernel_from_args(
         correlation=correlation,
         category=category,
         link=link,
-        device=_device(args.get("device")),
+        device=device if device is not None else device_value(args.get("device")),
         start_ns=(start_ns := ns_of(start_us)),
         dur_ns=ns_of(dur_us) if start_ns is not None else None,
         grid=launch_dims(args.get("grid")),
@@ -171,12 +165,13 @@ def parse_chrome_trace(
                 ev["name"],
                 ev["ts"],
                 ev.get("dur", 0.0),
-                args.get("stream", ev.get("tid", 0)),
+                kineto_stream(ev),
                 args,
                 launch.ts_us if launch else None,
                 key if isinstance(key, int) else None,
                 cat,
                 how,
+                kineto_device(ev),
             )
         )
     return sorted(out, key=lambda k: (k.start_us, k.end_us))

@@ -10,10 +10,11 @@ no device event answers (aorta/timeline/launch_links.py) and the duplicated even
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from aorta.fsdp.trace_analysis import parse_chrome_trace
+from aorta.timeline.device_identity import merged_ranks
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.launch_links import launch_links, unanswered
 from aorta.timeline.profiler_steps import GPU_COPY_CATEGORY, profiler_steps, step_number
@@ -24,7 +25,7 @@ from aorta.timeline.trace_events import (
     load_trace,
     read_source,
 )
-from aorta.timeline.trace_source import Source
+from aorta.timeline.trace_source import Source, TraceFileError
 
 
 @dataclass
@@ -53,6 +54,7 @@ class DeviceTrace:
     host_pid: int | None = (
         None  # the pid of the process whose launches a Kineto trace holds (the most common)
     )
+    merged_rank: int | None = None  # the rank of a trace ``aorta trace merge`` wrote that this one is
 
 
 def _gpu_step_ranges(events: list[dict], host: dict[int, tuple[float, float]]) -> list:
@@ -82,7 +84,20 @@ def _int_field(info: object, key: str) -> int | None:
 
 
 def read_kineto_trace(path: str | Path | Source) -> DeviceTrace:
-    """A Kineto Chrome trace (a path, or a file already opened by aorta/timeline/trace_source.py); only the
+    """A Kineto Chrome trace of one process (``read_kineto_traces``); ``TraceFileError`` naming the file where
+    it is a merge of several ranks."""
+    traces = read_kineto_traces(path)
+    if len(traces) > 1:
+        raise TraceFileError(
+            f"{traces[0].path}: a merged trace of {len(traces)} ranks (aorta trace merge): read each as a rank"
+        )
+    return traces[0]
+
+
+def read_kineto_traces(path: str | Path | Source) -> list[DeviceTrace]:
+    """A Kineto Chrome trace (a path, or a file already opened by aorta/timeline/trace_source.py): one
+    ``DeviceTrace`` for a profiler's trace, one per rank for a trace ``aorta trace merge`` wrote (each rank's
+    events apart, so its launches link only its own kernels: aorta/timeline/device_identity.py). Only the
     events some figure is read from are kept. ``TraceFileError`` naming the file (and event) where it cannot
     be read."""
     if isinstance(path, Source):
@@ -90,24 +105,45 @@ def read_kineto_trace(path: str | Path | Source) -> DeviceTrace:
     else:
         p = Path(path)
         doc = load_trace(p, only_read=True)
-    events = doc["traceEvents"]
+    ranks = merged_ranks(doc)
+    out = []
+    if not ranks:
+        info = doc.get("distributedInfo")
+        out.append(
+            _device_trace(p, doc["traceEvents"], _int_field(info, "rank"), _int_field(info, "world_size"))
+        )
+    by_pid: dict[object, list[dict]] = {pid: [] for pid in ranks}
+    for ev in doc["traceEvents"]:
+        if ev.get("pid") in by_pid:
+            by_pid[ev.get("pid")].append(ev)
+    for pid, events in sorted(by_pid.items(), key=lambda kv: ranks[kv[0]]["rank"]):
+        info = ranks[pid].get("distributedInfo")
+        world = _int_field(info, "world_size") or len(ranks)
+        out.append(
+            replace(_device_trace(p, events, ranks[pid]["rank"], world), merged_rank=ranks[pid]["rank"])
+        )
+    dropped = doc[DUPLICATES_KEY]  # counted over the file: said once, with its first rank
+    out[0] = replace(
+        out[0], duplicates_dropped=dropped["device_ops"], duplicate_events_dropped=dropped["events"]
+    )
+    return out
+
+
+def _device_trace(p: Path, events: list[dict], rank: int | None, world_size: int | None) -> DeviceTrace:
     links = launch_links(events)
-    ops = parse_chrome_trace(doc, links)
-    steps = profiler_steps(doc)
+    ops = parse_chrome_trace(events, links)
+    steps = profiler_steps(events)
     ranges = [(float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0.0))) for e in steps.values()]
     answered = {links.link(ev)[0] for ev in events if str(ev.get("cat", "")).lower() in DEVICE_CATEGORIES}
-    info = doc.get("distributedInfo")
     return DeviceTrace(
         path=p,
         ops=ops,
         step_ranges=ranges,
         gpu_step_ranges=_gpu_step_ranges(events, dict(zip(steps, ranges))),
         missing_launches_us=[call.ts_us for call in unanswered(links, answered)],
-        duplicates_dropped=doc[DUPLICATES_KEY]["device_ops"],
-        duplicate_events_dropped=doc[DUPLICATES_KEY]["events"],
         step_numbers=list(steps),
         launch_calls=len(links.one_kernel_calls),
-        rank=_int_field(info, "rank"),
+        rank=rank,
         host_pid=_host_pid(events),
-        world_size=_int_field(info, "world_size"),
+        world_size=world_size,
     )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -167,6 +169,14 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "base-time", "first-step"),
         help="auto: baseTimeNanoseconds when every trace has it, else first common ProfilerStep",
     )
+    output_argument(
+        merge,
+        "--per-rank",
+        kind="dir",
+        metavar="DIR",
+        help="also write one trace per rank here (rank<N>.json, with distributedInfo.rank, aligned as the "
+        "merge): the folder Holistic Trace Analysis reads as one rank per file",
+    )
     merge.add_argument(
         "--threshold",
         type=float,
@@ -201,10 +211,11 @@ def run_trace_figures(args: argparse.Namespace) -> int:
     except ReportInputError as exc:
         print(f"aorta trace figures: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if args.json:  # before the table: a reader that stops reading it (| head) still gets the file
+        write_json_atomic(Path(args.json), result)
     for line in trace_figures.format_figures(result, steps=args.steps):
         print(line)
     if args.json:
-        write_json_atomic(Path(args.json), result)
         print(f"figures: {args.json}")
     refused = [e for e in result["ranks"] if not e["steps"]]
     for e in refused:  # a file that gave no figure is refused: one line naming it, and a non-zero exit
@@ -222,6 +233,22 @@ def diagnostic_path(output: Path) -> Path:
 
 
 def run_trace(args: argparse.Namespace) -> int:
+    """``aorta trace``; a reader that closed the pipe (``aorta trace figures ... | head``) ends it quietly, as
+    coreutils do on SIGPIPE: exit 141, no traceback (the --json and merged files are written before the table)."""
+    try:
+        code = _run_trace(args)
+        sys.stdout.flush()  # inside the guard: a full buffer flushed at exit would raise past it
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's flush at exit writes nowhere, and says nothing
+        return EXIT_BROKEN_PIPE
+
+
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # 141: what a shell reports for a writer killed by SIGPIPE
+
+
+def _run_trace(args: argparse.Namespace) -> int:
     if args.trace_command == "figures":
         return run_trace_figures(args)
     import gzip
@@ -237,20 +264,35 @@ def run_trace(args: argparse.Namespace) -> int:
             check_output_file("--output", out)
         except OutputPathError as exc:
             raise ReportInputError(str(exc)) from None
+        folder = Path(args.per_rank) if args.per_rank else None
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise ReportInputError(f"--per-rank {folder}: exists and is not a folder")
         traces = trace_merge.load_rank_traces(args.traces)
         diag = trace_merge.asymmetry(traces, args.threshold)
         merged = trace_merge.merge(traces, args.align)
     except ReportInputError as exc:
         print(f"aorta trace merge: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+    def write(path: Path, doc: dict) -> None:
+        if path.name.endswith(".gz"):
+            write_bytes_atomic(path, gzip.compress(json.dumps(doc).encode()))
+        else:
+            write_text_atomic(path, json.dumps(doc))
+
     diag["alignment"] = merged["otherData"]["aorta_merge"]["alignment"]
     diag["merged_trace"] = str(out)
-    if out.name.endswith(".gz"):
-        write_bytes_atomic(out, gzip.compress(json.dumps(merged).encode()))
-    else:
-        write_text_atomic(out, json.dumps(merged))
+    write(out, merged)
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        suffix = ".json.gz" if out.name.endswith(".gz") else ".json"
+        for rank, doc in trace_merge.per_rank(traces, args.align).items():
+            write(folder / f"rank{rank}{suffix}", doc)
+        diag["per_rank_folder"] = str(folder)
     write_json_atomic(diagnostic_path(out), diag)
     print(f"aorta trace merge: {len(traces)} ranks -> {out} ({diag['alignment']})")
+    if folder is not None:
+        print(f"one trace per rank: {folder}/rank<N>{suffix}")
     for line in trace_merge.format_asymmetry(diag):
         print(line)
     print(f"rank diagnostic: {diagnostic_path(out)}")

@@ -21,7 +21,7 @@ from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.profiled_steps import step_figures
 from aorta.fsdp.rank_figures import kernel_figures
 from aorta.fsdp.rank_result import RankResult
-from aorta.fsdp.trace_file import DeviceTrace, read_kineto_trace
+from aorta.fsdp.trace_file import DeviceTrace, read_kineto_traces
 from aorta.report.errors import ReportInputError
 from aorta.timeline import plausible, rocprof, rocprof_read
 from aorta.timeline.trace_events import COMM_KINDS
@@ -48,11 +48,14 @@ def read_traces(path: str | Path) -> list[DeviceTrace]:
     p = Path(path)
     try:
         if p.is_dir():
-            return _rocprof_traces(rocprof_read.read_processes(p, rocprof.folder_format(p)))
+            kind = rocprof.folder_format(p)
+            if kind == rocprof.KINETO:  # every trace of the folder, each a rank named by its file
+                return [t for f in rocprof.folder_files(p)[kind] for t in read_traces(f)]
+            return _rocprof_traces(rocprof_read.read_processes(p, kind))
         with open_source(p) as source:
             kind = rocprof.sniff(source)
             if kind == rocprof.KINETO:
-                return [read_kineto_trace(source)]
+                return read_kineto_traces(source)
             if kind == rocprof.ROCPD:
                 if not p.is_file():  # SQLite reads by seeking: a pipe cannot be a database
                     raise TraceFileError(
@@ -100,6 +103,38 @@ def per_device(trace: DeviceTrace) -> list[DeviceTrace]:
     return [
         replace(trace, ops=ops, device=dev, missing_launches_us=trace.missing_launches_us if i == 0 else [])
         for i, (dev, ops) in enumerate(sorted(groups.items(), key=lambda kv: str(kv[0])))
+    ]
+
+
+def rebased(traces: Sequence[DeviceTrace]) -> list[DeviceTrace]:
+    """Every timeline moved by one common origin, the first op's start of all in the profiler's integer ns,
+    so the figures across ranks are taken from times near 0 whatever the clock (a Kineto ``ts`` of 3.7e12 µs
+    holds its ns only as the text's integer): the same figures for the ranks' own files and for their merge
+    (``aorta trace merge``, which moves them by the same integers). Left as read where some op has no ns."""
+    ops = [op for t in traces for op in t.ops]
+    if not ops or any(op.start_ns is None for op in ops):
+        return list(traces)
+    origin_ns = min(op.start_ns or 0 for op in ops)  # every op has its ns (above)
+    origin_us = origin_ns / 1e3
+
+    def move(op):
+        launch = op.launch_us - origin_us if op.launch_us is not None else None
+        return replace(
+            op, start_us=(op.start_ns - origin_ns) / 1e3, launch_us=launch, start_ns=op.start_ns - origin_ns
+        )
+
+    def span(r):
+        return (r[0] - origin_us, r[1] - origin_us) if r is not None else None
+
+    return [
+        replace(
+            t,
+            ops=[move(op) for op in t.ops],
+            step_ranges=[span(r) for r in t.step_ranges],
+            gpu_step_ranges=[span(r) for r in t.gpu_step_ranges],
+            missing_launches_us=[x - origin_us for x in t.missing_launches_us],
+        )
+        for t in traces
     ]
 
 
@@ -164,6 +199,8 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
         entry["process"] = trace.process
     if trace.device is not None:
         entry["device"] = trace.device
+    if trace.merged_rank is not None:
+        entry["merged_rank"] = trace.merged_rank  # one rank of a merged file (aorta trace merge)
     note: str | None
     reason: str | None
     if not trace.ops:
@@ -233,9 +270,10 @@ def figures(paths: Sequence[str | Path]) -> dict:
     and across ranks where more than one."""
     if not paths:
         raise ReportInputError("no trace given: name one trace file per rank")
-    read = [_plausible(t) for p in paths for t in read_traces(p)]
+    read = [t for p in paths for t in read_traces(p)]
     _one_profiler_per_process(read)
-    traces = [d for t in read for d in per_device(t)]
+    # plausibility per device timeline: one GPU on another clock is not judged by the other's median start
+    traces = rebased([_plausible(d) for t in read for d in per_device(t)])
     entries, results = [], []
     ranks, rule = _ranks(traces)
     if any(t.process is not None for t in traces):
@@ -331,7 +369,7 @@ def format_figures(result: dict, *, steps: bool = False) -> list[str]:
     )
     lines = [head + "   (ms per step; overlap = overlapped / comm busy)"]
     shared = Counter(
-        (e["path"], e.get("process")) for e in result["ranks"]
+        (e["path"], e.get("process"), e.get("merged_rank")) for e in result["ranks"]
     )  # a process's timelines, one per GPU
     for e in result["ranks"]:
         rows = e["steps"]
@@ -347,7 +385,9 @@ def format_figures(result: dict, *, steps: bool = False) -> list[str]:
             lines.append(f"{e['rank']:>4}  no figures: {e['per_step_reason']}")
         if e.get("process") is not None:
             lines.append(f"      rank {e['rank']}: process {e['process']} of {e['path']}")
-        if e.get("device") is not None and shared[(e["path"], e.get("process"))] > 1:
+        if e.get("merged_rank") is not None:
+            lines.append(f"      rank {e['rank']}: rank {e['merged_rank']} of the merged {e['path']}")
+        if e.get("device") is not None and shared[(e["path"], e.get("process"), e.get("merged_rank"))] > 1:
             lines.append(f"      rank {e['rank']}: device {e['device']} (one timeline per GPU)")
         for key in ("note", "per_step_reason"):
             if e.get(key) and rows:

@@ -29,8 +29,10 @@ from pathlib import Path
 from aorta import stats
 from aorta.report.errors import ReportInputError
 from aorta.timeline import overlap, trace_events
+from aorta.timeline.device_identity import MERGE_KEY, kineto_device, kineto_stream
 from aorta.timeline.launch_links import launch_links
 from aorta.timeline.profiler_steps import profiler_steps
+from aorta.timeline.trace_json import ns_of
 
 ALIGN_RULES = ("auto", "base-time", "first-step")
 RANK_IN_PATH = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
@@ -96,8 +98,16 @@ def _complete(events) -> list[dict]:
 is_kernel, is_comm_kernel = trace_events.is_kernel, trace_events.is_comm_kernel
 
 
-def reference_points_us(traces: list[RankTrace], align: str) -> tuple[dict[int, float], str]:
-    """Per rank, the time (µs, in the rank's own ts) that becomes its origin; and the rule applied."""
+def _ns(ts: object) -> int:
+    """A time in µs as integer ns: the JSON text's own where it holds them (aorta/timeline/trace_json.py),
+    else rounded (a time finer than the ns)."""
+    ns = ns_of(ts)
+    return ns if ns is not None else round(float(ts) * 1e3)  # type: ignore[arg-type]
+
+
+def reference_points_ns(traces: list[RankTrace], align: str) -> tuple[dict[int, int], str]:
+    """Per rank, the time (integer ns, in the rank's own clock) that becomes its origin; and the rule applied.
+    Integers throughout: a Kineto ``ts`` of 3.7e12 µs minus a float shift lost the ns the figures read."""
     if align not in ALIGN_RULES:
         raise ReportInputError(f"--align {align!r}: allowed {', '.join(ALIGN_RULES)}")
     has_base = all(isinstance(t.doc.get("baseTimeNanoseconds"), int) for t in traces)
@@ -105,13 +115,11 @@ def reference_points_us(traces: list[RankTrace], align: str) -> tuple[dict[int, 
         missing = [str(t.path) for t in traces if not isinstance(t.doc.get("baseTimeNanoseconds"), int)]
         raise ReportInputError(f"--align base-time: no baseTimeNanoseconds in {', '.join(missing)}")
     if align in ("auto", "base-time") and has_base:
-        # bases taken relative to the smallest one, in integers first: base_ns / 1000 alone (~1.8e15 us)
-        # would leave a float64 with sub-microsecond error
         low = min(t.doc["baseTimeNanoseconds"] for t in traces)
-        rel_us = {t.rank: (t.doc["baseTimeNanoseconds"] - low) / 1e3 for t in traces}
-        origin = min(min(e["ts"] for e in _complete(t.events)) + rel_us[t.rank] for t in traces)
+        rel_ns = {t.rank: t.doc["baseTimeNanoseconds"] - low for t in traces}
+        origin = min(min(_ns(e["ts"]) for e in _complete(t.events)) + rel_ns[t.rank] for t in traces)
         return (
-            {t.rank: origin - rel_us[t.rank] for t in traces},
+            {t.rank: origin - rel_ns[t.rank] for t in traces},
             "base-time: baseTimeNanoseconds/1000 + ts, earliest event of all ranks = 0",
         )
     steps = {t.rank: profiler_steps(t.events) for t in traces}
@@ -119,17 +127,32 @@ def reference_points_us(traces: list[RankTrace], align: str) -> tuple[dict[int, 
     if common:
         n = min(common)
         return (
-            {r: s[n]["ts"] for r, s in steps.items()},
+            {r: _ns(s[n]["ts"]) for r, s in steps.items()},
             f"first-step: start of ProfilerStep#{n} on every rank = 0",
         )
     refs = {}
     for t in traces:
         kernels = [e["ts"] for e in _complete(t.events) if is_kernel(e)]
-        refs[t.rank] = min(kernels) if kernels else min(e["ts"] for e in _complete(t.events))
+        refs[t.rank] = min(map(_ns, kernels)) if kernels else min(_ns(e["ts"]) for e in _complete(t.events))
     return (
         refs,
         "first-step: no ProfilerStep common to all ranks; each rank's first kernel (else first event) = 0",
     )
+
+
+def reference_points_us(traces: list[RankTrace], align: str) -> tuple[dict[int, float], str]:
+    """``reference_points_ns`` in µs."""
+    refs, rule = reference_points_ns(traces, align)
+    return {r: ns / 1e3 for r, ns in refs.items()}, rule
+
+
+def shifted(ts: object, shift_ns: int) -> float:
+    """``ts`` (µs) less ``shift_ns``, taken in integer ns where the text held them: the result, near 0, is a
+    float that holds its ns exactly (read back by ``ns_of`` to the same integer)."""
+    ns = ns_of(ts)
+    if ns is None:
+        return float(ts) - shift_ns / 1e3  # type: ignore[arg-type]
+    return (ns - shift_ns) / 1e3
 
 
 def _track_names(events) -> tuple[dict, dict]:
@@ -155,13 +178,33 @@ def _flow_id(rank: int, flow_id):
     return f"rank{rank}:{flow_id}"
 
 
-def _rank_events(t: RankTrace, shift_us: float) -> list[dict]:
+def _shifted_event(e: dict, shift_ns: int) -> dict:
+    new = dict(e)
+    if _is_number(e.get("ts")):
+        new["ts"] = shifted(e["ts"], shift_ns)
+    return new
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _rank_events(t: RankTrace, shift_ns: int) -> list[dict]:
+    """One rank's events as one process of the merge (``pid`` = rank), each original track a thread of it.
+    A device event keeps what identified it in its own trace: its device (``args.device``, else the pid it
+    was on: Kineto's device) and its stream (``args.stream``, else its tid)."""
     procs, threads = _track_names(t.events)
     tids: dict[tuple, int] = {}
     out = [
         {"ph": "M", "name": "process_name", "pid": t.rank, "tid": 0, "args": {"name": f"rank {t.rank}"}},
         {"ph": "M", "name": "process_sort_index", "pid": t.rank, "tid": 0, "args": {"sort_index": t.rank}},
-        {"ph": "M", "name": "process_labels", "pid": t.rank, "tid": 0, "args": {"labels": str(t.path.name)}},
+        {
+            "ph": "M",
+            "name": "process_labels",
+            "pid": t.rank,
+            "tid": 0,
+            "args": {"labels": f"rank {t.rank}: {t.path.name}"},
+        },
     ]
     body = []
     for e in t.events:
@@ -175,9 +218,13 @@ def _rank_events(t: RankTrace, shift_us: float) -> list[dict]:
         tid = tids.setdefault(key, len(tids) + 1)
         if e.get("ph") == "M" and e.get("name") in ("thread_name", "thread_sort_index"):
             continue  # re-emitted below for the new tid
-        new = dict(e, pid=t.rank, tid=tid)
-        if isinstance(e.get("ts"), (int, float)):
-            new["ts"] = e["ts"] - shift_us
+        new = _shifted_event(e, shift_ns)
+        new.update(pid=t.rank, tid=tid)
+        if trace_events.str_category(e) in trace_events.DEVICE_CATEGORIES:
+            args = dict(e.get("args") or {})
+            args["device"] = kineto_device(e)
+            args["stream"] = kineto_stream(e)
+            new["args"] = args
         if "id" in e and e.get("ph") in ("s", "t", "f"):
             new["id"] = _flow_id(t.rank, e["id"])
         body.append(new)
@@ -204,22 +251,53 @@ def _rank_events(t: RankTrace, shift_us: float) -> list[dict]:
     return out + body
 
 
+def _distributed_info(t: RankTrace) -> dict:
+    info = t.doc.get("distributedInfo")
+    return {**(info if isinstance(info, dict) else {}), "rank": t.rank}
+
+
 def merge(traces: list[RankTrace], align: str = "auto") -> dict:
-    """The merged Chrome trace; ``otherData.aorta_merge`` records the alignment rule and the sources."""
-    refs, rule = reference_points_us(traces, align)
+    """The merged Chrome trace; ``otherData.aorta_merge`` records the alignment rule and, per rank, its
+    source, shift (integer ns), pid in the merge and ``distributedInfo``: what ``aorta trace figures`` reads
+    the ranks back by (aorta/timeline/device_identity.py)."""
+    refs, rule = reference_points_ns(traces, align)
     events = []
     for t in traces:
         events.extend(_rank_events(t, refs[t.rank]))
     return {
-        "traceEvents": events,
-        "displayTimeUnit": "ms",
-        "otherData": {
-            "aorta_merge": {
+        "otherData": {  # first: a reader streaming the file knows it is a merge before its events
+            MERGE_KEY: {
                 "alignment": rule,
-                "ranks": {str(t.rank): {"source": str(t.path), "shift_us": refs[t.rank]} for t in traces},
+                "ranks": {
+                    str(t.rank): {
+                        "source": str(t.path),
+                        "shift_ns": refs[t.rank],
+                        "shift_us": refs[t.rank] / 1e3,
+                        "pid": t.rank,
+                        "distributedInfo": _distributed_info(t),
+                    }
+                    for t in traces
+                },
             }
         },
+        "displayTimeUnit": "ms",
+        "traceEvents": events,
     }
+
+
+def per_rank(traces: list[RankTrace], align: str = "auto") -> dict[int, dict]:
+    """One trace per rank, as a profiler writes it (its own pids and tids, ``distributedInfo.rank``), shifted
+    as in ``merge``: the folder Holistic Trace Analysis reads as one rank per file."""
+    refs, _ = reference_points_ns(traces, align)
+    out = {}
+    for t in traces:
+        doc = {k: v for k, v in t.doc.items() if k not in ("traceEvents", trace_events.DUPLICATES_KEY)}
+        doc["distributedInfo"] = _distributed_info(t)
+        if isinstance(doc.get("baseTimeNanoseconds"), int):  # the same wall clock: base + ts stays put
+            doc["baseTimeNanoseconds"] += refs[t.rank]
+        doc["traceEvents"] = [_shifted_event(e, refs[t.rank]) if isinstance(e, dict) else e for e in t.events]
+        out[t.rank] = doc
+    return out
 
 
 def _launching_steps(events: list[dict], steps: list) -> list:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from aorta import stats
 from aorta.timeline import overlap
+from aorta.timeline.device_identity import kineto_device, kineto_stream
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.trace_events import DEVICE_CATEGORIES, LAUNCH_CATEGORIES
 from aorta.timeline.trace_json import ns_of
@@ -239,7 +240,7 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
         elif cat in DEVICE_CATEGORIES:
             op = DeviceOp(
                 str(ev.get("name", "")),
-                args.get("stream", ev.get("tid", 0)),
+                kineto_stream(ev),
                 float(ev["ts"]),
                 float(ev.get("dur", 0.0)),
                 cat,
@@ -247,6 +248,7 @@ def parse_rounds(trace: Mapping | Sequence) -> list[KernelRound]:
                 launch_dims(args.get("block")),
                 start_ns=(start_ns := ns_of(ev["ts"])),
                 dur_ns=ns_of(ev.get("dur", 0)) if start_ns is not None else None,
+                device=kineto_device(ev),
             )
             corr = args.get("correlation")
             device.append((int(corr) if corr is not None else None, op))

@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from aorta.timeline.device_identity import device_value
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.rocprof import READ, ROCPD, RocprofFileError, RocprofTrace, linked, same_run
 
@@ -74,6 +75,10 @@ class _Process:
         self.launches: dict[int, float] = {}
         self.launches_ns: tuple[int, int] | None = None  # first to last HIP call: where the launches are
         self.rows: dict[str, list[tuple]] = {"kernel": [], "gpu_memcpy": []}
+        self.duplicates: Counter[str] = Counter()  # rows dropped as the same record again, by kind
+
+
+_KINDS = {"kernel": "KERNEL_DISPATCH", "gpu_memcpy": "MEMORY_COPY"}  # the CSV's record kinds, for the counts
 
 
 def _span(rows: Sequence[tuple]) -> tuple[int, int] | None:
@@ -106,7 +111,7 @@ def _op(row: tuple, category: str, launches: dict[int, float]) -> DeviceOp:
         correlation=corr,
         queue=queue,  # a copy keeps its queue too; queue figures count kernels only (rocprof.queue_figures)
         link=link,
-        device=agent,
+        device=device_value(agent),
         start_ns=start,
         dur_ns=end - start,
     )
@@ -136,6 +141,7 @@ def _trace(path: Path, pid: int | None, p: _Process) -> RocprofTrace:
         records,
         process=pid,
         apart=apart,
+        duplicates=dict(p.duplicates),
     )
 
 
@@ -144,8 +150,11 @@ def read_processes(path: Path) -> list[RocprofTrace]:
     if path.is_dir():
         traces = [t for db in sorted(path.glob("*.db")) for t in read_processes(db)]
         return sorted(traces, key=lambda t: (t.process is None, t.process or 0))  # pid order, as the CSV's
+    _no_hot_journal(path)
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        # read-only and immutable: nothing is written beside the trace (no -shm, no rollback), whatever the
+        # folder's permissions; a path's '?' or '#' is escaped by as_uri
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
     except sqlite3.Error as exc:
         raise RocprofFileError(f"{path}: cannot open the rocpd database ({exc})") from None
     try:
@@ -154,6 +163,31 @@ def read_processes(path: Path) -> list[RocprofTrace]:
         raise RocprofFileError(f"{path}: not a readable rocpd database ({exc})") from None
     finally:
         con.close()
+
+
+JOURNAL_MAGIC = bytes.fromhex(
+    "d9d505f920a163d7"
+)  # a rollback journal's header while it is hot (sqlite.org/fileformat)
+
+
+def _no_hot_journal(path: Path) -> None:
+    """``RocprofFileError`` where a write to the database was left unfinished: a hot rollback journal
+    (``<db>-journal`` starting with its magic) or a write-ahead log with frames (``<db>-wal``). SQLite would
+    roll the journal back into the file (a write, refused on a read-only trace: "attempt to write a readonly
+    database"), and a database read without its log misses what the log holds: neither is read as it is."""
+    for suffix, what in (("-journal", "a hot rollback journal"), ("-wal", "a write-ahead log")):
+        side = path.with_name(path.name + suffix)
+        try:
+            with side.open("rb") as f:
+                head = f.read(len(JOURNAL_MAGIC))
+        except OSError:
+            continue  # none (the usual case), or not readable: SQLite would not read it either
+        if (suffix == "-journal" and head == JOURNAL_MAGIC) or (suffix == "-wal" and head):
+            raise RocprofFileError(
+                f"{path}: {what} beside it ({side.name}): a write to the database was not finished, and aorta "
+                "reads traces without writing to them; open a copy of both files once with sqlite3 (which "
+                "completes or rolls back the write) and read the copy"
+            )
 
 
 _TABLES = (
@@ -210,9 +244,16 @@ def _read(path: Path, con: sqlite3.Connection) -> list[RocprofTrace]:
     ):
         if table not in names:
             continue
+        seen: set[int] = set()  # a row's identity, its id aside: one hash per row
         for row in con.execute(_query(query, alias, names)):
             _check(path, table, row)
-            procs.setdefault((row[-2], row[-1]), _Process()).rows[category].append(row)
+            proc = procs.setdefault((row[-2], row[-1]), _Process())
+            identity = hash(row[1:])  # times, queue, stream, name, correlation, agent, process, session
+            if identity in seen:  # the same dispatch written twice under a new id: one dispatch
+                proc.duplicates[_KINDS[category]] += 1
+                continue
+            seen.add(identity)
+            proc.rows[category].append(row)
     with_work = {pid: p for pid, p in procs.items() if p.rows["kernel"] or p.rows["gpu_memcpy"]}
     chosen = with_work or procs or {(None, None): _Process()}
 

@@ -86,20 +86,50 @@ def sniff(source: Source) -> str:
         )
     if text[:1] in (b"{", b"["):
         return KINETO
-    if name.endswith((".csv", ".csv.gz")) or text.startswith((b'"Kind"', b'"Domain"', b"Kind,", b"Domain,")):
+    if name.endswith((".csv", ".csv.gz")) or text.lower().startswith(
+        (b'"kind"', b'"domain"', b"kind,", b"domain,")
+    ):
         return CSV
     if not text:
         raise RocprofFileError(f"{path}: an empty file; read are {READ}")
     raise RocprofFileError(f"{path}: not a trace aorta reads; read are {READ}")
 
 
+FOLDER_PATTERNS = {  # what a folder's files are, by name
+    CSV: ("*.csv", "*.csv.gz"),
+    ROCPD: ("*.db",),
+    KINETO: ("*.json", "*.json.gz"),
+}
+
+
+def folder_files(path: Path) -> dict[str, list[Path]]:
+    """A folder's trace files by format (only the formats it holds), each list sorted."""
+    out = {}
+    for kind, patterns in FOLDER_PATTERNS.items():
+        files = sorted({f for pattern in patterns for f in path.glob(pattern) if f.is_file()})
+        if files:
+            out[kind] = files
+    return out
+
+
 def folder_format(path: Path) -> str:
-    """CSV or ROCPD for a folder of rocprofv3 outputs."""
-    if any(path.glob("*.csv")) or any(path.glob("*.csv.gz")):
-        return CSV
-    if any(path.glob("*.db")):
-        return ROCPD
-    raise RocprofFileError(f"{path}: a folder with no .csv or .db file; read are {READ}")
+    """CSV, ROCPD or KINETO for a folder read whole: every trace in it is read; a folder of several formats
+    is refused naming them (rocprofv3's CSV beside its database, or a Kineto trace beside rocprofv3's output,
+    are one process's work recorded twice, or two runs: before, one was read and the other dropped
+    silently)."""
+    kinds = folder_files(path)
+    if len(kinds) > 1:
+        said = "; ".join(
+            f"{kind}: {', '.join(f.name for f in files[:3])}{' ...' if len(files) > 3 else ''}"
+            for kind, files in kinds.items()
+        )
+        raise RocprofFileError(
+            f"{path}: a folder of traces in {len(kinds)} formats ({said}), which cannot be combined into one "
+            "reading (the same work recorded twice, or different runs): name the files of one format"
+        )
+    if kinds:
+        return next(iter(kinds))
+    raise RocprofFileError(f"{path}: a folder with no .csv, .db or .json trace; read are {READ}")
 
 
 def format_of(path: Path) -> str:
@@ -147,15 +177,15 @@ def linked(corr: int | None, launches: dict[int, float]) -> tuple[float | None, 
 # --------------------------------------------------------------------------- figures per hardware queue
 def queue_figures(ops: Sequence[DeviceOp]) -> list[dict]:
     """Per hardware queue that ran kernels: kernels, busy time (union of its kernels, ms) and the streams whose
-    kernels went to it; [] where no op says its queue (a Kineto trace). The union is taken on whole ns (the
-    profiler's own timestamps, recovered from µs exactly: a float64 near 1.5e12 µs is off by < 0.001 ns)."""
+    kernels went to it; [] where no op says its queue (a Kineto trace). The union is taken on the profiler's own
+    integer ns (``DeviceOp.start_ns``), never rebuilt from float µs."""
     by_queue: dict[int, list[DeviceOp]] = {}
     for op in ops:
         if op.queue is not None and op.category == "kernel":
             by_queue.setdefault(op.queue, []).append(op)
     out = []
     for q, ks in sorted(by_queue.items()):
-        spans = [(round(k.start_us * 1e3), round(k.start_us * 1e3) + round(k.dur_us * 1e3)) for k in ks]
+        spans = [_ns_span(k) for k in ks]
         out.append(
             {
                 "queue": q,
@@ -165,3 +195,10 @@ def queue_figures(ops: Sequence[DeviceOp]) -> list[dict]:
             }
         )
     return out
+
+
+def _ns_span(op: DeviceOp) -> tuple[int, int]:
+    if op.start_ns is not None and op.dur_ns is not None:
+        return op.start_ns, op.start_ns + op.dur_ns
+    start = round(op.start_us * 1e3)  # an op built without its ns (none of rocprofv3's readers)
+    return start, start + round(op.dur_us * 1e3)

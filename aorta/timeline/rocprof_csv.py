@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aorta.timeline.device_identity import device_value
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.rocprof import CSV, RocprofFileError, RocprofTrace, linked, same_run
 from aorta.timeline.trace_source import DAMAGED_GZIP, Source, damaged_gzip, open_source
@@ -82,6 +83,34 @@ class _Lines:
             yield line
 
 
+# Every column read, as rocprofv3 spells it; a header's cells are matched to them whatever their case, spaces,
+# '_' or '-' (``Correlation_ID``, ``kernel_name``, ``Start-Timestamp``), and the older rocprof names below.
+COLUMNS = (
+    "Kind", "Domain", "Function", "Direction", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Process_Id",
+    "Kernel_Name", "Correlation_Id", "Start_Timestamp", "End_Timestamp", "Source_Agent_Id", "Destination_Agent_Id",
+    "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z", "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z",
+)  # fmt: skip
+_ALIASES = {  # rocprof v1/v2's names of the same fields
+    "beginns": "Start_Timestamp",
+    "startns": "Start_Timestamp",
+    "endns": "End_Timestamp",
+    "gpuid": "Agent_Id",
+    "agent": "Agent_Id",
+}
+
+
+def _spelling(cell: str) -> str:
+    return re.sub(r"[\s_\-]", "", cell.lstrip("\ufeff")).lower()
+
+
+_CANONICAL = {**_ALIASES, **{_spelling(c): c for c in COLUMNS}}
+
+
+def canonical_header(header: list[str]) -> list[str]:
+    """A header's cells by the names read here (``COLUMNS``); cells of no column read are kept, stripped."""
+    return [_CANONICAL.get(_spelling(cell), cell.strip()) for cell in header]
+
+
 def _rows(source: Source) -> Iterator[tuple[int, dict[str, str]]]:
     """(line, row by column) of a CSV file; a row with fewer fields than the header, or a last line that
     lost its newline, is refused as cut short."""
@@ -89,7 +118,7 @@ def _rows(source: Source) -> Iterator[tuple[int, dict[str, str]]]:
     lines = _Lines(io.TextIOWrapper(source.stream, encoding="utf-8", newline=""))
     reader = csv.reader(lines)
     try:
-        header = next(reader, [])
+        header = canonical_header(next(reader, []))
         last: tuple[int, list[str]] | None = None
         before: list[str] | None = None
         for row in reader:
@@ -127,7 +156,9 @@ def _cut(header: list[str], row: list[str], before: list[str] | None) -> bool:
 
 
 def _row(path: Path, header: list[str], line: int, row: list[str]) -> tuple[int, dict[str, str]]:
-    if row == header:
+    if row == header or (
+        row and _spelling(row[0]) == _spelling(header[0]) and canonical_header(row) == header
+    ):
         raise RocprofFileError(f"{path}: line {line}: the header again (two outputs joined into one file?)")
     if len(row) != len(header):
         raise RocprofFileError(
@@ -205,10 +236,7 @@ def _agent(row: dict[str, str]) -> int | str | None:
         else ("Destination_Agent_Id", "Source_Agent_Id")
     )
     value = row.get("Agent_Id") or row.get(ends[0]) or row.get(ends[1])
-    if not value:
-        return None
-    digits = value.split()[-1]
-    return int(digits) if digits.isdigit() else value
+    return device_value(value)
 
 
 def _span(span: tuple[int, int] | None, start: int, end: int) -> tuple[int, int]:
@@ -279,7 +307,8 @@ def _is_record_file(path: Path) -> bool:
             header = next(csv.reader(io.TextIOWrapper(source.stream, encoding="utf-8", newline="")), [])
     except (OSError, UnicodeDecodeError, csv.Error, ValueError, *DAMAGED_GZIP):
         return False
-    return "Kind" in header or {"Domain", "Function"} <= set(header)
+    names = set(canonical_header(header))
+    return "Kind" in names or {"Domain", "Function"} <= names
 
 
 def _csv_files(folder: Path) -> list[Path]:

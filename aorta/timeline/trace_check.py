@@ -22,6 +22,8 @@ import json
 import math
 from collections.abc import Sequence
 
+from aorta.timeline.device_identity import kineto_identity
+
 FLOW_CATEGORY = "ac2g"  # Kineto's launch -> device work flow events ("s" at the launch, "f" at the work)
 _READ_CATEGORIES = (
     "kernel",
@@ -99,22 +101,6 @@ READ_ARGS = frozenset(
 )
 
 
-def device_identity(ev: dict, cat: str) -> tuple:
-    """What makes a device op itself: its kind, name, device, stream, start, duration and correlation id, in
-    whatever order the writer put its keys and whatever other args it kept (a kernel written twice, once with
-    fewer args, is one kernel). Kineto's ``pid`` and ``tid`` of device work are the device and the stream."""
-    args = ev.get("args") or {}
-    return (
-        cat,
-        ev.get("name"),
-        args.get("device", ev.get("pid")),
-        args.get("stream", ev.get("tid")),
-        ev.get("ts"),
-        ev.get("dur"),
-        args.get("correlation"),
-    )
-
-
 _FIXED = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp")
 
 
@@ -150,7 +136,7 @@ class EventChecker:
         self._seen: dict[int, list[dict]] = {}
         self._device_seen: set[int] = (
             set()
-        )  # device work: the hash of its identity (``device_identity``) only
+        )  # device work: the hash of its identity (aorta/timeline/device_identity.py) only
         self.dropped = {"events": 0, "device_ops": 0}
 
     def take(self, index: int, ev: object) -> bool:
@@ -163,7 +149,7 @@ class EventChecker:
             cat = ev["cat"] = LEGACY_CATEGORIES[cat]
         # only the events aorta reads: metadata repeats by design (one per track), CPU ops are not read
         if ev.get("ph") == "X" and cat in DEVICE_CATEGORIES:
-            identity = hash(device_identity(ev, cat))
+            identity = hash(kineto_identity(ev, cat))
             if identity in self._device_seen:
                 self.dropped["events"] += 1
                 self.dropped["device_ops"] += 1

@@ -28,6 +28,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from aorta.timeline import begin_end
+from aorta.timeline.begin_end import BeginEnd
 from aorta.timeline.trace_check import DEVICE_CATEGORIES as DEVICE_CATEGORIES  # re-exported: one home
 from aorta.timeline.trace_check import READ_ARGS, EventChecker, TraceEventError, is_read
 from aorta.timeline.trace_json import EVENTS_KEY, TraceJSONError, read_trace_json
@@ -143,11 +145,19 @@ def read_source(source: Source, *, only_read: bool = False) -> dict:
     reads)."""
     p, checker = source.path, EventChecker(READ_ARGS if only_read else None)
 
-    def take(index: int, ev: object) -> bool:
+    def finish(index: int, ev: object) -> bool:
         return checker.take(index, ev) and (not only_read or is_read(ev))  # type: ignore[arg-type]
+
+    pairs = BeginEnd(finish)  # "B" / "E" pairs read as the "X" they stand for (aorta/timeline/begin_end.py)
+
+    def take(index: int, ev: object) -> bool:
+        if isinstance(ev, dict) and ev.get("ph") in ("B", "E"):
+            return pairs.take(index, ev)
+        return finish(index, ev)
 
     try:
         doc = read_trace_json(source.stream, take)
+        pairs.never_ended(lambda ev: ev.get("ph") == "X" and is_read(ev))
     except (TraceJSONError, UnicodeDecodeError) as exc:
         raise TraceFileError(f"{p}: not a Chrome trace JSON file ({exc})") from None
     except TraceEventError as exc:
@@ -158,5 +168,7 @@ def read_source(source: Source, *, only_read: bool = False) -> dict:
         raise TraceFileError(f"{p}: cannot read trace: {exc}") from None
     if not isinstance(doc.get(EVENTS_KEY), list):
         raise TraceFileError(f"{p}: not a Chrome trace (no 'traceEvents' list)")
+    if pairs.used:
+        doc[EVENTS_KEY] = begin_end.kept(doc[EVENTS_KEY])
     doc[DUPLICATES_KEY] = checker.dropped
     return doc

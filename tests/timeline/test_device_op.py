@@ -32,7 +32,10 @@ def test_both_trace_readers_give_the_same_op_for_the_same_kernel():
     (fsdp_op,) = ta.parse_chrome_trace(trace)
     # the ns of the text (10.5 µs, 20.25 µs) kept beside the µs: figures subtract them exactly
     exact = {"start_ns": 10_500, "dur_ns": 20_250}
-    assert timeline_op == DeviceOp("gemm", 7, 10.5, 20.25, "kernel", (4, 1, 1), (256, 1, 1), **exact)
+    # no args.device: the device is the pid (Kineto's GPU track), in both readers
+    assert timeline_op == DeviceOp(
+        "gemm", 7, 10.5, 20.25, "kernel", (4, 1, 1), (256, 1, 1), device=0, **exact
+    )
     assert fsdp_op == DeviceOp(
         "gemm",
         7,
@@ -44,5 +47,6 @@ def test_both_trace_readers_give_the_same_op_for_the_same_kernel():
         launch_us=5.0,
         correlation=3,
         link="correlation",
+        device=0,
         **exact,
     )

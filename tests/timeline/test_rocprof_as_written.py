@@ -469,3 +469,90 @@ def test_a_copy_belongs_to_its_gpu_end(tmp_path):
     )
     path = write(tmp_path / "memory_copy_trace.csv", (head + body).encode())
     assert [(r["device"], r["ops"]) for r in trace_figures.figures([path])["ranks"]] == [(2, 1), (4, 1)]
+
+
+def test_rocpd_dispatch_rows_written_twice_under_new_ids_are_counted_once(kernel_csv, tmp_path, capsys):
+    """Issue 64: duplicates by identity in every format. Before: 2 x the kernels (602 for 301 on a real
+    database), no note."""
+    ks = rows(kernel_csv)
+    db = rocpd(tmp_path / "twice.db", ks, {41: list(range(len(ks)))})
+    con = sqlite3.connect(db)
+    cols = 'guid, pid, agent_id, kernel_id, queue_id, stream_id, start, "end", event_id'
+    con.execute(
+        f"INSERT INTO `rocpd_kernel_dispatch{UUID}` (id, {cols}) "
+        f"SELECT id + 100000, {cols} FROM `rocpd_kernel_dispatch{UUID}`"
+    )
+    con.commit()
+    con.close()
+    (entry,) = trace_figures.figures([db])["ranks"]
+    assert entry["kernels"] == len(ks)
+    assert entry["duplicates_dropped"] == {"device_ops": len(ks), "events": len(ks)}
+    assert f"{len(ks)} duplicated rows dropped (each kept once)" in entry["note"]
+
+
+def test_a_rocpd_database_with_a_hot_journal_is_refused_naming_it_and_left_unchanged(
+    kernel_csv, tmp_path, capsys
+):
+    """Issue 64: SQLite rolls a hot journal back into the file on opening; a read-only trace gave "not a
+    readable rocpd database (attempt to write a readonly database)"."""
+    import shutil
+
+    ks = rows(kernel_csv)
+    work = rocpd(tmp_path / "work.db", ks, {5: list(range(len(ks)))})
+    con = sqlite3.connect(work, isolation_level=None)
+    con.execute("PRAGMA cache_size=1")  # spill the change into the file, so the journal is hot
+    con.execute("BEGIN")
+    con.execute(f"UPDATE `rocpd_kernel_dispatch{UUID}` SET start = start + 1")
+    con.execute(f"CREATE TABLE filler AS SELECT * FROM `rocpd_kernel_dispatch{UUID}`")
+    db = shutil.copy(work, tmp_path / "crashed.db")
+    shutil.copy(f"{work}-journal", tmp_path / "crashed.db-journal")  # as a process killed mid-write left it
+    con.execute("ROLLBACK")
+    con.close()
+    before = {p.name: p.read_bytes() for p in tmp_path.glob("crashed.db*")}
+    assert main(["trace", "figures", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "a hot rollback journal beside it (crashed.db-journal)" in err and "Traceback" not in err
+    assert {p.name: p.read_bytes() for p in tmp_path.glob("crashed.db*")} == before  # nothing written
+
+
+def test_a_rocpd_database_named_with_a_question_mark_is_read(kernel_csv, tmp_path):
+    ks = rows(kernel_csv)
+    db = rocpd(tmp_path / "run?1#a.db", ks, {5: list(range(len(ks)))})
+    (entry,) = trace_figures.figures([db])["ranks"]
+    assert entry["kernels"] == len(ks)
+
+
+@pytest.mark.parametrize(
+    "spell",
+    [
+        str.lower,
+        str.upper,
+        lambda c: c.replace("_", " "),
+        lambda c: c.replace("_Id", "_ID"),
+        lambda c: f" {c} ",
+    ],
+    ids=["lower", "upper", "spaces", "ID", "padded"],
+)
+def test_a_csv_header_spelled_another_way_gives_the_same_figures(kernel_csv, tmp_path, spell):
+    """Issue 64: before, a header in other case or spacing read no column (no kernel, or a KeyError)."""
+    head, rest = kernel_csv.split(b"\n", 1)
+    cells = next(csv.reader([head.decode()]))
+    respelled = ",".join(f'"{spell(c)}"' for c in cells).encode() + b"\n" + rest
+    (once,) = trace_figures.figures([write(tmp_path / "kernel_trace.csv", kernel_csv)])["ranks"]
+    (tmp_path / "k").mkdir()
+    (other,) = trace_figures.figures([write(tmp_path / "k" / "kernel_trace.csv", respelled)])["ranks"]
+    for key in ("kernels", "steps", "hardware_queues", "duplicates_dropped"):
+        assert other[key] == once[key], key
+
+
+def test_queue_busy_is_the_union_of_the_profilers_own_ns_on_any_clock(tmp_path):
+    """Issue 64: queue busy was rebuilt from float µs (round(start_us * 1e3)): on an epoch clock in ns
+    (1.7e18, a float's step there is 256 ns) two overlapping kernels of 1000 ns, 500 ns apart, read 1536 ns."""
+    t = 1_700_000_000_000_000_123
+    head = '"Kind","Agent_Id","Queue_Id","Stream_Id","Kernel_Name","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+    body = "".join(
+        f'"KERNEL_DISPATCH","Agent 4",1,1,"k{i}",{i + 1},{t + 500 * i},{t + 500 * i + 1000}\n'
+        for i in range(2)
+    )
+    (entry,) = trace_figures.figures([write(tmp_path / "kernel_trace.csv", (head + body).encode())])["ranks"]
+    assert entry["hardware_queues"][0]["busy_ms"] == 1500 / 1e6

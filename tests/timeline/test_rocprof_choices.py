@@ -93,23 +93,32 @@ def test_a_sqlite_file_in_a_gzip_is_told_from_its_decompressed_bytes_not_its_nam
 @pytest.mark.parametrize(
     "files, kind",
     [
-        (["a.csv", "b.db"], CSV),
-        (["a.csv.gz", "b.db"], CSV),
+        (["a.csv", "agent_info.csv"], CSV),
+        (["a.csv.gz"], CSV),
         (["b.db", "notes.txt"], ROCPD),
+        (["rank0.json", "rank1.json.gz"], rocprof.KINETO),
     ],
 )
-def test_a_folder_is_csv_where_it_holds_a_csv_file_else_rocpd_where_it_holds_a_database(
-    tmp_path, files, kind
-):
+def test_a_folder_is_read_in_the_one_format_it_holds(tmp_path, files, kind):
     for f in files:
         (tmp_path / f).write_bytes(b"")
     assert rocprof.folder_format(tmp_path) == kind == rocprof.format_of(tmp_path)
 
 
+@pytest.mark.parametrize("files", [["1_kernel_trace.csv", "1_results.db"], ["rank0.json", "1_results.db"]])
+def test_a_folder_of_two_formats_is_refused_naming_what_it_cannot_combine(tmp_path, files):
+    """Issue 64: before, the CSVs were read and the database dropped without a word (or the Kineto trace)."""
+    for f in files:
+        (tmp_path / f).write_bytes(b"")
+    message = str(pytest.raises(RocprofFileError, rocprof.folder_format, tmp_path).value)
+    assert message.startswith(f"{tmp_path}: a folder of traces in 2 formats (")
+    assert all(f in message for f in files) and "cannot be combined" in message
+
+
 def test_a_folder_of_neither_is_refused_and_a_file_is_sniffed(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     assert str(pytest.raises(RocprofFileError, rocprof.format_of, tmp_path).value) == (
-        f"{tmp_path}: a folder with no .csv or .db file; read are {READ}"
+        f"{tmp_path}: a folder with no .csv, .db or .json trace; read are {READ}"
     )
     db = tmp_path / "a.db"
     sqlite3.connect(db).execute("CREATE TABLE t (x)").connection.commit()
