@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
-from aorta.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
+from aorta.exit_codes import EXIT_SIGNAL_BASE, EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.record.output_arguments import output_argument, reads_folder
 from aorta.record.stop_signals import Stopped, stop_signals_raise
 from aorta.record.storage_faults import fault_words
@@ -72,7 +73,7 @@ def run_report(args: argparse.Namespace) -> int:
             f"aorta report: interrupted by {name}: no report written; --output {args.output} is as it was",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return EXIT_SIGNAL_BASE + (exc.signum if isinstance(exc, Stopped) else signal.SIGINT)
     except ReportInputError as exc:
         print(f"aorta report: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
