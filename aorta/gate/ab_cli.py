@@ -38,6 +38,7 @@ from aorta.launch import warm_rank
 from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_not_another_output, check_output_file
 from aorta.record.redact import env_secrets, redact_argv, redact_launcher
+from aorta.record.storage_faults import faults_named
 from aorta.stats.option_values import parse_whole
 from aorta.timing.slowdown import UNITS_ENV
 
@@ -120,9 +121,11 @@ def _pair_runner(
                 CHILD_ENV: f"ab {side} {k}",
             }
             t0 = time.monotonic()
-            with open(log_path, "w") as log:
+            with faults_named(log_path):  # a full disk: one line naming the log (issue 65)
+                log = open(log_path, "w")  # noqa: SIM115 (closed by the with below)
                 log.write("$ " + " ".join(redact_argv(cmd, env_secrets(env))) + "\n")  # no password in a log
                 log.flush()
+            with log:
                 raw, hung = call_to_end(  # dies with this process (issue 38, case 6)
                     cmd,
                     done_file=str(out / f"{stem}.done"),

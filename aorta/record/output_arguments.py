@@ -191,6 +191,34 @@ def _process_pipe(path: object) -> bool:
     return text.startswith(("/dev/fd/", "/proc/self/fd/"))
 
 
+def special_file(path: object) -> str | None:
+    """What ``path`` is where it is neither a regular file nor a folder ("a named pipe", "a special file": a
+    device, a socket), or None (a file, a folder, nothing there, a pipe of process substitution). Reading a
+    named pipe waits for a writer forever (issue 65: ``--aorta-history FIFO`` hung pytest with no output)."""
+    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else ""
+    if not text or _process_pipe(
+        text
+    ):  # <(cat trace.csv): read once as a stream (issue 49), its writer is live
+        return None
+    try:
+        mode = os.stat(text).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return "a named pipe" if stat.S_ISFIFO(mode) else "a special file"  # a device, a socket
+
+
+def check_regular(option: str, path: object) -> None:
+    """``OutputPathError`` where ``path`` (read or written by ``option``) is a named pipe, a device or a socket."""
+    kind = special_file(path)
+    if kind:
+        raise OutputPathError(
+            f"{option} {path}: is {kind}, not a file; aorta reads and writes regular files only: give the "
+            "file itself"
+        )
+
+
 def check_parsed_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """``OutputPathError`` for an argument that names a named pipe, a device or a socket: reading one waits
     for a writer forever or never ends (``aorta trace figures FIFO`` hung silently, issue 46). A pipe of
@@ -198,16 +226,7 @@ def check_parsed_inputs(parser: argparse.ArgumentParser, args: argparse.Namespac
     for p in chosen_parsers(parser, args):
         for a in p._actions:
             for path in _paths(getattr(args, a.dest, None)) if a.dest != "help" else ():
-                if _process_pipe(
-                    path
-                ):  # <(cat trace.csv): read once as a stream (issue 49), its writer is live
-                    continue
-                if os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
-                    kind = "a named pipe" if stat.S_ISFIFO(os.stat(path).st_mode) else "a special file"
-                    raise OutputPathError(
-                        f"{option_name(a)} {path}: is {kind}, not a file; aorta reads and writes regular files "
-                        "only: give the file itself"
-                    )
+                check_regular(option_name(a), path)
 
 
 def check_parsed_outputs(
@@ -256,6 +275,10 @@ def check_option_outputs(
     """The same for a pytest run: ``options`` is ``vars(config.option)``; every declared output given is
     checked against every other option's existing file (the history, a baseline path, the configuration, the
     test files) and ``inputs``."""
+    for dest, value in options.items():  # every file a run reads is a regular one (issue 65)
+        if dest not in OPTION_OUTPUTS and dest not in NOT_INPUTS:
+            for path in _paths(value):
+                check_regular(f"--{dest.replace('_', '-')}" if dest != "file_or_dir" else "a test path", path)
     history = options.get("aorta_history")
     if isinstance(history, str) and history and "://" not in history and "=" not in history:
         inputs = {**inputs, INPUT_NAMES["aorta_history"]: history}  # an input even before it is created
