@@ -7,6 +7,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 
+import aorta
 from aorta.environment.stack_label import add_stack_arguments, run_stack
 from aorta.exit_codes import EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.gate.ab_cli import add_ab_arguments, run_ab
@@ -17,8 +18,14 @@ from aorta.history.cli import add_history_arguments, run_history
 from aorta.history.store import HistoryError, HistoryWriteError
 from aorta.hw_queue.listing import add_list_arguments, run_list
 from aorta.launch.torchrun import add_torchrun_arguments, run_torchrun
-from aorta.record.output_arguments import check_parsed_outputs, chosen_parsers, mark_subcommands
+from aorta.record.output_arguments import (
+    check_parsed_outputs,
+    chosen_parsers,
+    mark_subcommands,
+    parsed_outputs,
+)
 from aorta.record.output_paths import OutputPathError
+from aorta.record.read_files import check_not_read, module_files, package_files
 from aorta.record.storage_faults import BROKEN_PIPE_EXIT, quiet_broken_pipe, said_fault
 from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
 from aorta.sweep.cli import add_sweep_arguments, run_sweep_command
@@ -72,8 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     who = list(chosen_parsers(parser, args))[-1].prog  # "aorta history page"
-    try:  # every declared output, before any work (issue 46, class 1)
+    try:  # every declared output, before any work (issue 46, class 1), none of aorta's own files (issue 65)
         check_parsed_outputs(parser, args, args._inputs(args) if "_inputs" in vars(args) else {})
+        check_not_read(parsed_outputs(parser, args), {**package_files(aorta), **module_files()})
     except OutputPathError as exc:
         print(f"{who}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -35,7 +35,7 @@ from aorta.gate.runs.run_wall import report as wall_report
 from aorta.gate.session.auto_runs import AutoOutcome, run_auto, time_line
 from aorta.gate.stats.sequential import LOOKS, Budget, parse_budget
 from aorta.launch import warm_rank
-from aorta.record.output_arguments import output_argument
+from aorta.record.output_arguments import holds_records, output_argument
 from aorta.record.output_paths import OutputPathError, check_not_another_output, check_output_file
 from aorta.record.redact import env_secrets, redact_argv, redact_launcher
 from aorta.record.storage_faults import faults_named
@@ -73,17 +73,25 @@ def add_ab_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"with --runs auto: the wall the runs may take (default {DEFAULT_BUDGET}); no pair starts that the "
         "slowest pair so far would carry past it",
     )
-    output_argument(
-        parser,
-        "--out",
-        kind="dir",
-        default=None,
-        metavar="DIR",
-        help="where the runs, logs and verdict go (default .aorta/ab/<time>)",
+    holds_records(
+        output_argument(
+            parser,
+            "--out",
+            kind="dir",
+            default=None,
+            metavar="DIR",
+            help="where the runs, logs and verdict go (default .aorta/ab/<time>)",
+        ),
+        RUN_RECORDS,
     )
     add_judging_arguments(parser)
     add_output_arguments(parser, "DIR/verdict.json")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then what both sides run")
+
+
+# What aorta ab writes into --out and reads back: each side's runs (``A1.json``, ``Bcheck.log``, ``A3.done``) and
+# its slowdown calibration (_pair_runner).
+RUN_RECORDS = r"[AB](check|\d+)\.(json|log|done)|slowdown_units_[AB]\.json"
 
 
 def _pair_runner(

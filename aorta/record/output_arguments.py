@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import stat
 from collections.abc import Collection, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from aorta.record.output_paths import OutputPathError, check_not_another_output, check_output
 
 ROLE = "aorta_output"  # set on an argparse action: the kind of place it names ("file", "dir", "renamed")
 READS_FOLDER = "aorta_reads_folder"  # set on an argparse action whose value may be a folder the command reads
+RECORDS = (
+    "aorta_records"  # set on a folder output: a pattern of the names the command writes there and reads back
+)
 STEP_SUMMARY = "$GITHUB_STEP_SUMMARY"
 APPENDS_STEP_SUMMARY = "aorta_appends_step_summary"  # set on a parser whose command appends to it
 Inputs = Mapping[str, "str | os.PathLike"]
@@ -82,6 +87,39 @@ def reads_folder(action: argparse.Action) -> argparse.Action:
     folder): every file inside it is an input, so no output may be written there (issue 56)."""
     setattr(action, READS_FOLDER, True)
     return action
+
+
+def holds_records(action: argparse.Action, names: str) -> argparse.Action:
+    """Mark a folder output whose files named as ``names`` (a regular expression of whole names) the command
+    writes and reads back (``aorta ab --out``: each side's runs): another output named so there would replace
+    a run the verdict is drawn from (issue 65: ``--verdict-json OUT/A1.json`` overwrote side A's run)."""
+    setattr(action, RECORDS, re.compile(names))
+    return action
+
+
+def _records(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Inputs:
+    """The records a folder output marked ``holds_records`` will hold, as inputs named for what they are: each
+    other output given inside such a folder whose name is a record's."""
+    out: dict[str, str | os.PathLike] = {}
+    outputs = parsed_outputs(parser, args)
+    for p in chosen_parsers(parser, args):
+        for a in p._actions:
+            pattern: re.Pattern | None = getattr(a, RECORDS, None)
+            if pattern is None:
+                continue
+            for folder in _paths(getattr(args, a.dest, None)):
+                for _, _, path in outputs:
+                    q = Path(path)
+                    if pattern.fullmatch(q.name) and _same_dir(q.parent, Path(folder)):
+                        out[f"a run record {option_name(a)} holds ({q.name})"] = os.path.join(folder, q.name)
+    return out
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):
+        return False
 
 
 def appends_step_summary(parser: argparse.ArgumentParser) -> None:
@@ -239,7 +277,7 @@ def check_parsed_outputs(
     the command's inputs (its arguments' files, the folders it reads and ``inputs``: the history, a baseline),
     or another output; ``$GITHUB_STEP_SUMMARY`` counts for a command that appends to it."""
     check_parsed_inputs(parser, args)
-    every = {**inputs, **parsed_inputs(parser, args)}
+    every = {**inputs, **parsed_inputs(parser, args), **_records(parser, args)}
     appends = any(getattr(p, APPENDS_STEP_SUMMARY, False) for p in chosen_parsers(parser, args))
     check_outputs([*parsed_outputs(parser, args), *(_step_summary(environ) if appends else [])], every)
 
