@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
@@ -26,6 +27,7 @@ from aorta.record.output_arguments import (
 )
 from aorta.record.output_paths import OutputPathError
 from aorta.record.read_files import check_not_read, module_files, package_files
+from aorta.record.redact import RedactingStream, register_entered
 from aorta.record.storage_faults import BROKEN_PIPE_EXIT, quiet_broken_pipe, said_fault
 from aorta.report.cli import add_report_arguments, add_trace_arguments, run_report, run_trace
 from aorta.sweep.cli import add_sweep_arguments, run_sweep_command
@@ -74,6 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    register_entered(argv, os.environ)  # every secret as it enters, hidden wherever text leaves (issue 65)
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(out), RedactingStream(err)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: list[str]) -> int:
     if argv[:1] == ["torchrun"] and argv[1:2] not in (["-h"], ["--help"]):  # torchrun's options: not ours
         return with_faults_said("aorta torchrun", lambda: run_torchrun(argparse.Namespace(args=argv[1:])))
     parser = build_parser()

@@ -45,6 +45,7 @@ from aorta.record import BenchRecord, child_status, write_record
 from aorta.record.output_arguments import check_option_outputs, check_outputs, option_outputs
 from aorta.record.output_paths import OutputPathError
 from aorta.record.read_files import check_not_read, module_files, package_files, plugin_files
+from aorta.record.redact import redact_text, register_entered
 from aorta.telemetry.throttle import AllRoundsThrottled
 from aorta.timeline import kernel_capture
 from aorta.timing import TimingPlan
@@ -276,6 +277,7 @@ def pytest_configure(config: pytest.Config) -> None:
     problem = versions.incompatibility()
     if problem:
         raise pytest.UsageError(problem)
+    register_entered(list(config.invocation_params.args), os.environ)  # secrets as they enter (issue 65)
     _check_outputs(config)
     resolved_options(config)
     try:
@@ -344,7 +346,7 @@ def _check_outputs(config: pytest.Config) -> None:
         check_option_outputs(vars(config.option), inputs)
         _check_not_read(config)
     except OutputPathError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise pytest.UsageError(redact_text(str(exc))) from None
 
 
 def _check_not_read(config: pytest.Config, collected: Sequence[pytest.Item] = ()) -> None:
@@ -372,7 +374,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     except OutputPathError as exc:
         # Not a UsageError: pytest would still end the session, and --junitxml, --benchmark-json and the other
         # writers of its end would write over the file refused. Nothing has run yet and nothing is written.
-        print(f"ERROR: {exc}", file=sys.stderr, flush=True)
+        print(f"ERROR: {redact_text(str(exc))}", file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(EXIT_PYTEST_USAGE)
 

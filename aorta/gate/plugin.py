@@ -30,6 +30,7 @@ from aorta.gate.runs import blocks, child_process, fork_server
 from aorta.gate.runs.run_wall import WALL_KEY
 from aorta.gate.session import before_run, finish, fresh, options, selection, wall_record
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, RUN_BLOCK
+from aorta.record.redact import redact_text
 from aorta.record.storage_faults import said_fault
 
 STOP_HANDLERS = pytest.StashKey[dict]()  # the signal handlers the gate replaced while its children may run
@@ -119,6 +120,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if state is None or not state.lines:
         return
     terminalreporter.section("aorta gate")
-    for line in state.lines:
+    for line in map(redact_text, state.lines):  # every secret hidden where the gate's lines leave (issue 65)
         red = any(w in line for w in ("SLOWER", "refused", "NOT saved", "MISMATCH", NOTHING_COMPARED))
         terminalreporter.write_line(line, red=red, yellow="TEST SLOWDOWN" in line)
