@@ -65,13 +65,6 @@ def plugin_files(plugins: Iterable[object]) -> dict[str, str]:
     return out
 
 
-def _resolved(path: str) -> str:
-    try:
-        return os.path.realpath(path)
-    except (OSError, ValueError):
-        return os.path.abspath(path)
-
-
 def _identity(path: str) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
@@ -80,32 +73,46 @@ def _identity(path: str) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+def _folder_spellings(path: str) -> set[str]:
+    try:
+        return {os.path.abspath(path), os.path.realpath(path)}
+    except (OSError, ValueError):
+        return {os.path.abspath(path)}
+
+
 def check_not_read(outputs: Outputs, read: Mapping[str, str | os.PathLike]) -> None:
     """``OutputPathError`` for the first output that is a file ``read`` holds (``{what: path}``; the same file by
-    its resolved path or its inode), or, for a folder replaced or emptied whole, one that holds such a file."""
-    by_path: dict[str, tuple[str, str]] = {}
-    by_inode: dict[tuple[int, int], tuple[str, str]] = {}
-    for what, given in read.items():
-        path = os.fspath(given)
-        by_path.setdefault(_resolved(path), (what, path))
-        ident = _identity(path)
-        if ident:
-            by_inode.setdefault(ident, (what, path))
-    for option, kind, path in outputs:
-        resolved = _resolved(path)
-        ident = _identity(path)
-        hit = by_path.get(resolved) or (by_inode.get(ident) if ident else None)
-        if hit and kind != "dir":
-            raise OutputPathError(
-                f"{option} {path}: is {hit[0]} ({hit[1]}), a file this run reads; writing there would replace "
-                "it: give another path"
-            )
-        if kind in REPLACED_WHOLE:
-            inside = next(
-                (v for k, v in by_path.items() if k.startswith(resolved.rstrip(os.sep) + os.sep)), None
-            )
-            if inside:
+    its device and inode, so a link or another spelling is that file), or, for a folder replaced or emptied
+    whole, one that holds such a file. A file read exists: only outputs that exist are looked up, each with one
+    ``stat`` (a pytest run pays a few milliseconds, not a resolution of every module's path)."""
+    outputs = list(outputs)
+    existing = [(o, k, p, _identity(p)) for o, k, p in outputs if k != "dir"]
+    existing = [e for e in existing if e[3] is not None]
+    if existing:
+        by_inode: dict[tuple[int, int], tuple[str, str]] = {}
+        for what, given in read.items():
+            ident = _identity(os.fspath(given))
+            if ident:
+                by_inode.setdefault(ident, (what, os.fspath(given)))
+        for option, _, path, ident in existing:
+            hit = by_inode.get(ident) if ident else None
+            if hit:
                 raise OutputPathError(
-                    f"{option} {path}: holds {inside[0]} ({inside[1]}), a file this run reads; this folder is "
+                    f"{option} {path}: is {hit[0]} ({hit[1]}), a file this run reads; writing there would "
+                    "replace it: give another path"
+                )
+    for option, kind, path in outputs:
+        if kind not in REPLACED_WHOLE or not os.path.isdir(path):
+            continue
+        folders = [f.rstrip(os.sep) + os.sep for f in _folder_spellings(path)]
+        for what, given in read.items():
+            spellings = (
+                _folder_spellings(os.fspath(given))
+                if os.path.islink(os.fspath(given))
+                else {os.path.abspath(os.fspath(given))}
+            )
+            if any(s.startswith(f) for s in spellings for f in folders):
+                raise OutputPathError(
+                    f"{option} {path}: holds {what} ({os.fspath(given)}), a file this run reads; this folder is "
                     "replaced as a whole, which would delete it: give another folder"
                 )
