@@ -24,7 +24,8 @@ EXIT_SETTINGS_DIFFER = 14  # refused: scheduling settings (env vars) differ from
 # (default half) came out SLOWER, FASTER or SAME; the rest were NOT_GATEABLE or UNSURE. Not a regression.
 EXIT_INCONCLUSIVE = 15
 EXIT_CANNOT_START = 127  # a sweep cell's command could not start (not found, not executable), as a shell's
-EXIT_INTERRUPTED = 130  # stopped by a signal (Ctrl-C, SIGTERM, SIGHUP): a shell's 128 + SIGINT
+EXIT_INTERRUPTED = 130  # stopped by Ctrl-C (SIGINT): a shell's 128 + 2
+EXIT_SIGNAL_BASE = 128  # stopped by signal N: 128 + N, as a shell says (SIGTERM 143, SIGHUP 129)
 
 # The words the gate's verdict line and verdict JSON give the codes a comparison decides.
 EXIT_MEANINGS = {

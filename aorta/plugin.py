@@ -9,17 +9,20 @@ module registers the sub-plugins below (nothing else registers any of them) and 
 from __future__ import annotations
 
 import os
+import sys
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import aorta
 from aorta import stats
 from aorta.device import Device, DeviceUnavailable, StreamLimit, detect_backend
 from aorta.environment import versions
-from aorta.exit_codes import EXIT_WRITE_FAILED
+from aorta.exit_codes import EXIT_PYTEST_USAGE, EXIT_WRITE_FAILED
 from aorta.hw_queue.marks import MARKERS
 from aorta.hw_queue.runner import run_workload
 from aorta.hw_queue.workload import StreamWorkError, WorkloadCheckError, WorkloadUnavailable
@@ -39,8 +42,10 @@ from aorta.options import (
     parse_warmup,
 )
 from aorta.record import BenchRecord, child_status, write_record
-from aorta.record.output_arguments import check_option_outputs, check_outputs
+from aorta.record.output_arguments import check_option_outputs, check_outputs, option_outputs
 from aorta.record.output_paths import OutputPathError
+from aorta.record.read_files import check_not_read, module_files, package_files, plugin_files
+from aorta.record.redact import redact_text, register_entered
 from aorta.telemetry.throttle import AllRoundsThrottled
 from aorta.timeline import kernel_capture
 from aorta.timing import TimingPlan
@@ -272,6 +277,7 @@ def pytest_configure(config: pytest.Config) -> None:
     problem = versions.incompatibility()
     if problem:
         raise pytest.UsageError(problem)
+    register_entered(list(config.invocation_params.args), os.environ)  # secrets as they enter (issue 65)
     _check_outputs(config)
     resolved_options(config)
     try:
@@ -320,6 +326,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     inputs = {"the history database (--aorta-history)": history} if history and "://" not in history else {}
     try:
         check_outputs([("--debug", "file", debug)], inputs)
+        check_not_read(
+            [("--debug", "file", debug)],
+            {**module_files(), **plugin_files(early_config.pluginmanager.get_plugins())},
+        )
     except OutputPathError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -334,8 +344,39 @@ def _check_outputs(config: pytest.Config) -> None:
     inputs = {"the configuration file": config.inipath} if config.inipath else {}
     try:
         check_option_outputs(vars(config.option), inputs)
+        _check_not_read(config)
     except OutputPathError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise pytest.UsageError(redact_text(str(exc))) from None
+
+
+def _check_not_read(config: pytest.Config, collected: Sequence[pytest.Item] = ()) -> None:
+    """No output is a file the run reads (issue 65): a module it imported (aorta's, its plugins'), a conftest
+    file, the configuration file, a collected test file; a folder replaced whole holds none of them."""
+    read: dict[str, Any] = {f"a collected test file ({item.path.name})": item.path for item in collected}
+    if config.inipath:
+        read["the configuration file"] = config.inipath
+    rootdir_conftest = Path(config.rootpath) / "conftest.py"
+    if rootdir_conftest.is_file():
+        read["the rootdir's conftest file"] = rootdir_conftest
+    read.update(plugin_files(config.pluginmanager.get_plugins()))
+    read.update({k: v for k, v in {**package_files(aorta), **module_files()}.items() if k not in read})
+    check_not_read(option_outputs(vars(config.option)), read)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The outputs checked again once the test files are known, before any test runs: none of them, nor a
+    conftest file collected on the way, is written over (``--benchmark-json benchmarks/.../test_x.py``)."""
+    if hasattr(session.config, "workerinput"):
+        return
+    try:
+        _check_not_read(session.config, session.items)
+    except OutputPathError as exc:
+        # Not a UsageError: pytest would still end the session, and --junitxml, --benchmark-json and the other
+        # writers of its end would write over the file refused. Nothing has run yet and nothing is written.
+        print(f"ERROR: {redact_text(str(exc))}", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(EXIT_PYTEST_USAGE)
 
 
 def benchmark_json_path(config: pytest.Config) -> str | None:

@@ -127,3 +127,12 @@ def cpu():
 
     torch.set_num_threads(1)
     return Device.open("cpu")
+
+
+@pytest.fixture(autouse=True)
+def _no_secret_kept_between_tests():
+    """Secrets registered by one test's command (aorta/record/redact.py: register) are forgotten after it."""
+    from aorta.record.redact import forget
+
+    yield
+    forget()

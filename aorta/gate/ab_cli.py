@@ -43,9 +43,10 @@ from aorta.gate.session import check_pass
 from aorta.gate.session.auto_runs import AutoOutcome, run_auto, time_line
 from aorta.gate.stats.sequential import LOOKS, Budget, parse_budget
 from aorta.launch import warm_rank
-from aorta.record.output_arguments import output_argument
+from aorta.record.output_arguments import holds_records, output_argument
 from aorta.record.output_paths import OutputPathError, check_not_another_output, check_output_file
 from aorta.record.redact import env_secrets, redact_argv, redact_launcher
+from aorta.record.storage_faults import faults_named
 from aorta.stats.option_values import parse_whole
 from aorta.timing.slowdown import UNITS_ENV
 
@@ -80,13 +81,16 @@ def add_ab_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"with --runs auto: the wall the runs may take (default {DEFAULT_BUDGET}); no pair starts that the "
         "slowest pair so far would carry past it",
     )
-    output_argument(
-        parser,
-        "--out",
-        kind="dir",
-        default=None,
-        metavar="DIR",
-        help="where the runs, logs and verdict go (default .aorta/ab/<time>)",
+    holds_records(
+        output_argument(
+            parser,
+            "--out",
+            kind="dir",
+            default=None,
+            metavar="DIR",
+            help="where the runs, logs and verdict go (default .aorta/ab/<time>)",
+        ),
+        RUN_RECORDS,
     )
     parser.add_argument(
         "--check-run",
@@ -144,6 +148,11 @@ def _keep_check_records(keys: dict[str, str], outcome: AutoOutcome, out: Path) -
             return
 
 
+# What aorta ab writes into --out and reads back: each side's runs (``A1.json``, ``Bcheck.log``, ``A3.done``) and
+# its slowdown calibration (_pair_runner).
+RUN_RECORDS = r"[AB](check|\d+)\.(json|log|done)|slowdown_units_[AB]\.json"
+
+
 def _pair_runner(
     a: Launcher,
     b: Launcher,
@@ -179,9 +188,11 @@ def _pair_runner(
                 CHILD_ENV: f"ab {side} {k}",
             }
             t0 = time.monotonic()
-            with open(log_path, "w") as log:
+            with faults_named(log_path):  # a full disk: one line naming the log (issue 65)
+                log = open(log_path, "w")  # noqa: SIM115 (closed by the with below)
                 log.write("$ " + " ".join(redact_argv(cmd, env_secrets(env))) + "\n")  # no password in a log
                 log.flush()
+            with log:
                 raw, hung = call_to_end(  # dies with this process (issue 38, case 6)
                     cmd,
                     done_file=str(out / f"{stem}.done"),

@@ -19,6 +19,10 @@ The sample is the run (``aorta.gate.verdicts.verdict``). Hooks, in the order the
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+
 import pytest
 
 from aorta.gate.comparison.compare import NOTHING_COMPARED
@@ -26,6 +30,8 @@ from aorta.gate.runs import blocks, child_process, fork_server
 from aorta.gate.runs.run_wall import WALL_KEY
 from aorta.gate.session import before_run, finish, fresh, options, selection, wall_record
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, RUN_BLOCK
+from aorta.record.redact import redact_text
+from aorta.record.storage_faults import said_fault
 
 STOP_HANDLERS = pytest.StashKey[dict]()  # the signal handlers the gate replaced while its children may run
 
@@ -61,7 +67,22 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
     the first of them to the gate's end, SIGINT, SIGTERM and SIGHUP end the children's trees and the gate with
     one line and 128 + N, whatever the phase (a fork server starting, a run, between runs)."""
     _stop_with_one_line(session.config, lambda opts: opts.orchestrates)
-    return fresh.run_in_fresh_processes(session)
+    with _faults_said():
+        return fresh.run_in_fresh_processes(session)
+
+
+@contextlib.contextmanager
+def _faults_said() -> Iterator[None]:
+    """A fault of the storage in the gate's own writing (a run's log, a lock, a folder: no space, quota,
+    read-only, I/O error) or a damaged store it reads ends pytest with one line and the code a command gives
+    it (aorta/record/storage_faults.py: said_fault), never an INTERNALERROR traceback (issue 65)."""
+    try:
+        yield
+    except (OSError, ValueError, sqlite3.DatabaseError) as exc:
+        said = said_fault(exc)
+        if said is None:
+            raise
+        pytest.exit(f"aorta gate: error: {said[1]}", returncode=said[0])
 
 
 def _stop_with_one_line(config: pytest.Config, starts_children) -> None:
@@ -86,7 +107,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     servers of its runs end with it (``aorta.gate.runs.fork_server``)."""
     _stop_with_one_line(session.config, lambda opts: opts.confirm > 0)  # confirmation runs are children too
     try:
-        finish.finish_gate(session, int(exitstatus))
+        with _faults_said():
+            finish.finish_gate(session, int(exitstatus))
     finally:
         fork_server.close_servers()
         child_process.restore_signals(session.config.stash.get(STOP_HANDLERS, {}))
@@ -98,6 +120,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if state is None or not state.lines:
         return
     terminalreporter.section("aorta gate")
-    for line in state.lines:
+    for line in map(redact_text, state.lines):  # every secret hidden where the gate's lines leave (issue 65)
         red = any(w in line for w in ("SLOWER", "refused", "NOT saved", "MISMATCH", NOTHING_COMPARED))
         terminalreporter.write_line(line, red=red, yellow="TEST SLOWDOWN" in line)

@@ -23,6 +23,7 @@ from typing import Any
 
 from aorta.history.run_rows import RunRow, VerdictRow
 from aorta.history.schema import SCHEMA_VERSION, statements
+from aorta.record.output_arguments import special_file
 from aorta.record.output_paths import check_path_names
 from aorta.record.redact import (
     LIBPQ_KEYWORDS,
@@ -444,20 +445,34 @@ class HistoryStore:
         if where:
             q += " WHERE " + " AND ".join(where)
         rows = self.execute(q + " ORDER BY recorded_at, id", params).fetchall()
-        return [
-            StoredRun(int(r[0]), r[1], r[2], r[3], r[4], json.loads(r[5]), json.loads(r[6]), r[7], r[8])
-            for r in rows
-        ]
+        with self._damaged_rows("runs"):
+            return [
+                StoredRun(int(r[0]), r[1], r[2], r[3], r[4], json.loads(r[5]), json.loads(r[6]), r[7], r[8])
+                for r in rows
+            ]
+
+    @contextmanager
+    def _damaged_rows(self, table: str) -> Iterator[None]:
+        """A row that does not decode (its JSON cut or changed, a NULL where a value belongs): the history is
+        damaged, said in one line naming it; never a JSONDecodeError traceback (issue 65)."""
+        try:
+            yield
+        except (ValueError, TypeError) as exc:
+            raise HistoryError(
+                f"{self.where}: is a damaged history: a row of its {table} table does not read ({exc}); nothing "
+                "was written; restore it from a copy, or move it aside (aorta starts a new one)"
+            ) from None
 
     def figures(self, run_ids: Sequence[int] | None = None) -> list[StoredFigure]:
         q = "SELECT run_id, benchmark, figure, value, unit, higher_is_better, samples FROM figures"
         rows = self.execute(q + " ORDER BY run_id, benchmark, figure").fetchall()
         keep = None if run_ids is None else set(run_ids)
-        return [
-            StoredFigure(int(r[0]), r[1], r[2], float(r[3]), r[4], bool(r[5]), tuple(json.loads(r[6])))
-            for r in rows
-            if keep is None or int(r[0]) in keep
-        ]
+        with self._damaged_rows("figures"):
+            return [
+                StoredFigure(int(r[0]), r[1], r[2], float(r[3]), r[4], bool(r[5]), tuple(json.loads(r[6])))
+                for r in rows
+                if keep is None or int(r[0]) in keep
+            ]
 
     def verdicts(self) -> dict[tuple[int, str, str], tuple[str, float | None]]:
         rows = self.execute("SELECT run_id, benchmark, figure, verdict, change FROM verdicts").fetchall()
@@ -499,6 +514,9 @@ def _read_only_connection(p: Path, why: str) -> sqlite3.Connection:
 
 def _open_sqlite(path: str, create: bool, write: bool) -> HistoryStore:
     p = Path(path)
+    kind = special_file(p)
+    if kind:  # SQLite would wait on a named pipe for a writer forever (issue 65)
+        raise HistoryError(f"{p}: is {kind}, not a history file: give the SQLite file itself")
     if not create and not os.path.isfile(p):
         raise HistoryMissing(
             f"{p}: no history here ({'a folder' if p.is_dir() else 'no such file'}): nothing created; give the "
@@ -547,12 +565,26 @@ def _open_postgresql(url: str) -> HistoryStore:
     return HistoryStore(conn, "postgresql", redact_conninfo(url), tuple(secret))
 
 
+def _check_sound(store: HistoryStore) -> None:
+    """A SQLite history whose pages do not read whole (``PRAGMA quick_check``: SQLite's own test of a damaged
+    file, pages, indexes and rows) is refused before anything is read or written: issue 65, a damaged history
+    gave DatabaseError tracebacks and ``history add`` wrote into it, exit 0."""
+    found = [row[0] for row in store.conn.execute("PRAGMA quick_check(3)").fetchall()]
+    if found != ["ok"]:
+        raise HistoryError(
+            f"{store.where}: is a damaged SQLite history (SQLite's check: {' '.join(' '.join(map(str, found)).split())}): nothing "
+            "was read or written; move it aside (aorta starts a new one) or restore it from a copy"
+        )
+
+
 def open_store(url: str, *, create: bool = True, write: bool = True) -> HistoryStore:
     """Open the history at ``url`` (a parsed ``parse_history_url``), creating or migrating its schema. With
     ``create=False`` a SQLite file that does not exist is ``HistoryMissing``; with ``write=False`` (a command
     that only reads) one on a read-only place is read as it is. Locked, read-only, missing and damaged are told apart."""
     store = _open_postgresql(url) if is_postgresql(url) else _open_sqlite(url, create, write)
     try:
+        if store.dialect == "sqlite":
+            _check_sound(store)  # before anything reads it or writes into it (issue 65)
         store.migrate()
     except HistoryError:
         store.close()

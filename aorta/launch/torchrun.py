@@ -5,8 +5,8 @@ torchrun ends with 1 whenever a rank's exit status is not 0, whatever the code: 
 regression from a crash. This launcher runs the same torchrun command with each rank's pytest wrapped
 (``aorta.launch.rank_exit``) so that its code is left in a file, and exits with rank 0's code; where rank 0
 passed but another rank failed, or rank 0 left no code (killed, crashed), torchrun's own code stands. A
-SIGINT, SIGTERM or SIGHUP to the launcher is passed on to torchrun and the launcher exits 130
-(``EXIT_INTERRUPTED``) once torchrun has stopped; torchrun dies with the launcher (``PR_SET_PDEATHSIG``).
+SIGINT, SIGTERM or SIGHUP to the launcher is passed on to torchrun and the launcher exits 128 + N (130, 143,
+129: ``EXIT_SIGNAL_BASE``, issue 65) once torchrun has stopped; torchrun dies with the launcher (``PR_SET_PDEATHSIG``).
 
 With ``$AORTA_RANK_START=fork`` the ranks start warm: the launcher starts a rank server on its node
 (``aorta.launch.rank_server``: torch imported once, before CUDA) and torchrun starts stubs
@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from aorta.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE
+from aorta.exit_codes import EXIT_SIGNAL_BASE, EXIT_USAGE
 from aorta.gate.runs.child_process import exit_status, signal_name, start_child
 from aorta.launch import rendezvous, warm_rank
 from aorta.launch.rank_server import RankServer, RankServerError
@@ -191,6 +191,9 @@ def _launch(
         if time.monotonic() - started >= rdzv_timeout:  # no rank ever started: the rendezvous timed out
             print(rendezvous.missing_line(launch_args, rdzv_timeout), file=sys.stderr)
     if got:
-        code, why = EXIT_INTERRUPTED, f"interrupted by {signal_name(got[0])}, passed on to torchrun ({why})"
+        code, why = (
+            EXIT_SIGNAL_BASE + got[0],
+            f"interrupted by {signal_name(got[0])}, passed on to torchrun ({why})",
+        )
     print(f"aorta torchrun: {why}", file=sys.stderr)
     return code

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from aorta.record.bench import READABLE_SCHEMAS
+from aorta.record.output_arguments import special_file
 
 
 class RecordError(ValueError):
@@ -36,6 +37,9 @@ def read_json_file(p: Path) -> object:
         raise RecordError(f"{p}: no such file")
     if p.is_dir():
         raise RecordError(f"{p}: is a folder, not a pytest-benchmark JSON file")
+    kind = special_file(p)
+    if kind:  # a named pipe waits for a writer forever: refused, never opened (issue 65)
+        raise RecordError(f"{p}: is {kind}, not a file; aorta reads regular files only: give the file itself")
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import stat
 from collections.abc import Collection, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from aorta.record.output_paths import OutputPathError, check_not_another_output, check_output
 
 ROLE = "aorta_output"  # set on an argparse action: the kind of place it names ("file", "dir", "renamed")
 READS_FOLDER = "aorta_reads_folder"  # set on an argparse action whose value may be a folder the command reads
+RECORDS = (
+    "aorta_records"  # set on a folder output: a pattern of the names the command writes there and reads back
+)
 STEP_SUMMARY = "$GITHUB_STEP_SUMMARY"
 APPENDS_STEP_SUMMARY = "aorta_appends_step_summary"  # set on a parser whose command appends to it
 Inputs = Mapping[str, "str | os.PathLike"]
@@ -82,6 +87,39 @@ def reads_folder(action: argparse.Action) -> argparse.Action:
     folder): every file inside it is an input, so no output may be written there (issue 56)."""
     setattr(action, READS_FOLDER, True)
     return action
+
+
+def holds_records(action: argparse.Action, names: str) -> argparse.Action:
+    """Mark a folder output whose files named as ``names`` (a regular expression of whole names) the command
+    writes and reads back (``aorta ab --out``: each side's runs): another output named so there would replace
+    a run the verdict is drawn from (issue 65: ``--verdict-json OUT/A1.json`` overwrote side A's run)."""
+    setattr(action, RECORDS, re.compile(names))
+    return action
+
+
+def _records(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Inputs:
+    """The records a folder output marked ``holds_records`` will hold, as inputs named for what they are: each
+    other output given inside such a folder whose name is a record's."""
+    out: dict[str, str | os.PathLike] = {}
+    outputs = parsed_outputs(parser, args)
+    for p in chosen_parsers(parser, args):
+        for a in p._actions:
+            pattern: re.Pattern | None = getattr(a, RECORDS, None)
+            if pattern is None:
+                continue
+            for folder in _paths(getattr(args, a.dest, None)):
+                for _, _, path in outputs:
+                    q = Path(path)
+                    if pattern.fullmatch(q.name) and _same_dir(q.parent, Path(folder)):
+                        out[f"a run record {option_name(a)} holds ({q.name})"] = os.path.join(folder, q.name)
+    return out
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):
+        return False
 
 
 def appends_step_summary(parser: argparse.ArgumentParser) -> None:
@@ -191,6 +229,34 @@ def _process_pipe(path: object) -> bool:
     return text.startswith(("/dev/fd/", "/proc/self/fd/"))
 
 
+def special_file(path: object) -> str | None:
+    """What ``path`` is where it is neither a regular file nor a folder ("a named pipe", "a special file": a
+    device, a socket), or None (a file, a folder, nothing there, a pipe of process substitution). Reading a
+    named pipe waits for a writer forever (issue 65: ``--aorta-history FIFO`` hung pytest with no output)."""
+    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else ""
+    if not text or _process_pipe(
+        text
+    ):  # <(cat trace.csv): read once as a stream (issue 49), its writer is live
+        return None
+    try:
+        mode = os.stat(text).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return "a named pipe" if stat.S_ISFIFO(mode) else "a special file"  # a device, a socket
+
+
+def check_regular(option: str, path: object) -> None:
+    """``OutputPathError`` where ``path`` (read or written by ``option``) is a named pipe, a device or a socket."""
+    kind = special_file(path)
+    if kind:
+        raise OutputPathError(
+            f"{option} {path}: is {kind}, not a file; aorta reads and writes regular files only: give the "
+            "file itself"
+        )
+
+
 def check_parsed_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """``OutputPathError`` for an argument that names a named pipe, a device or a socket: reading one waits
     for a writer forever or never ends (``aorta trace figures FIFO`` hung silently, issue 46). A pipe of
@@ -198,16 +264,7 @@ def check_parsed_inputs(parser: argparse.ArgumentParser, args: argparse.Namespac
     for p in chosen_parsers(parser, args):
         for a in p._actions:
             for path in _paths(getattr(args, a.dest, None)) if a.dest != "help" else ():
-                if _process_pipe(
-                    path
-                ):  # <(cat trace.csv): read once as a stream (issue 49), its writer is live
-                    continue
-                if os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
-                    kind = "a named pipe" if stat.S_ISFIFO(os.stat(path).st_mode) else "a special file"
-                    raise OutputPathError(
-                        f"{option_name(a)} {path}: is {kind}, not a file; aorta reads and writes regular files "
-                        "only: give the file itself"
-                    )
+                check_regular(option_name(a), path)
 
 
 def check_parsed_outputs(
@@ -220,7 +277,7 @@ def check_parsed_outputs(
     the command's inputs (its arguments' files, the folders it reads and ``inputs``: the history, a baseline),
     or another output; ``$GITHUB_STEP_SUMMARY`` counts for a command that appends to it."""
     check_parsed_inputs(parser, args)
-    every = {**inputs, **parsed_inputs(parser, args)}
+    every = {**inputs, **parsed_inputs(parser, args), **_records(parser, args)}
     appends = any(getattr(p, APPENDS_STEP_SUMMARY, False) for p in chosen_parsers(parser, args))
     check_outputs([*parsed_outputs(parser, args), *(_step_summary(environ) if appends else [])], every)
 
@@ -256,6 +313,10 @@ def check_option_outputs(
     """The same for a pytest run: ``options`` is ``vars(config.option)``; every declared output given is
     checked against every other option's existing file (the history, a baseline path, the configuration, the
     test files) and ``inputs``."""
+    for dest, value in options.items():  # every file a run reads is a regular one (issue 65)
+        if dest not in OPTION_OUTPUTS and dest not in NOT_INPUTS:
+            for path in _paths(value):
+                check_regular(f"--{dest.replace('_', '-')}" if dest != "file_or_dir" else "a test path", path)
     history = options.get("aorta_history")
     if isinstance(history, str) and history and "://" not in history and "=" not in history:
         inputs = {**inputs, INPUT_NAMES["aorta_history"]: history}  # an input even before it is created

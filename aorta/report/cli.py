@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from aorta.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
+from aorta.exit_codes import EXIT_SIGNAL_BASE, EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.record.output_arguments import output_argument, reads_folder
 from aorta.record.stop_signals import Stopped, stop_signals_raise
 from aorta.record.storage_faults import fault_words
@@ -74,7 +74,7 @@ def run_report(args: argparse.Namespace) -> int:
             f"aorta report: interrupted by {name}: no report written; --output {args.output} is as it was",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return EXIT_SIGNAL_BASE + (exc.signum if isinstance(exc, Stopped) else signal.SIGINT)
     except ReportInputError as exc:
         print(f"aorta report: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -153,6 +153,20 @@ def _print_sweep_report(summary: dict, page: Path) -> None:
             print(f"  {r['cell']}: {r['configuration']} {r['metric']} x{r['ratio']:.3f} ({r['verdict']})")
 
 
+def trace_inputs(args: argparse.Namespace) -> dict[str, Path]:
+    """The files ``aorta trace figures`` reads beside each trace named: a rocprofv3 ``kernel_trace.csv``'s
+    siblings (its memory copies, API calls), each an input no output may replace (issue 65)."""
+    from aorta.timeline.rocprof_csv import files_read
+
+    return {
+        f"a trace file read with {trace} ({f.name})": f
+        for trace in map(Path, args.traces)
+        if trace.is_file()
+        for f in files_read(trace)
+        if f != trace
+    }
+
+
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="trace_command", required=True, metavar="{merge,figures}")
     merge = sub.add_parser(
@@ -192,6 +206,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
         "(.json, .json.gz), rocprofv3 CSV (a file or a folder) or its rocpd database (.db). docs/traces.md",
     )
     reads_folder(figures.add_argument("traces", nargs="+", metavar="TRACE"))
+    figures.set_defaults(_inputs=trace_inputs)
     output_argument(figures, "--json", metavar="PATH", help="also write every figure as JSON here")
     figures.add_argument("--steps", action="store_true", help="one row per step (default: median per rank)")
 

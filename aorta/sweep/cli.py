@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from aorta.exit_codes import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_WRITE_FAILED
+from aorta.exit_codes import EXIT_SIGNAL_BASE, EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_dir
 from aorta.sweep import manifest as mf
@@ -154,12 +154,13 @@ def _run_locked(args, folder: Path, doc: dict, cells: list[Cell], cmd: list[str]
         code = run_sweep(folder, doc, cells, cmd, force=args.force, timeout_s=args.cell_timeout)
         check_knobs(folder, doc)  # per cell: evidence from its run that each setting took effect
         return code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
         print(
-            f"aorta sweep: interrupted; the manifest records every cell so far: {folder / mf.MANIFEST}",
+            f"aorta sweep: interrupted by {signal.Signals(signum).name}; the manifest records every cell so far: {folder / mf.MANIFEST}",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return EXIT_SIGNAL_BASE + signum  # 128 + N, as every command (issue 65)
     except OSError as exc:  # disk full, a folder removed under the sweep: no traceback, no half manifest
         print(
             f"aorta sweep: error: stopped: cannot write under --output {folder}: {exc.strerror or exc} "
@@ -173,5 +174,11 @@ def _run_locked(args, folder: Path, doc: dict, cells: list[Cell], cmd: list[str]
             signal.signal(sig, handler)
 
 
+class _Interrupted(KeyboardInterrupt):
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
 def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+    raise _Interrupted(signum)

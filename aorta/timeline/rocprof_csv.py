@@ -343,6 +343,15 @@ def _by_process(path: Path) -> dict[int | None, list[Path]]:
     return {None: [path]}
 
 
+def files_read(path: Path) -> list[Path]:
+    """Every file the reader opens for ``path``: a ``<prefix>kernel_trace.csv``'s siblings of its prefix too (an
+    output written over one replaced a trace the figures came from, issue 65), a folder's CSV files."""
+    try:
+        return [f for files in _by_process(path).values() for f in files]
+    except (RocprofFileError, OSError):
+        return [path]
+
+
 def _process(path: Path, pid: int | None, files: list[_File], not_read: list[str]) -> RocprofTrace:
     """One process's files put together: ops and launches of the files whose times meet the kernels'."""
     ref = [f.span_ns for f in files if f.span_ns and any(op.category == "kernel" for op in f.ops)]

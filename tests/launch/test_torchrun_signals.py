@@ -1,5 +1,5 @@
 """``aorta torchrun`` stops with its user (issue 38, cases 7 and 8): a SIGINT sent to its pid (a CI cancel) is
-passed on to torchrun and the launcher exits 130 saying so; killed outright (SIGKILL), it takes torchrun with
+passed on to torchrun and the launcher exits 128 + N saying so; killed outright (SIGKILL), it takes torchrun with
 it, and the next launcher removes the folder it left. torchrun is a stand-in here (a shell script that stops on
 SIGINT or SIGTERM): what is tested is the launcher, in about a second a case."""
 
@@ -78,13 +78,15 @@ def stop(launcher: subprocess.Popen, torchrun_pid: int, tmp_path: Path) -> None:
     launcher.communicate()
 
 
-def test_a_sigint_to_the_launcher_stops_torchrun_and_exits_130(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_stop_signal_to_the_launcher_stops_torchrun_and_exits_128_plus_n(tmp_path, sig):
+    """128 + N as the README says of every command: SIGTERM was 130 (issue 65)."""
     launcher, torchrun_pid, _ = start(tmp_path)
     try:
-        launcher.send_signal(signal.SIGINT)
+        launcher.send_signal(sig)
         _, err = launcher.communicate(timeout=10)
-        assert launcher.returncode == 130, err
-        assert "aorta torchrun: interrupted by SIGINT, passed on to torchrun (" in err
+        assert launcher.returncode == 128 + sig, err
+        assert f"aorta torchrun: interrupted by {sig.name}, passed on to torchrun (" in err
         assert not alive(torchrun_pid)
     finally:
         stop(launcher, torchrun_pid, tmp_path)

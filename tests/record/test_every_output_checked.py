@@ -225,6 +225,7 @@ WRITES = re.compile(
     re.IGNORECASE,
 )
 READ_ONLY_OR_NOT_A_PLACE = {
+    "aorta_check_run",  # a choice (auto|always); its record is written under --aorta-runs-dir, checked as that
     "keyword", "force_short_summary", "reportchars", "showcapture", "junitprefix", "ignore", "ignore_glob",
     "deselect", "confcutdir", "noconftest", "collect_in_virtualenv", "importmode", "doctestglob", "doctestreport",
     "inifilename", "rootdir", "plugins", "override_ini", "traceconfig", "log_file_mode", "log_file_level",
@@ -263,6 +264,7 @@ def test_the_map_holds_pytests_own_outputs():
 # aorta arguments whose name, metavar or help reads like a place, yet name none (a label, a count, a choice).
 ARGUMENT_NOT_PLACES = {
     ("aorta list", "NAME"),
+    ("aorta ab", "--check-run"),  # a choice (auto|always); the record goes beside the default --out folders
     ("aorta noise", "--baseline-runs"),
     ("aorta noise", "--candidate-runs"),
     ("aorta report", "--reference"),

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from aorta.environment.fingerprint import describe, unintended_settings
 from aorta.exit_codes import EXIT_SETTINGS_DIFFER
+from aorta.record.redact import HIDDEN, SECRET_NAME
 
 
 def settings_refusal(
@@ -29,6 +30,8 @@ def settings_refusal(
     if not diffs:
         return None
     names = ",".join(name for name, _, _ in diffs)
+    # a setting whose name says secret (NCCL_PASSWORD_TEST) is named, its values never (issue 65)
+    diffs = [(n, HIDDEN, HIDDEN) if SECRET_NAME.search(n) else (n, a, b) for n, a, b in diffs]
     return (
         f"refused (exit {EXIT_SETTINGS_DIFFER}): scheduling settings differ between {baseline} and "
         f"{candidate}: {describe(diffs)}; the comparison would judge these settings along with the stack. "

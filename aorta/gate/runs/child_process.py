@@ -13,10 +13,11 @@ a shell gives it (passed on raw, ``-9`` would read 247), and the line says "kill
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from aorta.gate.runs import fork_server
 from aorta.gate.runs.parent_death import SIGNAL_BASE
@@ -47,6 +48,10 @@ def end_children(grace_s: float = STOP_GRACE_S) -> int:
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _STOPPING: list[int] = []  # the signal that stopped this command, once one has: later ones are ignored
+# A block that must finish once begun (a baseline's save): a stop signal meanwhile is held until its end, and
+# the stop line then says what the block did (issue 65: "stopped" was said though the baseline was updated).
+_HELD: list[int] = []
+_HOLDING: list[Callable[[], str]] = []
 
 
 class Stop(BaseException):
@@ -119,10 +124,15 @@ def exit_on_stop_signals(who: str) -> dict:
     def stop(signum: int, frame: object) -> None:
         if _STOPPING:
             return
+        if _HOLDING:  # a save under way: it ends first, then this stop (held_stop)
+            _HELD[:] = _HELD or [signum]
+            return
         _STOPPING.append(signum)
         code, line = stop_line(who, signum)
         print(line, file=sys.stderr, flush=True)
         os._exit(code)
+
+    _STOP_WHO[:] = [who, stop]
 
     defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
     return {
@@ -130,6 +140,29 @@ def exit_on_stop_signals(who: str) -> dict:
         for sig in STOP_SIGNALS
         if signal.getsignal(sig) is defaults.get(sig, signal.SIG_DFL)
     }
+
+
+_STOP_WHO: list = []  # (who, the handler) of the stop exit_on_stop_signals set, for held_stop
+
+
+@contextlib.contextmanager
+def held_stop(outcome: Callable[[], str]) -> Iterator[None]:
+    """A block a stop signal does not cut in two (a baseline's save: its file is replaced whole or not at all,
+    and the line must say which): a stop that comes meanwhile is acted on at the block's end, its line ending
+    with ``outcome()`` ("baseline 'x' saved: it changed"). Where no stop handler of ``exit_on_stop_signals`` is
+    set, the block just runs."""
+    _HOLDING.append(outcome)
+    try:
+        yield
+    finally:
+        _HOLDING.remove(outcome)
+        if _HELD and not _HOLDING and _STOP_WHO:
+            signum = _HELD.pop()
+            who, _ = _STOP_WHO
+            _STOPPING.append(signum)
+            code, line = stop_line(who, signum)
+            print(f"{line}; {outcome()}", file=sys.stderr, flush=True)
+            os._exit(code)
 
 
 def restore_signals(previous: dict) -> None:

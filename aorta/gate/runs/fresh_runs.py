@@ -27,6 +27,7 @@ from aorta.gate.runs.blocks import RUN_KEY, is_sample
 from aorta.gate.runs.child_process import call_to_end, ended, exit_status
 from aorta.gate.runs.run_wall import RunWall, run_wall
 from aorta.record.redact import env_secrets, redact_argv
+from aorta.record.storage_faults import faults_named
 from aorta.timing.slowdown import UNITS_ENV
 
 CHILD_ENV = "AORTA_FRESH_RUN"  # set in each child: "k/N" (or "confirm k/N"); the child never orchestrates
@@ -205,7 +206,8 @@ def write_only_file(out_dir: Path, kind: str, only: Sequence[str] | None) -> Pat
     if only is None:
         return None
     only_file = out_dir / f"{kind}-only.txt"
-    only_file.write_text("".join(f"{n}\n" for n in only))
+    with faults_named(only_file):
+        only_file.write_text("".join(f"{n}\n" for n in only))
     return only_file
 
 
@@ -241,9 +243,11 @@ def run_child(
     if child_env.get("PYTEST_ADDOPTS"):
         child_env["PYTEST_ADDOPTS"] = child_addopts(child_env["PYTEST_ADDOPTS"])
     start = time.monotonic()
-    with open(log_path, "w") as log:
+    with faults_named(log_path):  # a full disk: one line naming the log (issue 65)
+        log = open(log_path, "w")  # noqa: SIM115 (closed by the with below)
         log.write("$ " + " ".join(redact_argv(cmd, env_secrets(child_env))) + "\n")  # no password in a log
         log.flush()
+    with log:
         raw, hung = call_to_end(  # the child dies with this process (issue 38, case 6)
             cmd,
             done_file=str(out_dir / f"{name}.done"),

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from aorta.record.redact import launcher_secrets, redact_text
 
 MARKER = "aorta-launcher-probe:"
 # What the side's Python runs (-c). Written so that its own text never holds MARKER (a program that echoes its
@@ -89,7 +92,16 @@ def _inside(entry: str, roots: Sequence[Path]) -> bool:
 
 
 def read_probe(option: str, text: str, launcher: Sequence[str], returncode: int, said: str) -> Probe:
-    """The side's answer, or ``LauncherRefused`` saying why it cannot run ``aorta ab``'s runs."""
+    """The side's answer, or ``LauncherRefused`` saying why it cannot run ``aorta ab``'s runs; the launcher's
+    secrets hidden in every copy of it the refusal holds (issue 65: the second, unredacted copy)."""
+    try:
+        return _read_probe(option, text, launcher, returncode, said)
+    except LauncherRefused as exc:
+        hidden = launcher_secrets(text) + launcher_secrets(shlex.join(launcher))
+        raise LauncherRefused(redact_text(str(exc), hidden)) from None
+
+
+def _read_probe(option: str, text: str, launcher: Sequence[str], returncode: int, said: str) -> Probe:
     where = f"{option}={text!r}"
     lines = (said or "").strip().splitlines()
     answer = [line for line in lines if line.startswith(MARKER)]

@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from aorta.record.storage_faults import faults_named
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX
@@ -60,7 +62,8 @@ def locked(
     process is waited for up to ``wait_s`` seconds (default ``WAIT_S``; 0: not at all), saying once who holds it; then
     ``LockBusy`` names the holder and the lock file (issue 38, cases 4 and 21)."""
     path = lock_path(Path(target))
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    with faults_named(path):  # a full disk, a read-only folder: one line naming the lock (issue 65)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         if fcntl is not None:
             _acquire(
@@ -70,8 +73,9 @@ def locked(
                 what,
                 say or (lambda line: print(line, file=sys.stderr, flush=True)),
             )
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+            with faults_named(path):
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
         yield
     finally:
         os.close(fd)  # releases the lock

@@ -13,7 +13,7 @@ from aorta.gate.baselines.save_line import one_run_hint
 from aorta.gate.comparison.compare import NOTHING_COMPARED, compare_runs
 from aorta.gate.outputs.outputs import write_outputs
 from aorta.gate.outputs.render import overall_exit, terminal_lines
-from aorta.gate.runs import blocks, empty_run
+from aorta.gate.runs import blocks, child_process, empty_run
 from aorta.gate.session import auto_runs
 from aorta.gate.session.fresh import candidate, confirm_suspects, time_line, wall_report, write_combined
 from aorta.gate.session.options import DEFAULT_GATE_RUNS, GateOptions, rank
@@ -152,16 +152,25 @@ def save_run(
         "alpha": opts.settings.alpha,
         "thresholds": [t.__dict__ for t in opts.settings.thresholds],
     }
+    written: list[str] = []  # the stop line says whether the baseline changed (issue 65)
+
+    def outcome() -> str:
+        if written:
+            return f"baseline {save_name!r} was saved before the stop: {written[0]} changed"
+        return f"baseline {save_name!r} NOT saved; the saved one, if any, is unchanged"
+
     try:
-        path, n_runs = bl.save_baseline(
-            run,
-            opts.baseline_dir,
-            save_name,
-            resolved,
-            replace=opts.replace_baseline,
-            settings=opts.settings,
-            planned_runs=DEFAULT_GATE_RUNS,
-        )
+        with child_process.held_stop(outcome):
+            path, n_runs = bl.save_baseline(
+                run,
+                opts.baseline_dir,
+                save_name,
+                resolved,
+                replace=opts.replace_baseline,
+                settings=opts.settings,
+                planned_runs=DEFAULT_GATE_RUNS,
+            )
+            written.append(str(path))
     except (OSError, bl.BaselineError) as exc:
         return (
             f"baseline {save_name!r} NOT saved: {exc}; the saved one, if any, is unchanged "
