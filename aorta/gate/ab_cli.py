@@ -135,16 +135,11 @@ def _keep_check_records(keys: dict[str, str], outcome: AutoOutcome, out: Path) -
     if check is None or not check.ok:
         return
     for side, key in keys.items():
-        doc = read_doc(out / f"{side}check.json") or {}
-        passed = check_pass.passed_from_run(
-            key, doc, check.wall_s / 2, check.lean_estimate_s, str(out / f"{side}check.log")
-        )
-        if passed is None:
-            continue
-        try:
-            check_pass.store(AB_CHECKS, passed)
-        except OSError as exc:
-            print(f"aorta ab: the check pair's record was not kept ({exc}): the next A/B runs its check pair")
+        doc = read_doc(out / f"{side}check.json")
+        log = str(out / f"{side}check.log")
+        why = check_pass.keep(AB_CHECKS, key, doc, check.wall_s / 2, check.lean_estimate_s, log)
+        if why is not None:
+            print(f"aorta ab: the check pair's record was not kept ({why}): the next A/B runs its check pair")
             return
 
 

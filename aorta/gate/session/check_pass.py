@@ -199,3 +199,18 @@ def store(root: Path, passed: Passed) -> None:
     others = [r for r in load(root) if (r.get("key"), r.get("code")) != (passed.key, passed.code)]
     os.makedirs(root, exist_ok=True)
     write_json_atomic(root / FILE_NAME, {"passed": [passed.as_dict(), *others][:KEEP]})
+
+
+def keep(
+    root: Path, key: str, doc: Mapping | None, wall_s: float, lean_estimate_s: float | None, log: str
+) -> str | None:
+    """The record a check run that passed leaves (nothing where ``passed_from_run`` makes none); why it could not
+    be written, or None: a record not kept costs the next gate a check run, not this gate its verdict."""
+    passed = passed_from_run(key, doc or {}, wall_s, lean_estimate_s, log)
+    if passed is None:
+        return None
+    try:
+        store(root, passed)
+    except OSError as exc:
+        return str(exc)
+    return None

@@ -134,15 +134,9 @@ def keep_check_record(root: Path, key: str, check: fresh_runs.ChildRun | None, s
     if check is None or not check.ok:
         return
     doc = fresh_runs.read_doc(check.json_path)
-    passed = check_pass.passed_from_run(
-        key, doc or {}, check.wall_s, check.lean_estimate_s, str(check.log_path)
-    )
-    if passed is None:
-        return
-    try:
-        check_pass.store(root, passed)
-    except OSError as exc:
-        say(f"aorta gate: the check run's record was not kept ({exc}): the next gate runs its check run")
+    why = check_pass.keep(root, key, doc, check.wall_s, check.lean_estimate_s, str(check.log_path))
+    if why is not None:
+        say(f"aorta gate: the check run's record was not kept ({why}): the next gate runs its check run")
 
 
 def block_seed(seeds: list[int], k: int) -> int:
