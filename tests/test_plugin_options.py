@@ -106,6 +106,7 @@ def test_the_option_set_is_frozen(pytester):
             "--aorta-budget",
             "--aorta-lean-run",
             "--aorta-min-judged",
+            "--aorta-check-run",
             # aorta.history.plugin
             "--aorta-history",
             # aorta.fsdp.plugin (the old spelling --override stays as an alias)

@@ -66,7 +66,7 @@ def test_a_forked_run_gets_its_own_environment_folder_and_output(monkeypatch, tm
         where = str(tmp_path / "w") if cwd else os.getcwd()
         assert servers == [(env, where)]
         assert rec.asked == [{"args": ["-q"], "env": env, "cwd": where, "out_fd": out.fileno()}]
-    assert child_process._LIVE[5] is child
+    assert child_process._LIVE.pop(5) is child  # registered, and not left for another test's end_children
 
 
 def test_a_run_the_server_cannot_take_starts_plain_with_every_setting_it_was_given(monkeypatch, tmp_path):

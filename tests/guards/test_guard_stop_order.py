@@ -28,10 +28,13 @@ class Child:
 @pytest.fixture
 def ends(monkeypatch):
     order: list[tuple] = []
+    before = dict(child_process._LIVE)  # children another test of this worker left registered are not these
+    child_process._LIVE.clear()
     monkeypatch.setattr(child_process, "end_tree", lambda proc, grace_s: order.append((proc.pid, grace_s)))
     monkeypatch.setattr(child_process.fork_server, "close_servers", lambda: order.append(("servers closed",)))
     yield order
     child_process._LIVE.clear()
+    child_process._LIVE.update(before)
 
 
 def test_runs_are_ended_before_the_servers_that_forked_them_and_only_runs_are_counted(ends):

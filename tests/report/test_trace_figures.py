@@ -279,8 +279,8 @@ def test_a_one_gpu_trace_whose_copy_and_memset_name_no_device_is_one_timeline(tm
 def test_identical_kernels_on_two_gpus_are_two_kernels_one_on_each_timeline(tmp_path):
     """The same kernel at the same time on the same stream number of GPUs 0 and 1 (a data-parallel step) is two
     kernels, none a duplicate of the other, whatever ``pid`` the writer gave them (here one): ``args.device``
-    tells the GPU. Each GPU busy 1 ms; ops naming no device go on a timeline of their own (two GPUs: whose they
-    are is unknown)."""
+    tells the GPU. Each GPU busy 1 ms; an op naming no device is on the GPU its ``pid`` is (Kineto's track of
+    GPU 1), not a timeline of its own."""
     orphan = {**_on(1, 5000.0, cat="gpu_memset", name="Memset"), "args": {"stream": 7}}
     path = tmp_path / "twins.json"
     twins = [{**_on(device, 1000.0), "pid": 0} for device in (0, 1)]
@@ -289,9 +289,9 @@ def test_identical_kernels_on_two_gpus_are_two_kernels_one_on_each_timeline(tmp_
     got = [
         (r["device"], r["kernels"], r["ops"], r["duplicates_dropped"]["device_ops"]) for r in result["ranks"]
     ]
-    assert got == [(0, 1, 1, 0), (1, 1, 1, 0), ("unknown", 0, 1, 0)]
-    assert [r["steps"][0]["compute_busy_ms"] for r in result["ranks"][:2]] == [1.0, 1.0]
-    assert "twins.json (3 devices)" in result["ranks_from"]
+    assert got == [(0, 1, 1, 0), (1, 1, 2, 0)]
+    assert [r["steps"][0]["compute_busy_ms"] for r in result["ranks"]] == [1.0, 1.0]
+    assert "twins.json (2 devices)" in result["ranks_from"]
 
 
 def test_launches_no_kernel_answers_on_a_two_gpu_trace_are_counted_once_with_the_first_gpu(tmp_path):
