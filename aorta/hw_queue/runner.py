@@ -586,6 +586,7 @@ def _stage_figures(workload: Workload, run: TimedRun, from_labelled_pass: bool) 
     only when that pass kept the GPU busy: rounds the host trickled onto the GPU would describe the host's
     launch pace, not the replayed round, so the figures are then unavailable with the reason."""
     more, unavailable = workload.extra_metrics(run)
+    more = [replace(m, from_pass=True) for m in more]  # the pass's rounds: the run's figure is their median
     if not from_labelled_pass:
         return more, unavailable
     share = kernel_timeline.summarize(run.kernel_rounds, run.iterations_per_round).get("gpu_busy_share")
