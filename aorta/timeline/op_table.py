@@ -172,9 +172,11 @@ class OpTable(Sequence[DeviceOp]):
 
     @classmethod
     def of(cls, ops: Iterable[DeviceOp]) -> OpTable:
-        """The ops given, as a table (a table is returned as it is)."""
+        """The ops given, as a table (a table is returned as it is; rows of one are taken)."""
         if isinstance(ops, OpTable):
             return ops
+        if isinstance(ops, OpRows):
+            return ops.table()
         b = OpTableBuilder()
         for op in ops:
             meta = (op.collective, op.message_bytes, op.group_size, op.process_group)
@@ -284,3 +286,42 @@ def concatenated(tables: Sequence[OpTable]) -> OpTable:
         raise ValueError("no table to concatenate")
     first = tables[0]
     return OpTable({k: np.concatenate([t.columns[k] for t in tables]) for k in first.columns}, first.tables)
+
+
+class OpRows(Sequence[DeviceOp]):
+    """Some rows of a table, in order, held as their indices (8 bytes a row) until read: a step's ops."""
+
+    def __init__(self, table: OpTable, rows: np.ndarray) -> None:
+        self.base, self.rows = table, rows
+
+    def table(self) -> OpTable:
+        return self.base.take(self.rows)
+
+    def column(self, name: str) -> np.ndarray:
+        return self.base.columns[name][self.rows]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self.table()[i]
+
+    def __iter__(self) -> Iterator[DeviceOp]:
+        return iter(self.table())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (OpTable, OpRows, list, tuple)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"OpRows({len(self)} of {len(self.base)} ops)"
+
+
+def column(ops: Sequence[DeviceOp], name: str) -> np.ndarray:
+    """One column of a table, of some of its rows, or of a list of ops."""
+    if isinstance(ops, OpRows):
+        return ops.column(name)
+    return OpTable.of(ops).columns[name]

@@ -27,8 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aorta.timeline import overlap
+import numpy as np
+
+from aorta.timeline import interval_arrays as ia
 from aorta.timeline.device_op import DeviceOp
+from aorta.timeline.op_table import OpTable
 from aorta.timeline.trace_source import Source, TraceFileError, open_source
 
 KINETO, CSV, ROCPD = "kineto", "rocprofv3-csv", "rocpd"
@@ -179,26 +182,27 @@ def queue_figures(ops: Sequence[DeviceOp]) -> list[dict]:
     """Per hardware queue that ran kernels: kernels, busy time (union of its kernels, ms) and the streams whose
     kernels went to it; [] where no op says its queue (a Kineto trace). The union is taken on the profiler's own
     integer ns (``DeviceOp.start_ns``), never rebuilt from float µs."""
-    by_queue: dict[int, list[DeviceOp]] = {}
-    for op in ops:
-        if op.queue is not None and op.category == "kernel":
-            by_queue.setdefault(op.queue, []).append(op)
+    table = OpTable.of(ops)
+    c = table.columns
+    mine = np.flatnonzero(c["has_queue"] & (c["category"] == 0))
+    if not len(mine):
+        return []
+    exact = c["has_start_ns"][mine] & c["has_dur_ns"][mine]
+    # an op built without its ns (none of rocprofv3's readers): rounded from its µs
+    start = np.where(exact, c["start_ns"][mine], np.rint(c["start_us"][mine] * 1e3).astype(np.int64))
+    dur = np.where(exact, c["dur_ns"][mine], np.rint(c["dur_us"][mine] * 1e3).astype(np.int64))
+    queues = c["queue"][mine]
+    streams = np.array(table.tables.streams + [None], dtype=object)
     out = []
-    for q, ks in sorted(by_queue.items()):
-        spans = [_ns_span(k) for k in ks]
+    for q in np.unique(queues).tolist():
+        at = queues == q
+        s, e = ia.union(start[at], start[at] + dur[at])
         out.append(
             {
                 "queue": q,
-                "kernels": len(ks),
-                "busy_ms": sum(e - s for s, e in overlap.union(spans)) / 1e6,
-                "streams": sorted({k.stream for k in ks}, key=str),
+                "kernels": int(at.sum()),
+                "busy_ms": int((e - s).sum()) / 1e6,
+                "streams": sorted(set(streams[c["stream"][mine][at]].tolist()), key=str),
             }
         )
     return out
-
-
-def _ns_span(op: DeviceOp) -> tuple[int, int]:
-    if op.start_ns is not None and op.dur_ns is not None:
-        return op.start_ns, op.start_ns + op.dur_ns
-    start = round(op.start_us * 1e3)  # an op built without its ns (none of rocprofv3's readers)
-    return start, start + round(op.dur_us * 1e3)
