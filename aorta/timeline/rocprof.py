@@ -31,7 +31,7 @@ import numpy as np
 
 from aorta.timeline import interval_arrays as ia
 from aorta.timeline.device_op import DeviceOp
-from aorta.timeline.op_table import OpTable
+from aorta.timeline.op_table import LINKS, OpTable
 from aorta.timeline.trace_source import Source, TraceFileError, open_source
 
 KINETO, CSV, ROCPD = "kineto", "rocprofv3-csv", "rocpd"
@@ -172,9 +172,23 @@ def apart_note(trace: RocprofTrace) -> str | None:
     return "; ".join(parts) or None
 
 
-def linked(corr: int | None, launches: dict[int, float]) -> tuple[float | None, str | None]:
-    t = launches.get(corr) if corr is not None else None
-    return t, ("correlation" if t is not None else None)
+def with_launches(ops: OpTable, ids: np.ndarray, starts_ns: np.ndarray) -> OpTable:
+    """``ops`` linked to their launches: an op whose correlation id a HIP call has gets the earliest such call's
+    start (µs, from its ns) as ``launch_us``, linked by ``correlation``."""
+    order = np.lexsort((starts_ns, ids))
+    ids, starts_ns = ids[order], starts_ns[order]
+    first = np.ones(len(ids), dtype=bool)
+    first[1:] = ids[1:] != ids[:-1]
+    ids, starts_ns = ids[first], starts_ns[first]
+    c = ops.columns
+    if not len(ids):
+        return ops
+    at = np.clip(np.searchsorted(ids, c["correlation"]), 0, len(ids) - 1)
+    found = c["has_correlation"] & (ids[at] == c["correlation"])
+    return ops.with_columns(
+        launch_us=np.where(found, starts_ns[at] / 1e3, np.nan),
+        link=np.where(found, LINKS.index("correlation"), 0).astype(np.int8),
+    )
 
 
 # --------------------------------------------------------------------------- figures per hardware queue
