@@ -116,9 +116,10 @@ class KinetoStream:
         self.pairs = BeginEnd(self._finish_event)
         self.pids, self.tids, self.others = _Plain(), _Plain(), _Plain()
         self.ops = OpTableBuilder()
-        self.dev = _columns(pid="i", tid="i", ts="d", order="q", hash="q", corr="q")
-        self.calls = _columns(pid="i", tid="i", ts="d", order="q", hash="q", corr="q", one="b")
-        self.flows = _columns(pid="i", tid="i", ts="d", order="q", hash="q", id="q")
+        # order: the event's index in the trace (below 2^31: a trace of that many events is 500 GB)
+        self.dev = _columns(pid="i", tid="i", ts="d", order="i", hash="q", corr="q")
+        self.calls = _columns(pid="i", tid="i", ts="d", order="i", hash="q", corr="q", one="b")
+        self.flows = _columns(pid="i", tid="i", ts="d", order="i", hash="q", id="q")
         self.other_hashes = array("q")
         # (order, event, its pid's index, what it is deduplicated with, its row there)
         self.steps: list[tuple[int, dict, int, str, int]] = []
@@ -206,62 +207,62 @@ class KinetoStream:
     # ------------------------------------------------------------------------------------------ the end
     def finish(self, doc: Mapping) -> tuple[list[tuple[Read, dict | None]], dict[str, int]]:
         """Per process (one, or each rank of a merged trace: with its ``otherData.aorta_merge`` entry), its
-        reading; and the repeated events dropped (``events``: all, ``device_ops``: device work)."""
+        reading; and the repeated events dropped (``events``: all, ``device_ops``: device work). Once only: the
+        columns read are let go as the ops are taken from them."""
         self.pairs.never_ended(lambda ev: ev.get("ph") == "X" and is_read(ev))
-        table = self.ops.table()
         dev = _arrays(self.dev)
         calls, flows = _arrays(self.calls), _arrays(self.flows)
         keep = {
-            "device": _first(dev["hash"]),
-            "call": _first(calls["hash"]),
-            "flow": _first(flows["hash"]),
-            "other": _first(
-                np.frombuffer(self.other_hashes, np.int64) if self.other_hashes else np.empty(0, np.int64)
-            ),
+            "device": _first(dev.pop("hash")),
+            "call": _first(calls.pop("hash")),
+            "flow": _first(flows.pop("hash")),
+            "other": _first(_arrays({"h": self.other_hashes})["h"]),
         }
+        self.dev = self.calls = self.flows = {}  # held by the arrays above until they are let go
         dropped_ops = int((~keep["device"]).sum())
         dropped = {"events": sum(int((~k).sum()) for k in keep.values()), "device_ops": dropped_ops}
         ranks = merged_ranks(doc)
-        groups: list[tuple[int | None, dict | None]] = [(None, None)]
-        if ranks:
-            groups = [
-                (self.pids.find(pid), info)
-                for pid, info in sorted(ranks.items(), key=lambda kv: kv[1]["rank"])
-            ]
+        if not ranks:
+            mine = {"device": keep["device"], "call": keep["call"], "flow": keep["flow"]}
+            return [(self._read(self.ops, dev, calls, flows, mine, keep, None, False), None)], dropped
+        table = self.ops.table()
         out = []
-        for pid, info in groups:
+        for pid_value, info in sorted(ranks.items(), key=lambda kv: kv[1]["rank"]):
+            pid = self.pids.find(pid_value)  # None: a rank whose pid holds no event
             mine = {
-                "device": keep["device"] & (dev["pid"] == pid if pid is not None else True),
-                "call": keep["call"] & (calls["pid"] == pid if pid is not None else True),
-                "flow": keep["flow"] & (flows["pid"] == pid if pid is not None else True),
+                "device": keep["device"] & (dev["pid"] == pid) if pid is not None else keep["device"] & False,
+                "call": keep["call"] & (calls["pid"] == pid) if pid is not None else keep["call"] & False,
+                "flow": keep["flow"] & (flows["pid"] == pid) if pid is not None else keep["flow"] & False,
             }
-            if ranks and pid is None:  # a rank whose pid holds no event
-                mine = {k: np.zeros_like(v) for k, v in mine.items()}
-            out.append((self._read(table, dev, calls, flows, mine, keep, pid, bool(ranks)), info))
+            out.append((self._read(table, dev, calls, flows, mine, keep, pid, True), info))
         return out, dropped
 
-    def _read(self, table, dev, calls, flows, mine, keep, pid, merged) -> Read:
+    def _read(self, ops, dev, calls, flows, mine, keep, pid, merged) -> Read:
+        """One process's reading from the columns; ``ops``: the builder (taken from once) or its table."""
         d, c, f = (_rows(dev, mine["device"]), _rows(calls, mine["call"]), _rows(flows, mine["flow"]))
         d_rows = np.flatnonzero(mine["device"])[np.argsort(d["order"], kind="stable")]
         d, c, f = _by_order(d), _by_order(c), _by_order(f)
-        pos_d, pos_c, pos_f = _positions(d, c, f)
-        # a flow position's first flow id
-        at_pos, first = np.unique(pos_f, return_index=True)
+        # a flow position's first flow id; the flow at each call's and each op's position (NO_ID: none)
+        width = len(self.tids.values) + 1
+        at_pos, first = np.unique(_position(f, width), return_index=True)
         at_id = f["id"][first]
-        call_flow = _lookup(at_pos, at_id, pos_c)  # NO_ID: none
-        dev_flow = _lookup(at_pos, at_id, pos_d)
+        del f, first
+        call_flow = _lookup(at_pos, at_id, _position(c, width))
+        dev_flow = _lookup(at_pos, at_id, _position(d, width))
+        del at_pos, at_id
         # a correlation id's earliest call (the first of equal times)
         has = c["corr"] != NO_ID
         order = np.lexsort((np.arange(has.sum()), c["ts"][has], c["corr"][has]))
         corr_sorted = c["corr"][has][order]
-        firsts = (
-            np.flatnonzero(np.diff(corr_sorted, prepend=corr_sorted[:1] - 1) != 0) if len(order) else order
-        )
+        firsts = np.ones(len(order), dtype=bool)
+        firsts[1:] = corr_sorted[1:] != corr_sorted[:-1]
         by_corr, corr_ts = corr_sorted[firsts], c["ts"][has][order][firsts]
+        del order, corr_sorted, firsts
         # a flow id's first call at a position of it
         flowing = np.flatnonzero(call_flow != NO_ID)
         by_flow, first = np.unique(call_flow[flowing], return_index=True)
         flow_ts = c["ts"][flowing][first]
+        del flowing, first
         launch_c = _lookup(by_corr, corr_ts, d["corr"], np.nan)
         launch_f = _lookup(by_flow, flow_ts, dev_flow, np.nan)
         linked_c = ~np.isnan(launch_c) & (d["corr"] != NO_ID)
@@ -269,17 +270,22 @@ class KinetoStream:
         launch = np.where(linked_c, launch_c, np.where(linked_f, launch_f, np.nan))
         link = np.where(linked_c, LINKS.index("correlation"), np.where(linked_f, LINKS.index("flow"), 0))
         dev_key = np.where(linked_c | (d["corr"] != NO_ID) & ~linked_f, d["corr"], dev_flow)
+        del launch_c, launch_f, linked_c, linked_f, dev_flow, d
         call_key = np.where(c["corr"] != NO_ID, c["corr"], call_flow)
         one = c["one"].astype(bool)
         missing = one & (call_key != NO_ID) & ~np.isin(call_key, dev_key)
-        ops = table.take(d_rows).with_columns(
-            launch_us=launch.astype(np.float64),
-            link=link.astype(np.int8),
-            correlation=np.where(dev_key < OTHER_IDS, dev_key, 0).astype(np.int64),
-            has_correlation=(dev_key != NO_ID) & (dev_key < OTHER_IDS),
+        del call_key, call_flow
+        # the ops sorted by (start, end), stable: taken once, each column let go as it is taken
+        columns = ops.columns if isinstance(ops, OpTable) else ops.column_arrays()
+        start = columns["start_us"][d_rows]
+        perm = np.lexsort((start + columns["dur_us"][d_rows], start))
+        del start
+        table = (ops.take if isinstance(ops, OpTable) else ops.taken)(d_rows[perm]).with_columns(
+            launch_us=launch[perm].astype(np.float64),
+            link=link[perm].astype(np.int8),
+            correlation=np.where(dev_key < OTHER_IDS, dev_key, 0)[perm].astype(np.int64),
+            has_correlation=((dev_key != NO_ID) & (dev_key < OTHER_IDS))[perm],
         )
-        cols = ops.columns
-        ops = ops.take(np.lexsort((ops.end_us, cols["start_us"])))  # sorted by (start, end), stable
         steps = [
             ev
             for _, ev, ev_pid, kind, row in sorted(self.steps, key=lambda s: s[0])
@@ -291,7 +297,7 @@ class KinetoStream:
             top = max(pids.values())
             host = self.pids.values[next(p for p in c["pid"].tolist() if pids[p] == top)]
         return Read(
-            ops,
+            table,
             steps,
             c["ts"][missing].tolist(),
             int(one.sum()),
@@ -325,20 +331,14 @@ def _by_order(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return _rows(cols, np.argsort(order, kind="stable"))
 
 
-def _positions(*groups: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """A number per (pid, tid, ts): equal where the position is the same, across the groups given."""
-    pid = np.concatenate([g["pid"] for g in groups]).astype(np.int64)
-    tid = np.concatenate([g["tid"] for g in groups]).astype(np.int64)
-    ts = (np.concatenate([g["ts"] for g in groups]) + 0.0).view(np.int64)  # + 0.0: -0.0 is 0.0, one position
-    order = np.lexsort((ts, tid, pid))
-    new = np.ones(len(order), dtype=bool)
-    if len(order):
-        s = order
-        new[1:] = (pid[s][1:] != pid[s][:-1]) | (tid[s][1:] != tid[s][:-1]) | (ts[s][1:] != ts[s][:-1])
-    ids = np.empty(len(order), dtype=np.int64)
-    ids[order] = np.cumsum(new) - 1
-    bounds = np.cumsum([0] + [len(g["pid"]) for g in groups])
-    return [ids[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+def _position(cols: dict[str, np.ndarray], width: int) -> np.ndarray:
+    """Each row's (pid, tid, ts) as one complex number: (pid, tid) as its real part, ts its imaginary part;
+    numpy sorts and searches complex numbers by the real part, then the imaginary, so equal positions are
+    equal numbers and the lookups are searches in sorted arrays."""
+    out = np.empty(len(cols["pid"]), dtype=np.complex128)
+    out.real = cols["pid"].astype(np.float64) * width + cols["tid"]
+    out.imag = cols["ts"] + 0.0  # + 0.0: -0.0 is 0.0, one position
+    return out
 
 
 def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray, default: Any = NO_ID) -> np.ndarray:

@@ -148,19 +148,36 @@ class OpTableBuilder:
         c["dur_ns"].append(dur_ns if exact and dur_ns is not None else 0)
         c["has_dur_ns"].append(exact and dur_ns is not None)
 
-    def table(self) -> OpTable:
-        cols = {name: np.frombuffer(self._cols[name], dtype=dtype) if len(self._cols[name]) else
+    def column_arrays(self) -> dict[str, np.ndarray]:
+        """The columns read so far, as arrays over the builder's own memory."""
+        return {name: np.frombuffer(self._cols[name], dtype=dtype) if len(self._cols[name]) else
                 np.empty(0, dtype) for name, dtype in COLUMNS.items()}  # fmt: skip
-        for name in ("has_correlation", "has_queue", "has_start_ns", "has_dur_ns"):
-            cols[name] = cols[name].view(np.bool_)
-        tables = Tables(
+
+    def taken(self, rows: np.ndarray) -> OpTable:
+        """``table().take(rows)`` with each column let go as soon as it is taken (a trace's ops are held once
+        and one column more, not twice); the builder is empty after."""
+        cols = {}
+        for name, dtype in COLUMNS.items():
+            read = (
+                np.frombuffer(self._cols[name], dtype=dtype) if len(self._cols[name]) else np.empty(0, dtype)
+            )
+            cols[name] = read[rows]
+            del read
+            self._cols[name] = array(_TYPECODES[dtype])
+        return OpTable(cols, self._tables())
+
+    def _tables(self) -> Tables:
+        return Tables(
             self._names.values,
             self._streams.values,
             self._devices.values,
             self._dims.values,
             self._metas.values,
         )
-        return OpTable(cols, tables)
+
+    def table(self) -> OpTable:
+        """The rows read so far (over the builder's memory: append no more)."""
+        return OpTable(self.column_arrays(), self._tables())
 
 
 class OpTable(Sequence[DeviceOp]):
