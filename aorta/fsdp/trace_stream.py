@@ -275,17 +275,6 @@ class KinetoStream:
         one = c["one"].astype(bool)
         missing = one & (call_key != NO_ID) & ~np.isin(call_key, dev_key)
         del call_key, call_flow
-        # the ops sorted by (start, end), stable: taken once, each column let go as it is taken
-        columns = ops.columns if isinstance(ops, OpTable) else ops.column_arrays()
-        start = columns["start_us"][d_rows]
-        perm = np.lexsort((start + columns["dur_us"][d_rows], start))
-        del start
-        table = (ops.take if isinstance(ops, OpTable) else ops.taken)(d_rows[perm]).with_columns(
-            launch_us=launch[perm].astype(np.float64),
-            link=link[perm].astype(np.int8),
-            correlation=np.where(dev_key < OTHER_IDS, dev_key, 0)[perm].astype(np.int64),
-            has_correlation=((dev_key != NO_ID) & (dev_key < OTHER_IDS))[perm],
-        )
         steps = [
             ev
             for _, ev, ev_pid, kind, row in sorted(self.steps, key=lambda s: s[0])
@@ -296,11 +285,27 @@ class KinetoStream:
         if pids:  # the pid most launches carry; the first of equal counts
             top = max(pids.values())
             host = self.pids.values[next(p for p in c["pid"].tolist() if pids[p] == top)]
+        missing_us, launch_calls = c["ts"][missing].tolist(), int(one.sum())
+        del c, one, missing
+        if not merged:  # one process: the columns read are let go before the ops are taken
+            for cols in (dev, calls, flows):
+                cols.clear()
+        # the ops sorted by (start, end), stable: taken once, each column let go as it is taken
+        columns = ops.columns if isinstance(ops, OpTable) else ops.column_arrays()
+        start = columns["start_us"][d_rows]
+        perm = np.lexsort((start + columns["dur_us"][d_rows], start))
+        del start, columns
+        table = (ops.take if isinstance(ops, OpTable) else ops.taken)(d_rows[perm]).with_columns(
+            launch_us=launch[perm].astype(np.float64),
+            link=link[perm].astype(np.int8),
+            correlation=np.where(dev_key < OTHER_IDS, dev_key, 0)[perm].astype(np.int64),
+            has_correlation=((dev_key != NO_ID) & (dev_key < OTHER_IDS))[perm],
+        )
         return Read(
             table,
             steps,
-            c["ts"][missing].tolist(),
-            int(one.sum()),
+            missing_us,
+            launch_calls,
             host if isinstance(host, int) and not isinstance(host, bool) else None,
         )
 
@@ -320,6 +325,8 @@ def _first(hashes: np.ndarray) -> np.ndarray:
 
 
 def _rows(cols: dict[str, np.ndarray], mask) -> dict[str, np.ndarray]:
+    if mask.dtype == bool and mask.all():  # every row: no copy
+        return dict(cols)
     return {k: v[mask] for k, v in cols.items()}
 
 
