@@ -1,10 +1,11 @@
 """One profiler trace file read for its figures: device work, steps and what the trace lacks (pure: no torch).
 
 What ``aorta trace figures`` reads of a Kineto Chrome trace (``torch.profiler``'s ``*.pt.trace.json``, gzipped or
-not), with the FSDP suite's own readers: the device work (``trace_analysis.parse_chrome_trace``: kernels,
-copies, memsets, each linked to its launch by correlation id or flow event), the profiler's host steps and
-their GPU-side copies (``ProfilerStep#N``, aorta/timeline/profiler_steps.py), the one-kernel launch calls that
-no device event answers (aorta/timeline/launch_links.py) and the duplicated events the loader dropped.
+not), read as a stream into columns (aorta/fsdp/trace_stream.py, with the rules of the dict-based readers it
+equals: ``trace_analysis.parse_chrome_trace``, aorta/timeline/launch_links.py): the device work (kernels, copies,
+memsets, each linked to its launch by correlation id or flow event) as an op table (aorta/timeline/op_table.py),
+the profiler's host steps and their GPU-side copies (``ProfilerStep#N``, aorta/timeline/profiler_steps.py), the
+one-kernel launch calls that no device event answers and the duplicated events dropped.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def read_kineto_traces(path: str | Path | Source) -> list[DeviceTrace]:
     if not isinstance(path, Source):
         with open_source(path) as source:
             return read_kineto_traces(source)
-    stream, done = KinetoStream(), {}
+    stream, done = KinetoStream(), dict[str, tuple]()
     doc = stream_source(path, stream.take, lambda doc: done.update(read=stream.finish(doc)))
     reads, dropped = done["read"]
     info = doc.get("distributedInfo")

@@ -226,7 +226,7 @@ class KinetoStream:
             mine = {"device": keep["device"], "call": keep["call"], "flow": keep["flow"]}
             return [(self._read(self.ops, dev, calls, flows, mine, keep, None, False), None)], dropped
         table = self.ops.table()
-        out = []
+        out: list[tuple[Read, dict | None]] = []
         for pid_value, info in sorted(ranks.items(), key=lambda kv: kv[1]["rank"]):
             pid = self.pids.find(pid_value)  # None: a rank whose pid holds no event
             mine = {

@@ -96,7 +96,9 @@ class OpTableBuilder:
     """Rows appended one at a time (``add``), then ``table()``."""
 
     def __init__(self) -> None:
-        self._cols = {name: array(_TYPECODES[dtype]) for name, dtype in COLUMNS.items()}
+        self._cols: dict[str, array[Any]] = {
+            name: array(_TYPECODES[dtype]) for name, dtype in COLUMNS.items()
+        }
         self._names, self._streams, self._devices = Interned(), Interned(), Interned()
         self._dims, self._metas = Interned(), Interned()
 
@@ -143,7 +145,7 @@ class OpTableBuilder:
         c["link"].append(LINKS.index(link))
         c["device"].append(self._devices.index(device))
         exact = _fits(start_ns) and _fits(dur_ns if dur_ns is not None else 0)  # else read as the floats
-        c["start_ns"].append(start_ns if exact else 0)  # type: ignore[arg-type]
+        c["start_ns"].append(start_ns if exact else 0)
         c["has_start_ns"].append(exact)
         c["dur_ns"].append(dur_ns if exact and dur_ns is not None else 0)
         c["has_dur_ns"].append(exact and dur_ns is not None)
@@ -158,7 +160,7 @@ class OpTableBuilder:
         and one column more, not twice); the builder is empty after."""
         cols = {}
         for name, dtype in COLUMNS.items():
-            read = (
+            read: np.ndarray = (
                 np.frombuffer(self._cols[name], dtype=dtype) if len(self._cols[name]) else np.empty(0, dtype)
             )
             cols[name] = read[rows]
@@ -204,7 +206,7 @@ class OpTable(Sequence[DeviceOp]):
     def __len__(self) -> int:
         return len(self.columns["name"])
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, (int, np.integer)):
             n = len(self)
             if not -n <= i < n:
@@ -320,7 +322,7 @@ class OpRows(Sequence[DeviceOp]):
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         return self.table()[i]
 
     def __iter__(self) -> Iterator[DeviceOp]:

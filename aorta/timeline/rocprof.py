@@ -57,7 +57,7 @@ class RocprofFileError(TraceFileError):
 class RocprofTrace:
     path: Path
     source: str  # CSV or ROCPD
-    ops: list[DeviceOp]
+    ops: Sequence[DeviceOp]  # an OpTable (aorta/timeline/op_table.py)
     api_calls: dict[str, int] = field(default_factory=dict)  # "DOMAIN function" -> calls
     records: dict[str, int] = field(default_factory=dict)  # record kind -> rows read
     not_read: list[str] = field(

@@ -415,8 +415,8 @@ def read_processes(path: Path, source: Source | None = None) -> list[RocprofTrac
     """rocprofv3 CSV output (a file, a ``<prefix>kernel_trace.csv`` with its siblings, or a host's folder),
     one ``RocprofTrace`` per process in pid order. ``source``: ``path`` already opened (a pipe: read once)."""
     if source is not None and not path.is_dir() and not path.name.endswith(KERNEL_SUFFIX):
-        ops = OpTableBuilder()
-        return [_process(path, None, [_read_file(source, set(), ops)], ops.table(), [])]
+        builder = OpTableBuilder()
+        return [_process(path, None, [_read_file(source, set(), builder)], builder.table(), [])]
     out = []
     for pid, paths in sorted(_by_process(path).items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
         not_read = [p.name for p in paths if len(paths) > 1 and not _is_record_file(p)]
