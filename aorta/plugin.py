@@ -67,6 +67,7 @@ from aorta.timing.slowdown import UNITS_ENV
 
 # Plugin pieces that live in their own modules (one line each), registered with this one.
 pytest_plugins = [
+    "aorta.record.redact_plugin",
     "aorta.telemetry.plugin",
     "aorta.report.plugin",
     "aorta.gate.plugin",
