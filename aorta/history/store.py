@@ -516,6 +516,23 @@ def _read_only_connection(p: Path, why: str) -> sqlite3.Connection:
     )
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _wal_or_new(p: Path) -> bool:
+    """``p`` is a history to put in WAL mode: new or empty (aorta creates it so), or in WAL mode already (the
+    pragma only opens its log). Any other file is left as it is until it is known: switching its journal rewrote
+    the header of another program's database, or of a damaged one, before either was refused (issue 65)."""
+    try:
+        with open(p, "rb") as fh:
+            header = fh.read(20)
+    except OSError:
+        return True  # nothing there yet (or nothing to read): SQLite says what it is
+    if not header:
+        return True
+    return header[:16] == SQLITE_HEADER and header[18:20] == b"\x02\x02"
+
+
 def _open_sqlite(path: str, create: bool, write: bool) -> HistoryStore:
     p = Path(path)
     kind = special_file(p)
@@ -535,9 +552,8 @@ def _open_sqlite(path: str, create: bool, write: bool) -> HistoryStore:
             conn = sqlite3.connect(p, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
             try:
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                conn.execute(
-                    "PRAGMA journal_mode = WAL"
-                )  # readers never block the writer; a killed one rolls back
+                if _wal_or_new(p):  # readers never block the writer; a killed one rolls back
+                    conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA foreign_keys = ON")
             except sqlite3.DatabaseError:
                 conn.close()
@@ -652,7 +668,46 @@ def open_store(url: str, *, create: bool = True, write: bool = True) -> HistoryS
     """Open the history at ``url`` (a parsed ``parse_history_url``), creating or migrating its schema. With
     ``create=False`` a SQLite file that does not exist is ``HistoryMissing``; with ``write=False`` (a command
     that only reads) one on a read-only place is read as it is. Locked, read-only, missing and damaged are told apart."""
-    store = _open_postgresql(url) if is_postgresql(url) else _open_sqlite(url, create, write)
+    if is_postgresql(url):
+        return _ready(_open_postgresql(url))
+    made = [f for f in _sqlite_files(url) if not os.path.lexists(f)]
+    try:
+        return _ready(_open_sqlite(url, create, write))
+    except HistoryError as exc:
+        if url in made and not isinstance(exc, HistoryLocked) and not _holds_history(Path(url)):
+            _remove_made(made)  # never another writer's history, created meanwhile
+        raise
+
+
+def _sqlite_files(path: str) -> list[str]:
+    return [path, f"{path}-wal", f"{path}-shm", f"{path}-journal"]
+
+
+def _holds_history(p: Path) -> bool:
+    """``p`` holds an aorta history (its schema table committed), read without writing anything."""
+    try:
+        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'aorta_schema'").fetchone()
+        finally:
+            conn.close()
+    except (OSError, sqlite3.DatabaseError):
+        return False
+    return found is not None
+
+
+def _remove_made(made: Sequence[str]) -> None:
+    """A history this open was to create, refused (a full disk, a read-only place): the files it made are
+    removed, so no empty or half-made history is left behind (issue 65: a full disk left one)."""
+    for f in made:
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+
+
+def _ready(store: HistoryStore) -> HistoryStore:
+    """``store`` checked (sound, its JSON side read) and at this schema version, or refused and closed."""
     try:
         if store.dialect == "sqlite":
             _check_sound(store)  # before anything reads it or writes into it (issue 65)
