@@ -241,6 +241,8 @@ def test_a_history_whose_json_side_is_damaged_is_refused_by_every_command_and_le
     code = cli.main(["history", "--history", str(path), action, *extra])
     err = capsys.readouterr().err
     assert code == 2, (damage, err)
-    assert err.count("\n") == 1 and f"{path}: is a damaged history" in err and f"its {table} table" in err, err
+    assert err.count("\n") == 1 and f"{path}: is a damaged history" in err and f"its {table} table" in err, (
+        err
+    )
     assert "Traceback" not in err
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # nothing changed, nothing created
