@@ -476,6 +476,8 @@ def _pytest_run(pytester, *args: str):
         (["--benchmark-json", "conftest.py"], ["--benchmark-json conftest.py", "conftest"]),
         (["--benchmark-autosave", "--benchmark-storage", "test_a.py"], ["--benchmark-storage", "test_a.py"]),
         (["--log-file", "conftest.py"], ["--log-file conftest.py"]),
+        (["--log-file", "test_a.py"], ["--log-file test_a.py", "a test file pytest will collect"]),
+        (["-o", "log_file=test_a.py"], ["--log-file test_a.py", "a test file pytest will collect"]),
         (["--aorta-history", "pipe"], ["--aorta-history", "pipe", "named pipe"]),
         (["--db-password", "pyS3cret9", "--aorta-streams", "pyS3cret9"], ["--aorta-streams"]),
     ],
