@@ -21,7 +21,8 @@ Outcomes, in the order they are decided:
 * SAME: no change, a change the test does not find (the figure is gateable, so a change of its MDE or more
   would have been found with probability ``power``: a power-based SAME), or a significant change smaller
   than ``min_effect`` (a policy: the smallest change worth a red).
-* UNSURE: not significant but suggestive (p below ``SUSPECT_P``): worth more runs (``--aorta-confirm``).
+* UNSURE: not significant but suggestive (p below ``SUSPECT_P``): worth more runs (``--aorta-confirm``); or a
+  SLOWER / FASTER of a figure that measures the host on fewer than ``min_samples`` runs in all (``decide``).
 * SLOWER / FASTER: significant at ``alpha`` and at least ``min_effect``, in the figure's direction.
 
 Across the many figures of one comparison, ``control_false_alarms`` (Benjamini-Hochberg over every tested
@@ -152,6 +153,52 @@ def decide(
     spread_table: Mapping | None = None,
     ref_blocks: Sequence[str | None] = (),
     cand_blocks: Sequence[str | None] = (),
+    timed_on_host: bool = False,
+) -> Verdict:
+    """The verdict for one figure (``_judge``), then the host rule: a figure that measures the host (a reading
+    note that says so, or ``timed_on_host``: the record's clock is the host's, every figure of a CPU run) is
+    called SLOWER or FASTER only on ``policy.min_samples`` runs or more, both sides together. Such runs fall
+    into modes by process (launch path, placement, clocks): two runs of one mode against two of another read as
+    a change whose noise two runs a side cannot show (issue 65: an A/B that differed in two settings nothing
+    reads was FASTER on CPU, 2 v 2 runs). Fewer: UNSURE with the test kept, so an auto gate adds runs."""
+    v = _judge(
+        benchmark, metric, unit, higher_is_better, ref_runs, cand_runs, policy=policy, per_round=per_round,
+        cand_run_ids=cand_run_ids, hint=hint, ref_machines=ref_machines, cand_machines=cand_machines,
+        gpu_model=gpu_model, spread_table=spread_table, ref_blocks=ref_blocks, cand_blocks=cand_blocks,
+    )  # fmt: skip
+    runs = v.ref_runs + v.cand_runs
+    if (
+        v.outcome in (SLOWER, FASTER)
+        and runs < policy.min_samples
+        and (timed_on_host or measures_the_host(hint))
+    ):
+        what = "is timed by the host clock" if timed_on_host else "measures the host"
+        return v.with_outcome(
+            UNSURE,
+            f"{v.reason}; but this figure {what} (it measures the host: its runs fall into modes by process): "
+            f"{v.ref_runs} + {v.cand_runs} runs, a {v.outcome} needs {policy.min_samples} runs in all",
+        )
+    return v
+
+
+def _judge(
+    benchmark: str,
+    metric: str,
+    unit: str,
+    higher_is_better: bool,
+    ref_runs: Sequence[Sequence[float]],
+    cand_runs: Sequence[Sequence[float]],
+    *,
+    policy: Policy,
+    per_round: bool,
+    cand_run_ids: Sequence[str],
+    hint: str,
+    ref_machines: Sequence[str],
+    cand_machines: Sequence[str],
+    gpu_model: str,
+    spread_table: Mapping | None,
+    ref_blocks: Sequence[str | None],
+    cand_blocks: Sequence[str | None],
 ) -> Verdict:
     """The verdict for one figure from the baseline's runs and the candidate's runs (each a list of the
     run's samples). ``per_round``: the figure has one sample per round (a run needs ``min_samples``);
