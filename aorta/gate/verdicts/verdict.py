@@ -135,37 +135,16 @@ def _geomean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def decide(
-    benchmark: str,
-    metric: str,
-    unit: str,
-    higher_is_better: bool,
-    ref_runs: Sequence[Sequence[float]],
-    cand_runs: Sequence[Sequence[float]],
-    *,
-    policy: Policy = Policy(),
-    per_round: bool = True,
-    cand_run_ids: Sequence[str] = (),
-    hint: str = "",
-    ref_machines: Sequence[str] = (),
-    cand_machines: Sequence[str] = (),
-    gpu_model: str = "",
-    spread_table: Mapping | None = None,
-    ref_blocks: Sequence[str | None] = (),
-    cand_blocks: Sequence[str | None] = (),
-    timed_on_host: bool = False,
-) -> Verdict:
-    """The verdict for one figure (``_judge``), then the host rule: a figure that measures the host (a reading
-    note that says so, or ``timed_on_host``: the record's clock is the host's, every figure of a CPU run) is
-    called SLOWER or FASTER only on ``policy.min_samples`` runs or more, both sides together. Such runs fall
-    into modes by process (launch path, placement, clocks): two runs of one mode against two of another read as
-    a change whose noise two runs a side cannot show (issue 65: an A/B that differed in two settings nothing
-    reads was FASTER on CPU, 2 v 2 runs). Fewer: UNSURE with the test kept, so an auto gate adds runs."""
-    v = _judge(
-        benchmark, metric, unit, higher_is_better, ref_runs, cand_runs, policy=policy, per_round=per_round,
-        cand_run_ids=cand_run_ids, hint=hint, ref_machines=ref_machines, cand_machines=cand_machines,
-        gpu_model=gpu_model, spread_table=spread_table, ref_blocks=ref_blocks, cand_blocks=cand_blocks,
-    )  # fmt: skip
+def decide(*args, timed_on_host: bool = False, **kwargs) -> Verdict:
+    """The verdict for one figure (``_judge``, which takes the same arguments), then the host rule: a figure
+    that measures the host (a reading note that says so, or ``timed_on_host``: the record's clock is the host's,
+    every figure of a CPU run) is called SLOWER or FASTER only on ``policy.min_samples`` runs or more, both sides
+    together. Such runs fall into modes by process (launch path, placement, clocks): two runs of one mode against
+    two of another read as a change whose noise two runs a side cannot show (issue 65: an A/B that differed in two
+    settings nothing reads was FASTER on CPU, 2 v 2 runs). Fewer: UNSURE with the test kept, so an auto gate adds
+    runs."""
+    v = _judge(*args, **kwargs)
+    policy, hint = kwargs.get("policy", Policy()), kwargs.get("hint", "")
     runs = v.ref_runs + v.cand_runs
     if (
         v.outcome in (SLOWER, FASTER)
@@ -189,16 +168,16 @@ def _judge(
     ref_runs: Sequence[Sequence[float]],
     cand_runs: Sequence[Sequence[float]],
     *,
-    policy: Policy,
-    per_round: bool,
-    cand_run_ids: Sequence[str],
-    hint: str,
-    ref_machines: Sequence[str],
-    cand_machines: Sequence[str],
-    gpu_model: str,
-    spread_table: Mapping | None,
-    ref_blocks: Sequence[str | None],
-    cand_blocks: Sequence[str | None],
+    policy: Policy = Policy(),
+    per_round: bool = True,
+    cand_run_ids: Sequence[str] = (),
+    hint: str = "",
+    ref_machines: Sequence[str] = (),
+    cand_machines: Sequence[str] = (),
+    gpu_model: str = "",
+    spread_table: Mapping | None = None,
+    ref_blocks: Sequence[str | None] = (),
+    cand_blocks: Sequence[str | None] = (),
 ) -> Verdict:
     """The verdict for one figure from the baseline's runs and the candidate's runs (each a list of the
     run's samples). ``per_round``: the figure has one sample per round (a run needs ``min_samples``);
