@@ -377,7 +377,7 @@ def _given_options(config: pytest.Config) -> dict[str, Any]:
 def _collection_roots(config: pytest.Config) -> list[str]:
     """Where pytest will collect: its arguments (the ini's ``testpaths`` where none were given) and the
     rootdir's ``testpaths`` either way."""
-    roots = [str(a) for a in (config.args or [config.invocation_params.dir])]
+    roots = [str(a) for a in (config.args or [str(config.invocation_params.dir)])]
     for pattern in config.getini("testpaths") or ():
         roots += glob.glob(os.path.join(str(config.rootpath), pattern), recursive=True)
     return roots

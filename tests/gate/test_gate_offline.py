@@ -538,12 +538,19 @@ def test_a_figure_of_a_two_round_kernel_pass_is_the_runs_figure_not_too_few_samp
 
     def two(value: float, seed: int) -> dict:
         b = bench("a", 10.0, seed=seed, metrics=False)
-        m = {"value": value, "unit": "us", "higher_is_better": False, "samples": [value * 0.999, value * 1.001]}
+        m = {
+            "value": value,
+            "unit": "us",
+            "higher_is_better": False,
+            "samples": [value * 0.999, value * 1.001],
+        }
         b["extra_info"]["metrics"] = {"tiny_us": {**m, **({"from_pass": True} if from_pass else {})}}
         return run([b])
 
     ref = bl.combine_runs([two(v, i) for i, v in enumerate((2.0, 2.006, 1.994, 2.003))], list("abcd"))
-    slower = bl.combine_runs([two(v * 1.08, 20 + i) for i, v in enumerate((2.004, 1.997, 2.001))], list("xyz"))
+    slower = bl.combine_runs(
+        [two(v * 1.08, 20 + i) for i, v in enumerate((2.004, 1.997, 2.001))], list("xyz")
+    )
     v = next(v for v in compare_runs(ref, slower).verdicts if v.metric == "tiny_us")
     assert v.outcome == outcome
     if outcome == UNSURE:

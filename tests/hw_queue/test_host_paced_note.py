@@ -17,19 +17,29 @@ from aorta.timing import TimingPlan
 
 @pytest.mark.parametrize(
     "enqueue, device, paced",
-    [(49.49, 49.47, True), (45.0, 50.0, True), (44.9, 50.0, False), (0.113, 42.16, False), (None, 5.0, False)],
+    [
+        (49.49, 49.47, True),
+        (45.0, 50.0, True),
+        (44.9, 50.0, False),
+        (0.113, 42.16, False),
+        (None, 5.0, False),
+    ],
 )
 def test_rounds_the_host_took_their_device_time_to_enqueue_are_host_bound(enqueue, device, paced):
     note = host_paced_note(enqueue, device)
     assert (note is not None) == paced
     if paced:
-        assert note.startswith("host-bound:") and measures_the_host(note)  # the gate reads it as a host figure
+        assert note.startswith("host-bound:") and measures_the_host(
+            note
+        )  # the gate reads it as a host figure
 
 
 def timed(enqueue_ms: float, device_ms: float, k: int = 2, method: str = "events", **plan) -> runner._Timed:
     rounds = [SimpleNamespace(host_enqueue_ms=enqueue_ms * k) for _ in range(5)]
     run = SimpleNamespace(rounds=rounds, iterations_per_round=k, method=method)
-    return runner._Timed(run, None, [], TimingPlan(warmup_rounds=1, rounds=5, **plan), {}, None, [device_ms] * 5, [])
+    return runner._Timed(
+        run, None, [], TimingPlan(warmup_rounds=1, rounds=5, **plan), {}, None, [device_ms] * 5, []
+    )
 
 
 GPU, CPU = SimpleNamespace(is_gpu=True), SimpleNamespace(is_gpu=False)

@@ -157,9 +157,14 @@ def test_figures_of_a_kernel_pass_are_marked_from_the_pass_and_so_are_those_read
         "gemm_tflops": (True, 2),
     }
     alone = set_up(cpu, HeteroKernels, 4, with_gemms=False)
-    alone_metrics, _ = runner._stage_figures(alone, traced_run([blocks[2:], blocks[2:]]), from_labelled_pass=False)
+    alone_metrics, _ = runner._stage_figures(
+        alone, traced_run([blocks[2:], blocks[2:]]), from_labelled_pass=False
+    )
     relative, _ = w.reference_metrics({m.name: m for m in metrics}, {m.name: m for m in alone_metrics})
-    assert {m.name: m.from_pass for m in relative} == {"tiny_us_per_kernel_alone": True, "convoy_slowdown": True}
+    assert {m.name: m.from_pass for m in relative} == {
+        "tiny_us_per_kernel_alone": True,
+        "convoy_slowdown": True,
+    }
     assert all(m.as_dict()["from_pass"] is True for m in relative)
 
 
