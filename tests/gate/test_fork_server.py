@@ -152,6 +152,19 @@ def test_a_forked_run_dies_with_its_server(probe):
     assert not os.path.exists(f"/proc/{child.pid}")
 
 
+def test_a_run_of_a_closed_server_reads_as_ended_with_it_not_as_an_error():
+    # a stop line polls every live run; a run whose server was closed (and it with it) is over, not a crash
+    import socket
+
+    server = object.__new__(fork_server.ForkServer)
+    server.sock, other = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    other.close()
+    server.sock.close()
+    child = fork_server.ForkedChild(server, 12345)
+    assert child.poll() == -signal.SIGKILL
+    assert child.wait(timeout=0) == -signal.SIGKILL
+
+
 def test_only_this_python_s_pytest_is_forked():
     py = sys.executable
     assert fork_server.forkable([py, "-m", "pytest", "-q", "x"]) == ["-q", "x"]

@@ -164,6 +164,8 @@ class ForkServer:
         return ForkedChild(self, int(answer["pid"]))
 
     def _reply(self, timeout: float | None) -> dict | None:
+        if self.sock.fileno() < 0:  # closed: the server was ended, and its runs with it (``close``)
+            return {"error": "the server ended"}
         ready, _, _ = select.select([self.sock], [], [], timeout)
         if not ready:
             return None
