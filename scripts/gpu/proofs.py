@@ -499,7 +499,8 @@ def two_launchers(nproc: int, select: str, device: str, json_out: str, port: int
 
 def _two_launchers(k: Knobs, work: Path):
     net = {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"} if k["net"] == "1" else {}  # NCCL's network path
-    yield Run("two_launchers", two_launchers(k.int("nproc"), k["select"], k["device"], f"{work}/two_launchers.json"),
+    yield Run("two_launchers", two_launchers(k.int("nproc"), k["select"], k["device"], f"{work}/two_launchers.json",
+                                             k.int("port")),
               env={**TWO_GPU_ENV, **net}, limit_s=300)  # fmt: skip
 
 
@@ -648,7 +649,7 @@ _PROOFS = [
     Proof(name="two_launchers", gpus=4, runs=_two_launchers, table=fsdp_tables.scale,
           what="two torchrun launchers on one host meeting through a c10d rendezvous (the multi-node path)",
           fills="Scale: 2 and 4 ranks and two launchers",
-          knobs={"nproc": "2", "select": "baseline", "device": "auto", "net": "0"}),
+          knobs={"nproc": "2", "select": "baseline", "device": "auto", "net": "0", "port": "29517"}),
     Proof(name="fsdp_tp_ranks", gpus=4, runs=_tp_ranks, table=fsdp_tables.tp_ranks,
           what="fsdp_tp under torchrun: every rank's median round, the spread, samples/s, per launch and size",
           fills="Scale: 2 and 4 ranks and two launchers",

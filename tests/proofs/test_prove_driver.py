@@ -3,6 +3,7 @@ processes in a pool, one archive and the table printed last, exit codes, and an 
 the repository keeps."""
 
 import json
+import socket
 import sys
 import tarfile
 from pathlib import Path
@@ -114,8 +115,23 @@ def test_two_launchers_run_one_job_and_rank_0_records_both_ranks(tmp_path, capsy
     """Across launchers on CPU (gloo): two torchrun launchers of one rank each, meeting through a c10d
     rendezvous on localhost; the paths two nodes take (rendezvous, the store, rank agreement, gathering)."""
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    args = ["two_launchers", "--set", "device=cpu", "--set", "nproc=1", "--out", str(tmp_path)]
-    assert prove.main(args) == 0, (tmp_path / "table.txt").read_text()
+    with socket.socket() as s:  # a port of its own: two test runs on one machine never meet in one rendezvous
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    args = [
+        "two_launchers",
+        "--set",
+        "device=cpu",
+        "--set",
+        "nproc=1",
+        "--set",
+        f"port={port}",
+        "--out",
+        str(tmp_path),
+    ]
+    code = prove.main(args)
+    logs = "".join(p.read_text(errors="replace") for p in sorted(tmp_path.rglob("*.log")))
+    assert code == 0, (tmp_path / "table.txt").read_text() + logs
     assert "two_launchers: exit 0" in (tmp_path / "table.txt").read_text()
     with tarfile.open(tmp_path / "two_launchers.tgz") as tar:
         (member,) = [m for m in tar.getmembers() if m.name.endswith("/two_launchers.json")]
