@@ -174,6 +174,8 @@ def _rocprof_traces(traces: Sequence[rocprof.RocprofTrace]) -> list[DeviceTrace]
             duplicate_events_dropped=sum(r.duplicates.values()),
             process=r.process if len(traces) > 1 or r.process is not None else None,
             reader_note=rocprof.apart_note(r),
+            missing_launches_us=r.missing_launches_us,
+            launch_calls=r.launch_calls,
         )
         for r in traces
     ]
