@@ -174,6 +174,8 @@ def _rocprof_traces(traces: Sequence[rocprof.RocprofTrace]) -> list[DeviceTrace]
             duplicate_events_dropped=sum(r.duplicates.values()),
             process=r.process if len(traces) > 1 or r.process is not None else None,
             reader_note=rocprof.apart_note(r),
+            missing_launches_us=r.missing_launches_us,
+            launch_calls=r.launch_calls,
         )
         for r in traces
     ]
@@ -286,11 +288,32 @@ def _ranks(traces: Sequence[DeviceTrace]) -> tuple[list[int], str]:
     ), "the files' places on the command line (their distributedInfo.rank repeat)"
 
 
+def _each_once(paths: Sequence[str | Path]) -> None:
+    """``ReportInputError`` where one file or folder is named twice (``a.json ./a.json``, a glob and its file,
+    a link and its target): before, it was read as two ranks of identical figures, each paired with itself
+    across ranks. Two files of the same bytes stay two ranks (identical ranks can be)."""
+    seen: dict[tuple[int, int], str | Path] = {}
+    for p in paths:
+        try:
+            st = Path(p).stat()
+        except OSError:
+            continue  # not there: the reader names it
+        if not (Path(p).is_file() or Path(p).is_dir()):
+            continue  # a pipe (/dev/fd/N) is read once, whatever names it
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            raise ReportInputError(
+                f"{p}: the same trace as {seen[key]}, given twice: name each rank's trace once"
+            )
+        seen[key] = p
+
+
 def figures(paths: Sequence[str | Path]) -> dict:
     """The figures of every file given (one rank each; a rocprofv3 host folder gives one rank per process),
     and across ranks where more than one."""
     if not paths:
         raise ReportInputError("no trace given: name one trace file per rank")
+    _each_once(paths)
     read = [t for p in paths for t in read_traces(p)]
     _one_profiler_per_process(read)
     # plausibility per device timeline: one GPU on another clock is not judged by the other's median start

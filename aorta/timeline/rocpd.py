@@ -33,8 +33,17 @@ from pathlib import Path
 import numpy as np
 
 from aorta.timeline.device_identity import device_value
+from aorta.timeline.launch_links import ONE_KERNEL_LAUNCH
 from aorta.timeline.op_table import INT64_MAX, INT64_MIN, OpTableBuilder
-from aorta.timeline.rocprof import READ, ROCPD, RocprofFileError, RocprofTrace, same_run, with_launches
+from aorta.timeline.rocprof import (
+    READ,
+    ROCPD,
+    RocprofFileError,
+    RocprofTrace,
+    same_run,
+    unanswered_launches,
+    with_launches,
+)
 
 # a record's pid column is rocpd_info_process.id; the process's own pid is that row's pid
 _PROCESS = (
@@ -75,6 +84,7 @@ class _Process:
         self.api: Counter[str] = Counter()
         self.calls: Counter[str] = Counter()
         self.launch_ids, self.launch_ns = array("q"), array("q")  # HIP calls' internal ids and starts
+        self.launch_one = array("b")  # and whether each launches one kernel (hipLaunchKernel ...)
         self.launches_ns: tuple[int, int] | None = None  # first to last HIP call: where the launches are
         self.ops = OpTableBuilder()  # its kernels, then its copies (the tables are read in that order)
         self.count = {"kernel": 0, "gpu_memcpy": 0}
@@ -128,13 +138,17 @@ def _trace(path: Path, pid: int | None, p: _Process) -> RocprofTrace:
         apart.append(f"rocpd_memory_copy ({n_copies} rows)")
         rows = rows[:n_kernels]
     ids, starts = np.frombuffer(p.launch_ids, np.int64), np.frombuffer(p.launch_ns, np.int64)
+    one = np.frombuffer(p.launch_one, np.int8).astype(bool)
     if not len(ids):
         ids = starts = np.empty(0, np.int64)
+        one = np.empty(0, bool)
     if ref and p.launches_ns and not same_run(p.launches_ns, ref):
         hip = {c: n for c, n in p.calls.items() if c.startswith("HIP")}
         apart.append(f"rocpd_region's {', '.join(hip)} calls ({sum(hip.values())})")
         ids = starts = np.empty(0, np.int64)
+        one = np.empty(0, bool)
     mine = with_launches(ops.take(rows), ids, starts)
+    missing, launch_calls = unanswered_launches(mine, ids, starts, one)
     records = {"KERNEL_DISPATCH": n_kernels, **p.calls}
     if n_copies:
         records["MEMORY_COPY"] = n_copies
@@ -147,6 +161,8 @@ def _trace(path: Path, pid: int | None, p: _Process) -> RocprofTrace:
         process=pid,
         apart=apart,
         duplicates=dict(p.duplicates),
+        missing_launches_us=missing,
+        launch_calls=launch_calls,
     )
 
 
@@ -246,6 +262,7 @@ def _read(path: Path, con: sqlite3.Connection) -> list[RocprofTrace]:
                             raise RocprofFileError(f"{path}: rocpd_region: an id {corr} past 64 bits")
                         p.launch_ids.append(int(corr))
                         p.launch_ns.append(start)
+                        p.launch_one.append(bool(ONE_KERNEL_LAUNCH.search(name)))
     for table, category, query, alias in (
         ("rocpd_kernel_dispatch", "kernel", _KERNELS, "K"),
         ("rocpd_memory_copy", "gpu_memcpy", _COPIES, "M"),

@@ -70,6 +70,10 @@ class RocprofTrace:
     without_work: list[str] = field(
         default_factory=list
     )  # other processes of the output, with no device work
+    missing_launches_us: list[float] = field(
+        default_factory=list
+    )  # one-kernel launch calls no kernel answers (the profiler lost its record), their starts
+    launch_calls: int = 0  # one-kernel launch calls (hipLaunchKernel ...), answered or not
 
 
 def sniff(source: Source) -> str:
@@ -189,6 +193,20 @@ def with_launches(ops: OpTable, ids: np.ndarray, starts_ns: np.ndarray) -> OpTab
         launch_us=np.where(found, starts_ns[at] / 1e3, np.nan),
         link=np.where(found, LINKS.index("correlation"), 0).astype(np.int8),
     )
+
+
+def unanswered_launches(
+    ops: OpTable, ids: np.ndarray, starts_ns: np.ndarray, one_kernel: np.ndarray
+) -> tuple[list[float], int]:
+    """The one-kernel launch calls (``one_kernel``: hipLaunchKernel, hipExtModuleLaunchKernel ...;
+    aorta/timeline/launch_links.py) whose internal correlation id no op of ``ops`` carries: the kernel the
+    profiler lost (as a Kineto trace's are counted), their starts (µs, sorted), and how many launch calls there
+    are. A call written twice (the same id) is one call."""
+    ids, at = np.unique(ids[one_kernel], return_index=True)
+    starts_ns = starts_ns[one_kernel][at]
+    c = ops.columns
+    answered = np.isin(ids, c["correlation"][c["has_correlation"]])
+    return sorted((starts_ns[~answered] / 1e3).tolist()), len(ids)
 
 
 # --------------------------------------------------------------------------- figures per hardware queue

@@ -36,8 +36,16 @@ from pathlib import Path
 import numpy as np
 
 from aorta.timeline.device_identity import device_value
+from aorta.timeline.launch_links import ONE_KERNEL_LAUNCH
 from aorta.timeline.op_table import INT64_MAX, INT64_MIN, OpTable, OpTableBuilder
-from aorta.timeline.rocprof import CSV, RocprofFileError, RocprofTrace, same_run, with_launches
+from aorta.timeline.rocprof import (
+    CSV,
+    RocprofFileError,
+    RocprofTrace,
+    same_run,
+    unanswered_launches,
+    with_launches,
+)
 from aorta.timeline.trace_source import DAMAGED_GZIP, Source, damaged_gzip, open_source
 
 KERNEL_SUFFIX = "kernel_trace.csv"
@@ -55,6 +63,7 @@ class _File:
     kernels: int = 0
     launch_ids: array = field(default_factory=lambda: array("q"))  # HIP calls' correlation ids
     launch_ns: array = field(default_factory=lambda: array("q"))  # and their starts
+    launch_one: array = field(default_factory=lambda: array("b"))  # and whether each launches one kernel
     api: Counter[str] = field(default_factory=Counter)
     records: Counter[str] = field(default_factory=Counter)
     others: Counter[str] = field(default_factory=Counter)  # rows of kinds no figure reads
@@ -310,6 +319,7 @@ def _read_file(source: Source, seen: set[int], ops: OpTableBuilder) -> _File:
                     raise RocprofFileError(f"{where}: Correlation_Id {corr} does not fit a 64-bit integer")
                 out.launch_ids.append(corr)
                 out.launch_ns.append(start)
+                out.launch_one.append(bool(ONE_KERNEL_LAUNCH.search(str(function))))
     out.ops = range(first, len(ops))
     return out
 
@@ -385,7 +395,11 @@ def _process(
     mine = ops.take(np.concatenate([np.arange(f.ops.start, f.ops.stop) for f in kept] or [none]))
     ids = np.concatenate([np.frombuffer(f.launch_ids, np.int64) for f in kept if f.launch_ids] or [none])
     starts = np.concatenate([np.frombuffer(f.launch_ns, np.int64) for f in kept if f.launch_ns] or [none])
+    one = np.concatenate(
+        [np.frombuffer(f.launch_one, np.int8) for f in kept if f.launch_one] or [np.empty(0, np.int8)]
+    ).astype(bool)
     mine = with_launches(mine, ids, starts)
+    missing, launch_calls = unanswered_launches(mine, ids, starts, one)
     total = sum((f.records for f in files), Counter())
     return RocprofTrace(
         path,
@@ -398,6 +412,8 @@ def _process(
         duplicates=dict(sum((f.duplicates for f in files), Counter())),
         apart=apart,
         not_in_figures=dict(sum((f.others for f in files), Counter())),
+        missing_launches_us=missing,
+        launch_calls=launch_calls,
     )
 
 

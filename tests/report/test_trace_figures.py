@@ -403,3 +403,20 @@ def test_an_epoch_clock_trace_is_exact_to_the_ns_its_text_wrote(tmp_path):
     assert step["window_ms"] == pytest.approx(1.870e-3, abs=1e-12)
     assert step["compute_busy_ms"] == pytest.approx(1.250e-3, abs=1e-12)
     assert step["idle_ms"] == pytest.approx(0.620e-3, abs=1e-12)
+
+
+def test_one_trace_named_twice_is_refused_naming_both_not_read_as_two_ranks(tmp_path, capsys):
+    """Issue 64's kept-back cases: ``a.json ./a.json`` (or a link and its target) gave two ranks of identical
+    figures, each paired with itself across ranks; a copy of the same bytes is another file: two ranks."""
+    trace = tmp_path / "a.json"
+    trace.write_text(json.dumps({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
+                                                   "ts": 1.0, "dur": 2.0, "args": {"device": 0, "stream": 7}}]}))  # fmt: skip
+    (tmp_path / "link.json").symlink_to(trace)
+    for other in (tmp_path / "." / "a.json", tmp_path / "link.json"):
+        assert main(["trace", "figures", str(trace), str(other)]) == 2
+        err = capsys.readouterr().err
+        assert err == f"aorta trace figures: error: {other}: the same trace as {trace}, given twice: name each " \
+            "rank's trace once\n"  # fmt: skip
+    copy = tmp_path / "b.json"
+    copy.write_bytes(trace.read_bytes())
+    assert len(trace_figures.figures([trace, copy])["ranks"]) == 2

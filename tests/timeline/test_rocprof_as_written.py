@@ -556,3 +556,28 @@ def test_queue_busy_is_the_union_of_the_profilers_own_ns_on_any_clock(tmp_path):
     )
     (entry,) = trace_figures.figures([write(tmp_path / "kernel_trace.csv", (head + body).encode())])["ranks"]
     assert entry["hardware_queues"][0]["busy_ms"] == 1500 / 1e6
+
+
+def test_a_rocprofv3_launch_that_no_kernel_answers_is_counted_as_in_a_kineto_trace(tmp_path):
+    """Issue 64: rocprofv3's launches were linked but never checked: a hipLaunchKernel whose kernel the profiler
+    lost read as 0 launches without kernel (a Kineto trace of the same run counts it). A call written twice is
+    one call; a call that launches no one kernel (hipMemcpy) is none."""
+    head = '"Kind","Agent_Id","Queue_Id","Stream_Id","Kernel_Name","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+    (tmp_path / "7_kernel_trace.csv").write_text(
+        head + '"KERNEL_DISPATCH","Agent 2",1,1,"gemm",1,5000,6000\n'
+    )
+    calls = (
+        '"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+        + "".join(
+            f'"HIP_RUNTIME_API","{f}",7,7,{c},{s},{s + 100}\n'
+            for f, c, s in (
+                ("hipLaunchKernel", 1, 4000),
+                ("hipLaunchKernel", 2, 4200),
+                ("hipMemcpy", 3, 4400),
+            )
+        )
+    )
+    (tmp_path / "7_hip_api_trace.csv").write_text(calls + calls.split("\n", 2)[2])  # the lost launch twice
+    (entry,) = trace_figures.figures([tmp_path])["ranks"]
+    assert entry["launches_without_kernel"] == 1 == entry["steps"][0]["launches_without_kernel"]
+    assert "1 kernel launches with no kernel in the trace" in entry["note"]
