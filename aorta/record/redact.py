@@ -167,7 +167,7 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     out = _KEYWORD.sub(
         lambda m: (
             f"{m.group(1)}{m.group(2)}{HIDDEN}"
-            if m.group(3) and m.group(1) not in SECRET_NAME.NOT  # PWD=/home/ann is the shell's folder
+            if m.group(3) and not _shell_folder(m.group(1), m.group(3))  # PWD=/home/ann is the shell's folder
             else m.group(0)
         ),
         out,
@@ -224,6 +224,19 @@ def argv_secrets(argv: Sequence[str], launchers: bool = True) -> list[str]:
     return [s for s in found if s and len(s) >= MIN_SECRET_CHARS]
 
 
+def _shell_folder(name: str, value: str) -> bool:
+    """``PWD=/home/ann`` (``OLDPWD=``): the shell's folder, not a password; ``PWD=s3cret`` in an ODBC or ADO
+    connection string (``Server=db;UID=ann;PWD=s3cret;``) is one (issue 65b: printed in clear)."""
+    return name.strip().upper() in SECRET_NAME.NOT and value.strip("'\"").startswith(("/", "~", "."))
+
+
+def _connection_key(name: str, value: str) -> bool:
+    """A ``Key=Value`` of a connection string whose value is a secret (``AccountKey``, ``Password``, ``PWD``)."""
+    return SECRET_NAME.search(name) or (
+        name.strip().upper() in SECRET_NAME.NOT and not _shell_folder(name, value)
+    )
+
+
 def _connection_string_secrets(text: str) -> list[str]:
     """Values of secret-named keys in a ``Key=Value;Key=Value`` connection string (Azure's ``AccountKey=``)."""
     found: list[str] = []
@@ -231,7 +244,7 @@ def _connection_string_secrets(text: str) -> list[str]:
         return found
     for part in str(text).split(";"):
         name, eq, value = part.strip().partition("=")
-        if eq and value and re.fullmatch(r"[A-Za-z][A-Za-z0-9 _]*", name) and SECRET_NAME.search(name):
+        if eq and value and re.fullmatch(r"[A-Za-z][A-Za-z0-9 _]*", name) and _connection_key(name, value):
             found.append(value)
     return found
 
