@@ -27,12 +27,13 @@ HIDDEN = "***"
 
 class _SecretName:
     """A setting's or option's name that says it holds a secret, word by word (``MYSQL_PWD``, ``AccountKey``,
-    ``db-password``, ``NCCL_PASSWORD_TEST``; issue 65: the old pattern missed the first two). ``PWD`` and
+    ``db-password``, ``NCCL_PASSWORD_TEST``; issue 65: the old pattern missed the first two; 65b: ``SERVICE_CRED``,
+    ``DB_PASS``, a last word ``PASS`` or ``PW``). ``PWD`` and
     ``OLDPWD`` alone are the shell's folders, not passwords."""
 
     WORDS = frozenset(
         "PASSWORD PASSWD PWD PASSPHRASE SECRET SECRETS TOKEN TOKENS KEY APIKEY CREDENTIAL CREDENTIALS AUTH "
-        "SIGNATURE SAS".split()
+        "SIGNATURE SAS CRED CREDS".split()
     )
     NOT = frozenset({"PWD", "OLDPWD"})
 
@@ -44,6 +45,8 @@ class _SecretName:
         if str(name).upper() in self.NOT:
             return False
         words = self.words(name)
+        if words and words[-1] in ("PASS", "PW"):  # DB_PASS, MYSQL_PW (not KERNEL_PASS_ROUNDS: issue 65b)
+            return True
         return any(w in self.WORDS or w.endswith(("PASSWORD", "PASSWD", "TOKEN", "SECRET")) for w in words)
 
 
