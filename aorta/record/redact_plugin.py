@@ -146,18 +146,28 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any, output_
         output_json.update(hidden)
 
 
+def _junitxml(config: pytest.Config) -> Any:
+    """pytest's ``--junitxml`` writer (``LogXML``), or None where the option is not given."""
+    from _pytest.junitxml import xml_key  # pytest's own key of its writer
+
+    return config.stash.get(xml_key, None)
+
+
 def hide_in_junitxml(config: pytest.Config) -> None:
     """``--junitxml``'s test cases with every registered secret hidden in their attributes (name, classname and
     file come from the node id), before its writer builds the file."""
-    from _pytest.junitxml import xml_key  # pytest's own key of its writer; None where --junitxml is not given
-
-    xml = config.stash.get(xml_key, None)
+    xml = _junitxml(config)
     if xml is None or not registered():
         return
     for reporter in getattr(xml, "node_reporters_ordered", ()):
-        attrs = getattr(reporter, "attrs", None)
-        if isinstance(attrs, dict):
+        attrs = vars(reporter).get("attrs")
+        if isinstance(attrs, dict):  # not finalized yet: its element is built from these
             reporter.attrs = {k: hide_registered(v) if isinstance(v, str) else v for k, v in attrs.items()}
+            continue
+        for element in reporter.to_xml().iter():  # finalized: the element it keeps, hidden in place
+            element.attrib.update({k: hide_registered(v) for k, v in element.attrib.items()})
+            element.text = hide_registered(element.text) if element.text else element.text
+            element.tail = hide_registered(element.tail) if element.tail else element.tail
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)  # innermost: around the writers themselves, the summary kept
@@ -169,6 +179,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
     try:
         return (yield)
     except OSError as exc:
+        if (
+            not exc.filename
+        ):  # a write that failed after its open names no file: the XML's, the one writer here
+            exc.filename = getattr(_junitxml(session.config), "logfile", None)
         said = said_fault(exc)
         if said is None:
             raise
