@@ -741,6 +741,13 @@ def add_runs(store: HistoryStore, runs: Sequence[RunRow], added_at: str) -> list
         except Exception as exc:
             if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "readonly" in str(exc)):
                 raise _sqlite_refusal(Path(store.where), exc) from None
+            if isinstance(exc, sqlite3.OperationalError) and str(exc).startswith(
+                ("no such table", "no such column")
+            ):
+                raise HistoryError(  # a table or column gone (issue 65b: said as a write that failed, exit 3)
+                    f"{store.where}: is a damaged history: {exc}; nothing of the run of {run.recorded_at} was "
+                    "kept: restore it from a copy"
+                ) from None
             text = store.said(exc)
             fault = _storage_fault(Path(store.where)) if store.dialect == "sqlite" else None
             full = "full" in text.lower() and fault is None

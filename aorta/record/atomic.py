@@ -7,8 +7,10 @@ readable as any other output (``tempfile.mkstemp`` would leave it 0600).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import uuid
 from pathlib import Path
 
@@ -25,11 +27,26 @@ def _create_temp(folder: Path, name: str) -> tuple[int, Path]:
             continue
 
 
+def _check_replaceable(p: Path) -> None:
+    """``WriteFailed`` where ``p`` is a named pipe, a device or a socket: a rename would replace the node itself
+    with a file (issue 65b: ``--benchmark-json`` onto a device node; ``/dev/null`` itself for a run as root)."""
+    try:
+        mode = os.stat(p).st_mode
+    except (OSError, ValueError):
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        what = "a named pipe" if stat.S_ISFIFO(mode) else "a special file (a device or a socket)"
+        raise WriteFailed(
+            errno.EINVAL, f"it is {what}, not a file; aorta writes regular files only", os.fspath(p)
+        )
+
+
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to a temp file, flush it to disk, rename it over ``path``; on any failure the old
     ``path`` is left as it was and the temp file is removed. A fault of the storage is ``WriteFailed``, saying
     what it is (no space, over quota, read-only: aorta/record/storage_faults.py)."""
     p = Path(path)
+    _check_replaceable(p)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = _create_temp(p.parent, p.name)

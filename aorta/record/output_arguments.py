@@ -226,9 +226,12 @@ def _step_summary(environ: Mapping[str, str]) -> list[tuple[str, str, str]]:
 
 def check_outputs(outputs: list[tuple[str, str, str]], inputs: Inputs) -> None:
     """Each of ``outputs`` ((option, kind, path)) through ``check_output`` against ``inputs``, and none the
-    same file as another: the one map of places, checked before any work."""
+    same file as another: the one map of places, checked before any work. None is a named pipe or a device
+    (issue 65b: ``--junitxml FIFO`` hung pytest at its end; ``--benchmark-json`` onto a device node replaced
+    the node with a file, ``/dev/null`` itself where pytest runs as root)."""
     seen: dict[str, str] = {}
     for option, kind, path in outputs:
+        check_regular(option, path)  # a FIFO waits for a reader forever; a device is replaced by a rename
         check_output(option, path, kind=kind, inputs=inputs)
         if kind != "dir":
             check_not_another_output(option, path, seen)

@@ -27,12 +27,13 @@ HIDDEN = "***"
 
 class _SecretName:
     """A setting's or option's name that says it holds a secret, word by word (``MYSQL_PWD``, ``AccountKey``,
-    ``db-password``, ``NCCL_PASSWORD_TEST``; issue 65: the old pattern missed the first two). ``PWD`` and
+    ``db-password``, ``NCCL_PASSWORD_TEST``; issue 65: the old pattern missed the first two; 65b: ``SERVICE_CRED``,
+    ``DB_PASS``, a last word ``PASS`` or ``PW``). ``PWD`` and
     ``OLDPWD`` alone are the shell's folders, not passwords."""
 
     WORDS = frozenset(
         "PASSWORD PASSWD PWD PASSPHRASE SECRET SECRETS TOKEN TOKENS KEY APIKEY CREDENTIAL CREDENTIALS AUTH "
-        "SIGNATURE SAS".split()
+        "SIGNATURE SAS CRED CREDS".split()
     )
     NOT = frozenset({"PWD", "OLDPWD"})
 
@@ -44,6 +45,8 @@ class _SecretName:
         if str(name).upper() in self.NOT:
             return False
         words = self.words(name)
+        if words and words[-1] in ("PASS", "PW"):  # DB_PASS, MYSQL_PW (not KERNEL_PASS_ROUNDS: issue 65b)
+            return True
         return any(w in self.WORDS or w.endswith(("PASSWORD", "PASSWD", "TOKEN", "SECRET")) for w in words)
 
 
@@ -167,7 +170,7 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     out = _KEYWORD.sub(
         lambda m: (
             f"{m.group(1)}{m.group(2)}{HIDDEN}"
-            if m.group(3) and m.group(1) not in SECRET_NAME.NOT  # PWD=/home/ann is the shell's folder
+            if m.group(3) and not _shell_folder(m.group(1), m.group(3))  # PWD=/home/ann is the shell's folder
             else m.group(0)
         ),
         out,
@@ -224,6 +227,19 @@ def argv_secrets(argv: Sequence[str], launchers: bool = True) -> list[str]:
     return [s for s in found if s and len(s) >= MIN_SECRET_CHARS]
 
 
+def _shell_folder(name: str, value: str) -> bool:
+    """``PWD=/home/ann`` (``OLDPWD=``): the shell's folder, not a password; ``PWD=s3cret`` in an ODBC or ADO
+    connection string (``Server=db;UID=ann;PWD=s3cret;``) is one (issue 65b: printed in clear)."""
+    return name.strip().upper() in SECRET_NAME.NOT and value.strip("'\"").startswith(("/", "~", "."))
+
+
+def _connection_key(name: str, value: str) -> bool:
+    """A ``Key=Value`` of a connection string whose value is a secret (``AccountKey``, ``Password``, ``PWD``)."""
+    return SECRET_NAME.search(name) or (
+        name.strip().upper() in SECRET_NAME.NOT and not _shell_folder(name, value)
+    )
+
+
 def _connection_string_secrets(text: str) -> list[str]:
     """Values of secret-named keys in a ``Key=Value;Key=Value`` connection string (Azure's ``AccountKey=``)."""
     found: list[str] = []
@@ -231,7 +247,7 @@ def _connection_string_secrets(text: str) -> list[str]:
         return found
     for part in str(text).split(";"):
         name, eq, value = part.strip().partition("=")
-        if eq and value and re.fullmatch(r"[A-Za-z][A-Za-z0-9 _]*", name) and SECRET_NAME.search(name):
+        if eq and value and re.fullmatch(r"[A-Za-z][A-Za-z0-9 _]*", name) and _connection_key(name, value):
             found.append(value)
     return found
 

@@ -13,9 +13,12 @@ passes the same redactor:
   (header, progress, tracebacks, summaries, warnings, live logs, INTERNALERROR lines: everything it writes);
 - the reports: every test and collection report is redacted where it is made, before any plugin reads it
   (``--junitxml``, ``--report-log``, xdist's controller, the terminal's short summary), every string of it;
-- ``--log-file``: its handler hides them in every record.
+- ``--log-file``: its handler hides them in every record;
+- the documents written at the end (issue 65b: a secret in a parametrize id or a test's name reached them through
+  the node id): pytest-benchmark's JSON (``--benchmark-json``, ``--benchmark-save``, the gate's and the history's
+  copy of the run) as its last hook builds it, and ``--junitxml``'s test case names before the file is written.
 
-The node ids are kept as they are (pytest keys its bookkeeping on them).
+The node ids of the reports are kept as they are (pytest keys its bookkeeping on them).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 import pytest
 
 from aorta.record.redact import RedactingStream, hide_registered, register_entered, registered
+from aorta.record.storage_faults import said_fault
 
 KEPT = frozenset({"nodeid", "location", "$report_type"})  # pytest's keys, never a secret's place
 
@@ -130,3 +134,75 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     handler = getattr(logging_plugin, "log_file_handler", None)
     if isinstance(handler, logging.Handler) and not any(isinstance(f, _HideSecrets) for f in handler.filters):
         handler.addFilter(_HideSecrets())
+
+
+@pytest.hookimpl(trylast=True, optionalhook=True)
+def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any, output_json: dict) -> None:
+    """pytest-benchmark's document with every registered secret hidden in each string (a benchmark's name,
+    fullname and params come from its node id): the last hook before any copy of it is written."""
+    if registered():
+        hidden = _hidden(dict(output_json))
+        output_json.clear()
+        output_json.update(hidden)
+
+
+def _junitxml(config: pytest.Config) -> Any:
+    """pytest's ``--junitxml`` writer (``LogXML``), or None where the option is not given."""
+    from _pytest.junitxml import xml_key  # pytest's own key of its writer
+
+    return config.stash.get(xml_key, None)
+
+
+def hide_in_junitxml(config: pytest.Config) -> None:
+    """``--junitxml``'s test cases with every registered secret hidden in their attributes (name, classname and
+    file come from the node id), before its writer builds the file."""
+    xml = _junitxml(config)
+    if xml is None or not registered():
+        return
+    for reporter in getattr(xml, "node_reporters_ordered", ()):
+        attrs = vars(reporter).get("attrs")
+        if isinstance(attrs, dict):  # not finalized yet: its element is built from these
+            reporter.attrs = {k: hide_registered(v) if isinstance(v, str) else v for k, v in attrs.items()}
+            continue
+        for element in reporter.to_xml().iter():  # finalized: the element it keeps, hidden in place
+            element.attrib.update({k: hide_registered(v) for k, v in element.attrib.items()})
+            element.text = hide_registered(element.text) if element.text else element.text
+            element.tail = hide_registered(element.tail) if element.tail else element.tail
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)  # innermost: around the writers themselves, the summary kept
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[None, Any, Any]:
+    """The writers of the session's end (``--junitxml`` among them): secrets hidden before they write, and a
+    fault of the storage (no space, quota, I/O error) said in one line naming the option and the fault, exit 3
+    where the tests passed, instead of a traceback after the results (issue 65b)."""
+    hide_in_junitxml(session.config)
+    try:
+        return (yield)
+    except OSError as exc:
+        if (
+            not exc.filename
+        ):  # a write that failed after its open names no file: the XML's, the one writer here
+            exc.filename = getattr(_junitxml(session.config), "logfile", None)
+        said = said_fault(exc)
+        if said is None:
+            raise
+        option = _option_of(session.config, exc.filename)
+        print(f"ERROR: {option}{hide_registered(said[1])}", file=sys.stderr, flush=True)
+        if int(session.exitstatus) == 0:
+            session.exitstatus = said[0]
+        return None
+
+
+def _option_of(config: pytest.Config, path: object) -> str:
+    """``"--junitxml "`` where ``path`` is the file an end-of-session writer option names, else ``""``."""
+    from aorta.record.output_arguments import OPTION_OUTPUTS
+
+    for dest, (option, _, _) in OPTION_OUTPUTS.items():
+        given = getattr(config.option, dest, None)
+        if (
+            isinstance(given, (str, os.PathLike))
+            and path
+            and os.path.abspath(given) == os.path.abspath(str(path))
+        ):
+            return f"{option} "
+    return ""
