@@ -97,6 +97,16 @@ def run_pytest(pytester, monkeypatch):
     return run
 
 
+@pytest.fixture(params=["in_process", pytest.param("child_process", marks=pytest.mark.slow)])
+def aorta_cli(request):
+    """``aorta_cli(*args, cwd=None)``: the CompletedProcess (text) of ``python -m aorta ARGS``. In the fast tier
+    ``aorta.cli.main`` runs it in this process (tests/cli_in_process.py), in the slow tier a child process does."""
+    from cli_in_process import run_aorta, run_child
+
+    run = run_aorta if request.param == "in_process" else run_child
+    return lambda *args, cwd=None: run(args, cwd=cwd)
+
+
 @pytest.fixture
 def bench_dir(pytester, monkeypatch):
     """A pytester folder holding the gate tests' spin benchmark (test_gate_plugin.SPIN_TEST), a clean env."""
