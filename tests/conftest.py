@@ -76,6 +76,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _cpu_probed_once():
+    """pytest-benchmark asks py-cpuinfo for the machine's CPU at the end of every session that ran a benchmark,
+    and py-cpuinfo starts a Python of its own for each answer (0.2 s, seconds under load): the sessions that
+    tests run in this process (pytester) share the first answer, as a gate's fork server does for its runs
+    (aorta/gate/runs/fork_server.py). Each gets a copy: the same CPU, whatever a session does with it."""
+    import copy
+
+    try:
+        import cpuinfo
+    except ImportError:
+        yield
+        return
+    real, answer = cpuinfo.get_cpu_info, []
+
+    def once() -> dict:
+        if not answer:
+            answer.append(real())
+        return copy.deepcopy(answer[0])
+
+    cpuinfo.get_cpu_info = once
+    yield
+    cpuinfo.get_cpu_info = real
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _not_an_xdist_worker():
     """Under ``pytest -n`` this variable would make pytest-benchmark disable the benchmarks of the runs the
     tests start themselves (pytester, torchrun): those runs are not xdist workers."""
