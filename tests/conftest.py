@@ -122,6 +122,17 @@ def run_pytest(pytester, monkeypatch):
     return run
 
 
+@pytest.fixture
+def saved_stream_gate(pytestconfig, tmp_path_factory) -> dict:
+    """``{code, output, folder}`` of tests/stream_gate.py's gate (``folder/bl``: the baseline folder,
+    ``folder/runs``: its runs), made once per session for the tests that read it (tests/run_once.py); read it,
+    never write there."""
+    from run_once import once
+    from stream_gate import saved_stream_gate
+
+    return once(pytestconfig, tmp_path_factory, "stream-gate", saved_stream_gate)
+
+
 @pytest.fixture(params=["in_process", pytest.param("child_process", marks=pytest.mark.slow)])
 def aorta_cli(request):
     """``aorta_cli(*args, cwd=None)``: the CompletedProcess (text) of ``python -m aorta ARGS``. In the fast tier
