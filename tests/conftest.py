@@ -64,10 +64,24 @@ LONGEST_FIRST = (
 )
 
 
+# The longest of the fast tier (2 to 9 s each, ``--durations``, 2 cores): after the slow ones, before the rest, so
+# that the fast tier alone starts with them too.
+LONGEST_FAST = (
+    "tests/report/test_trace_merge_read_back.py::",
+    "tests/gate/test_fork_server.py::test_a_forked_run_has_its_own_environment_folder_output_and_session",
+    "tests/history/test_migrate_under_lock.py::",
+    "tests/gate/test_gate_save_safety.py::test_two_processes_saving_one_baseline_at_once_keep_both_runs",
+    "tests/sweep/test_sweep_faults.py::",
+    "tests/sweep/test_sweep_folder_lock.py::",
+)
+
+
 def _start_order(item: pytest.Item) -> int:
     if item.nodeid.startswith(LONGEST_FIRST):
         return 0
-    return 1 if item.get_closest_marker("slow") else 2
+    if item.get_closest_marker("slow"):
+        return 1
+    return 2 if item.nodeid.startswith(LONGEST_FAST) else 3
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
