@@ -13,6 +13,7 @@ from pathlib import Path
 
 import amd_traces
 import pytest
+from run_once import once
 
 from aorta.cli import main
 from aorta.report import trace_figures, trace_merge
@@ -30,13 +31,8 @@ def _without_paths(result: dict) -> dict:
     return out
 
 
-@pytest.fixture(scope="module")
-def two_ranks(tmp_path_factory) -> tuple[Path, Path]:
+def _two_ranks(path: Path, folder: Path) -> tuple[Path, Path]:
     """The MI300X trace as rank 0, and as rank 1 with its RCCL kernels 10% longer: two ranks on device 2 each."""
-    path = amd_traces.folder() / MI300X
-    if not path.is_file():
-        pytest.skip(f"{path} is absent: the real AMD traces live beside the checkout (../shared/amd_traces)")
-    folder = tmp_path_factory.mktemp("ranks")
     raw = path.read_bytes()
     (folder / "rank0.json.gz").write_bytes(raw)
     doc = json.loads(gzip.decompress(raw))
@@ -48,24 +44,38 @@ def two_ranks(tmp_path_factory) -> tuple[Path, Path]:
     return folder / "rank0.json.gz", folder / "rank1.json"
 
 
-@pytest.fixture(scope="module")
-def merge_read_back(two_ranks, tmp_path_factory) -> dict:
-    """One ``aorta trace merge --per-rank`` of the two ranks, and the figures of its inputs, of the merged file and
-    of the per-rank folder: each reading of the real trace takes seconds, so each is read once for the tests
-    below. ``--per-rank`` adds the folder after the merged file is written (aorta/report/cli.py: the merged file
-    is the same with it or without it, test_a_per_rank_folder_leaves_the_merged_file_as_it_is)."""
-    folder = tmp_path_factory.mktemp("merge")
+def _merge_read_back(folder: Path) -> dict:
+    two_ranks = _two_ranks(amd_traces.folder() / MI300X, folder)
     merged, per_rank = folder / "merged.json", folder / "per_rank"
     args = ["trace", "merge", *map(str, two_ranks), "--output", str(merged), "--per-rank", str(per_rank)]
     code = main(args)
     files = sorted(per_rank.iterdir()) if per_rank.is_dir() else []
     return {
+        "two_ranks": two_ranks,
         "code": code,
         "files": files,
         "inputs": trace_figures.figures(two_ranks),
         "back": trace_figures.figures([merged]),
         "per_rank": trace_figures.figures(files) if files else None,
     }
+
+
+@pytest.fixture(scope="module")
+def merge_read_back(pytestconfig, tmp_path_factory) -> dict:
+    """The two ranks, one ``aorta trace merge --per-rank`` of them, and the figures of its inputs, of the merged
+    file and of the per-rank folder: each reading of the real trace takes seconds, so all of it is made once per
+    session, however many xdist workers run these tests (tests/run_once.py). ``--per-rank`` adds the folder after
+    the merged file is written (aorta/report/cli.py): the merged file is the same with it or without it
+    (test_a_per_rank_folder_leaves_the_merged_file_as_it_is)."""
+    path = amd_traces.folder() / MI300X
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: the real AMD traces live beside the checkout (../shared/amd_traces)")
+    return once(pytestconfig, tmp_path_factory, "trace-merge", _merge_read_back)
+
+
+@pytest.fixture(scope="module")
+def two_ranks(merge_read_back) -> tuple[Path, Path]:
+    return merge_read_back["two_ranks"]
 
 
 def test_figures_of_the_merge_equal_the_figures_of_its_inputs_exactly(merge_read_back):
