@@ -8,6 +8,7 @@ module registers the sub-plugins below (nothing else registers any of them) and 
 
 from __future__ import annotations
 
+import glob
 import os
 import sys
 import weakref
@@ -42,9 +43,21 @@ from aorta.options import (
     parse_warmup,
 )
 from aorta.record import BenchRecord, child_status, write_record
-from aorta.record.output_arguments import check_option_outputs, check_outputs, option_outputs
+from aorta.record.output_arguments import (
+    check_option_outputs,
+    check_outputs,
+    option_outputs,
+    with_ini_outputs,
+)
 from aorta.record.output_paths import OutputPathError
-from aorta.record.read_files import check_not_read, module_files, package_files, plugin_files
+from aorta.record.read_files import (
+    PYTEST_FILES,
+    check_not_read,
+    files_to_collect,
+    module_files,
+    package_files,
+    plugin_files,
+)
 from aorta.record.redact import redact_text, register_entered
 from aorta.telemetry.throttle import AllRoundsThrottled
 from aorta.timeline import kernel_capture
@@ -54,6 +67,7 @@ from aorta.timing.slowdown import UNITS_ENV
 
 # Plugin pieces that live in their own modules (one line each), registered with this one.
 pytest_plugins = [
+    "aorta.record.redact_plugin",
     "aorta.telemetry.plugin",
     "aorta.report.plugin",
     "aorta.gate.plugin",
@@ -324,11 +338,17 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         return
     history = getattr(ns, "aorta_history", None)
     inputs = {"the history database (--aorta-history)": history} if history and "://" not in history else {}
+    outputs = [("--debug", "file", debug)]
+    roots = getattr(ns, "file_or_dir", None) or [str(early_config.invocation_params.dir)]
     try:
-        check_outputs([("--debug", "file", debug)], inputs)
+        check_outputs(outputs, inputs)
         check_not_read(
-            [("--debug", "file", debug)],
-            {**module_files(), **plugin_files(early_config.pluginmanager.get_plugins())},
+            outputs,
+            {
+                **module_files(),
+                **plugin_files(early_config.pluginmanager.get_plugins()),
+                **files_to_collect(outputs, roots),
+            },
         )
     except OutputPathError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -343,15 +363,31 @@ def _check_outputs(config: pytest.Config) -> None:
         return
     inputs = {"the configuration file": config.inipath} if config.inipath else {}
     try:
-        check_option_outputs(vars(config.option), inputs)
+        check_option_outputs(_given_options(config), inputs)
         _check_not_read(config)
     except OutputPathError as exc:
         raise pytest.UsageError(redact_text(str(exc))) from None
 
 
+def _given_options(config: pytest.Config) -> dict[str, Any]:
+    """The run's options, an output an ini line gives (``log_file``) among them."""
+    return with_ini_outputs(vars(config.option), config.getini)
+
+
+def _collection_roots(config: pytest.Config) -> list[str]:
+    """Where pytest will collect: its arguments (the ini's ``testpaths`` where none were given) and the
+    rootdir's ``testpaths`` either way."""
+    roots = [str(a) for a in (config.args or [str(config.invocation_params.dir)])]
+    for pattern in config.getini("testpaths") or ():
+        roots += glob.glob(os.path.join(str(config.rootpath), pattern), recursive=True)
+    return roots
+
+
 def _check_not_read(config: pytest.Config, collected: Sequence[pytest.Item] = ()) -> None:
     """No output is a file the run reads (issue 65): a module it imported (aorta's, its plugins'), a conftest
-    file, the configuration file, a collected test file; a folder replaced whole holds none of them."""
+    file, the configuration file, a test file collected or that pytest will collect (checked at configure
+    time: ``--log-file`` is opened then, collection comes later); a folder replaced whole holds none."""
+    outputs = option_outputs(_given_options(config))
     read: dict[str, Any] = {f"a collected test file ({item.path.name})": item.path for item in collected}
     if config.inipath:
         read["the configuration file"] = config.inipath
@@ -360,7 +396,9 @@ def _check_not_read(config: pytest.Config, collected: Sequence[pytest.Item] = ()
         read["the rootdir's conftest file"] = rootdir_conftest
     read.update(plugin_files(config.pluginmanager.get_plugins()))
     read.update({k: v for k, v in {**package_files(aorta), **module_files()}.items() if k not in read})
-    check_not_read(option_outputs(vars(config.option)), read)
+    patterns = list(config.getini("python_files") or PYTEST_FILES)
+    read.update(files_to_collect(outputs, _collection_roots(config), patterns))
+    check_not_read(outputs, read)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -263,6 +263,7 @@ def test_a_run_from_the_repository_root_loads_the_plugin_once(autoload):
     ]
     assert registered == [
         "aorta",
+        "aorta.record.redact_plugin",
         "aorta.telemetry.plugin",
         "aorta.report.plugin",
         "aorta.gate.plugin",

@@ -16,6 +16,7 @@ from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.rank_telemetry import worst_rank_telemetry
 from aorta.fsdp.straggler_evidence import rank_evidence
 from aorta.record import BenchRecord
+from aorta.record.bench import HOST_CLOCK
 from aorta.record.metric import Metric
 from aorta.record.rank_breakdown import worst_per_step
 from aorta.timeline.overlap import idle_ms
@@ -129,7 +130,7 @@ def build_result(
         workload=f"fsdp_{scenario['id']}",
         backend=backend,
         timing_method="events",
-        clock="device_events" if backend != "cpu" else "host_clock",
+        clock="device_events" if backend != "cpu" else HOST_CLOCK,
         device_ms_per_iteration=step_ms,
         headline_metric="step_ms",
         unavailable=unavailable,

@@ -24,14 +24,16 @@ per-step figures are refused (``lag_evidence``).
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.collective_match import comm_kernels
 from aorta.timeline import overlap
 from aorta.timeline.device_op import DeviceOp
+from aorta.timeline.op_table import LINKS, OpRows, OpTable, column
 
 DEVICE_START = "device start"
 
@@ -40,7 +42,9 @@ DEVICE_START = "device start"
 class StepSplit:
     """Kernels of each step range, and what belongs to none."""
 
-    by_step: list[list[DeviceOp]]
+    by_step: list[
+        Sequence[DeviceOp]
+    ]  # each step's ops: rows of the trace's table (aorta/timeline/op_table.py)
     by: str  # "launch" or "device start": the time held against the step ranges
     before_window: int  # kernels launched before the window (no launch, correlation id below the first)
     outside: int  # kernels whose launch (or device start) is in no step's range
@@ -62,8 +66,8 @@ class StepSplit:
     @property
     def what(self) -> str:
         """ "kernels", or "device ops" where copies or memsets are among them."""
-        ops = [k for ks in self.by_step for k in ks]
-        return "kernels" if all(k.category == "kernel" for k in ops) else "device ops"
+        kernels = all(bool((column(ks, "category") == 0).all()) for ks in self.by_step if len(ks))
+        return "kernels" if kernels else "device ops"
 
     @property
     def left_out(self) -> int:
@@ -121,6 +125,24 @@ class StepSplit:
         return "; ".join(said) + f" (a kernel goes to the step holding its {self.by})"
 
 
+def _step_of(ranges: Sequence[tuple[float, float]], times: np.ndarray) -> np.ndarray:
+    """The step whose range holds each time (-1: none): the latest range starting at or before it, if the time
+    is before its end."""
+    order = np.array(sorted(range(len(ranges)), key=lambda i: ranges[i][0]), dtype=np.int64)
+    starts = np.array([ranges[i][0] for i in order], dtype=np.float64)
+    ends = np.array([ranges[i][1] for i in order], dtype=np.float64)
+    j = np.searchsorted(starts, times, side="right") - 1
+    inside = (j >= 0) & (times < ends[np.maximum(j, 0)]) if len(order) else np.zeros(len(times), dtype=bool)
+    return np.where(inside, order[np.maximum(j, 0)] if len(order) else -1, -1)
+
+
+_HOW = (
+    "correlation",
+    "flow",
+    DEVICE_START,
+)  # how an op was placed: its link (None: correlation), or its start
+
+
 def split_by_step(
     kernels: Sequence[DeviceOp],
     ranges: Sequence[tuple[float, float]],
@@ -128,45 +150,46 @@ def split_by_step(
 ) -> StepSplit:
     """Each kernel into the step whose range holds its launch; a kernel launched before the window into
     none; one whose launch the trace does not hold by its device start (see the module docstring).
-    ``missing_launches_us``: host times of launch calls no device op answers, counted per step."""
-    launched = [k for k in kernels if k.launch_us is not None]
-    first = min((k.correlation for k in launched if k.correlation is not None), default=None)
-    order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
-    starts = [ranges[i][0] for i in order]
-    steps: list[list[DeviceOp]] = [[] for _ in ranges]
-    links: list[dict[str, int]] = [{} for _ in ranges]
-    before = outside = by_start = 0
-
-    def step_of(t: float) -> int | None:
-        j = bisect.bisect_right(starts, t) - 1
-        return order[j] if j >= 0 and t < ranges[order[j]][1] else None
-
-    for k in kernels:
-        t, how = k.launch_us, k.link or "correlation"
-        if t is None:
-            if first is not None and k.correlation is not None and k.correlation < first:
-                before += 1
-                continue
-            t, by_start, how = k.start_us, by_start + bool(launched), DEVICE_START
-        i = step_of(t)
-        if i is None:
-            outside += 1
-        else:
-            steps[i].append(k)
-            links[i][how] = links[i].get(how, 0) + 1
-    missing = [0 for _ in ranges]
-    for t in missing_launches_us:
-        i = step_of(t)
-        if i is not None:
-            missing[i] += 1
+    ``missing_launches_us``: host times of launch calls no device op answers, counted per step. Read as
+    columns (aorta/timeline/op_table.py): each step's ops are its rows of the table."""
+    ops = OpTable.of(kernels)
+    c = ops.columns
+    launched = ~np.isnan(c["launch_us"])
+    with_corr = launched & c["has_correlation"]
+    first = c["correlation"][with_corr].min() if with_corr.any() else None
+    before = (
+        ~launched & c["has_correlation"] & (c["correlation"] < first)
+        if first is not None
+        else ~launched & False
+    )
+    by_start = ~launched & ~before
+    times = np.where(launched, c["launch_us"], c["start_us"])
+    how = np.where(launched, np.where(c["link"] == LINKS.index("flow"), 1, 0), 2)
+    step = np.where(before, -1, _step_of(ranges, times))
+    placed = ~before
+    outside = int((placed & (step < 0)).sum())
+    rows = np.flatnonzero(step >= 0)
+    rows = rows[np.argsort(step[rows], kind="stable")]  # by step, each step's ops in their order
+    bounds = np.searchsorted(step[rows], np.arange(len(ranges) + 1))
+    steps: list[Sequence[DeviceOp]] = []
+    links: list[dict[str, int]] = []
+    for i in range(len(ranges)):
+        mine = rows[bounds[i] : bounds[i + 1]]
+        steps.append(OpRows(ops, mine))
+        codes, firsts, counts = np.unique(how[mine], return_index=True, return_counts=True)
+        links.append({_HOW[codes[j]]: int(counts[j]) for j in np.argsort(firsts)})  # in order of first use
+    missing = np.bincount(
+        (m := _step_of(ranges, np.asarray(missing_launches_us, dtype=np.float64)))[m >= 0],
+        minlength=len(ranges),
+    )
     return StepSplit(
         steps,
-        "launch" if launched else DEVICE_START,
-        before,
+        "launch" if launched.any() else DEVICE_START,
+        int(before.sum()),
         outside,
-        by_start,
+        int(by_start.sum()) if launched.any() else 0,
         tuple(links),
-        tuple(missing),
+        tuple(int(x) for x in missing[: len(ranges)]),
     )
 
 
@@ -223,13 +246,15 @@ def step_figures(
     missing_launches_us: Sequence[float] = (),
     gpu_ranges: Sequence[tuple[float, float] | None] = (),
     step_numbers: Sequence[int] = (),
+    with_timeline: bool = True,
 ) -> tuple[list[dict] | None, dict | None, str | None, str | None]:
     """One rank's profiled window, step by step: (``trace_analysis.analyze`` of each step's kernels, the
     comm kernels / compute intervals / windows that rank 0 matches across ranks, the reason for none, and
     what was left out: ``StepSplit.note``). The active steps are the last ``steps`` ranges the profiler
     marked; a step that launched no kernel is left out of both lists. Refused where ops placed by device
     start meet evidence that the GPU ran behind the host (``lag_evidence``; ``gpu_ranges``: the profiler's
-    GPU-side copies of the same steps)."""
+    GPU-side copies of the same steps). ``with_timeline``: False where no figure across ranks is read (one
+    trace): the timeline is None, and no step's ops are held past its own figures."""
     mine = list(ranges)[-steps:]
     if len(mine) != steps:
         return (
@@ -264,6 +289,8 @@ def step_figures(
         figs["linked_by"] = dict(split.links[i])
         figs["launches_without_kernel"] = split.missing[i]
         per_step.append(figs)
+    if not with_timeline:
+        return per_step, None, None, note
     timeline = {
         "comm": comm_kernels(by_step),
         "compute_us": [

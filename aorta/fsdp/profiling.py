@@ -147,7 +147,10 @@ def profile_steps(
             prof.export_chrome_trace(str(trace_path))
             window.trace_file = str(trace_path)
             read = read_kineto_trace(trace_path)  # the reader `aorta trace figures` uses
-            window.kernels, window.step_ranges = read.ops, read.step_ranges
+            window.kernels, window.step_ranges = (
+                list(read.ops),
+                read.step_ranges,
+            )  # a profiled window: a few steps
             window.gpu_step_ranges, window.missing_launches_us = (
                 read.gpu_step_ranges,
                 read.missing_launches_us,

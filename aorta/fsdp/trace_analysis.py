@@ -31,11 +31,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
+from aorta.timeline import interval_arrays as ia
 from aorta.timeline import overlap
 from aorta.timeline.device_identity import device_value, kineto_device, kineto_stream
 from aorta.timeline.device_op import DeviceOp
 from aorta.timeline.kernel_timeline import launch_dims
 from aorta.timeline.launch_links import LaunchLinks, launch_links
+from aorta.timeline.op_table import KINDS, OpTable
 from aorta.timeline.trace_events import (
     COMM_KINDS,
     COMPUTE,
@@ -293,53 +297,104 @@ def bandwidth_gbps(
     return algbw, (algbw * factor if factor is not None else None), None
 
 
+def _ms_columns(ops: OpTable) -> ia.Intervals:
+    """``_ms`` of a table's ops, as two arrays: the same subtraction, then division, op by op."""
+    c = ops.columns
+    if len(ops) == 0:
+        return np.empty(0), np.empty(0)
+    exact = bool(c["has_start_ns"].all())
+    t0_us = c["start_us"].min()
+    s_us = c["start_us"] - t0_us
+    starts, ends = s_us / 1e3, (s_us + c["dur_us"]) / 1e3
+    if exact:
+        ns = c["has_dur_ns"]
+        s_ns = c["start_ns"] - c["start_ns"].min()
+        starts = np.where(ns, s_ns / 1e6, starts)
+        ends = np.where(ns, (s_ns + c["dur_ns"]) / 1e6, ends)
+    return starts, ends
+
+
+def _bandwidth(ops: OpTable, mine: np.ndarray, kind: str, n_ranks: int | None):
+    """``bandwidth_gbps`` of the ops at ``mine`` (a mask): their metadata read from the table's."""
+    if not mine.any():
+        return None, None, f"no {kind} kernels in the profiled window"
+    metas = ops.tables.metas + [(None, None, None, None)]  # [-1]: no metadata
+    rows = ops.columns["meta"][mine].tolist()
+    durs = ops.columns["dur_us"][mine]
+    sized = [(metas[m], d) for m, d in zip(rows, durs.tolist()) if metas[m][1] is not None and d > 0]
+    if not sized:
+        return None, None, f"{kind}: the profiler recorded no message size for its kernels"
+    groups = {m[2] for m, _ in sized if m[2]} or ({n_ranks} if n_ranks else set())
+    if len(groups) != 1:
+        return None, None, f"{kind}: group size unknown or mixed ({sorted(groups)})"
+    n = groups.pop()
+    seconds = ia.total(np.array([d for _, d in sized])) * 1e-6
+    algbw = sum(m[1] for m, _ in sized) / seconds / 1e9
+    factor = busbw_factor(kind, n)
+    return algbw, (algbw * factor if factor is not None else None), None
+
+
 def analyze(kernels: Sequence[DeviceOp], *, steps: int, n_ranks: int | None = None) -> OverlapSummary:
-    """Overlap and bandwidth figures for the kernels of ``steps`` profiled steps."""
+    """Overlap and bandwidth figures for the kernels of ``steps`` profiled steps (a list of ops, or an
+    ``OpTable``: read as columns, never an object per op)."""
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
-    by_kind: dict[str, list[DeviceOp]] = {k: [] for k in (COMPUTE, MEMORY, *COMM_KINDS)}
-    for k in kernels:
-        by_kind[k.kind].append(k)
-    comm = [k for kind in COMM_KINDS for k in by_kind[kind]]
-    t0 = _origin(kernels)  # every figure is a length: measured from the first op
-    compute_iv, comm_iv, copy_iv = _ms(by_kind[COMPUTE], t0), _ms(comm, t0), _ms(by_kind[MEMORY], t0)
-    comm_busy = overlap.length_ms(comm_iv)
-    overlapped = overlap.overlapped_ms(compute_iv, comm_iv)
+    ops = OpTable.of(kernels)
+    kinds = ops.kind_codes()
+    starts, ends = _ms_columns(ops)  # every figure is a length: measured from the first op
+    code = {kind: KINDS.index(kind) for kind in KINDS}
+    is_comm = kinds >= code[COMM_KINDS[0]]
+    # the comm ops in COMM_KINDS order, as the list of ops per kind put them (a union sorts them anyway)
+    compute_iv = (starts[kinds == code[COMPUTE]], ends[kinds == code[COMPUTE]])
+    comm_iv = (starts[is_comm], ends[is_comm])
+    copy_iv = (starts[kinds == code[MEMORY]], ends[kinds == code[MEMORY]])
+    busy_iv = (np.concatenate([compute_iv[0], comm_iv[0], copy_iv[0]]),
+               np.concatenate([compute_iv[1], comm_iv[1], copy_iv[1]]))  # fmt: skip
+    comm_busy = ia.length(*comm_iv)
+    both = ia.intersection(compute_iv, comm_iv)
+    overlapped = ia.total(both[1] - both[0])
     unavailable: dict[str, str] = {}
     algbw: dict[str, float | None] = {}
     busbw: dict[str, float | None] = {}
     for kind in BANDWIDTH_KINDS:
-        a, b, reason = bandwidth_gbps(kernels, kind, n_ranks, by_kind)
+        a, b, reason = _bandwidth(ops, kinds == code[kind], kind, n_ranks)
         algbw[kind], busbw[kind] = a, b
-        if reason and (kind in FSDP_KINDS or by_kind[kind]):
+        if reason and (kind in FSDP_KINDS or (kinds == code[kind]).any()):
             unavailable[f"busbw_gbps.{kind}"] = reason
-    unnamed = [k for k in by_kind["other_comm"] if k.collective is None]
+    other = kinds == code["other_comm"]
+    collective = np.array([m[0] is None for m in ops.tables.metas] + [True])  # [-1]: no metadata
+    unnamed = int((other & collective[ops.columns["meta"]]).sum())
     if unnamed:
         unavailable["busbw_gbps.other_comm"] = (
-            f"{len(unnamed)} of {len(comm)} communication kernels name no collective (RCCL's generic kernel "
+            f"{unnamed} of {int(is_comm.sum())} communication kernels name no collective (RCCL's generic kernel "
             "without the profiler's 'Collective name', as for a kernel launched before the profiled window): "
             "no kind, no bandwidth"
         )
-    ratio = overlap.overlap_ratio(compute_iv, comm_iv)
+    ratio = overlapped / comm_busy if comm_busy > 0.0 else None  # overlap.overlap_ratio
     if ratio is None:
         unavailable["overlap_ratio"] = "no communication kernels in the profiled window"
+    is_kernel = ops.columns["category"] == 0
+    copy_only = ia.difference(copy_iv, (np.concatenate([compute_iv[0], comm_iv[0]]),
+                                        np.concatenate([compute_iv[1], comm_iv[1]])))  # fmt: skip
     return OverlapSummary(
         steps=steps,
-        window_ms=overlap.span_ms(compute_iv + comm_iv + copy_iv),
-        compute_busy_ms=overlap.length_ms(compute_iv),
+        window_ms=ia.span(*busy_iv),
+        compute_busy_ms=ia.length(*compute_iv),
         comm_busy_ms=comm_busy,
-        busy_ms_by_kind={kind: overlap.length_ms(_ms(by_kind[kind], t0)) for kind in COMM_KINDS},
+        busy_ms_by_kind={
+            kind: ia.length(starts[kinds == code[kind]], ends[kinds == code[kind]]) for kind in COMM_KINDS
+        },  # fmt: skip
         overlapped_ms=overlapped,
         exposed_comm_ms=comm_busy - overlapped,
         overlap_ratio=ratio,
-        kernel_count_by_kind={kind: sum(k.category == "kernel" for k in v) for kind, v in by_kind.items()},
+        kernel_count_by_kind={kind: int((is_kernel & (kinds == code[kind])).sum()) for kind in KINDS},
         busbw_gbps=busbw,
         algbw_gbps=algbw,
         unavailable=unavailable,
-        copy_busy_ms=overlap.length_ms(copy_iv),
-        copy_count=sum(k.category != "kernel" for k in kernels),
-        copy_only_ms=overlap.exposed_ms(compute_iv + comm_iv, copy_iv),
-        busy_ms=overlap.length_ms(compute_iv + comm_iv + copy_iv),
+        copy_busy_ms=ia.length(*copy_iv),
+        copy_count=int((~is_kernel).sum()),
+        copy_only_ms=ia.total(copy_only[1] - copy_only[0]),
+        busy_ms=ia.length(*busy_iv),
     )
 
 

@@ -1,31 +1,24 @@
 """One profiler trace file read for its figures: device work, steps and what the trace lacks (pure: no torch).
 
 What ``aorta trace figures`` reads of a Kineto Chrome trace (``torch.profiler``'s ``*.pt.trace.json``, gzipped or
-not), with the FSDP suite's own readers: the device work (``trace_analysis.parse_chrome_trace``: kernels,
-copies, memsets, each linked to its launch by correlation id or flow event), the profiler's host steps and
-their GPU-side copies (``ProfilerStep#N``, aorta/timeline/profiler_steps.py), the one-kernel launch calls that
-no device event answers (aorta/timeline/launch_links.py) and the duplicated events the loader dropped.
+not), read as a stream into columns (aorta/fsdp/trace_stream.py, with the rules of the dict-based readers it
+equals: ``trace_analysis.parse_chrome_trace``, aorta/timeline/launch_links.py): the device work (kernels, copies,
+memsets, each linked to its launch by correlation id or flow event) as an op table (aorta/timeline/op_table.py),
+the profiler's host steps and their GPU-side copies (``ProfilerStep#N``, aorta/timeline/profiler_steps.py), the
+one-kernel launch calls that no device event answers and the duplicated events dropped.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from aorta.fsdp.trace_analysis import parse_chrome_trace
-from aorta.timeline.device_identity import merged_ranks
+from aorta.fsdp.trace_stream import KinetoStream, Read
 from aorta.timeline.device_op import DeviceOp
-from aorta.timeline.launch_links import launch_links, unanswered
 from aorta.timeline.profiler_steps import GPU_COPY_CATEGORY, profiler_steps, step_number
-from aorta.timeline.trace_events import (
-    DEVICE_CATEGORIES,
-    DUPLICATES_KEY,
-    LAUNCH_CATEGORIES,
-    load_trace,
-    read_source,
-)
-from aorta.timeline.trace_source import Source, TraceFileError
+from aorta.timeline.trace_events import stream_source
+from aorta.timeline.trace_source import Source, TraceFileError, open_source
 
 
 @dataclass
@@ -33,7 +26,7 @@ class DeviceTrace:
     """A trace's device work and steps, as the figures read them."""
 
     path: Path
-    ops: list[DeviceOp]
+    ops: Sequence[DeviceOp]  # an OpTable (aorta/timeline/op_table.py) as the readers give them
     step_ranges: list[tuple[float, float]]  # host ProfilerStep ranges (µs), in step order
     # the profiler's GPU-side copy of each host step (same order), None where the trace has none
     gpu_step_ranges: list[tuple[float, float] | None] = field(default_factory=list)
@@ -67,17 +60,6 @@ def _gpu_step_ranges(events: list[dict], host: dict[int, tuple[float, float]]) -
     return [gpu.get(n) for n in sorted(host)]
 
 
-def _host_pid(events: list[dict]) -> int | None:
-    """The process whose runtime calls the trace holds: the pid most of its launch events carry."""
-    pids = Counter(
-        ev.get("pid")
-        for ev in events
-        if str(ev.get("cat", "")).lower() in LAUNCH_CATEGORIES and ev.get("ph") == "X"
-    )
-    pid = pids.most_common(1)[0][0] if pids else None
-    return pid if isinstance(pid, int) and not isinstance(pid, bool) else None
-
-
 def _int_field(info: object, key: str) -> int | None:
     value = info.get(key) if isinstance(info, dict) else None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -97,53 +79,45 @@ def read_kineto_trace(path: str | Path | Source) -> DeviceTrace:
 def read_kineto_traces(path: str | Path | Source) -> list[DeviceTrace]:
     """A Kineto Chrome trace (a path, or a file already opened by aorta/timeline/trace_source.py): one
     ``DeviceTrace`` for a profiler's trace, one per rank for a trace ``aorta trace merge`` wrote (each rank's
-    events apart, so its launches link only its own kernels: aorta/timeline/device_identity.py). Only the
-    events some figure is read from are kept. ``TraceFileError`` naming the file (and event) where it cannot
-    be read."""
-    if isinstance(path, Source):
-        p, doc = path.path, read_source(path, only_read=True)
-    else:
-        p = Path(path)
-        doc = load_trace(p, only_read=True)
-    ranks = merged_ranks(doc)
+    events apart, so its launches link only its own kernels: aorta/timeline/device_identity.py). Read as a stream
+    into columns (aorta/fsdp/trace_stream.py): no event is held. ``TraceFileError`` naming the file (and event)
+    where it cannot be read."""
+    if not isinstance(path, Source):
+        with open_source(path) as source:
+            return read_kineto_traces(source)
+    stream, done = KinetoStream(), dict[str, tuple]()
+    doc = stream_source(path, stream.take, lambda doc: done.update(read=stream.finish(doc)))
+    reads, dropped = done["read"]
+    info = doc.get("distributedInfo")
     out = []
-    if not ranks:
-        info = doc.get("distributedInfo")
-        out.append(
-            _device_trace(p, doc["traceEvents"], _int_field(info, "rank"), _int_field(info, "world_size"))
-        )
-    by_pid: dict[object, list[dict]] = {pid: [] for pid in ranks}
-    for ev in doc["traceEvents"]:
-        if ev.get("pid") in by_pid:
-            by_pid[ev.get("pid")].append(ev)
-    for pid, events in sorted(by_pid.items(), key=lambda kv: ranks[kv[0]]["rank"]):
-        info = ranks[pid].get("distributedInfo")
-        world = _int_field(info, "world_size") or len(ranks)
-        out.append(
-            replace(_device_trace(p, events, ranks[pid]["rank"], world), merged_rank=ranks[pid]["rank"])
-        )
-    dropped = doc[DUPLICATES_KEY]  # counted over the file: said once, with its first rank
+    for read, rank_info in reads:
+        if rank_info is None:
+            out.append(
+                _device_trace(path.path, read, _int_field(info, "rank"), _int_field(info, "world_size"))
+            )
+            continue
+        world = _int_field(rank_info.get("distributedInfo"), "world_size") or len(reads)
+        rank = rank_info["rank"]
+        out.append(replace(_device_trace(path.path, read, rank, world), merged_rank=rank))
+    # counted over the file: said once, with its first rank
     out[0] = replace(
         out[0], duplicates_dropped=dropped["device_ops"], duplicate_events_dropped=dropped["events"]
     )
     return out
 
 
-def _device_trace(p: Path, events: list[dict], rank: int | None, world_size: int | None) -> DeviceTrace:
-    links = launch_links(events)
-    ops = parse_chrome_trace(events, links)
-    steps = profiler_steps(events)
+def _device_trace(p: Path, read: Read, rank: int | None, world_size: int | None) -> DeviceTrace:
+    steps = profiler_steps(read.steps)
     ranges = [(float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0.0))) for e in steps.values()]
-    answered = {links.link(ev)[0] for ev in events if str(ev.get("cat", "")).lower() in DEVICE_CATEGORIES}
     return DeviceTrace(
         path=p,
-        ops=ops,
+        ops=read.ops,
         step_ranges=ranges,
-        gpu_step_ranges=_gpu_step_ranges(events, dict(zip(steps, ranges))),
-        missing_launches_us=[call.ts_us for call in unanswered(links, answered)],
+        gpu_step_ranges=_gpu_step_ranges(read.steps, dict(zip(steps, ranges))),
+        missing_launches_us=read.missing_launches_us,
         step_numbers=list(steps),
-        launch_calls=len(links.one_kernel_calls),
+        launch_calls=read.launch_calls,
         rank=rank,
-        host_pid=_host_pid(events),
+        host_pid=read.host_pid,
         world_size=world_size,
     )

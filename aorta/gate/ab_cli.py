@@ -19,7 +19,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from aorta.exit_codes import EXIT_USAGE
+from aorta.exit_codes import EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.gate.baselines import baseline as bl
 from aorta.gate.cli import add_judging_arguments, add_output_arguments, argtype, settings_from
 from aorta.gate.comparison.compare import Comparison, compare_runs
@@ -406,6 +406,6 @@ def _finish(args, outcome: AutoOutcome, out: Path, verdict: Path | None, walls=N
             print(line)
     except OSError as exc:
         print(f"aorta ab: could not write the verdict files: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_WRITE_FAILED  # the runs were made and kept: an output lost, not a bad input (issue 65)
     print(f"aorta ab: exit {code}")
     return code

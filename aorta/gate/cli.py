@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from aorta.environment.fingerprint import parse_allowed
-from aorta.exit_codes import EXIT_MISMATCH, EXIT_SETTINGS_DIFFER, EXIT_USAGE
+from aorta.exit_codes import EXIT_MISMATCH, EXIT_SETTINGS_DIFFER, EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.gate.baselines import baseline as bl
 from aorta.gate.baselines.settings_check import settings_refusal
 from aorta.gate.comparison.compare import GateSettings, aorta_machine, compare_runs, parse_threshold
@@ -253,6 +253,6 @@ def run_compare(args: argparse.Namespace) -> int:
         if os.environ.get("GITHUB_STEP_SUMMARY"):
             places.append(f"$GITHUB_STEP_SUMMARY {os.environ['GITHUB_STEP_SUMMARY']}")
         print(f"aorta compare: could not write {' or '.join(places)}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_WRITE_FAILED  # the verdicts were made: an output lost, not a bad input (issue 65)
     print(f"aorta compare: exit {code}")
     return code

@@ -320,6 +320,8 @@ class HistoryStore:
         self.conn.execute("BEGIN")  # one snapshot: both catalog reads see the same committed state
         try:
             found = self.version()
+            if found == SCHEMA_VERSION:
+                _check_rows(self)
         finally:
             self.conn.execute("COMMIT")
         if found == SCHEMA_VERSION:
@@ -335,6 +337,8 @@ class HistoryStore:
                 f"{self.where}: history schema version {found} was written by a newer aorta; this aorta "
                 f"reads up to version {SCHEMA_VERSION}: update aorta (the database is left as it is)"
             )
+        if found:  # a history's JSON side read before it is migrated or written (issue 65)
+            _check_rows(self)
         if found < SCHEMA_VERSION:
             for stmt in statements(self.dialect, found):
                 self.execute(stmt)
@@ -512,6 +516,23 @@ def _read_only_connection(p: Path, why: str) -> sqlite3.Connection:
     )
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _wal_or_new(p: Path) -> bool:
+    """``p`` is a history to put in WAL mode: new or empty (aorta creates it so), or in WAL mode already (the
+    pragma only opens its log). Any other file is left as it is until it is known: switching its journal rewrote
+    the header of another program's database, or of a damaged one, before either was refused (issue 65)."""
+    try:
+        with open(p, "rb") as fh:
+            header = fh.read(20)
+    except OSError:
+        return True  # nothing there yet (or nothing to read): SQLite says what it is
+    if not header:
+        return True
+    return header[:16] == SQLITE_HEADER and header[18:20] == b"\x02\x02"
+
+
 def _open_sqlite(path: str, create: bool, write: bool) -> HistoryStore:
     p = Path(path)
     kind = special_file(p)
@@ -531,9 +552,8 @@ def _open_sqlite(path: str, create: bool, write: bool) -> HistoryStore:
             conn = sqlite3.connect(p, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
             try:
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                conn.execute(
-                    "PRAGMA journal_mode = WAL"
-                )  # readers never block the writer; a killed one rolls back
+                if _wal_or_new(p):  # readers never block the writer; a killed one rolls back
+                    conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA foreign_keys = ON")
             except sqlite3.DatabaseError:
                 conn.close()
@@ -577,15 +597,121 @@ def _check_sound(store: HistoryStore) -> None:
         )
 
 
+# The JSON side of a history: each column a row keeps as JSON text (or a number), and the kind it must read as.
+JSON_COLUMNS = (
+    ("runs", "id", "fingerprint", "object"),
+    ("runs", "id", "settings", "object"),  # schema 2 on
+    ("figures", "run_id", "samples", "array"),
+)
+NUMBER_COLUMNS = (("figures", "run_id", "value"),)
+_JSON_KINDS = {"object": dict, "array": list}
+
+
+def _columns(store: HistoryStore, table: str) -> set[str]:
+    if store.dialect == "sqlite":
+        return {str(r[1]) for r in store.conn.execute(f"PRAGMA table_info({table})").fetchall()}
+    rows = store.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = current_schema()",
+        (table,),
+    ).fetchall()
+    return {str(r[0]) for r in rows}
+
+
+def _first_bad_row(store: HistoryStore, table: str, key: str, column: str, kind: str) -> object | None:
+    """The key of the first row of ``table`` whose ``column`` does not read as ``kind`` (a JSON object or array,
+    or a number), or None. SQLite asks its own JSON functions (one scan, no row decoded in Python); another
+    server's rows are decoded here."""
+    if store.dialect == "sqlite":
+        if kind == "number":
+            test = f"typeof({column}) NOT IN ('real', 'integer')"
+        else:
+            test = f"(CASE WHEN json_valid({column}) THEN json_type({column}) END) IS NOT '{kind}'"
+        row = store.conn.execute(f"SELECT {key} FROM {table} WHERE {test} LIMIT 1").fetchone()
+        return None if row is None else row[0]
+    for ident, value in store.execute(f"SELECT {key}, {column} FROM {table}").fetchall():
+        try:
+            ok = (
+                isinstance(value, (int, float)) or float(value) == float(value)
+                if kind == "number"
+                else isinstance(json.loads(value), _JSON_KINDS[kind])
+            )
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            return ident
+    return None
+
+
+def _check_rows(store: HistoryStore) -> None:
+    """A history whose file is sound but whose JSON side does not read (a fingerprint cut, samples that are no
+    list, a value that is no number) is refused before anything is written into it (issue 65, leftover 3:
+    ``history add`` wrote into one while ``show`` refused it). One line: the history, the table, the row and
+    what does not read."""
+    tables = {t: _columns(store, t) for t in ("runs", "figures")}
+    checks = [(t, k, c, kind) for t, k, c, kind in JSON_COLUMNS] + [
+        (t, k, c, "number") for t, k, c in NUMBER_COLUMNS
+    ]
+    for table, key, column, kind in checks:
+        if column not in tables[table]:
+            continue  # an older schema, migrated after this check
+        bad = _first_bad_row(store, table, key, column, kind)
+        if bad is not None:
+            what = "a number" if kind == "number" else f"a JSON {kind}"
+            raise HistoryError(
+                f"{store.where}: is a damaged history: a row of its {table} table does not read (run {bad}: its "
+                f"{column} is not {what}); nothing was read or written; restore it from a copy, or move it aside "
+                "(aorta starts a new one)"
+            )
+
+
 def open_store(url: str, *, create: bool = True, write: bool = True) -> HistoryStore:
     """Open the history at ``url`` (a parsed ``parse_history_url``), creating or migrating its schema. With
     ``create=False`` a SQLite file that does not exist is ``HistoryMissing``; with ``write=False`` (a command
     that only reads) one on a read-only place is read as it is. Locked, read-only, missing and damaged are told apart."""
-    store = _open_postgresql(url) if is_postgresql(url) else _open_sqlite(url, create, write)
+    if is_postgresql(url):
+        return _ready(_open_postgresql(url))
+    made = [f for f in _sqlite_files(url) if not os.path.lexists(f)]
+    try:
+        return _ready(_open_sqlite(url, create, write))
+    except HistoryError as exc:
+        if url in made and not isinstance(exc, HistoryLocked) and not _holds_history(Path(url)):
+            _remove_made(made)  # never another writer's history, created meanwhile
+        raise
+
+
+def _sqlite_files(path: str) -> list[str]:
+    return [path, f"{path}-wal", f"{path}-shm", f"{path}-journal"]
+
+
+def _holds_history(p: Path) -> bool:
+    """``p`` holds an aorta history (its schema table committed), read without writing anything."""
+    try:
+        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'aorta_schema'").fetchone()
+        finally:
+            conn.close()
+    except (OSError, sqlite3.DatabaseError):
+        return False
+    return found is not None
+
+
+def _remove_made(made: Sequence[str]) -> None:
+    """A history this open was to create, refused (a full disk, a read-only place): the files it made are
+    removed, so no empty or half-made history is left behind (issue 65: a full disk left one)."""
+    for f in made:
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+
+
+def _ready(store: HistoryStore) -> HistoryStore:
+    """``store`` checked (sound, its JSON side read) and at this schema version, or refused and closed."""
     try:
         if store.dialect == "sqlite":
             _check_sound(store)  # before anything reads it or writes into it (issue 65)
-        store.migrate()
+        store.migrate()  # its JSON side checked there too, in the same snapshot, before anything is written
     except HistoryError:
         store.close()
         raise

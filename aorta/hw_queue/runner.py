@@ -387,6 +387,9 @@ def _figures(
     metrics, unavailable = _metrics_and_reasons(workload, timed, passes, reference_run)
     details = _details(device, workload, streams, chosen, timed, test_slowdown, unavailable)
     kernel, notes = _kernel_details(timed, passes, unavailable)
+    paced = _host_paced_note(device, timed)
+    if paced and not any(n.startswith("host-bound") for n in notes):  # the kernel pass's says it already
+        notes.insert(0, paced)
     phases.done("figures")
     return _Figures(metrics, unavailable, details, kernel, notes)
 
@@ -464,6 +467,19 @@ def _details(
         details["test_slowdown"] = test_slowdown
         details["test_slowdown_info"] = timed.slowdown_info
     return details
+
+
+def _host_paced_note(device, timed: _Timed) -> str | None:
+    """Host-bound, from the timed rounds: on a GPU, rounds launched as they ran (no hold, no graph replay)
+    whose enqueue took about their whole device time. On the CPU backend every op runs as it is issued, so
+    the note would be true of every run and say nothing."""
+    plan, run = timed.plan, timed.run
+    held = plan.hold_cycles or plan.hold_cycles_per_iteration or plan.hold_cycles_per_enqueue_ms
+    if not device.is_gpu or held or run.method == "graph_replay":
+        return None
+    k = run.iterations_per_round
+    enqueue = stats.median([r.host_enqueue_ms / k for r in run.rounds]) if run.rounds else None
+    return kernel_timeline.host_paced_note(enqueue, stats.median(timed.per_iter) if timed.per_iter else None)
 
 
 def _kernel_details(timed: _Timed, passes: _Passes, unavailable: dict[str, Any]) -> tuple[dict, list[str]]:
@@ -586,6 +602,7 @@ def _stage_figures(workload: Workload, run: TimedRun, from_labelled_pass: bool) 
     only when that pass kept the GPU busy: rounds the host trickled onto the GPU would describe the host's
     launch pace, not the replayed round, so the figures are then unavailable with the reason."""
     more, unavailable = workload.extra_metrics(run)
+    more = [replace(m, from_pass=True) for m in more]  # the pass's rounds: the run's figure is their median
     if not from_labelled_pass:
         return more, unavailable
     share = kernel_timeline.summarize(run.kernel_rounds, run.iterations_per_round).get("gpu_busy_share")

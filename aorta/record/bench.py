@@ -21,6 +21,10 @@ from aorta.record.metric import Metric
 SCHEMA_VERSION = 3
 READABLE_SCHEMAS = (1, 2, 3)
 
+HOST_CLOCK = (
+    "host_clock"  # a record's clock without device events (the CPU backend): its figures measure the host
+)
+
 # The typed core: every reader (gate, report, terminal table) needs these; the rest is kind-specific
 # (hardware-queue intervals, FSDP per-rank figures, telemetry) and kept in ``details`` as written.
 _CORE = (

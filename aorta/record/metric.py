@@ -1,7 +1,7 @@
 """One reported figure: value, unit, direction, per-round samples, source (pure).
 
 Written into the run record (aorta/record) as ``{value, unit, higher_is_better, samples, source, judged}``;
-``source``, ``judged: false`` and ``part_of_step: true`` only where set. A figure's noise is not declared here: the gate measures
+``source``, ``judged: false``, ``part_of_step: true`` and ``from_pass: true`` only where set. A figure's noise is not declared here: the gate measures
 it between fresh-process runs (aorta.stats.noise); a ``noise_floor`` in an older record is ignored."""
 
 from __future__ import annotations
@@ -29,6 +29,11 @@ class Metric:
     # True: a per-step part of the benchmark's device time (exposed transfer per step, ...): the gate bounds
     # its MDE by the share of the step it is (aorta.gate.verdicts.verdict.part_bound), not by the step's own bound.
     part_of_step: bool = False
+    # True: measured in a kernel or labelled pass, whose profiled rounds are few by design (a gate's runs
+    # profile 2: aorta/hw_queue/kernel_pass.py). The run's figure is the median of the pass's rounds, judged as
+    # one value per run against the between-run noise (aorta.record.run_samples.per_round_figures), never
+    # refused as "too few samples": the pass ran every round it planned.
+    from_pass: bool = False
 
     def as_dict(self) -> dict:
         d: dict[str, Any] = {
@@ -44,6 +49,8 @@ class Metric:
             d["judged"] = False
         if self.part_of_step:
             d["part_of_step"] = True
+        if self.from_pass:
+            d["from_pass"] = True
         return d
 
     @classmethod
@@ -58,6 +65,7 @@ class Metric:
             str(d.get("source") or ""),
             d.get("judged", True) is not False,
             d.get("part_of_step") is True,
+            d.get("from_pass") is True,
         )
 
 

@@ -47,6 +47,26 @@ OPTION_OUTPUTS: dict[str, tuple[str, str, Any]] = {
     "htmlpath": ("--html", "file", None),  # pytest-html, where installed
     "resultlog": ("--resultlog", "file", None),  # pytest < 6
 }
+# pytest options an ini line may give instead (``log_file = run.log`` in pytest.ini, ``-o log_file=run.log``):
+# pytest's writer takes the ini's value where the option is not given, so that place is the same output.
+INI_OUTPUTS = ("log_file",)
+
+
+def with_ini_outputs(options: Mapping[str, Any], getini: Any) -> dict[str, Any]:
+    """``options`` (``vars(config.option)``) with each of ``INI_OUTPUTS`` not given taken from the ini
+    (``getini``: ``config.getini``), so an output given either way is checked through the same map."""
+    out = dict(options)
+    for dest in INI_OUTPUTS:
+        if not out.get(dest):
+            try:
+                value = getini(dest)
+            except (ValueError, KeyError):
+                continue
+            if value:
+                out[dest] = value
+    return out
+
+
 # Options that make another option's place written: --benchmark-save NAME and --benchmark-autosave write into
 # --benchmark-storage, its default included.
 WRITES_INTO = {"benchmark_save": "benchmark_storage", "benchmark_autosave": "benchmark_storage"}

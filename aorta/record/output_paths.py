@@ -14,6 +14,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from aorta.record.storage_faults import fault_words
+
 
 class OutputPathError(ValueError):
     """An output path that cannot be written: the message names the option and the path."""
@@ -30,7 +32,7 @@ def _try_write(option: str, path: Path, folder: Path) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=".aorta-write-check.", dir=folder)
     except OSError as exc:
-        raise OutputPathError(f"{option} {path}: cannot write in {folder}: {exc.strerror or exc}") from None
+        raise OutputPathError(f"{option} {path}: cannot write in {folder}: {fault_words(exc)}") from None
     os.close(fd)
     os.unlink(tmp)
 

@@ -10,9 +10,10 @@ paths and as (device, inode), so a hard link or another spelling is the same fil
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
 
 from aorta.record.output_paths import OutputPathError
@@ -62,6 +63,61 @@ def plugin_files(plugins: Iterable[object]) -> dict[str, str]:
         if path:
             kind = "a conftest file" if os.path.basename(path) == "conftest.py" else "a plugin"
             out.setdefault(f"{kind} this run loaded ({getattr(plugin, '__name__', path)})", path)
+    return out
+
+
+PYTEST_FILES = ("test_*.py", "*_test.py")  # pytest's default python_files
+CONFTEST = "conftest.py"
+
+
+def _collected_name(path: str, patterns: Sequence[str]) -> bool:
+    """``path`` is a conftest file or matches one of pytest's ``python_files`` patterns as pytest matches them
+    (``fnmatch_ex``: a pattern without a separator against the name, one with a separator against the path)."""
+    if os.path.basename(path) == CONFTEST:
+        return True
+    for pattern in patterns:
+        if "/" not in pattern and os.sep not in pattern:
+            hit = fnmatch.fnmatch(os.path.basename(path), pattern)
+        else:
+            hit = fnmatch.fnmatch(path, pattern if os.path.isabs(pattern) else f"*{os.sep}{pattern}")
+        if hit:
+            return True
+    return False
+
+
+def _root_path(arg: str) -> str:
+    """A collection argument as a path: ``tests/test_x.py::test_a[p]`` is ``tests/test_x.py``."""
+    return os.path.realpath(str(arg).split("::", 1)[0])
+
+
+def files_to_collect(
+    outputs: Outputs, roots: Iterable[str | os.PathLike], patterns: Sequence[str] = PYTEST_FILES
+) -> dict[str, str]:
+    """``{what: file}`` of each output that is a file pytest will collect later (issue 65, leftover 1): a
+    collection argument itself, or a file under one whose name pytest collects (``python_files``, conftest
+    files). Collection runs after the options are checked and pytest's own writers open their files at
+    configure time (``--log-file`` truncates its file there), so these are refused with the files read, before
+    any work, without walking the folders: only the outputs given are looked at."""
+    folders, named = [], set()
+    for root in roots:
+        path = _root_path(os.fspath(root))
+        if os.path.isdir(path):
+            folders.append(path.rstrip(os.sep) + os.sep)
+        elif os.path.isfile(path):
+            named.add(path)
+    out: dict[str, str] = {}
+    for _, kind, given in outputs:
+        if kind == "dir":
+            continue
+        path = os.path.realpath(given)
+        if not os.path.isfile(path):
+            continue
+        if path in named:
+            out[f"a test file pytest will collect ({os.path.basename(path)}, named on the command line)"] = (
+                path
+            )
+        elif any(path.startswith(f) for f in folders) and _collected_name(path, patterns):
+            out[f"a test file pytest will collect ({os.path.basename(path)})"] = path
     return out
 
 

@@ -42,11 +42,15 @@ def metric_samples(metric: Metric) -> list[float]:
 
 
 def per_round_figures(bench: Mapping) -> set[str]:
-    """Figures with one sample per round or step (device time always); the rest have one value per run.
-    A figure recorded with a single sample is measured once per run (a stage figure of the one labelled
-    round beside a graph replay, a reference run's figure): its value is the run's figure, judged against
-    the between-run noise like any other, never refused as "too few samples"."""
-    return {DEVICE_TIME} | {n for n, m in record_of(bench).metrics.items() if m.judged and len(m.samples) > 1}
+    """Figures with one sample per timed round or step (device time always), whose runs need enough rounds
+    for a median; the rest have one value per run. A figure recorded with a single sample is measured once
+    per run (a stage figure of the one labelled round beside a graph replay, a reference run's figure), and
+    a figure of a kernel or labelled pass (``from_pass``) has the pass's few profiled rounds by design: the
+    value of each is the run's figure, judged against the between-run noise like any other, never refused as
+    "too few samples"."""
+    return {DEVICE_TIME} | {
+        n for n, m in record_of(bench).metrics.items() if m.judged and len(m.samples) > 1 and not m.from_pass
+    }
 
 
 def figures(bench: Mapping) -> dict[str, tuple[str, bool, list[float]]]:

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from aorta import stats
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.profiled_steps import step_figures
@@ -24,6 +26,7 @@ from aorta.fsdp.rank_result import RankResult
 from aorta.fsdp.trace_file import DeviceTrace, read_kineto_traces
 from aorta.report.errors import ReportInputError
 from aorta.timeline import plausible, rocprof, rocprof_read
+from aorta.timeline.op_table import KINDS, LINKS, NONE, OpTable
 from aorta.timeline.trace_events import COMM_KINDS
 from aorta.timeline.trace_source import TraceFileError, open_source
 
@@ -94,15 +97,24 @@ def per_device(trace: DeviceTrace) -> list[DeviceTrace]:
     ``Agent_Id`` / ``agent_id``) gives one trace each, never their union (compute and idle of the union are
     neither GPU's). Ops that name no device go with the only device there is, else on a timeline of their own
     ("unknown"). Launches with no kernel in the trace name no device: they stay with the first GPU's."""
-    devices = sorted({op.device for op in trace.ops if op.device is not None}, key=str)
+    ops = OpTable.of(trace.ops)
+    codes = ops.columns["device"]
+    used = np.unique(codes).tolist()
+    values = {code: ops.tables.devices[code] for code in used if code != NONE}
+    devices = sorted(set(values.values()), key=str)
     if len(devices) <= 1:
-        return [replace(trace, device=devices[0] if devices else None)]
-    groups: dict[int | str, list] = {}
-    for op in trace.ops:
-        groups.setdefault(op.device if op.device is not None else UNKNOWN_DEVICE, []).append(op)
+        return [replace(trace, ops=ops, device=devices[0] if devices else None)]
+    groups: dict[int | str, list[int]] = {}
+    for code in used:  # one device's codes: its value as the reader gave it (equal values are one device)
+        groups.setdefault(values[code] if code != NONE else UNKNOWN_DEVICE, []).append(code)
     return [
-        replace(trace, ops=ops, device=dev, missing_launches_us=trace.missing_launches_us if i == 0 else [])
-        for i, (dev, ops) in enumerate(sorted(groups.items(), key=lambda kv: str(kv[0])))
+        replace(
+            trace,
+            ops=ops.take(np.isin(codes, mine)),
+            device=dev,
+            missing_launches_us=trace.missing_launches_us if i == 0 else [],
+        )
+        for i, (dev, mine) in enumerate(sorted(groups.items(), key=lambda kv: str(kv[0])))
     ]
 
 
@@ -111,16 +123,17 @@ def rebased(traces: Sequence[DeviceTrace]) -> list[DeviceTrace]:
     so the figures across ranks are taken from times near 0 whatever the clock (a Kineto ``ts`` of 3.7e12 µs
     holds its ns only as the text's integer): the same figures for the ranks' own files and for their merge
     (``aorta trace merge``, which moves them by the same integers). Left as read where some op has no ns."""
-    ops = [op for t in traces for op in t.ops]
-    if not ops or any(op.start_ns is None for op in ops):
+    tables = [OpTable.of(t.ops) for t in traces]
+    if not any(len(ops) for ops in tables) or not all(ops.columns["has_start_ns"].all() for ops in tables):
         return list(traces)
-    origin_ns = min(op.start_ns or 0 for op in ops)  # every op has its ns (above)
+    origin_ns = min(int(ops.columns["start_ns"].min()) for ops in tables if len(ops))
     origin_us = origin_ns / 1e3
 
-    def move(op):
-        launch = op.launch_us - origin_us if op.launch_us is not None else None
-        return replace(
-            op, start_us=(op.start_ns - origin_ns) / 1e3, launch_us=launch, start_ns=op.start_ns - origin_ns
+    def move(ops: OpTable) -> OpTable:
+        c = ops.columns
+        start_ns = c["start_ns"] - origin_ns
+        return ops.with_columns(
+            start_us=start_ns / 1e3, launch_us=c["launch_us"] - origin_us, start_ns=start_ns
         )
 
     def span(r):
@@ -129,12 +142,12 @@ def rebased(traces: Sequence[DeviceTrace]) -> list[DeviceTrace]:
     return [
         replace(
             t,
-            ops=[move(op) for op in t.ops],
+            ops=move(ops),
             step_ranges=[span(r) for r in t.step_ranges],
             gpu_step_ranges=[span(r) for r in t.gpu_step_ranges],
             missing_launches_us=[x - origin_us for x in t.missing_launches_us],
         )
-        for t in traces
+        for t, ops in zip(traces, tables)
     ]
 
 
@@ -170,17 +183,24 @@ def _kernels(figs: dict) -> int:
     return int(sum(figs["kernel_count_by_kind"].values()))
 
 
-def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[dict, RankResult]:
+def rank_figures(
+    trace: DeviceTrace, rank: int, world_size: int = 1, *, with_timeline: bool = True
+) -> tuple[dict, RankResult]:
     """One file's figures (the JSON's per-rank entry) and the rank's result for the cross-rank split.
-    ``world_size``: the ranks a collective spans where its kernels do not say (busbw's factor)."""
+    ``world_size``: the ranks a collective spans where its kernels do not say (busbw's factor);
+    ``with_timeline``: False for a trace read alone (no split across ranks: its steps' ops are not held)."""
     n = len(trace.step_ranges)
-    linked = Counter(op.link or "none" for op in trace.ops)
+    ops = OpTable.of(trace.ops)
+    codes, first, counts = np.unique(ops.columns["link"], return_index=True, return_counts=True)
+    linked = {
+        LINKS[c] or "none": int(n_) for c, _, n_ in sorted(zip(codes, first, counts), key=lambda x: x[1])
+    }
     entry: dict = {
         "rank": rank,
         "path": str(trace.path),
         "reader": trace.source,
-        "ops": len(trace.ops),
-        "kernels": sum(op.category == "kernel" for op in trace.ops),
+        "ops": len(ops),
+        "kernels": int((ops.columns["category"] == 0).sum()),
         "linked_by": dict(sorted(linked.items())),
         "duplicates_dropped": {
             "device_ops": trace.duplicates_dropped,
@@ -203,23 +223,24 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
         entry["merged_rank"] = trace.merged_rank  # one rank of a merged file (aorta trace merge)
     note: str | None
     reason: str | None
-    if not trace.ops:
+    if not len(ops):
         per_step, timeline, reason, note = None, None, _no_device_work(trace), None
     elif n:
         per_step, timeline, reason, note = step_figures(
-            trace.ops,
+            ops,
             trace.step_ranges,
             n,
             world_size,
             missing_launches_us=trace.missing_launches_us,
             gpu_ranges=trace.gpu_step_ranges,
             step_numbers=trace.step_numbers,
+            with_timeline=with_timeline,
         )
         numbers = trace.step_numbers[-n:] if len(trace.step_numbers) >= n else list(range(n))
         for figs in per_step or []:  # the step's number N of ProfilerStep#N: what ranks are paired by
             figs["step"] = numbers[figs["step"]]
     else:
-        figs = ta.analyze(trace.ops, steps=1, n_ranks=world_size).as_dict()
+        figs = ta.analyze(ops, steps=1, n_ranks=world_size).as_dict()
         figs.update(
             step=0, linked_by=entry["linked_by"], launches_without_kernel=entry["launches_without_kernel"]
         )
@@ -238,7 +259,7 @@ def rank_figures(trace: DeviceTrace, rank: int, world_size: int = 1) -> tuple[di
         else None,
     )
     entry.update(steps=per_step or [], per_step_reason=reason, note="; ".join(x for x in said if x) or None)
-    queues = rocprof.queue_figures(trace.ops)
+    queues = rocprof.queue_figures(ops)
     if queues:
         entry["hardware_queues"] = queues
     return entry, RankResult(rank=rank, per_step=per_step, per_step_reason=reason, timeline=timeline)
@@ -285,11 +306,16 @@ def figures(paths: Sequence[str | Path]) -> dict:
             f"order ({', '.join(several)}); figures across them are those of a collective's participants"
         )
     for trace, rank in zip(traces, ranks):
-        entry, result = rank_figures(trace, rank, trace.world_size or len(traces))
+        entry, result = rank_figures(
+            trace, rank, trace.world_size or len(traces), with_timeline=len(traces) > 1
+        )
         entries.append(entry)
         results.append(result)
     out: dict = {"ranks": entries, "ranks_from": rule}
-    if len(traces) > len(read) and not any(op.kind in COMM_KINDS for t in traces for op in t.ops):
+    comm = [KINDS.index(k) for k in COMM_KINDS]
+    if len(traces) > len(read) and not any(
+        np.isin(OpTable.of(t.ops).kind_codes(), comm).any() for t in traces
+    ):
         out["across_ranks"] = {  # wait vs transfer is read from collectives: GPUs without one share nothing
             "reason": "one timeline per GPU, and no collective in any of them (wait vs transfer is read from "
             "collectives): no figure across them"

@@ -184,6 +184,25 @@ def host_bound_note(
     )
 
 
+HOST_PACED_SHARE = 0.9  # a round the host took >= 90% of its device time to enqueue is paced by the host
+
+
+def host_paced_note(
+    enqueue_ms: float | None, device_ms: float | None, threshold: float = HOST_PACED_SHARE
+) -> str | None:
+    """The reading note for timed rounds the host paced: launches issued as the round ran (no launch hold,
+    no graph: the caller asks only for those) whose enqueue took ``threshold`` of the device time or more,
+    so the GPU waited on each launch. Read from the timed rounds themselves, so every run has it, with or
+    without a kernel pass (a gate's lean run of eager tiny kernels: host 49.5 ms to enqueue a 49.5 ms
+    iteration on an H200)."""
+    if enqueue_ms is None or not device_ms or device_ms <= 0 or enqueue_ms < threshold * device_ms:
+        return None
+    return (
+        f"host-bound: the host took {enqueue_ms:.3g} ms to enqueue each {device_ms:.3g} ms iteration; the "
+        "device time is the host's launch pace (CPU, driver, runtime), which moves between processes"
+    )
+
+
 # --------------------------------------------------------------------------- parsing
 @dataclass(frozen=True)
 class _Range:

@@ -10,33 +10,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from aorta.timeline.device_op import DeviceOp
+from aorta.timeline.op_table import OpTable
 
 DAY_US = 86_400e6
 NAMED = 3  # ops named in the note; the rest counted
 
 
-def implausible(ops: Sequence[DeviceOp], limit_us: float = DAY_US) -> tuple[list[DeviceOp], str | None]:
-    """The ops to keep, and the note naming those left out (None where none is)."""
+def implausible(ops: Sequence[DeviceOp], limit_us: float = DAY_US) -> tuple[Sequence[DeviceOp], str | None]:
+    """The ops to keep (a table: aorta/timeline/op_table.py; the ops given where all are kept), and the note
+    naming those left out (None where none is)."""
     if not ops:
-        return list(ops), None
-    starts = sorted(op.start_us for op in ops)
-    median = starts[len(starts) // 2]
-    kept, out = [], []
-    for op in ops:
-        if abs(op.start_us - median) > limit_us or op.end_us - median > limit_us:
-            out.append(op)
-        else:
-            kept.append(op)
-    if not out:
-        return kept, None
+        return ops, None
+    table = OpTable.of(ops)
+    start = table.columns["start_us"]
+    median = float(np.sort(start)[len(start) // 2])
+    out = (np.abs(start - median) > limit_us) | (table.end_us - median > limit_us)
+    if not out.any():
+        return ops, None
+    gone = np.flatnonzero(out)
     named = "; ".join(
         f"{op.category} {op.name!r} on device {op.device if op.device is not None else '?'} stream {op.stream} "
         f"at {op.start_us:.3f} µs for {op.dur_us:.3f} µs"
-        for op in out[:NAMED]
+        for op in table.take(gone[:NAMED])
     )
-    more = f" and {len(out) - NAMED} more" if len(out) > NAMED else ""
-    return kept, (
-        f"{len(out)} of {len(ops)} device ops left out as implausible, their start or end more than a day from "
+    more = f" and {len(gone) - NAMED} more" if len(gone) > NAMED else ""
+    return table.take(~out), (
+        f"{len(gone)} of {len(ops)} device ops left out as implausible, their start or end more than a day from "
         f"the trace's median start ({median:.3f} µs): {named}{more}"
     )

@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from array import array
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from aorta.timeline.device_identity import device_value
-from aorta.timeline.device_op import DeviceOp
-from aorta.timeline.rocprof import READ, ROCPD, RocprofFileError, RocprofTrace, linked, same_run
+from aorta.timeline.op_table import INT64_MAX, INT64_MIN, OpTableBuilder
+from aorta.timeline.rocprof import READ, ROCPD, RocprofFileError, RocprofTrace, same_run, with_launches
 
 # a record's pid column is rocpd_info_process.id; the process's own pid is that row's pid
 _PROCESS = (
@@ -72,17 +74,36 @@ class _Process:
     def __init__(self) -> None:
         self.api: Counter[str] = Counter()
         self.calls: Counter[str] = Counter()
-        self.launches: dict[int, float] = {}
+        self.launch_ids, self.launch_ns = array("q"), array("q")  # HIP calls' internal ids and starts
         self.launches_ns: tuple[int, int] | None = None  # first to last HIP call: where the launches are
-        self.rows: dict[str, list[tuple]] = {"kernel": [], "gpu_memcpy": []}
+        self.ops = OpTableBuilder()  # its kernels, then its copies (the tables are read in that order)
+        self.count = {"kernel": 0, "gpu_memcpy": 0}
+        self.span: dict[str, tuple[int, int] | None] = {"kernel": None, "gpu_memcpy": None}
         self.duplicates: Counter[str] = Counter()  # rows dropped as the same record again, by kind
+
+    def add(self, path: Path, table: str, row: tuple, category: str) -> None:
+        rid, start, end, queue, stream, name, corr, agent, _, _ = row
+        self.count[category] += 1
+        was = self.span[category] or (start, end)
+        self.span[category] = (min(was[0], start), max(was[1], end))
+        try:
+            self.ops.add(
+                name,
+                stream if stream is not None else 0,
+                start / 1e3,
+                (end - start) / 1e3,
+                category,
+                correlation=int(corr) if corr is not None else None,
+                queue=queue,  # a copy keeps its queue too; queue figures count kernels only
+                device=device_value(agent),
+                start_ns=start,
+                dur_ns=end - start,
+            )
+        except ValueError as exc:  # a number past 64 bits
+            raise RocprofFileError(f"{path}: table {table}, row id {rid}: {exc}") from None
 
 
 _KINDS = {"kernel": "KERNEL_DISPATCH", "gpu_memcpy": "MEMORY_COPY"}  # the CSV's record kinds, for the counts
-
-
-def _span(rows: Sequence[tuple]) -> tuple[int, int] | None:
-    return (min(r[1] for r in rows), max(r[2] for r in rows)) if rows else None
 
 
 def _check(path: Path, table: str, row: tuple) -> None:
@@ -97,46 +118,30 @@ def _check(path: Path, table: str, row: tuple) -> None:
         )
 
 
-def _op(row: tuple, category: str, launches: dict[int, float]) -> DeviceOp:
-    _, start, end, queue, stream, name, corr, agent, _, _ = row
-    corr = int(corr) if corr is not None else None
-    launch, link = linked(corr, launches)
-    return DeviceOp(
-        name=name,
-        stream=stream if stream is not None else 0,
-        start_us=start / 1e3,
-        dur_us=(end - start) / 1e3,
-        category=category,
-        launch_us=launch,
-        correlation=corr,
-        queue=queue,  # a copy keeps its queue too; queue figures count kernels only (rocprof.queue_figures)
-        link=link,
-        device=device_value(agent),
-        start_ns=start,
-        dur_ns=end - start,
-    )
-
-
 def _trace(path: Path, pid: int | None, p: _Process) -> RocprofTrace:
-    kernels, copies = p.rows["kernel"], p.rows["gpu_memcpy"]
-    ref = _span(kernels) or _span(copies)
+    ops = p.ops.table()
+    n_kernels, n_copies = p.count["kernel"], p.count["gpu_memcpy"]
+    ref = p.span["kernel"] or p.span["gpu_memcpy"]
     apart = []
-    if ref and copies and kernels and not same_run(_span(copies), ref):  # type: ignore[arg-type]
-        apart.append(f"rocpd_memory_copy ({len(copies)} rows)")
-        copies = []
-    launches = p.launches
+    rows = np.arange(len(ops))
+    if ref and n_copies and n_kernels and not same_run(p.span["gpu_memcpy"], ref):  # type: ignore[arg-type]
+        apart.append(f"rocpd_memory_copy ({n_copies} rows)")
+        rows = rows[:n_kernels]
+    ids, starts = np.frombuffer(p.launch_ids, np.int64), np.frombuffer(p.launch_ns, np.int64)
+    if not len(ids):
+        ids = starts = np.empty(0, np.int64)
     if ref and p.launches_ns and not same_run(p.launches_ns, ref):
         hip = {c: n for c, n in p.calls.items() if c.startswith("HIP")}
         apart.append(f"rocpd_region's {', '.join(hip)} calls ({sum(hip.values())})")
-        launches = {}
-    ops = [_op(r, "kernel", launches) for r in kernels] + [_op(r, "gpu_memcpy", launches) for r in copies]
-    records = {"KERNEL_DISPATCH": len(kernels), **p.calls}
-    if p.rows["gpu_memcpy"]:
-        records["MEMORY_COPY"] = len(p.rows["gpu_memcpy"])
+        ids = starts = np.empty(0, np.int64)
+    mine = with_launches(ops.take(rows), ids, starts)
+    records = {"KERNEL_DISPATCH": n_kernels, **p.calls}
+    if n_copies:
+        records["MEMORY_COPY"] = n_copies
     return RocprofTrace(
         path,
         ROCPD,
-        sorted(ops, key=lambda o: (o.start_us, o.end_us)),
+        mine.take(np.lexsort((mine.end_us, mine.columns["start_us"]))),
         dict(p.api),
         records,
         process=pid,
@@ -237,7 +242,10 @@ def _read(path: Path, con: sqlite3.Connection) -> list[RocprofTrace]:
                     was = p.launches_ns or (start, end)
                     p.launches_ns = (min(was[0], start), max(was[1], end))
                     if corr is not None:
-                        p.launches[int(corr)] = min(start / 1e3, p.launches.get(int(corr), start / 1e3))
+                        if not INT64_MIN <= int(corr) <= INT64_MAX:
+                            raise RocprofFileError(f"{path}: rocpd_region: an id {corr} past 64 bits")
+                        p.launch_ids.append(int(corr))
+                        p.launch_ns.append(start)
     for table, category, query, alias in (
         ("rocpd_kernel_dispatch", "kernel", _KERNELS, "K"),
         ("rocpd_memory_copy", "gpu_memcpy", _COPIES, "M"),
@@ -253,13 +261,13 @@ def _read(path: Path, con: sqlite3.Connection) -> list[RocprofTrace]:
                 proc.duplicates[_KINDS[category]] += 1
                 continue
             seen.add(identity)
-            proc.rows[category].append(row)
-    with_work = {pid: p for pid, p in procs.items() if p.rows["kernel"] or p.rows["gpu_memcpy"]}
+            proc.add(path, table, row, category)
+    with_work = {pid: p for pid, p in procs.items() if p.count["kernel"] or p.count["gpu_memcpy"]}
     chosen = with_work or procs or {(None, None): _Process()}
 
     def order(key: tuple[int | None, str | None]) -> tuple:  # by pid, then a pid's sessions by time
-        rows = procs[key].rows["kernel"] + procs[key].rows["gpu_memcpy"] if key in procs else []
-        return (key[0] is not None, key[0] or 0, min((r[1] for r in rows), default=0), key[1] or "")
+        spans = [s for s in procs[key].span.values() if s] if key in procs else []
+        return (key[0] is not None, key[0] or 0, min((s[0] for s in spans), default=0), key[1] or "")
 
     out = [_trace(path, key[0], chosen[key]) for key in sorted(chosen, key=order)]
     # processes with API calls and no device work (a launcher, or another run's records): said, not a rank

@@ -27,8 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aorta.timeline import overlap
+import numpy as np
+
+from aorta.timeline import interval_arrays as ia
 from aorta.timeline.device_op import DeviceOp
+from aorta.timeline.op_table import LINKS, OpTable
 from aorta.timeline.trace_source import Source, TraceFileError, open_source
 
 KINETO, CSV, ROCPD = "kineto", "rocprofv3-csv", "rocpd"
@@ -54,7 +57,7 @@ class RocprofFileError(TraceFileError):
 class RocprofTrace:
     path: Path
     source: str  # CSV or ROCPD
-    ops: list[DeviceOp]
+    ops: Sequence[DeviceOp]  # an OpTable (aorta/timeline/op_table.py)
     api_calls: dict[str, int] = field(default_factory=dict)  # "DOMAIN function" -> calls
     records: dict[str, int] = field(default_factory=dict)  # record kind -> rows read
     not_read: list[str] = field(
@@ -169,9 +172,23 @@ def apart_note(trace: RocprofTrace) -> str | None:
     return "; ".join(parts) or None
 
 
-def linked(corr: int | None, launches: dict[int, float]) -> tuple[float | None, str | None]:
-    t = launches.get(corr) if corr is not None else None
-    return t, ("correlation" if t is not None else None)
+def with_launches(ops: OpTable, ids: np.ndarray, starts_ns: np.ndarray) -> OpTable:
+    """``ops`` linked to their launches: an op whose correlation id a HIP call has gets the earliest such call's
+    start (µs, from its ns) as ``launch_us``, linked by ``correlation``."""
+    order = np.lexsort((starts_ns, ids))
+    ids, starts_ns = ids[order], starts_ns[order]
+    first = np.ones(len(ids), dtype=bool)
+    first[1:] = ids[1:] != ids[:-1]
+    ids, starts_ns = ids[first], starts_ns[first]
+    c = ops.columns
+    if not len(ids):
+        return ops
+    at = np.clip(np.searchsorted(ids, c["correlation"]), 0, len(ids) - 1)
+    found = c["has_correlation"] & (ids[at] == c["correlation"])
+    return ops.with_columns(
+        launch_us=np.where(found, starts_ns[at] / 1e3, np.nan),
+        link=np.where(found, LINKS.index("correlation"), 0).astype(np.int8),
+    )
 
 
 # --------------------------------------------------------------------------- figures per hardware queue
@@ -179,26 +196,27 @@ def queue_figures(ops: Sequence[DeviceOp]) -> list[dict]:
     """Per hardware queue that ran kernels: kernels, busy time (union of its kernels, ms) and the streams whose
     kernels went to it; [] where no op says its queue (a Kineto trace). The union is taken on the profiler's own
     integer ns (``DeviceOp.start_ns``), never rebuilt from float µs."""
-    by_queue: dict[int, list[DeviceOp]] = {}
-    for op in ops:
-        if op.queue is not None and op.category == "kernel":
-            by_queue.setdefault(op.queue, []).append(op)
+    table = OpTable.of(ops)
+    c = table.columns
+    mine = np.flatnonzero(c["has_queue"] & (c["category"] == 0))
+    if not len(mine):
+        return []
+    exact = c["has_start_ns"][mine] & c["has_dur_ns"][mine]
+    # an op built without its ns (none of rocprofv3's readers): rounded from its µs
+    start = np.where(exact, c["start_ns"][mine], np.rint(c["start_us"][mine] * 1e3).astype(np.int64))
+    dur = np.where(exact, c["dur_ns"][mine], np.rint(c["dur_us"][mine] * 1e3).astype(np.int64))
+    queues = c["queue"][mine]
+    streams = np.array(table.tables.streams + [None], dtype=object)
     out = []
-    for q, ks in sorted(by_queue.items()):
-        spans = [_ns_span(k) for k in ks]
+    for q in np.unique(queues).tolist():
+        at = queues == q
+        s, e = ia.union(start[at], start[at] + dur[at])
         out.append(
             {
                 "queue": q,
-                "kernels": len(ks),
-                "busy_ms": sum(e - s for s, e in overlap.union(spans)) / 1e6,
-                "streams": sorted({k.stream for k in ks}, key=str),
+                "kernels": int(at.sum()),
+                "busy_ms": int((e - s).sum()) / 1e6,
+                "streams": sorted(set(streams[c["stream"][mine][at]].tolist()), key=str),
             }
         )
     return out
-
-
-def _ns_span(op: DeviceOp) -> tuple[int, int]:
-    if op.start_ns is not None and op.dur_ns is not None:
-        return op.start_ns, op.start_ns + op.dur_ns
-    start = round(op.start_us * 1e3)  # an op built without its ns (none of rocprofv3's readers)
-    return start, start + round(op.dur_us * 1e3)

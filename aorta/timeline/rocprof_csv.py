@@ -27,14 +27,17 @@ from __future__ import annotations
 import csv
 import io
 import re
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from aorta.timeline.device_identity import device_value
-from aorta.timeline.device_op import DeviceOp
-from aorta.timeline.rocprof import CSV, RocprofFileError, RocprofTrace, linked, same_run
+from aorta.timeline.op_table import INT64_MAX, INT64_MIN, OpTable, OpTableBuilder
+from aorta.timeline.rocprof import CSV, RocprofFileError, RocprofTrace, same_run, with_launches
 from aorta.timeline.trace_source import DAMAGED_GZIP, Source, damaged_gzip, open_source
 
 KERNEL_SUFFIX = "kernel_trace.csv"
@@ -48,8 +51,10 @@ class _File:
     """One CSV file's records, before the files of a process are put together."""
 
     name: str
-    ops: list[DeviceOp] = field(default_factory=list)
-    launches: dict[int, float] = field(default_factory=dict)  # HIP call's correlation id -> its start (µs)
+    ops: range = range(0)  # its ops' rows in the process's table
+    kernels: int = 0
+    launch_ids: array = field(default_factory=lambda: array("q"))  # HIP calls' correlation ids
+    launch_ns: array = field(default_factory=lambda: array("q"))  # and their starts
     api: Counter[str] = field(default_factory=Counter)
     records: Counter[str] = field(default_factory=Counter)
     others: Counter[str] = field(default_factory=Counter)  # rows of kinds no figure reads
@@ -190,9 +195,8 @@ def _dims(row: dict[str, str], names: tuple[str, str, str]) -> tuple[int, ...]:
         return tuple(_int_or_none(row.get(n)) or 0 for n in names)
 
 
-def _op(row: dict[str, str], where: str, category: str, shared: dict) -> DeviceOp:
-    """The row's op; ``shared``: values held once for the file (kernel names, launch dims and agents repeat in
-    every dispatch: held per row, a 1M-dispatch trace kept a copy of each)."""
+def _op(row: dict[str, str], where: str, category: str, shared: dict, ops: OpTableBuilder) -> tuple[int, int]:
+    """The row's op appended to ``ops``, and its span (ns); ``shared``: launch dims held once for the file."""
     start = _ns(row.get("Start_Timestamp"), where, "Start_Timestamp")
     end = _ns(row.get("End_Timestamp"), where, "End_Timestamp")
     if end < start:
@@ -210,20 +214,25 @@ def _op(row: dict[str, str], where: str, category: str, shared: dict) -> DeviceO
     grid = _dims(row, _GRID)
     block = _dims(row, _BLOCK)
     name = (row.get("Kernel_Name") if category == "kernel" else row.get("Direction")) or row["Kind"]
-    return DeviceOp(
-        name=shared.setdefault(name, name),
-        stream=_int_or_none(row.get("Stream_Id")) or 0,
-        start_us=start / 1e3,
-        dur_us=(end - start) / 1e3,  # from the integers, so it is exact
-        category=category,
-        grid=shared.setdefault(grid, grid) if any(grid) else None,
-        block=shared.setdefault(block, block) if any(block) else None,
-        correlation=_correlation(row, where),
-        queue=queue if category == "kernel" else None,
-        device=_agent(row),
-        start_ns=start,
-        dur_ns=end - start,
-    )
+    corr = _correlation(row, where)
+    try:
+        ops.add(
+            name,
+            _int_or_none(row.get("Stream_Id")) or 0,
+            start / 1e3,
+            (end - start) / 1e3,  # from the integers, so it is exact
+            category,
+            shared.setdefault(grid, grid) if any(grid) else None,
+            shared.setdefault(block, block) if any(block) else None,
+            correlation=corr,
+            queue=queue if category == "kernel" else None,
+            device=_agent(row),
+            start_ns=start,
+            dur_ns=end - start,
+        )
+    except ValueError as exc:  # a number past 64 bits
+        raise RocprofFileError(f"{where}: {exc}") from None
+    return start, end
 
 
 def _agent(row: dict[str, str]) -> int | str | None:
@@ -255,10 +264,12 @@ def _identity(row: dict[str, str], kind: str | None) -> int:
     return hash((*map(row.get, fields), row.get("Start_Timestamp"), row.get("End_Timestamp")))
 
 
-def _read_file(source: Source, seen: set[int]) -> _File:
-    """One file's records; ``seen``: the rows of the process's files read so far (a row repeated in another
-    file of the process, a file copied beside itself, is a duplicate too)."""
+def _read_file(source: Source, seen: set[int], ops: OpTableBuilder) -> _File:
+    """One file's records, its ops appended to the process's ``ops``; ``seen``: the rows of the process's files
+    read so far (a row repeated in another file of the process, a file copied beside itself, is a duplicate
+    too)."""
     out = _File(source.path.name)
+    first = len(ops)
     shared: dict = {}
     at = f"{source.path}: line "
     for line, row in _rows(source):
@@ -282,10 +293,8 @@ def _read_file(source: Source, seen: set[int]) -> _File:
         seen.add(key)
         out.records[what] += 1
         if kind in _OPS:
-            op = _op(row, where, _OPS[kind], shared)
-            out.ops.append(op)
-            assert op.start_ns is not None and op.dur_ns is not None  # _op keeps the row's ns
-            out.span_ns = _span(out.span_ns, op.start_ns, op.start_ns + op.dur_ns)
+            out.span_ns = _span(out.span_ns, *_op(row, where, _OPS[kind], shared, ops))
+            out.kernels += kind == "KERNEL_DISPATCH"
         elif kind:
             out.others[kind] += 1
         else:
@@ -297,7 +306,11 @@ def _read_file(source: Source, seen: set[int]) -> _File:
             out.span_ns = _span(out.span_ns, start, end)
             corr = _correlation(row, where)
             if corr is not None and str(domain).startswith("HIP"):
-                out.launches[corr] = min(start / 1e3, out.launches.get(corr, start / 1e3))
+                if not INT64_MIN <= corr <= INT64_MAX:
+                    raise RocprofFileError(f"{where}: Correlation_Id {corr} does not fit a 64-bit integer")
+                out.launch_ids.append(corr)
+                out.launch_ns.append(start)
+    out.ops = range(first, len(ops))
     return out
 
 
@@ -352,9 +365,11 @@ def files_read(path: Path) -> list[Path]:
         return [path]
 
 
-def _process(path: Path, pid: int | None, files: list[_File], not_read: list[str]) -> RocprofTrace:
+def _process(
+    path: Path, pid: int | None, files: list[_File], ops: OpTable, not_read: list[str]
+) -> RocprofTrace:
     """One process's files put together: ops and launches of the files whose times meet the kernels'."""
-    ref = [f.span_ns for f in files if f.span_ns and any(op.category == "kernel" for op in f.ops)]
+    ref = [f.span_ns for f in files if f.span_ns and f.kernels]
     ref = ref or [f.span_ns for f in files if f.span_ns and f.ops]
     lo, hi = (min(s[0] for s in ref), max(s[1] for s in ref)) if ref else (0, 0)
     kept, apart = [], []
@@ -366,21 +381,16 @@ def _process(path: Path, pid: int | None, files: list[_File], not_read: list[str
             )
         else:
             kept.append(f)
-    with_calls = sorted((f for f in kept if f.launches), key=lambda f: len(f.launches), reverse=True)
-    launches: dict[int, float] = with_calls[0].launches if with_calls else {}  # the largest, not a copy of it
-    for f in with_calls[1:]:
-        for corr, t in f.launches.items():
-            launches[corr] = min(t, launches.get(corr, t))
-    ops = []
-    for f in kept:
-        for op in f.ops:
-            launch, link = linked(op.correlation, launches)
-            ops.append(op if launch is None else _with_launch(op, launch, link))
+    none = np.empty(0, np.int64)
+    mine = ops.take(np.concatenate([np.arange(f.ops.start, f.ops.stop) for f in kept] or [none]))
+    ids = np.concatenate([np.frombuffer(f.launch_ids, np.int64) for f in kept if f.launch_ids] or [none])
+    starts = np.concatenate([np.frombuffer(f.launch_ns, np.int64) for f in kept if f.launch_ns] or [none])
+    mine = with_launches(mine, ids, starts)
     total = sum((f.records for f in files), Counter())
     return RocprofTrace(
         path,
         CSV,
-        sorted(ops, key=lambda o: (o.start_us, o.end_us)),
+        mine.take(np.lexsort((mine.end_us, mine.columns["start_us"]))),
         dict(sum((f.api for f in files), Counter())),
         dict(total),
         not_read,
@@ -391,39 +401,34 @@ def _process(path: Path, pid: int | None, files: list[_File], not_read: list[str
     )
 
 
-def _with_launch(op: DeviceOp, launch: float, link: str | None) -> DeviceOp:
-    """``op`` linked to its launch. The op is the reader's own, built from its row and held by no one else: set in
-    place (``dataclasses.replace`` of every op of a 1M-dispatch trace cost 25 s)."""
-    object.__setattr__(op, "launch_us", launch)
-    object.__setattr__(op, "link", link)
-    return op
-
-
-def _read_files(paths: list[Path]) -> list[_File]:
-    """One process's files; the identities seen (for duplicates across its files) are let go on return, before
-    the ops are put together."""
-    files, seen = [], set()  # type: ignore[var-annotated]
+def _read_files(paths: list[Path]) -> tuple[list[_File], OpTable]:
+    """One process's files and their ops; the identities seen (for duplicates across its files) are let go on
+    return, before the ops are put together."""
+    files, seen, ops = [], set(), OpTableBuilder()  # type: ignore[var-annotated]
     for p in paths:
         with open_source(p) as s:
-            files.append(_read_file(s, seen))
-    return files
+            files.append(_read_file(s, seen, ops))
+    return files, ops.table()
 
 
 def read_processes(path: Path, source: Source | None = None) -> list[RocprofTrace]:
     """rocprofv3 CSV output (a file, a ``<prefix>kernel_trace.csv`` with its siblings, or a host's folder),
     one ``RocprofTrace`` per process in pid order. ``source``: ``path`` already opened (a pipe: read once)."""
     if source is not None and not path.is_dir() and not path.name.endswith(KERNEL_SUFFIX):
-        return [_process(path, None, [_read_file(source, set())], [])]
+        builder = OpTableBuilder()
+        return [_process(path, None, [_read_file(source, set(), builder)], builder.table(), [])]
     out = []
     for pid, paths in sorted(_by_process(path).items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
         not_read = [p.name for p in paths if len(paths) > 1 and not _is_record_file(p)]
-        files = _read_files([p for p in paths if p.name not in not_read])
-        out.append(_process(path, pid, files, not_read))
-    with_work = [t for t in out if t.ops]
+        files, ops = _read_files([p for p in paths if p.name not in not_read])
+        out.append(_process(path, pid, files, ops, not_read))
+    with_work = [t for t in out if len(t.ops)]
     if not with_work or len(with_work) == len(out):
         return out
     # processes with no device work (a data-loader worker's empty files, a launcher): said, not a rank, as in rocpd
     with_work[0].without_work += [
-        f"process {t.process}: {sum(t.records.values())} records, no device work" for t in out if not t.ops
+        f"process {t.process}: {sum(t.records.values())} records, no device work"
+        for t in out
+        if not len(t.ops)
     ]
     return with_work

@@ -139,7 +139,11 @@ class EventChecker:
         )  # device work: the hash of its identity (aorta/timeline/device_identity.py) only
         self.dropped = {"events": 0, "device_ops": 0}
 
-    def take(self, index: int, ev: object) -> bool:
+    def identity(self, index: int, ev: object) -> tuple[str, int] | None:
+        """Check ``ev`` (refusing a malformed one), keep only the args a figure reads and name a legacy category
+        as later readers do; then what it is deduplicated by: ``("device", hash)`` for device work (its
+        identity), ``("event", hash)`` for the other events aorta reads (every field), None for the rest. A
+        reader that holds no events (aorta/fsdp/trace_stream.py) keeps the hashes and drops repeats by them."""
         _check(index, ev)
         assert isinstance(ev, dict)  # _check refused anything else
         if self._keep_args is not None and isinstance(ev.get("args"), dict):
@@ -149,20 +153,30 @@ class EventChecker:
             cat = ev["cat"] = LEGACY_CATEGORIES[cat]
         # only the events aorta reads: metadata repeats by design (one per track), CPU ops are not read
         if ev.get("ph") == "X" and cat in DEVICE_CATEGORIES:
-            identity = hash(kineto_identity(ev, cat))
+            return "device", hash(kineto_identity(ev, cat))
+        if (ev.get("ph") == "X" and cat in _READ_CATEGORIES) or cat == FLOW_CATEGORY:
+            return "event", hash(_key(ev))
+        return None
+
+    def take(self, index: int, ev: object) -> bool:
+        what = self.identity(index, ev)
+        assert isinstance(ev, dict)  # identity refused anything else
+        if what is None:
+            return True
+        kind, identity = what
+        if kind == "device":
             if identity in self._device_seen:
                 self.dropped["events"] += 1
                 self.dropped["device_ops"] += 1
                 return False
             self._device_seen.add(identity)
-        elif (ev.get("ph") == "X" and cat in _READ_CATEGORIES) or cat == FLOW_CATEGORY:
-            key = _key(ev)
-            same = self._seen.setdefault(hash(key), [])
-            if any(_key(other) == key for other in same):
-                self.dropped["events"] += 1
-                self.dropped["device_ops"] += cat in DEVICE_CATEGORIES
-                return False
-            same.append(ev)
+            return True
+        key = _key(ev)
+        same = self._seen.setdefault(identity, [])
+        if any(_key(other) == key for other in same):
+            self.dropped["events"] += 1
+            return False
+        same.append(ev)
         return True
 
 

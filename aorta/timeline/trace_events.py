@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from aorta.timeline import begin_end
@@ -140,10 +140,33 @@ def load_trace(path: str | Path, *, only_read: bool = False) -> dict:
         return read_source(source, only_read=only_read)
 
 
+def stream_source(
+    source: Source, take: Callable[[int, object], bool], end: Callable[[dict], object] = lambda doc: None
+) -> dict:
+    """The trace's JSON read from ``source`` with ``take(index, event)`` given every event
+    (aorta/timeline/trace_json.py), then ``end(doc)``; whatever goes wrong is ``TraceFileError`` naming the
+    file (and the event)."""
+    p = source.path
+    try:
+        doc = read_trace_json(source.stream, take)
+        end(doc)
+    except (TraceJSONError, UnicodeDecodeError) as exc:
+        raise TraceFileError(f"{p}: not a Chrome trace JSON file ({exc})") from None
+    except TraceEventError as exc:
+        raise TraceFileError(f"{p}: {exc}") from None
+    except DAMAGED_GZIP as exc:
+        raise TraceFileError(damaged_gzip(p, exc)) from None
+    except OSError as exc:
+        raise TraceFileError(f"{p}: cannot read trace: {exc}") from None
+    if not isinstance(doc.get(EVENTS_KEY), list):
+        raise TraceFileError(f"{p}: not a Chrome trace (no 'traceEvents' list)")
+    return doc
+
+
 def read_source(source: Source, *, only_read: bool = False) -> dict:
     """``load_trace`` of a file already opened (its format told from its first bytes: one pass, so a pipe
     reads)."""
-    p, checker = source.path, EventChecker(READ_ARGS if only_read else None)
+    checker = EventChecker(READ_ARGS if only_read else None)
 
     def finish(index: int, ev: object) -> bool:
         return checker.take(index, ev) and (not only_read or is_read(ev))  # type: ignore[arg-type]
@@ -155,19 +178,9 @@ def read_source(source: Source, *, only_read: bool = False) -> dict:
             return pairs.take(index, ev)
         return finish(index, ev)
 
-    try:
-        doc = read_trace_json(source.stream, take)
-        pairs.never_ended(lambda ev: ev.get("ph") == "X" and is_read(ev))
-    except (TraceJSONError, UnicodeDecodeError) as exc:
-        raise TraceFileError(f"{p}: not a Chrome trace JSON file ({exc})") from None
-    except TraceEventError as exc:
-        raise TraceFileError(f"{p}: {exc}") from None
-    except DAMAGED_GZIP as exc:
-        raise TraceFileError(damaged_gzip(p, exc)) from None
-    except OSError as exc:
-        raise TraceFileError(f"{p}: cannot read trace: {exc}") from None
-    if not isinstance(doc.get(EVENTS_KEY), list):
-        raise TraceFileError(f"{p}: not a Chrome trace (no 'traceEvents' list)")
+    doc = stream_source(
+        source, take, lambda doc: pairs.never_ended(lambda ev: ev.get("ph") == "X" and is_read(ev))
+    )
     if pairs.used:
         doc[EVENTS_KEY] = begin_end.kept(doc[EVENTS_KEY])
     doc[DUPLICATES_KEY] = checker.dropped

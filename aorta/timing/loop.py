@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from aorta.record.bench import HOST_CLOCK
 from aorta.timeline import kernel_timeline
 from aorta.timeline.kernel_capture import KernelCapture
 
@@ -324,7 +325,7 @@ def time_rounds(
         k,
         method,
         plan.sync_mode,
-        "device_events" if device.is_gpu else "host_clock",
+        "device_events" if device.is_gpu else HOST_CLOCK,
         host_total_ms,
         kernel_reason,
         profiler_cost,

@@ -200,3 +200,33 @@ def test_a_b_ten_times_slower_is_a_regression_from_alternating_fresh_runs(counte
         "verdicts"
     ]
     assert {(v["metric"], v["outcome"]) for v in verdicts} >= {("device_ms", "SLOWER")}
+
+
+# A CPU run's records, as aorta writes them: every figure timed by the host clock. Nothing reads UNUSED_*, yet
+# side B's processes landed in another mode (layout, clocks): 3% apart, 0.2% noise within each mode.
+HOST_SIDE = FAKE_SIDE.replace(
+    'center = float(os.environ["CENTER_MS"])',
+    'center = float(os.environ["CENTER_MS"]) * (0.97 if "UNUSED_TWO" in os.environ else 1.0)',
+).replace(
+    '"extra_info": {"aorta_schema": 1,',
+    '"extra_info": {"aorta_schema": 3, "clock": "host_clock", "backend": "cpu",',
+)
+
+
+def test_an_ab_that_differs_only_in_unused_settings_names_no_faster_host_figure_at_two_runs_a_side(
+    tmp_path, monkeypatch, capsys
+):
+    """Issue 65, leftover 4: two runs a side of a figure timed on the host read a process mode as FASTER."""
+    script = tmp_path / "side.py"
+    script.write_text(HOST_SIDE)
+    monkeypatch.setenv("CENTER_MS", "10")
+    side = f"{sys.executable} {script}"
+    out = tmp_path / "ab"
+    code = main(["ab", "--a", f"UNUSED_ONE=1 {side}", "--b", f"UNUSED_TWO=2 {side}", "--runs", "2",
+                 "--out", str(out), "--", "test_x.py"])  # fmt: skip
+    text = capsys.readouterr().out
+    (verdict,) = json.loads((out / "verdict.json").read_text())["comparisons"][0]["verdicts"]
+    assert verdict["change_ratio"] == pytest.approx(-0.03, abs=0.01), text  # the mode is seen...
+    assert verdict["outcome"] == "UNSURE", text  # ...and not called FASTER on 2 + 2 runs
+    assert "measures the host" in verdict["reason"] and "needs 5" in verdict["reason"], verdict["reason"]
+    assert code == 15, text  # inconclusive, never clean nor a verdict

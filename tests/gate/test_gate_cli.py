@@ -4,7 +4,7 @@ verdict cannot be written (exit codes as README.md lists them)."""
 from test_gate_offline import bench, run, write
 
 from aorta.cli import main
-from aorta.exit_codes import EXIT_INCONCLUSIVE, EXIT_SETTINGS_DIFFER, EXIT_USAGE
+from aorta.exit_codes import EXIT_INCONCLUSIVE, EXIT_SETTINGS_DIFFER, EXIT_WRITE_FAILED
 from aorta.gate import cli as gate_cli
 
 TREE = {"NCCL_NVLS_ENABLE": "0", "NCCL_ALGO": "Tree"}
@@ -23,7 +23,7 @@ def test_scheduling_settings_that_differ_in_any_candidate_file_refuse_the_compar
     )  # compared
 
 
-def test_a_verdict_that_cannot_be_written_exits_4_saying_where(tmp_path, capsys, monkeypatch):
+def test_a_verdict_that_cannot_be_written_exits_3_saying_where(tmp_path, capsys, monkeypatch):
     ref = write(tmp_path, "ref.json", run([bench("a", 10.0)]))
     cand = write(tmp_path, "new.json", run([bench("a", 10.0, seed=1)]))
 
@@ -31,6 +31,6 @@ def test_a_verdict_that_cannot_be_written_exits_4_saying_where(tmp_path, capsys,
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(gate_cli, "write_outputs", disk_full)
-    assert main(["compare", ref, cand]) == EXIT_USAGE
+    assert main(["compare", ref, cand]) == EXIT_WRITE_FAILED  # the verdicts were made: no bad input
     err = capsys.readouterr().err
     assert f"aorta compare: could not write --verdict-json {tmp_path / 'new.verdict.json'}: " in err

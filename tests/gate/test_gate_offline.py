@@ -526,3 +526,32 @@ def test_a_figure_measured_once_per_run_is_the_runs_figure_not_too_few_samples()
     v = stage(compare_runs(ref, slower))
     assert v.outcome == SLOWER and (v.ref_runs, v.cand_runs) == (4, 3)
     assert 0.075 < (v.change_ratio or 0) < 0.085
+
+
+@pytest.mark.parametrize("from_pass, outcome", [(True, SLOWER), (False, UNSURE)])
+def test_a_figure_of_a_two_round_kernel_pass_is_the_runs_figure_not_too_few_samples(from_pass, outcome):
+    """A gate's runs profile 2 kernel-pass rounds (GATE_KERNEL_PASS_ROUNDS): the figures of that pass
+    (``from_pass``: hetero_kernels' tiny-kernel latency, GEMM TFLOP/s, convoy slowdown) are each run's median of
+    its two rounds, judged against the between-run noise: +8% over runs that differ by about 0.3% is SLOWER.
+    The same two samples from timed rounds (not a pass) are a run cut short: too few samples, UNSURE (on an H200
+    A/A, all 8 such figures of p0 ended UNSURE "too few samples: 2 round(s)" before they were marked)."""
+
+    def two(value: float, seed: int) -> dict:
+        b = bench("a", 10.0, seed=seed, metrics=False)
+        m = {
+            "value": value,
+            "unit": "us",
+            "higher_is_better": False,
+            "samples": [value * 0.999, value * 1.001],
+        }
+        b["extra_info"]["metrics"] = {"tiny_us": {**m, **({"from_pass": True} if from_pass else {})}}
+        return run([b])
+
+    ref = bl.combine_runs([two(v, i) for i, v in enumerate((2.0, 2.006, 1.994, 2.003))], list("abcd"))
+    slower = bl.combine_runs(
+        [two(v * 1.08, 20 + i) for i, v in enumerate((2.004, 1.997, 2.001))], list("xyz")
+    )
+    v = next(v for v in compare_runs(ref, slower).verdicts if v.metric == "tiny_us")
+    assert v.outcome == outcome
+    if outcome == UNSURE:
+        assert "too few samples: 2 round(s)" in v.reason

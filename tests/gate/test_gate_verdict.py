@@ -430,3 +430,24 @@ def test_a_power_limited_figure_past_its_own_mde_is_judged_a_host_bound_one_is_n
     assert host.outcome == NOT_GATEABLE and "host-bound" in host.reason
     idle = device(ref, cand, policy=Policy(), hint="GPU idle 35% of the step between short kernels")
     assert idle.outcome == NOT_GATEABLE
+
+
+# ---------------------------------------------------------------------- a figure that measures the host, few runs
+TWO_A_SIDE = (runs_of([10.0, 10.02]), runs_of([9.70, 9.72]))  # 3% apart, 0.15% noise: MDE under 1% at 2 v 2
+
+
+@pytest.mark.parametrize(
+    "how", [{"timed_on_host": True}, {"hint": "host-bound: the host enqueue is the round"}]
+)
+def test_a_figure_that_measures_the_host_is_no_faster_on_two_runs_a_side(how):
+    v = device(*TWO_A_SIDE, policy=Policy(), **how)
+    assert v.outcome == UNSURE and v.p_value is not None and v.p_value < 0.01  # the test kept: more runs come
+    assert v.reason.endswith("2 + 2 runs, a FASTER needs 5 runs in all"), v.reason
+    assert device(*TWO_A_SIDE, policy=Policy()).outcome == FASTER  # a device figure is judged on them
+
+
+def test_a_figure_that_measures_the_host_is_judged_on_five_runs_in_all_and_same_needs_no_more():
+    ref, cand = runs_of([10.0, 10.02, 9.99]), runs_of([9.70, 9.72])
+    assert device(ref, cand, policy=Policy(), timed_on_host=True).outcome == FASTER
+    same = device(runs_of([10.0, 10.02]), runs_of([10.01, 10.0]), policy=Policy(), timed_on_host=True)
+    assert same.outcome == SAME  # the rule holds back a SLOWER or FASTER, never a SAME

@@ -148,6 +148,7 @@ def test_every_option_parses_to_its_value():
         "--aorta-allow-env-diff=NCCL_ALGO",
         "--aorta-runs=auto",
         "--aorta-budget=2m",
+        "--aorta-check-run=always",
         "--aorta-lean-run",
         "--aorta-min-judged=40%",
         "--aorta-confirm=3",
@@ -203,7 +204,7 @@ def test_left_out_every_option_takes_its_default():
         "aorta_allow_env_diff": [],
         "aorta_runs": None,
         "aorta_budget": None,
-        "aorta_check_run": "always",
+        "aorta_check_run": "auto",
         "aorta_lean_run": False,
         "aorta_min_judged": None,
         "aorta_confirm": None,
@@ -505,9 +506,9 @@ HELP = [  # (option, metavar, help) as pytest --help shows them (argparse prints
     (
         "--aorta-check-run",
         "auto|always",
-        "a gate's check run (output checks, kernel passes, known answers): always (default, until proven on "
-        "GPUs) runs it; auto skips it where the same code, stack, machine and command passed it before (the "
-        "save, the last compare: <--aorta-runs-dir>/checks.json)",
+        "a gate's check run (output checks, kernel passes, known answers): auto (default) skips it where the "
+        "same code, stack, machine and command passed it before (the save, the last compare: "
+        "<--aorta-runs-dir>/checks.json) and says so; always runs it",
     ),
     ("--aorta-allow-mismatch", None, "compare even if the baseline is from another GPU model or backend"),
     (

@@ -199,3 +199,50 @@ def test_history_show_into_head_says_nothing_and_exits_141(tmp_path):
         env={**os.environ, "PYTHONPATH": str(root)},
     )
     assert proc.stderr == "" and proc.stdout.strip() == "141", proc
+
+
+# A history whose SQLite file is sound (quick_check: ok) but whose JSON side does not read: each way a JSON column
+# or a value column can be damaged, and each command that writes or reads (leftover 3 of issue 65: `history add`
+# wrote into it, exit 0).
+JSON_DAMAGE = {
+    "a run's fingerprint cut": ("runs", "UPDATE runs SET fingerprint = substr(fingerprint, 1, 20)"),
+    "a run's settings not an object": ("runs", "UPDATE runs SET settings = '[1, 2]'"),
+    "a figure's samples cut": ("figures", "UPDATE figures SET samples = substr(samples, 1, 3)"),
+    "a figure's samples not a list": ("figures", "UPDATE figures SET samples = '7'"),
+    "a figure's value not a number": ("figures", "UPDATE figures SET value = 'fast'"),
+}
+OTHER_RUN = Path(__file__).resolve().parents[1] / "data" / "report" / "hwq_per_round.json"
+
+
+@pytest.mark.parametrize("action", ["add", "show", "prune", "baseline"])
+@pytest.mark.parametrize("damage", sorted(JSON_DAMAGE))
+def test_a_history_whose_json_side_is_damaged_is_refused_by_every_command_and_left_byte_for_byte(
+    tmp_path, capsys, damage, action
+):
+    path = tmp_path / "h.db"
+    assert cli.main(["history", "--history", str(path), "add", str(RUN)]) == 0
+    table, sql = JSON_DAMAGE[damage]
+    conn = sqlite3.connect(path)
+    conn.execute(sql)
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA quick_check").fetchone() == ("ok",)  # SQLite's side is sound
+    check.close()
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    capsys.readouterr()
+    extra = {
+        "add": [str(OTHER_RUN)],
+        "show": [],
+        "prune": ["--keep", "1h"],
+        "baseline": ["cpu-torch2.13.0", str(tmp_path / "b.json")],
+    }[action]
+    code = cli.main(["history", "--history", str(path), action, *extra])
+    err = capsys.readouterr().err
+    assert code == 2, (damage, err)
+    assert err.count("\n") == 1 and f"{path}: is a damaged history" in err and f"its {table} table" in err, (
+        err
+    )
+    assert "Traceback" not in err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # nothing changed, nothing created

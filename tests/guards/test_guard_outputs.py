@@ -32,5 +32,6 @@ def test_a_folder_that_cannot_be_written_is_refused_naming_option_and_folder(tmp
         output_paths.check_output_dir("--aorta-runs-dir", tmp_path / "runs")
     assert (
         str(exc.value)
-        == f"--aorta-runs-dir {tmp_path / 'runs'}: cannot write in {tmp_path}: No space left on device"
+        == f"--aorta-runs-dir {tmp_path / 'runs'}: cannot write in {tmp_path}: no space left on the device (ENOSPC): "
+        "free space there and run again"
     )

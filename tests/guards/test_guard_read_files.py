@@ -18,7 +18,13 @@ from aorta import cli
 from aorta import plugin as aorta_plugin
 from aorta.record.output_arguments import OPTION_OUTPUTS, option_outputs
 from aorta.record.output_paths import OutputPathError
-from aorta.record.read_files import check_not_read, module_files, package_files, plugin_files
+from aorta.record.read_files import (
+    check_not_read,
+    files_to_collect,
+    module_files,
+    package_files,
+    plugin_files,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITTEN_OVER = ("file", "file-in-folder", "appended", "baseline")  # kinds whose file is replaced or appended
@@ -154,3 +160,89 @@ def test_a_real_run_refuses_junitxml_onto_a_test_file_it_collects_and_leaves_it(
     assert "--junitxml test_a.py: is " in result.stderr.str()
     assert (folder / "test_a.py").read_text() == before
     assert sys.executable
+
+
+# ------------------------------------------------------------------ files pytest will collect (leftover 1)
+def _tree(tmp_path: Path) -> Path:
+    (tmp_path / "sub").mkdir()
+    for name in ("test_a.py", "b_test.py", "conftest.py", "helper.py", "sub/test_c.py", "notes.txt"):
+        (tmp_path / name).write_text("x = 1\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", ["test_a.py", "b_test.py", "conftest.py", "sub/test_c.py"])
+@pytest.mark.parametrize("option", sorted({o for o, k, _ in OPTION_OUTPUTS.values() if k in WRITTEN_OVER}))
+def test_every_output_option_onto_a_file_pytest_will_collect_is_refused_naming_option_and_file(
+    tmp_path, option, name
+):
+    """Collection comes after the options are checked, and --log-file is opened (emptied) at configure time:
+    a file pytest *will* collect is read by the run as much as one already collected."""
+    root = _tree(tmp_path)
+    target = root / name
+    outputs = [(option, "file", str(target))]
+    with pytest.raises(OutputPathError) as refused:
+        check_not_read(outputs, files_to_collect(outputs, [str(root)]))
+    said = str(refused.value)
+    assert said.startswith(f"{option} {target}: is a test file pytest will collect ({target.name})"), said
+    assert target.read_text() == "x = 1\n"
+
+
+def test_what_pytest_will_not_collect_is_no_test_file(tmp_path):
+    root = _tree(tmp_path)
+    for name in ("helper.py", "notes.txt", "new.xml"):
+        assert files_to_collect([("--junitxml", "file", str(root / name))], [str(root)]) == {}
+    outside = tmp_path.parent / f"test_{tmp_path.name}_outside.py"
+    outside.write_text("x = 1\n")
+    try:  # a test file outside the collected folders is not collected
+        assert files_to_collect([("--junitxml", "file", str(outside))], [str(root / "sub")]) == {}
+    finally:
+        outside.unlink()
+
+
+def test_a_file_named_for_collection_or_matching_python_files_is_collected_whatever_its_name(tmp_path):
+    root = _tree(tmp_path)
+    helper = str(root / "helper.py")
+    named = files_to_collect([("--log-file", "file", helper)], [f"{helper}::test_x"])
+    assert list(named) == ["a test file pytest will collect (helper.py, named on the command line)"]
+    assert files_to_collect([("--log-file", "file", helper)], [str(root)], ["help*.py"])
+    assert files_to_collect(
+        [("--log-file", "file", str(root / "sub" / "test_c.py"))], [str(root)], ["sub/*.py"]
+    )
+
+
+def test_the_plugin_checks_the_files_pytest_will_collect_at_configure_time(
+    pytestconfig, monkeypatch, tmp_path
+):
+    root = _tree(tmp_path)
+    monkeypatch.setattr(pytestconfig, "args", [str(root)])
+    monkeypatch.setattr(pytestconfig.option, "log_file", str(root / "sub" / "test_c.py"), raising=False)
+    with pytest.raises(OutputPathError, match=r"^--log-file .*test_c.py: is a test file pytest will collect"):
+        aorta_plugin._check_not_read(pytestconfig)
+
+
+def test_an_output_an_ini_line_gives_is_checked_as_the_option_is():
+    from aorta.record.output_arguments import with_ini_outputs
+
+    ini = {"log_file": "test_a.py"}
+    assert option_outputs(with_ini_outputs({"log_file": None}, ini.__getitem__), environ={}) == [
+        ("--log-file", "file", "test_a.py")
+    ]
+    given = with_ini_outputs({"log_file": "run.log"}, ini.__getitem__)  # the command line wins, as in pytest
+    assert option_outputs(given, environ={}) == [("--log-file", "file", "run.log")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "how", [["--log-file", "test_a.py"], ["--junitxml", "test_a.py"], ["--debug", "test_a.py"], "ini"]
+)
+def test_a_real_run_refuses_an_output_onto_a_test_file_it_will_collect_before_writing_it(pytester, how):
+    pytester.makeini("[pytest]\nlog_file = test_a.py\n" if how == "ini" else "[pytest]\n")
+    pytester.makepyfile(test_a="def test_a():\n    pass\n")
+    before = (pytester.path / "test_a.py").read_bytes()
+    result = pytester.runpytest_subprocess(*([] if how == "ini" else how))
+    err = result.stderr.str()
+    assert result.ret == 4, err
+    option = "--log-file" if how == "ini" else how[0]
+    assert f"{option} test_a.py: is a test file pytest will collect (test_a.py)" in err, err
+    assert "Traceback" not in err + result.stdout.str()
+    assert (pytester.path / "test_a.py").read_bytes() == before

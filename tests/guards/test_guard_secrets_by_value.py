@@ -144,3 +144,128 @@ def test_the_launcher_check_never_prints_a_second_copy_of_a_launcher_s_secret():
 def test_values_too_short_to_mean_anything_are_never_registered():
     redact.register("ab", "1")
     assert redact.registered() == frozenset()
+
+
+# ------------------------------------------------------------------ pytest's own text (leftover 2)
+SECRET_CONFTEST = """
+def pytest_addoption(parser):
+    parser.addoption("--db-password", default="")
+"""
+# Each test fails inside aorta code with its secret in the exception's message, in -l's locals and in its
+# captured output: the ways pytest prints a traceback, a summary line and a test's output.
+SECRET_TESTS = """
+import os
+
+from aorta.history.store import open_store
+from aorta.options import parse_streams
+
+
+def _fail_with(secret):
+    print("connecting with", secret)
+    parse_streams(secret)
+
+
+def test_option(request):
+    _fail_with(request.config.getoption("db_password"))
+
+
+def test_environment():
+    _fail_with(os.environ["PGPASSWORD"])
+
+
+def test_url_in_the_environment():
+    url = os.environ["AORTA_HISTORY"]
+    print("history at", url)
+    open_store(url).close()
+"""
+BY_WAY = {  # how a secret entered -> its value
+    "--db-password X": "Hunt3rZz9w",
+    "PGPASSWORD in the environment": "pgEnvS3cret",
+    "a URL's password in the environment": "urlPa55wd",
+}
+
+
+def test_a_secret_given_any_way_never_reaches_pytest_s_output_or_its_junitxml(pytester, monkeypatch):
+    pytester.makeini("[pytest]\n")
+    pytester.makeconftest(SECRET_CONFTEST)
+    pytester.makepyfile(test_secrets=SECRET_TESTS)
+    monkeypatch.setenv("PGPASSWORD", BY_WAY["PGPASSWORD in the environment"])
+    monkeypatch.setenv("AORTA_HISTORY", f"postgresql://ann:{BY_WAY[next(reversed(BY_WAY))]}@db.invalid/h")
+    result = pytester.runpytest_subprocess(
+        "--db-password",
+        BY_WAY["--db-password X"],
+        "--junitxml",
+        "j.xml",
+        "-l",
+        "-rA",
+        "-v",
+        "-p",
+        "no:cacheprovider",
+    )
+    out, err = result.stdout.str(), result.stderr.str()
+    junit = (pytester.path / "j.xml").read_text()
+    assert result.ret == 1, out + err
+    assert out.count(" FAILED") >= 3 and "***" in out and "***" in junit, out
+    for way, secret in BY_WAY.items():
+        for where, text in (("stdout", out), ("stderr", err), ("junitxml", junit)):
+            assert secret not in text, (way, where)
+
+
+def test_a_report_is_redacted_in_place_its_node_id_and_kinds_kept():
+    from _pytest.reports import TestReport
+
+    from aorta.record.redact_plugin import redact_report
+
+    redact.register("s3cretValue")
+    report = TestReport(
+        "test_x.py::test_a[s3cretValue]",
+        ("test_x.py", 1, "test_a"),
+        {},
+        "skipped",
+        ("test_x.py", 1, "Skipped: s3cretValue unknown"),
+        "call",
+        [("Captured stdout call", "pw s3cretValue\n")],
+        user_properties=[("pw", "s3cretValue")],
+    )
+    redact_report(report)
+    assert report.longrepr == ("test_x.py", 1, "Skipped: *** unknown")
+    assert report.sections == [("Captured stdout call", "pw ***\n")]
+    assert report.user_properties == [("pw", "***")]
+    assert report.nodeid == "test_x.py::test_a[s3cretValue]"  # pytest's bookkeeping keys on it
+
+
+def test_the_terminal_reporter_s_stream_hides_every_registered_secret():
+    import io
+
+    from aorta.record import redact_plugin
+
+    class Reporter:
+        def __init__(self):
+            self._tw = type("TW", (), {"_file": io.StringIO()})()
+
+    reporter = Reporter()
+    redact_plugin.pytest_plugin_registered(
+        reporter, type("PM", (), {"get_name": lambda s, p: "terminalreporter"})()
+    )
+    redact.register("termS3cret")
+    reporter._tw._file.write("rootdir: /x, args: --db-password termS3cret\n")
+    assert reporter._tw._file.getvalue() == "rootdir: /x, args: --db-password ***\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--aorta-rounds", "postgresql://ann:argPa55wd@db.invalid/h"],  # the option parser quotes the value
+        ["postgresql://ann:argPa55wd@db.invalid/h"],  # "file or directory not found: ARG"
+        ["--aorta-history", "postgresql://ann:argPa55wd@db.invalid/h"],  # the history refused at configure
+        ["--db-password", "argPa55wd", "--aorta-streams", "argPa55wd"],
+    ],
+)
+def test_pytest_s_own_refusals_never_quote_a_secret(pytester, args):
+    pytester.makeini("[pytest]\n")
+    pytester.makeconftest(SECRET_CONFTEST)
+    result = pytester.runpytest_subprocess(*args, "-p", "no:cacheprovider")
+    said = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, said
+    assert "argPa55wd" not in said and "***" in said, said
+    assert "Traceback" not in said

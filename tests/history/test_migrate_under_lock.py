@@ -70,6 +70,9 @@ def test_postgresql_takes_the_lock_before_reading_any_state():
         def fetchone(self):
             return self.rows[0] if self.rows else None
 
+        def fetchall(self):  # the JSON side's columns, read under the lock too
+            return self.rows
+
     class Conn:
         def cursor(self):
             return Cursor()

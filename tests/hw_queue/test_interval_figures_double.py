@@ -145,6 +145,29 @@ def test_stage_figures_from_the_labelled_pass_are_one_value_per_run_and_say_so(c
     assert metrics == [] and "kept the GPU busy only 0.4" in unavailable["exposed_comm_ms"]
 
 
+def test_figures_of_a_kernel_pass_are_marked_from_the_pass_and_so_are_those_read_from_them(cpu):
+    # A gate's kernel pass profiles 2 rounds: its figures are the run's figure (their median), never
+    # "too few samples" (aorta.record.run_samples.per_round_figures); so is the convoy slowdown read from them.
+    w = set_up(cpu, HeteroKernels, 4)
+    blocks = [(0, None, 0, 8), (1, None, 0, 8)]
+    blocks += [(s, None, j * 0.02, j * 0.02 + 0.005) for s in (2, 3) for j in range(16)]
+    metrics, _ = runner._stage_figures(w, traced_run([blocks, blocks]), from_labelled_pass=False)
+    assert {m.name: (m.from_pass, len(m.samples)) for m in metrics} == {
+        "tiny_us_per_kernel": (True, 2),
+        "gemm_tflops": (True, 2),
+    }
+    alone = set_up(cpu, HeteroKernels, 4, with_gemms=False)
+    alone_metrics, _ = runner._stage_figures(
+        alone, traced_run([blocks[2:], blocks[2:]]), from_labelled_pass=False
+    )
+    relative, _ = w.reference_metrics({m.name: m for m in metrics}, {m.name: m for m in alone_metrics})
+    assert {m.name: m.from_pass for m in relative} == {
+        "tiny_us_per_kernel_alone": True,
+        "convoy_slowdown": True,
+    }
+    assert all(m.as_dict()["from_pass"] is True for m in relative)
+
+
 def test_grad_accum_reduce_overlap(cpu):
     # compute s0 [0,10], reduction s1 [8,12]: 2 of 4 ms hidden -> 0.5, exposed 2 ms
     w = set_up(cpu, GradAccum, 2)

@@ -9,10 +9,12 @@ import gzip
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from aorta.timeline import rocprof
 from aorta.timeline.device_op import DeviceOp
+from aorta.timeline.op_table import OpTable
 from aorta.timeline.rocprof import CSV, KINETO, ROCPD, RocprofFileError, RocprofTrace
 from aorta.timeline.trace_source import open_source
 
@@ -174,11 +176,15 @@ def test_the_note_names_the_files_left_out_then_the_records_in_no_figure_then_th
 
 
 def test_a_launch_is_linked_by_its_correlation_id_and_id_0_is_an_id():
-    launches = {0: 5.0, 7: 9.5}
-    assert rocprof.linked(7, launches) == (9.5, "correlation")
-    assert rocprof.linked(0, launches) == (5.0, "correlation")
-    assert rocprof.linked(8, launches) == (None, None)
-    assert rocprof.linked(None, {None: 1.0}) == (None, None)  # type: ignore[dict-item]
+    ops = OpTable.of([DeviceOp("k", 0, 1.0, 1.0, correlation=c) for c in (7, 0, 8, None)])
+    ids, starts_ns = np.array([0, 7, 7]), np.array([5_000, 9_600, 9_500])  # id 7 called twice: the earliest
+    linked = rocprof.with_launches(ops, ids, starts_ns)
+    assert [(op.launch_us, op.link) for op in linked] == [
+        (9.5, "correlation"),
+        (5.0, "correlation"),
+        (None, None),
+        (None, None),  # no correlation id: never linked, not even to a call of id 0
+    ]
 
 
 # --------------------------------------------------------------------------- per hardware queue

@@ -35,9 +35,11 @@ from aorta.gate.verdicts.verdict import (
     Verdict,
     control_false_alarms,
     decide,
+    measures_the_host,
     part_bound,
 )
 from aorta.record import record_of
+from aorta.record.bench import HOST_CLOCK
 from aorta.record.machines import aorta_machine, machine_label
 from aorta.record.run_samples import (
     DEVICE_TIME,
@@ -433,7 +435,8 @@ def benchmark_verdicts(
                 policy=policy,
                 per_round=metric in per_round,
                 cand_run_ids=[rid for rid, _, _, _ in held],
-                hint=notes[0] if notes else "",
+                hint=next((n for n in notes if measures_the_host(n)), notes[0] if notes else ""),
+                timed_on_host=record.clock == HOST_CLOCK,
                 ref_machines=[m for _, m, _ in ref_held],
                 cand_machines=[m for _, _, m, _ in held],
                 gpu_model=gpu_model,

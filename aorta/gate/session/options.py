@@ -113,10 +113,10 @@ def add_options(parser: pytest.Parser) -> None:
         "--aorta-check-run",
         metavar="auto|always",
         type=argtype(check_pass.parse_mode, "--aorta-check-run"),
-        default="always",
-        help="a gate's check run (output checks, kernel passes, known answers): always (default, until proven "
-        "on GPUs) runs it; auto skips it where the same code, stack, machine and command passed it before "
-        "(the save, the last compare: <--aorta-runs-dir>/checks.json)",
+        default="auto",
+        help="a gate's check run (output checks, kernel passes, known answers): auto (default) skips it where "
+        "the same code, stack, machine and command passed it before (the save, the last compare: "
+        "<--aorta-runs-dir>/checks.json) and says so; always runs it",
     )
     g.addoption(
         "--aorta-allow-mismatch",
@@ -257,7 +257,7 @@ class GateOptions:
     markdown: Path | None
     test_slowdown: float
     budget_s: float = DEFAULT_BUDGET_S  # --aorta-runs auto: the wall its runs may take
-    check_run: str = "always"  # --aorta-check-run: auto skips a check run already passed (session.check_pass)
+    check_run: str = "auto"  # --aorta-check-run: auto skips a check run already passed (session.check_pass)
 
     @property
     def auto(self) -> bool:
@@ -346,7 +346,7 @@ def gate_options(config: pytest.Config) -> GateOptions:
         markdown=Path(config.getoption("aorta_markdown")) if config.getoption("aorta_markdown") else None,
         test_slowdown=config.getoption("aorta_test_slowdown") or 0.0,
         budget_s=config.getoption("aorta_budget") or DEFAULT_BUDGET_S,
-        check_run=config.getoption("aorta_check_run") or "always",
+        check_run=config.getoption("aorta_check_run") or "auto",
     )
     if config.getoption("aorta_budget") is not None and not opts.auto:
         raise pytest.UsageError(

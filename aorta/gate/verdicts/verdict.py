@@ -21,7 +21,8 @@ Outcomes, in the order they are decided:
 * SAME: no change, a change the test does not find (the figure is gateable, so a change of its MDE or more
   would have been found with probability ``power``: a power-based SAME), or a significant change smaller
   than ``min_effect`` (a policy: the smallest change worth a red).
-* UNSURE: not significant but suggestive (p below ``SUSPECT_P``): worth more runs (``--aorta-confirm``).
+* UNSURE: not significant but suggestive (p below ``SUSPECT_P``): worth more runs (``--aorta-confirm``); or a
+  SLOWER / FASTER of a figure that measures the host on fewer than ``min_samples`` runs in all (``decide``).
 * SLOWER / FASTER: significant at ``alpha`` and at least ``min_effect``, in the figure's direction.
 
 Across the many figures of one comparison, ``control_false_alarms`` (Benjamini-Hochberg over every tested
@@ -132,7 +133,32 @@ def _geomean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def decide(
+def decide(*args, timed_on_host: bool = False, **kwargs) -> Verdict:
+    """The verdict for one figure (``_judge``, which takes the same arguments), then the host rule: a figure
+    that measures the host (a reading note that says so, or ``timed_on_host``: the record's clock is the host's,
+    every figure of a CPU run) is called SLOWER or FASTER only on ``policy.min_samples`` runs or more, both sides
+    together. Such runs fall into modes by process (launch path, placement, clocks): two runs of one mode against
+    two of another read as a change whose noise two runs a side cannot show (issue 65: an A/B that differed in two
+    settings nothing reads was FASTER on CPU, 2 v 2 runs). Fewer: UNSURE with the test kept, so an auto gate adds
+    runs."""
+    v = _judge(*args, **kwargs)
+    policy, hint = kwargs.get("policy", Policy()), kwargs.get("hint", "")
+    runs = v.ref_runs + v.cand_runs
+    if (
+        v.outcome in (SLOWER, FASTER)
+        and runs < policy.min_samples
+        and (timed_on_host or measures_the_host(hint))
+    ):
+        what = "is timed by the host clock" if timed_on_host else "measures the host"
+        return v.with_outcome(
+            UNSURE,
+            f"{v.reason}; but this figure {what} (it measures the host: its runs fall into modes by process): "
+            f"{v.ref_runs} + {v.cand_runs} runs, a {v.outcome} needs {policy.min_samples} runs in all",
+        )
+    return v
+
+
+def _judge(
     benchmark: str,
     metric: str,
     unit: str,

@@ -143,6 +143,7 @@ class HeteroKernels(Workload):
                 False,
                 convoy,
                 source="tiny kernels alone (reference run)",
+                from_pass=mixed.from_pass,  # one sample per profiled round of this run's kernel pass
             ),
         ], {}
 

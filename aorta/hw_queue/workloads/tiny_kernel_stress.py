@@ -18,13 +18,6 @@ from aorta.stats import median
 
 MODES = ("eager", "graph")
 TOTAL_KERNELS = {"full": 4096, "smoke": 64}
-EAGER_HOST_BOUND = (
-    "device_ms",
-    "us_per_launch",
-    "launches_per_s",
-    "one_stream_us_per_launch",
-    "speedup_vs_one_stream",
-)
 
 
 class TinyKernelStress(Workload):
