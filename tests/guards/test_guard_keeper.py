@@ -12,6 +12,8 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
+from functools import wraps
 
 import pytest
 from process_watch import alive, wait_for
@@ -36,6 +38,31 @@ def command(script: str) -> subprocess.Popen:
 def forget(proc: subprocess.Popen, status: int) -> None:
     """The keeper's wait reaped ``proc``: tell its Popen how it ended (no 'still running' warning)."""
     proc.returncode = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def alone(test):
+    """Runs ``test`` in a fork of this process: a process with no children but the test's own. A pytest worker
+    may hold children of earlier tests (servers kept for the session, a child still ending); killing or
+    reaping "everything below this process" there would take them too, and the test would count them."""
+
+    @wraps(test)
+    def run(*args, **kwargs):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover (the fork's outcome is its exit status)
+            code = 1
+            try:
+                test(*args, **kwargs)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, f"{test.__name__} failed in its own process (above)"
+
+    return run
 
 
 # --------------------------------------------------------------------------------------- the process table
@@ -83,6 +110,7 @@ def test_signal_all_signals_each_and_skips_one_gone_or_not_ours(monkeypatch):
     assert sent == [(1, signal.SIGKILL), (4, signal.SIGKILL)]
 
 
+@alone
 def test_kill_tree_kills_every_descendant_and_reaps_its_own_children_with_their_status(tmp_path):
     pid_file = tmp_path / "grandchild"
     child = command(f"sleep 30 & echo $! > {pid_file}; exec sleep 30")
@@ -99,12 +127,14 @@ def test_kill_tree_kills_every_descendant_and_reaps_its_own_children_with_their_
     assert keeper.descendants(os.getpid(), keeper.parent_table()) == []
 
 
+@alone
 def test_kill_tree_with_nothing_below_returns_nothing_at_once():
     t0 = time.monotonic()
     assert keeper.kill_tree(os.getpid()) == []
     assert time.monotonic() - t0 < 1.0
 
 
+@alone
 def test_reap_takes_what_ended_and_waits_no_longer_than_asked():
     done = subprocess.Popen(["sh", "-c", "exit 5"])
     t0 = time.monotonic()
