@@ -64,15 +64,54 @@ LONGEST_FIRST = (
 )
 
 
+# The longest of the fast tier (2 to 9 s each, ``--durations``, 2 cores): after the slow ones, before the rest, so
+# that the fast tier alone starts with them too.
+LONGEST_FAST = (
+    "tests/report/test_trace_merge_read_back.py::",
+    "tests/gate/test_fork_server.py::test_a_forked_run_has_its_own_environment_folder_output_and_session",
+    "tests/history/test_migrate_under_lock.py::",
+    "tests/gate/test_gate_save_safety.py::test_two_processes_saving_one_baseline_at_once_keep_both_runs",
+    "tests/sweep/test_sweep_faults.py::",
+    "tests/sweep/test_sweep_folder_lock.py::",
+)
+
+
 def _start_order(item: pytest.Item) -> int:
     if item.nodeid.startswith(LONGEST_FIRST):
         return 0
-    return 1 if item.get_closest_marker("slow") else 2
+    if item.get_closest_marker("slow"):
+        return 1
+    return 2 if item.nodeid.startswith(LONGEST_FAST) else 3
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike (a stable sort by class)
         items.sort(key=_start_order)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cpu_probed_once():
+    """pytest-benchmark asks py-cpuinfo for the machine's CPU at the end of every session that ran a benchmark,
+    and py-cpuinfo starts a Python of its own for each answer (0.2 s, seconds under load): the sessions that
+    tests run in this process (pytester) share the first answer, as a gate's fork server does for its runs
+    (aorta/gate/runs/fork_server.py). Each gets a copy: the same CPU, whatever a session does with it."""
+    import copy
+
+    try:
+        import cpuinfo
+    except ImportError:
+        yield
+        return
+    real, answer = cpuinfo.get_cpu_info, []
+
+    def once() -> dict:
+        if not answer:
+            answer.append(real())
+        return copy.deepcopy(answer[0])
+
+    cpuinfo.get_cpu_info = once
+    yield
+    cpuinfo.get_cpu_info = real
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -95,6 +134,27 @@ def run_pytest(pytester, monkeypatch):
         return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=timeout)
 
     return run
+
+
+@pytest.fixture
+def saved_stream_gate(pytestconfig, tmp_path_factory) -> dict:
+    """``{code, output, folder}`` of tests/stream_gate.py's gate (``folder/bl``: the baseline folder,
+    ``folder/runs``: its runs), made once per session for the tests that read it (tests/run_once.py); read it,
+    never write there."""
+    from run_once import once
+    from stream_gate import saved_stream_gate
+
+    return once(pytestconfig, tmp_path_factory, "stream-gate", saved_stream_gate)
+
+
+@pytest.fixture(params=["in_process", pytest.param("child_process", marks=pytest.mark.slow)])
+def aorta_cli(request):
+    """``aorta_cli(*args, cwd=None)``: the CompletedProcess (text) of ``python -m aorta ARGS``. In the fast tier
+    ``aorta.cli.main`` runs it in this process (tests/cli_in_process.py), in the slow tier a child process does."""
+    from cli_in_process import run_aorta, run_child
+
+    run = run_aorta if request.param == "in_process" else run_child
+    return lambda *args, cwd=None: run(args, cwd=cwd)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ imported, so the test needs no torch and no GPU.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -83,12 +84,18 @@ def _layer(name: str) -> int | None:
 
 
 MODULES = {_module_name(p): p for p in sorted(AORTA.rglob("*.py"))}
-EDGES = {(name, imported) for name, path in MODULES.items() for imported in _imports(path)}
+
+
+@functools.cache
+def _edges() -> frozenset[tuple[str, str]]:
+    """(importer, imported) for every import in aorta: parsed once, when a test first asks (not while every
+    xdist worker collects the tests, half a second each)."""
+    return frozenset((name, imported) for name, path in MODULES.items() for imported in _imports(path))
 
 
 def _later_layer_imports() -> set[tuple[str, str]]:
     found = set()
-    for importer, imported in EDGES:
+    for importer, imported in _edges():
         a, b = _layer(importer), _layer(imported)
         if a is not None and b is not None and b > a:
             found.add((importer, imported))
@@ -178,7 +185,7 @@ def test_the_gate_and_the_history_import_neither_the_other():
     gate asks the history for a stack's runs through a hook (``pytest_aorta_history_baseline``)."""
     wrong = sorted(
         (a, b)
-        for a, b in EDGES
+        for a, b in _edges()
         if {a.split(".")[1], b.split(".")[1] if "." in b else ""} == {"gate", "history"}
     )
     assert wrong == [], f"the gate and the history import each other: {wrong}"
@@ -246,7 +253,7 @@ def _gate_room(name: str) -> int | None:
 
 def test_inside_the_gate_a_room_imports_only_the_rooms_before_it():
     wrong = []
-    for a, b in EDGES:
+    for a, b in _edges():
         if a.split(".")[:2] != ["aorta", "gate"] or b.split(".")[:2] != ["aorta", "gate"]:
             continue
         ra, rb = _gate_room(a), _gate_room(b)
@@ -275,7 +282,7 @@ def test_the_gate_is_its_rooms_and_its_top():
 def test_no_module_imports_the_registrar():
     """``aorta.plugin`` is the entry point only: the other plugins reach it through the hooks of
     aorta/hookspec.py (``config.hook.pytest_aorta_*``), whichever layer they sit in."""
-    importers = sorted(name for name, imported in EDGES if imported == "aorta.plugin")
+    importers = sorted(name for name, imported in _edges() if imported == "aorta.plugin")
     assert importers == [], (
         f"these modules import aorta.plugin; call a hook of aorta/hookspec.py instead: {importers}"
     )

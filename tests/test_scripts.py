@@ -61,6 +61,12 @@ def run(script: str, *args: str, path: str | None = None, **env: str) -> subproc
     )
 
 
+# For the dry runs that check the process count and the environment, not the launcher: a PYTHON that imports
+# nothing, so that the script keeps plain torchrun instead of spending seconds importing torch to see whether
+# `python3 -m aorta torchrun` would work (test_launch_goes_through_aorta_torchrun_where_python_has_aorta does).
+NO_AORTA = {"PYTHON": "false"}
+
+
 @pytest.mark.parametrize("script", ALL)
 def test_help_says_what_it_runs_and_its_exit_codes(script):
     done = run(script, "--help")
@@ -70,7 +76,7 @@ def test_help_says_what_it_runs_and_its_exit_codes(script):
 
 
 def test_launch_cuda_counts_cuda_visible_devices_and_passes_arguments_through():
-    done = run("launch_cuda.sh", "--dry-run", "-k", "zero2 and bf16", CUDA_VISIBLE_DEVICES="0,1")
+    done = run("launch_cuda.sh", "--dry-run", "-k", "zero2 and bf16", CUDA_VISIBLE_DEVICES="0,1", **NO_AORTA)
     assert done.returncode == 0, done.stderr
     assert "--nproc_per_node 2 -m pytest benchmarks/fsdp -k zero2\\ and\\ bf16" in done.stdout
     assert "CUDA_DEVICE_MAX_CONNECTIONS=32 (default of this script)" in done.stderr
@@ -78,7 +84,13 @@ def test_launch_cuda_counts_cuda_visible_devices_and_passes_arguments_through():
 
 
 def test_launch_keeps_what_the_user_set(tmp_path):
-    done = run("launch_cuda.sh", CUDA_DEVICE_MAX_CONNECTIONS="8", CUDA_VISIBLE_DEVICES="3", AORTA_DRY_RUN="1")
+    done = run(
+        "launch_cuda.sh",
+        CUDA_DEVICE_MAX_CONNECTIONS="8",
+        CUDA_VISIBLE_DEVICES="3",
+        AORTA_DRY_RUN="1",
+        **NO_AORTA,
+    )
     assert done.returncode == 0
     assert "CUDA_DEVICE_MAX_CONNECTIONS=8 (set by you)" in done.stderr
     assert "--nproc_per_node 1 " in done.stdout
@@ -100,7 +112,7 @@ def test_launch_falls_back_to_one_process_when_nothing_can_count(tmp_path):
 
 
 def test_launch_rocm_counts_hip_devices_and_sets_the_rocm_tuning_env(tmp_path):
-    done = run("launch_rocm.sh", "--dry-run", HIP_VISIBLE_DEVICES="0,1,2,3")
+    done = run("launch_rocm.sh", "--dry-run", HIP_VISIBLE_DEVICES="0,1,2,3", **NO_AORTA)
     assert done.returncode == 0
     assert "--nproc_per_node 4 " in done.stdout
     assert "GPU_MAX_HW_QUEUES=2 (default of this script)" in done.stderr

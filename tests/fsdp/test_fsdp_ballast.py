@@ -84,6 +84,14 @@ def test_the_option_refuses_bad_values(value, why):
     assert f"--aorta-test-comm-ballast={value!r}" in str(exc.value)
 
 
+def test_a_bad_value_stops_a_pytest_of_this_process_before_anything_runs(pytester):
+    """The option as aorta's FSDP plugin parses it in any pytest session: here one in this process."""
+    pytester.makepyfile("def test_x():\n    raise AssertionError('ran')\n")
+    r = pytester.runpytest("-p", "no:cacheprovider", "--aorta-test-comm-ballast=0")
+    assert r.ret == 4 and "--aorta-test-comm-ballast='0'" in r.stderr.str(), r.stdout.str()[-2000:]
+
+
+@pytest.mark.slow  # the FSDP suite's own pytest child; the option's parsing: the test above, in process
 def test_a_bad_value_stops_pytest_before_anything_runs(tmp_path):
     proc = _pytest("--aorta-test-comm-ballast=0", "-k", "baseline", tmp_path=tmp_path)
     assert proc.returncode == 4 and "--aorta-test-comm-ballast='0'" in proc.stderr, proc.stdout[-2000:]

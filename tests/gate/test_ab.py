@@ -1,6 +1,7 @@
 """``aorta ab``: two launchers on one machine, alternating fresh processes, B judged against A."""
 
 import json
+import shlex
 import sys
 import textwrap
 
@@ -88,11 +89,21 @@ def test_budget_with_a_fixed_number_of_pairs_is_refused(tmp_path, capsys):
     assert code == 2 and "--budget needs --runs auto" in capsys.readouterr().err
 
 
+# The launcher check answered as a Python with torch and aorta and no GPU would, without importing torch (seconds
+# per side). The real probe: tests/gate/test_launcher_check.py.
+PROBE_ANSWER = "-c " + shlex.quote(
+    "import json, sys; print('aorta-launcher-probe:', json.dumps({'python': sys.executable, "
+    "'aorta': '/site-packages/aorta', 'torch': '2.13.0', 'hip': None, 'devices': []}))"
+)
+
+
 def test_a_side_that_exits_0_without_its_json_ends_the_ab_with_exit_1_and_no_verdict(tmp_path, capsys):
     # A side's Python that passes the launcher check, then exits 0 and writes nothing (a wrapper that swallows
     # pytest's code)
     swallows = tmp_path / "swallows"
-    swallows.write_text(f'#!/bin/sh\nif [ "$1" = "-c" ]; then exec {sys.executable} "$@"; fi\nexit 0\n')
+    swallows.write_text(
+        f'#!/bin/sh\nif [ "$1" = "-c" ]; then exec {sys.executable} {PROBE_ANSWER} "$@"; fi\nexit 0\n'
+    )
     swallows.chmod(0o755)
     out = tmp_path / "ab"
     code = main(["ab", "--a", str(swallows), "--b", "", "--runs", "2", "--out", str(out), "--", "test_x.py"])
@@ -111,8 +122,11 @@ def test_a_side_that_exits_0_without_its_json_ends_the_ab_with_exit_1_and_no_ver
 FAKE_SIDE = textwrap.dedent(
     """
     import json, os, random, sys
-    if "-c" in sys.argv:  # the launcher check (import torch and aorta, the devices): this Python answers it
-        os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+    if "-c" in sys.argv:  # the launcher check, answered as PROBE_ANSWER does
+        info = {"python": sys.executable, "aorta": "/site-packages/aorta", "torch": "2.13.0", "hip": None,
+                "devices": []}
+        print("aorta-launcher-probe:", json.dumps(info))
+        sys.exit(0)
     args = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
     rng = random.Random(int(args.get("--aorta-order-seed", 0)) * 7 + len(os.environ.get("SIDE", "")))
     center = float(os.environ["CENTER_MS"]) * (1 + rng.gauss(0, 0.002))

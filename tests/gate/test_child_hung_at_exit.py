@@ -39,7 +39,7 @@ def test_a_child_that_exits_is_waited_for_and_never_cut_short(tmp_path, code, st
     if stale:
         done.write_text("0\n")
     raw, note = child_process.call_to_end(
-        [sys.executable, "-c", f"import sys, time; time.sleep(1.0); sys.exit({code})"],
+        [sys.executable, "-c", f"import sys, time; time.sleep(0.5); sys.exit({code})"],  # 5 graces long
         done_file=str(done),
         grace_s=0.1,
     )
@@ -54,6 +54,17 @@ def test_only_rank_0_writes_the_status(tmp_path):
     assert child_status.read_done(str(path)) == 5
 
 
+def test_a_pytest_session_writes_its_final_exit_status(pytester, monkeypatch):
+    """The plugin's part, in a pytest of this process: what a child's session writes as its last act."""
+    pytester.makepyfile(test_one="def test_fails():\n    assert False\n")
+    done = pytester.path / "p.done"
+    monkeypatch.setenv(child_status.DONE_ENV, str(done))
+    monkeypatch.delenv("RANK", raising=False)
+    assert pytester.runpytest("-q", "-p", "no:cacheprovider").ret == 1
+    assert child_status.read_done(str(done)) == 1
+
+
+@pytest.mark.slow  # a real child process: its exit code; the status it writes: the test above, in process
 def test_a_pytest_child_writes_its_final_exit_status(tmp_path):
     import os
     import subprocess

@@ -213,35 +213,24 @@ def test_aorta_ab_refuses_a_wrong_aorta_run_start_before_any_run(tmp_path, capsy
 
 
 @pytest.mark.slow
-def test_a_gate_run_records_how_it_was_started(tmp_path):
-    for mode in ("fork", "exec"):
-        runs = tmp_path / mode
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-p",
-                "no:cacheprovider",
-                "-q",
-                "benchmarks/hw_queue/test_stream_concurrency.py",
-                "-k",
-                "streams1",
-                "--aorta-save-baseline",
-                "x",
-                "--aorta-baseline-dir",
-                str(tmp_path / f"bl-{mode}"),
-                "--aorta-runs=2",
-                "--aorta-runs-dir",
-                str(runs),
-            ],
-            cwd=REPO,
-            env={**os.environ, "AORTA_RUN_START": mode},
-            capture_output=True,
-            text=True,
-        )
-        assert out.returncode == 0, out.stdout + out.stderr
-        starts = {json.loads(p.read_text())["aorta_run"]["start"] for p in runs.glob("*/run*.json")}
+def test_a_gate_run_records_how_it_was_started(tmp_path, saved_stream_gate):
+    from stream_gate import STREAM_GATE
+
+    fork = saved_stream_gate  # the default start, AORTA_RUN_START=fork: the gate shared with test_slowdown.py
+    assert fork["code"] == 0, fork["output"]
+    runs = tmp_path / "exec"
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *STREAM_GATE]
+        + ["--aorta-save-baseline", "x", "--aorta-baseline-dir", str(tmp_path / "bl-exec")]
+        + ["--aorta-runs=2", "--aorta-runs-dir", str(runs)],
+        cwd=REPO,
+        env={**os.environ, "AORTA_RUN_START": "exec"},
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    for mode, folder in (("fork", fork["folder"] / "runs"), ("exec", runs)):
+        starts = {json.loads(p.read_text())["aorta_run"]["start"] for p in folder.glob("*/run*.json")}
         assert starts == {mode}
 
 

@@ -29,7 +29,7 @@ USAGE = pytest.ExitCode.USAGE_ERROR
 # ------------------------------------------------------------------------------ 2. two savers at once
 SAVER = textwrap.dedent(
     """
-    import sys, time
+    import os, sys, time
     sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests/gate"]
     from test_gate_offline import bench, run
     from aorta.gate.baselines import baseline as bl
@@ -40,8 +40,9 @@ SAVER = textwrap.dedent(
         time.sleep(0.5)
         return doc
     bl.load_run = slow_load
-    start = float(sys.argv[3])
-    time.sleep(max(0.0, start - time.time()))
+    open(os.path.join(sys.argv[3], f"ready{sys.argv[4]}"), "w").close()  # imported: waiting for the start
+    while not os.path.exists(os.path.join(sys.argv[3], "go")):
+        time.sleep(0.01)
     path, n = bl.save_baseline(run([bench("a", 10.0, seed=int(sys.argv[4]))]), sys.argv[2], "base", {})
     print(n)
     """
@@ -52,16 +53,23 @@ def test_two_processes_saving_one_baseline_at_once_keep_both_runs(tmp_path):
     path, _ = bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "base", {})
     script = tmp_path / "saver.py"
     script.write_text(SAVER)
-    start = time.time() + 3.0  # both processes imported and waiting by then
+    signals = tmp_path / "signals"
+    signals.mkdir()
     procs = [
         subprocess.Popen(
-            [sys.executable, str(script), str(REPO), str(tmp_path), str(start), str(seed)],
+            [sys.executable, str(script), str(REPO), str(tmp_path), str(signals), str(seed)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for seed in (1, 2)
     ]
+    deadline = time.monotonic() + 60  # both imported and waiting, however loaded the machine: then both start
+    while not all((signals / f"ready{seed}").exists() for seed in (1, 2)) and time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            break
+        time.sleep(0.01)
+    (signals / "go").touch()
     outs = [p.communicate(timeout=60) for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     assert sorted(int(o.strip()) for o, _ in outs) == [2, 3]  # the second waited and added to the first

@@ -1,10 +1,17 @@
 """scripts/offline_aa.py: groups of measured runs judged against each other by `aorta compare`, each ordered
 pair once; a group of one stack against another of the same stack is an A/A, and a real change is not one."""
 
+import io
 import json
+import subprocess
+import sys
+import types
+from contextlib import redirect_stderr, redirect_stdout
 
+import pytest
 from test_gate_noise_cli import _run_doc
 
+from aorta.cli import main
 from scripts import offline_aa
 
 
@@ -26,7 +33,25 @@ def _group(tmp_path, name: str, scale: float) -> list[str]:
     ]
 
 
-def test_groups_of_one_stack_are_an_a_a_and_a_slower_group_is_caught(tmp_path, capsys):
+def _aorta_in_this_process(cmd: list[str], **_) -> subprocess.CompletedProcess:
+    """``python -m aorta ARGS`` as the script runs it, run here by ``aorta.cli.main``: its code and output, without
+    a second of Python, torch and scipy start-up for each of the six compares."""
+    assert cmd[:3] == [sys.executable, "-m", "aorta"], cmd
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(cmd[3:])
+        except SystemExit as exc:  # argparse's own exit
+            code = exc.code if isinstance(exc.code, int) else 1
+    return subprocess.CompletedProcess(cmd, code, out.getvalue(), err.getvalue())
+
+
+@pytest.mark.parametrize(
+    "compare", ["in_process", pytest.param("subprocess", marks=pytest.mark.slow)]
+)  # the script's own `python -m aorta compare` children in the slow tier
+def test_groups_of_one_stack_are_an_a_a_and_a_slower_group_is_caught(tmp_path, capsys, monkeypatch, compare):
+    if compare == "in_process":
+        monkeypatch.setattr(offline_aa, "subprocess", types.SimpleNamespace(run=_aorta_in_this_process))
     a, b = _group(tmp_path, "a", 1.0), _group(tmp_path, "b", 1.0)
     slow = _group(tmp_path, "slow", 1.10)
     assert offline_aa.main(["--group", "a", *a, "--group", "b", *b, "--group", "slow", *slow]) == 0

@@ -216,8 +216,11 @@ def test_a_forked_run_killed_by_signal_n_is_reported_as_128_plus_n():
 
 
 # ------------------------------------------------------------------------------------------- stop paths
-def _stopped(script: str, tmp_path: Path, signals: list[int], wait_for: str) -> tuple[int, str, str]:
-    """Run ``script``; once it prints ``wait_for``, send ``signals`` 0.3 s apart; (exit code, stdout, stderr)."""
+def _stopped(
+    script: str, tmp_path: Path, signals: list[int], wait_for: str, settle_s: float = 0.3
+) -> tuple[int, str, str]:
+    """Run ``script``; ``settle_s`` after it prints ``wait_for``, send ``signals`` 0.3 s apart; (exit code,
+    stdout, stderr)."""
     proc = subprocess.Popen(
         [sys.executable, "-c", script, str(tmp_path)],
         env={**os.environ, "PYTHONPATH": str(REPO), "AORTA_RUN_START": "fork"},
@@ -230,7 +233,7 @@ def _stopped(script: str, tmp_path: Path, signals: list[int], wait_for: str) -> 
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert wait_for in line, (line, proc.communicate())
-        time.sleep(0.3)
+        time.sleep(settle_s)
         for sig in signals:
             proc.send_signal(sig)
             time.sleep(0.3)
@@ -241,13 +244,17 @@ def _stopped(script: str, tmp_path: Path, signals: list[int], wait_for: str) -> 
     return proc.returncode, out, err
 
 
-# A command body whose child takes a second to end on SIGTERM: the second signal comes while it ends.
+# A command body whose child takes a second to end on SIGTERM: the second signal comes while it ends. "running"
+# once the child's trap is set (it says so in a file), however long the machine takes to start it.
 SLOW_TO_END = textwrap.dedent(
     """
-    import sys
+    import os, sys, time
     from aorta.gate.runs.child_process import run_until_stopped, start_child
     def body():
-        p = start_child(["sh", "-c", "trap 'sleep 1; exit 0' TERM; sleep 300 & wait"])
+        trapped = os.path.join(sys.argv[1], "trapped")
+        p = start_child(["sh", "-c", "trap 'sleep 1; exit 0' TERM; : > \\"$0\\"; sleep 300 & wait", trapped])
+        while not os.path.exists(trapped) and p.poll() is None:
+            time.sleep(0.01)
         print("running", flush=True)
         return p.wait()
     sys.exit(run_until_stopped("aorta ab", body))
@@ -257,7 +264,7 @@ SLOW_TO_END = textwrap.dedent(
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_a_command_stopped_twice_in_a_row_says_one_line_and_exits_128_plus_the_first(tmp_path, sig):
-    code, out, err = _stopped(SLOW_TO_END, tmp_path, [sig, signal.SIGINT], "running")
+    code, out, err = _stopped(SLOW_TO_END, tmp_path, [sig, signal.SIGINT], "running", settle_s=0)
     assert (code, err.splitlines()) == (
         128 + sig,
         [f"aorta ab: stopped by {sig.name}; 1 child process tree(s) ended; exit {128 + sig}"],

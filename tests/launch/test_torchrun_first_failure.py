@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from aorta.launch import rank_exit
 from aorta.launch.torchrun import first_failure
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,14 +28,33 @@ def test_the_earliest_failure_is_named_with_the_others_after_it(tmp_path):
     assert first_failure(tmp_path / "none") is None
 
 
+OOM_TESTS = (
+    "def test_ok():\n    pass\n\n"
+    "def test_big():\n    raise MemoryError('out of memory on purpose')\n\n"
+    "def test_later():\n    raise ValueError('a later failure')\n"
+)
+
+
+def test_a_rank_leaves_its_first_failure_and_its_code_in_process(pytester, monkeypatch):
+    """``rank_exit.main``, which ``python -m aorta.launch.rank_exit`` exits with, run here (in pytester's folder,
+    its modules put back after): the same files as from a rank's own process, in a fraction of its start-up."""
+    codes = pytester.mkdir("codes")
+    pytester.makepyfile(test_oom=OOM_TESTS)
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.setattr(sys, "argv", list(sys.argv))  # main sets it as `python -m pytest` would see it
+    assert rank_exit.main([str(codes), "-q", "-p", "no:cacheprovider", "test_oom.py"]) == 1
+    assert (codes / "rank3.code").read_text().strip() == "1"
+    assert (
+        first_failure(codes)
+        == "rank 3 failed first: test_oom.py::test_big: MemoryError: out of memory on purpose"
+    )
+
+
+@pytest.mark.slow  # a rank's own process: its exit status; the files in process: the test above
 def test_a_rank_leaves_its_first_failure_and_its_code(tmp_path):
     codes = tmp_path / "codes"
     codes.mkdir()
-    (tmp_path / "test_oom.py").write_text(
-        "def test_ok():\n    pass\n\n"
-        "def test_big():\n    raise MemoryError('out of memory on purpose')\n\n"
-        "def test_later():\n    raise ValueError('a later failure')\n"
-    )
+    (tmp_path / "test_oom.py").write_text(OOM_TESTS)
     r = subprocess.run(
         [
             sys.executable,

@@ -44,6 +44,18 @@ def wait_for(check, timeout_s: float) -> bool:
     return check()
 
 
+def catches(pid: int, *signals: int) -> bool:
+    """Whether ``pid`` has a handler of its own for each of ``signals`` (``SigCgt`` of /proc/PID/status)."""
+    try:
+        line = next(
+            ln for ln in Path(f"/proc/{pid}/status").read_text().splitlines() if ln.startswith("SigCgt:")
+        )
+    except (FileNotFoundError, StopIteration):
+        return False
+    caught = int(line.split()[1], 16)
+    return all(caught >> (sig - 1) & 1 for sig in signals)
+
+
 def start(tmp_path: Path) -> tuple[subprocess.Popen, int, Path]:
     """The launcher over a stand-in torchrun; (launcher, torchrun's pid, its codes folder). The stand-in's
     own child's pid is left in ``sleep.pid`` for ``stop``."""
@@ -66,6 +78,10 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen, int, Path]:
         preexec_fn=default_stop_signals,
     )
     assert wait_for(info.exists, 30), "the stand-in torchrun never started"
+    # The launcher passes a stop signal on once its handlers are set, just after it started torchrun: under load a
+    # signal sent in between found the default action (SIGHUP killed it, exit -1).
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    assert wait_for(lambda: catches(launcher.pid, *stops), 30), "the launcher never set its stop handlers"
     pid, folder, sleep_pid = info.read_text().split()
     (tmp_path / "sleep.pid").write_text(sleep_pid)
     return launcher, int(pid), Path(folder)

@@ -2,8 +2,6 @@
 a failed test with aorta's own message), never a finished run lost at the end."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -99,15 +97,16 @@ def test_an_out_of_memory_copy_size_fails_that_test_naming_the_size(run_pytest):
 
 
 # ------------------------------------------------------------------------------------ offline tools
-def _aorta(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "aorta", *args], cwd=REPO, capture_output=True, text=True, timeout=120
-    )
-
-
-def test_report_output_under_a_file_is_refused_before_reading_runs(a_file, tmp_path):
-    proc = _aorta(
-        "report", "--run", str(tmp_path / "no_such.json"), "--label", "a", "--output", str(a_file / "report")
+def test_report_output_under_a_file_is_refused_before_reading_runs(a_file, tmp_path, aorta_cli):
+    proc = aorta_cli(
+        "report",
+        "--run",
+        str(tmp_path / "no_such.json"),
+        "--label",
+        "a",
+        "--output",
+        str(a_file / "report"),
+        cwd=REPO,
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"aorta report: error: --output {a_file}/report: {a_file} is a file"), (
@@ -116,21 +115,26 @@ def test_report_output_under_a_file_is_refused_before_reading_runs(a_file, tmp_p
     assert "Traceback" not in proc.stderr
 
 
-def test_trace_merge_output_under_a_file_is_refused_before_reading_traces(a_file, tmp_path):
-    proc = _aorta("trace", "merge", str(tmp_path / "rank0.json"), "--output", str(a_file / "merged.json"))
+def test_trace_merge_output_under_a_file_is_refused_before_reading_traces(a_file, tmp_path, aorta_cli):
+    proc = aorta_cli(
+        "trace", "merge", str(tmp_path / "rank0.json"), "--output", str(a_file / "merged.json"), cwd=REPO
+    )
     assert proc.returncode == 2
     assert proc.stderr.startswith(
         f"aorta trace merge: error: --output {a_file}/merged.json: {a_file} is a file"
     ), proc.stderr
 
 
-def test_a_usage_error_leaves_an_existing_benchmark_json_as_it_was(run_pytest, pytester):
+@pytest.mark.parametrize("where", ["in_process", pytest.param("child_process", marks=pytest.mark.slow)])
+def test_a_usage_error_leaves_an_existing_benchmark_json_as_it_was(run_pytest, pytester, where):
     """Issue 24, case 12: pytest-benchmark 5.2 (the oldest supported, with pytest 9.0) opened the file while
-    parsing the options, so a usage error left it empty; aorta makes the option a path again."""
+    parsing the options, so a usage error left it empty; aorta makes the option a path again (the options are
+    parsed alike in a pytest of this process and in a child: the child in the slow tier)."""
     pytester.makepyfile("def test_x():\n    pass\n")
     earlier = pytester.path / "run.json"
     earlier.write_text('{"an earlier": "result"}')
-    r = run_pytest("--benchmark-json", str(earlier), "--aorta-rounds=bogus")
+    args = ("--benchmark-json", str(earlier), "--aorta-rounds=bogus")
+    r = run_pytest(*args) if where == "child_process" else pytester.runpytest("-p", "no:cacheprovider", *args)
     assert r.ret == 4
     assert earlier.read_text() == '{"an earlier": "result"}'
 

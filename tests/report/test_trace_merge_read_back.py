@@ -13,6 +13,7 @@ from pathlib import Path
 
 import amd_traces
 import pytest
+from run_once import once
 
 from aorta.cli import main
 from aorta.report import trace_figures, trace_merge
@@ -30,13 +31,8 @@ def _without_paths(result: dict) -> dict:
     return out
 
 
-@pytest.fixture(scope="module")
-def two_ranks(tmp_path_factory) -> tuple[Path, Path]:
+def _two_ranks(path: Path, folder: Path) -> tuple[Path, Path]:
     """The MI300X trace as rank 0, and as rank 1 with its RCCL kernels 10% longer: two ranks on device 2 each."""
-    path = amd_traces.folder() / MI300X
-    if not path.is_file():
-        pytest.skip(f"{path} is absent: the real AMD traces live beside the checkout (../shared/amd_traces)")
-    folder = tmp_path_factory.mktemp("ranks")
     raw = path.read_bytes()
     (folder / "rank0.json.gz").write_bytes(raw)
     doc = json.loads(gzip.decompress(raw))
@@ -48,10 +44,43 @@ def two_ranks(tmp_path_factory) -> tuple[Path, Path]:
     return folder / "rank0.json.gz", folder / "rank1.json"
 
 
-def test_figures_of_the_merge_equal_the_figures_of_its_inputs_exactly(two_ranks, tmp_path, capsys):
-    merged = tmp_path / "merged.json"
-    assert main(["trace", "merge", *map(str, two_ranks), "--output", str(merged)]) == 0
-    inputs, back = trace_figures.figures(two_ranks), trace_figures.figures([merged])
+def _merge_read_back(folder: Path) -> dict:
+    two_ranks = _two_ranks(amd_traces.folder() / MI300X, folder)
+    merged, per_rank = folder / "merged.json", folder / "per_rank"
+    args = ["trace", "merge", *map(str, two_ranks), "--output", str(merged), "--per-rank", str(per_rank)]
+    code = main(args)
+    files = sorted(per_rank.iterdir()) if per_rank.is_dir() else []
+    return {
+        "two_ranks": two_ranks,
+        "code": code,
+        "files": files,
+        "inputs": trace_figures.figures(two_ranks),
+        "back": trace_figures.figures([merged]),
+        "per_rank": trace_figures.figures(files) if files else None,
+    }
+
+
+@pytest.fixture(scope="module")
+def merge_read_back(pytestconfig, tmp_path_factory) -> dict:
+    """The two ranks, one ``aorta trace merge --per-rank`` of them, and the figures of its inputs, of the merged
+    file and of the per-rank folder: each reading of the real trace takes seconds, so all of it is made once per
+    session, however many xdist workers run these tests (tests/run_once.py). ``--per-rank`` adds the folder after
+    the merged file is written (aorta/report/cli.py): the merged file is the same with it or without it
+    (test_a_per_rank_folder_leaves_the_merged_file_as_it_is)."""
+    path = amd_traces.folder() / MI300X
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: the real AMD traces live beside the checkout (../shared/amd_traces)")
+    return once(pytestconfig, tmp_path_factory, "trace-merge", _merge_read_back)
+
+
+@pytest.fixture(scope="module")
+def two_ranks(merge_read_back) -> tuple[Path, Path]:
+    return merge_read_back["two_ranks"]
+
+
+def test_figures_of_the_merge_equal_the_figures_of_its_inputs_exactly(merge_read_back):
+    assert merge_read_back["code"] == 0
+    inputs, back = merge_read_back["inputs"], merge_read_back["back"]
     assert [e["merged_rank"] for e in back["ranks"]] == [0, 1]
     assert [[s["kernel_count_by_kind"] for s in e["steps"]] for e in back["ranks"]] == [
         [s["kernel_count_by_kind"] for s in e["steps"]] for e in inputs["ranks"]
@@ -78,19 +107,15 @@ def test_the_merge_moves_times_in_integer_ns_and_keeps_each_ranks_identity(two_r
     assert moved["args"]["device"] == 2 and moved["pid"] == 0
 
 
-def test_the_per_rank_folder_is_one_trace_per_rank_read_back_as_its_ranks(two_ranks, tmp_path, capsys):
-    merged, folder = tmp_path / "merged.json", tmp_path / "per_rank"
-    assert (
-        main(["trace", "merge", *map(str, two_ranks), "--output", str(merged), "--per-rank", str(folder)])
-        == 0
-    )
-    files = sorted(folder.iterdir())
+def test_the_per_rank_folder_is_one_trace_per_rank_read_back_as_its_ranks(merge_read_back):
+    assert merge_read_back["code"] == 0
+    files = merge_read_back["files"]
     assert [f.name for f in files] == ["rank0.json", "rank1.json"]
     assert [json.loads(f.read_text())["distributedInfo"]["rank"] for f in files] == [
         0,
         1,
     ]  # as HTA reads ranks
-    assert _without_paths(trace_figures.figures(files)) == _without_paths(trace_figures.figures(two_ranks))
+    assert _without_paths(merge_read_back["per_rank"]) == _without_paths(merge_read_back["inputs"])
 
 
 def _rank(rank: int, comm_dur: float) -> dict:
@@ -162,3 +187,15 @@ def test_identical_ranks_are_two_ranks_not_one_written_twice(tmp_path, capsys):
     back = trace_figures.figures([merged])
     assert [e["kernels"] for e in back["ranks"]] == [2, 2]
     assert back["ranks"][0]["duplicates_dropped"] == {"device_ops": 0, "events": 0}
+
+
+def test_a_per_rank_folder_leaves_the_merged_file_as_it_is(tmp_path, capsys):
+    paths = []
+    for rank, comm in ((0, 40.0), (1, 60.0)):
+        paths.append(tmp_path / f"r{rank}.json")
+        paths[-1].write_text(json.dumps(_rank(rank, comm)))
+    alone, beside = tmp_path / "alone.json", tmp_path / "beside.json"
+    merge = ["trace", "merge", *map(str, paths)]
+    assert main([*merge, "--output", str(alone)]) == 0
+    assert main([*merge, "--output", str(beside), "--per-rank", str(tmp_path / "pr")]) == 0
+    assert json.loads(beside.read_text()) == json.loads(alone.read_text())

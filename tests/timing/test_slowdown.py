@@ -160,21 +160,25 @@ def test_a_damaged_store_is_calibrated_over(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_gate_calibrates_its_slowdown_once_for_all_its_runs(tmp_path):
+def test_a_gate_calibrates_its_slowdown_once_for_all_its_runs(tmp_path, saved_stream_gate):
     import json
     import os
+    import shutil
     import subprocess
     import sys
     from pathlib import Path
 
+    from stream_gate import STREAM_GATE
+
+    assert saved_stream_gate["code"] == 0, saved_stream_gate[
+        "output"
+    ]  # baseline "x", shared (tests/conftest.py)
+    shutil.copytree(saved_stream_gate["folder"] / "bl", tmp_path / "bl")
     repo = Path(__file__).resolve().parents[2]
     runs = tmp_path / "runs"
-    head = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
-    head += ["benchmarks/hw_queue/test_stream_concurrency.py", "-k", "streams1", "--aorta-runs=2"]
+    head = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *STREAM_GATE, "--aorta-runs=2"]
     head += ["--aorta-baseline-dir", str(tmp_path / "bl")]
     env = {k: v for k, v in os.environ.items() if k != slowdown.UNITS_ENV}
-    saved = subprocess.run([*head, "--aorta-save-baseline", "x"], cwd=repo, env=env, capture_output=True)
-    assert saved.returncode == 0
     out = subprocess.run(
         [*head, "--aorta-compare", "x", "--aorta-test-slowdown=0.5", "--aorta-runs-dir", str(runs)]
         + ["--aorta-confirm=0"],

@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 from aorta.gate.runs.blocks import MIN_PAIRS
 
@@ -87,6 +86,8 @@ def runs_to_gateable(
     """How many more runs a side (the candidate's alone where ``both_sides`` is False) would bring a figure
     with between-run noise ``sigma`` (log scale) to an MDE within ``max_mde``; 0 if it is already there,
     None if not within ``limit`` more."""
+    from scipy import stats as sps  # when used: its import costs every start 0.7 s
+
     for extra in range(limit + 1):
         m = ref_runs + (extra if both_sides else 0)
         n = cand_runs + extra
@@ -112,6 +113,8 @@ class _LookRule:
     def look(self, outcome, used, d, se, df, n: int, *, last: bool, accept: bool = True) -> None:
         """Decide the still open compares (``outcome`` 0) from their log changes ``d`` and standard errors:
         1 SLOWER, 2 FASTER, 3 SAME, 4 NOT_GATEABLE at the last look; ``used`` gets ``n`` where decided."""
+        from scipy import stats as sps  # when used: its import costs every start 0.7 s
+
         p = 2.0 * sps.t.sf(np.abs(d) / se, df)
         mde = np.expm1((sps.t.ppf(1 - self.level / 2, df) + sps.t.ppf(self.power, df)) * se)
         open_ = outcome == 0

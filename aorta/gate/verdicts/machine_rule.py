@@ -23,8 +23,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
-from scipy import stats as sps
-
 from aorta.gate.stats.machine_spread import Spread
 
 
@@ -76,6 +74,8 @@ def _band(log_width: float) -> str:
 
 def combined(d: float, se: float, df: float, spread: Spread) -> tuple[float, float, float]:
     """(the combined standard error, its degrees of freedom, the two-sided p of ``d`` against it)."""
+    from scipy import stats as sps  # when used: its import costs every start 0.7 s
+
     machine_var = 2.0 * spread.sigma**2  # both machines' offsets
     var = machine_var + se**2
     if math.isinf(var):
@@ -103,6 +103,8 @@ def across_one_machine(
     ``df`` its standard error of the log change and degrees of freedom) of a candidate on ``cand_machines``
     against a baseline of ``ref_machine`` alone: kept where the change beats the machine spread, else
     ``unsure`` with the reason why and what to do (see the module doc)."""
+    from scipy import stats as sps  # when used: its import costs every start 0.7 s
+
     if verdict.change_ratio is None:  # nothing was compared: nothing for the machines to explain
         return verdict
     d = math.log1p(verdict.change_ratio)

@@ -38,8 +38,6 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from scipy import stats as sps
-
 from aorta.gate.runs.blocks import pair
 from aorta.gate.stats.machine_noise import cross_machine, new_machines
 from aorta.gate.stats.machine_spread import load_table, spread_for
@@ -189,6 +187,8 @@ def _judge(
     given). ``ref_blocks`` / ``cand_blocks``: each run's block (``aorta.gate.runs.blocks.block_key``); where every
     run names one and two or more blocks are shared, the figure is judged on the paired differences within
     blocks (a paired t test on log ratios, ``df = pairs - 1``) instead of as independent runs."""
+    from scipy import stats as sps  # when used: its import costs every start 0.7 s
+
     rb = [b for r, b in zip(ref_runs, ref_blocks) if r] if len(ref_blocks) == len(ref_runs) else []
     cb = [b for r, b in zip(cand_runs, cand_blocks) if r] if len(cand_blocks) == len(cand_runs) else []
     rr = [list(r) for r in ref_runs if r]
@@ -370,6 +370,8 @@ def control_false_alarms(verdicts: Sequence[Verdict], alpha: float) -> list[Verd
     """Benjamini-Hochberg over every tested figure of one comparison: a FASTER / SLOWER verdict whose
     adjusted p reaches ``alpha`` becomes UNSURE, saying so. Many figures are judged at once; without this,
     about alpha of the unchanged ones would be called significant by chance."""
+    from scipy import stats as sps  # when used: its import costs every start 0.7 s
+
     tested = [i for i, v in enumerate(verdicts) if v.p_value is not None and v.outcome != NOT_GATEABLE]
     out = list(verdicts)
     if not tested:
