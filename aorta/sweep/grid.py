@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from aorta.environment.fingerprint import CELL_ENV_VAR  # set by the sweep for each cell
+from aorta.record.redact import redact_env
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 OVERRIDE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -31,7 +32,14 @@ class Axis:
         return "--grid" if self.kind == "env" else "--override"
 
     def as_dict(self) -> dict:
-        return {"kind": self.kind, "name": self.name, "values": list(self.values)}
+        """The axis as records keep it: a secret value (a URL's password, a secret-named variable) hidden."""
+        return {"kind": self.kind, "name": self.name, "values": [shown(self.name, v) for v in self.values]}
+
+
+def shown(name: str, value: str) -> str:
+    """A setting's value as names, records and folders give it: a secret in it hidden (``aorta.record.redact``);
+    the cells still run with the value itself."""
+    return redact_env({name: value})[name]
 
 
 def parse_axis(kind: str, text: str) -> Axis:
@@ -90,13 +98,18 @@ class Cell:
         return {**self.env, **self.overrides}
 
     @property
+    def shown_settings(self) -> dict[str, str]:
+        """The settings as records, names and folders give them: secrets hidden (``shown``)."""
+        return {k: shown(k, v) for k, v in self.settings.items()}
+
+    @property
     def id(self) -> str:
         """``NCCL_NTHREADS=256 NCCL_MAX_NCHANNELS=4``: the cell's name, the same in every sweep of this grid."""
-        return " ".join(f"{k}={v}" for k, v in self.settings.items())
+        return " ".join(f"{k}={v}" for k, v in self.shown_settings.items())
 
     @property
     def dirname(self) -> str:
-        safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "_".join(f"{k}={v}" for k, v in self.settings.items()))
+        safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "_".join(f"{k}={v}" for k, v in self.shown_settings.items()))
         return f"cell{self.index + 1:02d}_{safe[:100]}"
 
 

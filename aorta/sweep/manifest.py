@@ -14,7 +14,7 @@ from pathlib import Path
 
 from aorta.record import write_json_atomic
 from aorta.record.redact import redact_argv, redact_env
-from aorta.sweep.grid import Axis, Cell, SweepUsageError
+from aorta.sweep.grid import Axis, Cell, SweepUsageError, shown
 
 SCHEMA = 1
 MANIFEST = "sweep.json"
@@ -50,8 +50,10 @@ def cell_entry(cell: Cell) -> dict:
         "index": cell.index,
         "id": cell.id,
         "dir": f"cells/{cell.dirname}",
-        "env": dict(cell.env),
-        "overrides": dict(cell.overrides),
+        "env": {
+            k: shown(k, v) for k, v in cell.env.items()
+        },  # no password kept (issue 65): the cell runs the real one
+        "overrides": {k: shown(k, v) for k, v in cell.overrides.items()},
         "status": PENDING,
         "command": None,
         "exit_code": None,

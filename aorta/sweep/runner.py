@@ -48,7 +48,13 @@ def cell_environment(
     (with ``attempt``, the id of this attempt at the cell)."""
     env = dict(environ)
     env.update(cell.env)
-    record = {"sweep": label, "cell": cell.id, "index": cell.index, "cells": total, "settings": cell.settings}
+    record = {
+        "sweep": label,
+        "cell": cell.id,
+        "index": cell.index,
+        "cells": total,
+        "settings": cell.shown_settings,
+    }
     if attempt:
         record["attempt"] = attempt
     env[CELL_ENV_VAR] = json.dumps(record, sort_keys=False)

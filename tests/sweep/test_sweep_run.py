@@ -298,3 +298,28 @@ def test_an_earlier_result_left_aside_by_a_killed_sweep_is_put_back(tmp_path, fa
     assert code == 0 and "cell 1 of 3 [NCCL_NTHREADS=64]: kept" in out
     assert (cell_dir / "benchmark.json").read_bytes() == good
     assert not cell_dir.with_name(cell_dir.name + ".previous").exists()
+
+
+def test_a_secret_in_a_grid_value_runs_in_its_cell_and_is_kept_nowhere_in_the_sweep_folder(tmp_path):
+    # issue 65: a DSN's password swept as a grid value reaches the cell's run, never the manifest, a cell's
+    # folder name, the record each run gets (AORTA_SWEEP_CELL) or the output; a rerun resumes the same sweep
+    script = tmp_path / "dsn_bench.py"
+    seen = tmp_path / "seen.txt"
+    script.write_text(
+        "import json, os, sys\n"
+        "out = next(a.split('=', 1)[1] for a in sys.argv if a.startswith('--benchmark-json='))\n"
+        f"open({str(seen)!r}, 'a').write(os.environ['MY_DSN'] + '\\n')\n"
+        "json.dump({'cell': json.loads(os.environ['AORTA_SWEEP_CELL'])}, open(out, 'w'))\n"
+    )
+    grid = ("MY_DSN=postgresql://u:Hunter2pw@h/db,postgresql://u:Other9pw@h/db",)
+    folder = tmp_path / "sw"
+    code, doc, out = sweep(folder, [sys.executable, str(script)], {"PATH": "/usr/bin:/bin"}, grid=grid)
+    assert code == 0 and [c["status"] for c in doc["cells"]] == ["ok", "ok"]
+    assert seen.read_text().split() == ["postgresql://u:Hunter2pw@h/db", "postgresql://u:Other9pw@h/db"]
+    kept = [str(p) for p in folder.rglob("*")] + [p.read_text() for p in folder.rglob("*") if p.is_file()]
+    assert not [k for k in kept + [out] if "Hunter2pw" in k or "Other9pw" in k]
+    assert doc["cells"][0]["env"] == {"MY_DSN": "postgresql://u:***@h/db"}
+    assert doc["cells"][0]["dir"] != doc["cells"][1]["dir"]  # the cells' folders stay apart
+    code, doc, out = sweep(folder, [sys.executable, str(script)], {"PATH": "/usr/bin:/bin"}, grid=grid)
+    assert code == 0 and out.count(": kept") == 2  # the same sweep, resumed: nothing run again
+    assert len(seen.read_text().split()) == 2
