@@ -52,6 +52,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(
+    trylast=True
+)  # after the gate's checks: a history never made where a baseline is to be saved
 def pytest_configure(config: pytest.Config) -> None:
     url = config.getoption("aorta_history", None)
     if not url:

@@ -229,6 +229,27 @@ def test_an_output_over_the_compared_baseline_is_refused_naming_it(tmp_path):
     assert said.startswith("--aorta-markdown") and "(--aorta-save-baseline)" in said
 
 
+def test_a_history_file_where_the_baseline_is_saved_is_refused_before_the_history_is_made(tmp_path):
+    saved = tmp_path / "saved.json"
+    said = usage(
+        br.check_outputs_are_not_inputs,
+        Config(aorta_history=str(saved)),
+        options(tmp_path),
+        GateState(),
+        saved,
+    )
+    assert said.startswith("--aorta-history") and "(--aorta-save-baseline)" in said
+    for elsewhere in (str(tmp_path / "h.db"), "postgresql://u@h/db", "host=h dbname=aorta"):
+        br.check_outputs_are_not_inputs(
+            Config(aorta_history=elsewhere), options(tmp_path), GateState(), saved
+        )
+    from aorta.history import (
+        plugin as history_plugin,
+    )  # its file is made at configure: after the gate's checks
+
+    assert history_plugin.pytest_configure.pytest_impl.get("trylast")
+
+
 def test_the_verdict_file_and_step_summary_are_outputs_only_when_comparing(tmp_path, monkeypatch):
     saved = tmp_path / "saved.json"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(saved))

@@ -41,9 +41,14 @@ def test_a_history_of_a_newer_aorta_is_refused_before_any_test(pytester, tmp_pat
 def test_compare_with_a_stack_the_history_lacks_is_refused_before_any_test(pytester, tmp_path):
     db = tmp_path / "h.db"
     pytester.makepyfile("def test_x():\n    raise AssertionError('ran')\n")
-    result = pytester.runpytest(
-        f"--aorta-history={db}", "--aorta-compare=history:cpu-torch0.1", "--aorta-runs=2"
-    )
+    args = (f"--aorta-history={db}", "--aorta-compare=history:cpu-torch0.1", "--aorta-runs=2")
+    result = pytester.runpytest(*args)  # no history yet: none is made to be read empty
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and not db.exists()
+    result.stderr.fnmatch_lines(["*--aorta-compare: *h.db: no history here (no such file): nothing created*"])
+    from aorta.history.store import open_store
+
+    open_store(str(db)).close()
+    result = pytester.runpytest(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [

@@ -81,11 +81,17 @@ def check_outputs_are_not_inputs(
         "--aorta-verdict-json": opts.verdict_json if opts.compare_ref else None,
         "--aorta-markdown": opts.markdown,
         "$GITHUB_STEP_SUMMARY": os.environ.get("GITHUB_STEP_SUMMARY") if opts.compare_ref else None,
+        "--aorta-history": _history_file(config.getoption("aorta_history", None)),
     }
     try:
         check_outputs_are_not_inputs(outputs, compared=state.baseline_path, saved_to=saved_to)
     except OutputPathError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def _history_file(history: str | None) -> str | None:
+    """The history database's file, where ``--aorta-history`` names one (not a server's URL or conninfo)."""
+    return history if history and "://" not in history and "=" not in history else None
 
 
 def check_save_now(config: pytest.Config, opts: GateOptions) -> Path | None:
