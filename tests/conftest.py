@@ -1,4 +1,5 @@
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -196,3 +197,20 @@ def _no_secret_kept_between_tests():
 
     yield
     forget()
+
+
+@pytest.fixture
+def stop_signals_at_default():
+    """SIGINT, SIGTERM and SIGHUP at their defaults for a test that signals this process, then back: a test run
+    that is a background job of a non-interactive shell ignores SIGINT, one under nohup SIGHUP, and aorta keeps
+    an ignored stop signal ignored, as nohup asks (tests/signal_defaults.py: the same for a child)."""
+    from aorta.gate.runs import child_process
+
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    for sig, handler in before.items():
+        signal.signal(sig, handler)
+    child_process._STOPPING.clear()

@@ -361,7 +361,7 @@ def test_a_history_on_a_full_disk_keeps_what_it_had(history, capsys, monkeypatch
 # ------------------------------------------------------------------------------ 5. stop signals mid-write
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_stop_signal_mid_way_through_a_history_write_keeps_nothing_of_the_run(
-    history, capsys, monkeypatch, sig
+    stop_signals_at_default, history, capsys, monkeypatch, sig
 ):
     _fault_after_the_run_row(monkeypatch, lambda: os.kill(os.getpid(), sig))  # nothing of the run may stay
     refused(capsys, ["history", "--history", str(history), "add", str(OTHER_RUN)], 128 + sig,
@@ -370,7 +370,9 @@ def test_a_stop_signal_mid_way_through_a_history_write_keeps_nothing_of_the_run(
         assert store.count()[0] == 1
 
 
-def test_a_sigterm_mid_way_through_a_baseline_write_leaves_the_old_one(history, capsys, monkeypatch):
+def test_a_sigterm_mid_way_through_a_baseline_write_leaves_the_old_one(
+    stop_signals_at_default, history, capsys, monkeypatch
+):
     out = history.parent / "base.json"
     out.write_text("the old baseline\n")
     real = os.fsync

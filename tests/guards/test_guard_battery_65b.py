@@ -347,7 +347,9 @@ def test_ctrl_c_mid_way_through_a_history_write_keeps_nothing_of_the_run(history
 
 
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT])
-def test_a_stop_signal_mid_way_through_a_baseline_write_leaves_the_old_one(history, capsys, monkeypatch, sig):
+def test_a_stop_signal_mid_way_through_a_baseline_write_leaves_the_old_one(
+    stop_signals_at_default, history, capsys, monkeypatch, sig
+):
     out = history.parent / "base.json"
     out.write_text("the old baseline\n")
     real = os.fsync

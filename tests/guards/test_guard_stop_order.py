@@ -50,18 +50,6 @@ def test_with_nothing_running_the_servers_are_still_closed(ends):
     assert ends == [("servers closed",)]
 
 
-@pytest.fixture
-def stop_signals_at_default():
-    before = {sig: signal.getsignal(sig) for sig in child_process.STOP_SIGNALS}
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    for sig, handler in before.items():
-        signal.signal(sig, handler)
-    child_process._STOPPING.clear()
-
-
 def test_a_second_stop_signal_while_the_first_one_s_children_end_is_ignored(
     stop_signals_at_default, monkeypatch, capsys
 ):

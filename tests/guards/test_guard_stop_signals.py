@@ -20,18 +20,6 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/p
 
 
 @pytest.fixture
-def stop_signals_at_default():
-    """SIGTERM and SIGHUP at their defaults for the test (a run under nohup has SIGHUP ignored), then back."""
-    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    for sig, handler in before.items():
-        signal.signal(sig, handler)
-
-
-@pytest.fixture
 def ended(monkeypatch):
     calls: list[float] = []
     monkeypatch.setattr(child_process, "end_children", lambda grace_s=0.0: calls.append(grace_s) or 1)
