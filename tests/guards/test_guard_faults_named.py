@@ -92,6 +92,22 @@ def test_said_fault_leaves_other_errors_to_their_traceback():
     assert said_fault(sqlite3.OperationalError("no such table: runs")) is None
 
 
+def test_a_fault_of_a_rename_names_both_its_files_and_one_of_a_write_its_file_alone():
+    # os.replace(a.tmp, a.json) on a full disk: the OSError holds both names (filename2), and the line says both
+    renamed = OSError(errno.ENOSPC, "No space left on device", "a.tmp", None, "a.json")
+    assert said_fault(renamed) == (
+        3,
+        "a.tmp -> a.json: no space left on the device (ENOSPC): free space there and run again",
+    )
+    written = OSError(errno.EROFS, "Read-only file system", "a.json")
+    assert said_fault(written) == (
+        3,
+        "a.json: a read-only filesystem (EROFS): give a place on a writable filesystem",
+    )
+    unnamed = OSError(errno.EIO, "Input/output error")
+    assert said_fault(unnamed)[1].startswith("a file: an I/O error of the device (EIO)")  # type: ignore[index]
+
+
 def _damaged_history(tmp_path: Path) -> Path:
     path = tmp_path / "h.db"
     assert cli.main(["history", "--history", str(path), "add", str(RUN)]) == 0
