@@ -180,6 +180,19 @@ def test_identical_kernels_on_two_gpus_give_each_gpu_its_own_exact_figures(tmp_p
     assert f"{path} (2 devices)" in result["ranks_from"]
 
 
+@pytest.mark.parametrize("fmt", WRITERS)
+def test_a_copy_naming_no_device_on_a_two_gpu_trace_is_a_timeline_of_its_own_not_the_first_gpus(
+    tmp_path, fmt
+):
+    """Two GPUs, one kernel each (0-1000 µs); a copy naming no device (2000-2500 µs) could be either GPU's: it is
+    on a third timeline, "unknown", and GPU 0's figures hold its kernel alone (window 1 ms, no copy)."""
+    path = WRITERS[fmt](tmp_path, [(0, 0, 1000, 1), (1, 0, 1000, 2)], [(None, 2000, 500)], [1, 2])
+    ranks = trace_figures.figures([path])["ranks"]
+    assert [(r["device"], r["ops"], r["kernels"]) for r in ranks] == [(0, 1, 1), (1, 1, 1), ("unknown", 1, 0)]
+    assert [_steps(r)["copy_busy_ms"] for r in ranks] == [0, 0, 0.5]
+    assert [_steps(r)["window_ms"] for r in ranks] == [1.0, 1.0, 0.5]
+
+
 def test_launches_no_kernel_answers_on_two_gpus_are_counted_once_on_the_first_gpus_exact_figures(tmp_path):
     """Kineto keeps the launches whose kernel it lost (5 and 6): they name no GPU, so they are counted once, on
     GPU 0's timeline (its step figures and its note), and GPU 1's figures say none."""
