@@ -193,6 +193,22 @@ def test_a_copy_naming_no_device_on_a_two_gpu_trace_is_a_timeline_of_its_own_not
     assert [_steps(r)["window_ms"] for r in ranks] == [1.0, 1.0, 0.5]
 
 
+def test_two_rocpd_dispatches_alike_but_for_their_gpu_are_two_kernels_not_one_written_twice(tmp_path):
+    """Dispatches with no event row (no launch known: correlation none) on agents 0 and 1, at the same instants
+    on the same queue and stream numbers: the agent is part of a dispatch's identity, so each GPU keeps its
+    kernel (compute 1 ms each) and none is counted a duplicate."""
+    db = Db(tmp_path / "300_results.db").strings()
+    db.add("rocpd_info_kernel_symbol", 31, "guid-a", "gemm", "gemm")
+    for rid, agent in ((1, 0), (2, 1)):
+        db.add("rocpd_kernel_dispatch", rid, "guid-a", 1, agent, 31, 1, 11, T0, T0 + 1_000_000, None)
+    ranks = trace_figures.figures([db.close()])["ranks"]
+    assert [(r["device"], r["kernels"], r["duplicates_dropped"]["device_ops"]) for r in ranks] == [
+        (0, 1, 0),
+        (1, 1, 0),
+    ]
+    assert [_steps(r)["compute_busy_ms"] for r in ranks] == [1.0, 1.0]
+
+
 def test_launches_no_kernel_answers_on_two_gpus_are_counted_once_on_the_first_gpus_exact_figures(tmp_path):
     """Kineto keeps the launches whose kernel it lost (5 and 6): they name no GPU, so they are counted once, on
     GPU 0's timeline (its step figures and its note), and GPU 1's figures say none."""
