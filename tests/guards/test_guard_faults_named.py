@@ -23,7 +23,7 @@ from aorta.record import RecordError
 from aorta.record.load import read_json_file
 from aorta.record.output_arguments import check_option_outputs
 from aorta.record.output_paths import OutputPathError
-from aorta.record.storage_faults import FAULTS, WriteFailed, faults_named, said_fault
+from aorta.record.storage_faults import FAULTS, WriteFailed, faults_named, said_fault, write_failed
 
 RUN = Path(__file__).resolve().parents[1] / "data" / "report" / "hwq_end_only.json"
 STORAGE = [errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG]
@@ -195,6 +195,19 @@ def test_faults_named_keeps_what_is_no_storage_fault(tmp_path):
     with pytest.raises(FileNotFoundError):
         with faults_named(tmp_path / "x"):
             raise FileNotFoundError(errno.ENOENT, "No such file")
+
+
+def test_a_write_failure_said_inside_faults_named_keeps_its_own_file_and_words(tmp_path):
+    # a writer that failed inside a command's faults_named (the run's log): its own file is named, not the log's
+    inner = write_failed(tmp_path / "inner.json", OSError(errno.ENOSPC, "No space left on device"))
+    with pytest.raises(WriteFailed) as failed:
+        with faults_named(tmp_path / "run.log"):
+            raise inner
+    assert failed.value is inner
+    assert str(failed.value) == (
+        f"{tmp_path / 'inner.json'}: could not be written: no space left on the device (ENOSPC): free space "
+        "there and run again; nothing of it was kept"
+    )
 
 
 @pytest.mark.slow

@@ -114,6 +114,22 @@ def test_a_folder_whose_filesystem_answers_no_statvfs_is_no_fault_once_the_probe
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_disk_with_free_inodes_and_no_free_blocks_is_a_full_disk(tmp_path, monkeypatch):
+    # An empty file takes an inode and no block: the probe writes more than a block, so a disk out of blocks
+    # answers ENOSPC to it though creating the file succeeded.
+    real_write = os.write
+
+    def no_blocks(fd, data):
+        if len(data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", no_blocks)
+    got = folder_fault(tmp_path)
+    assert isinstance(got, OSError) and got.errno == errno.ENOSPC
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("code", [errno.EDQUOT, errno.ENOSPC, errno.EIO])
 def test_a_fault_the_filesystem_reports_only_at_fsync_is_the_folders_fault(tmp_path, monkeypatch, code):
     # NFS and other network filesystems report a quota or a full disk when the data is flushed, not at write():

@@ -8,6 +8,7 @@ import pytest
 from aorta.record.redact import (
     SECRET_NAME,
     conninfo_secrets,
+    launcher_secrets,
     libpq_fields,
     redact_argv,
     redact_env,
@@ -167,6 +168,20 @@ def test_an_option_given_its_secret_after_equals_leaves_the_next_word_shown():
     argv = ["aorta", "history", "--db-password=s3cret", "report.json"]
     assert redact_argv(argv) == ["aorta", "history", "--db-password=***", "report.json"]
     assert redact_argv(["aorta", "--db-password", "s3cret", "report.json"])[2:] == ["***", "report.json"]
+
+
+@pytest.mark.parametrize(
+    "name", ["GITHUBTOKEN", "HF_ACCESSTOKEN", "npmToken", "DBPASSWORD", "APPSECRET", "MYPASSWD"]
+)
+def test_a_name_whose_last_word_ends_in_a_secret_word_says_secret(name):
+    assert SECRET_NAME.search(name)
+    assert redact_env({name: "v4lue"}) == {name: "***"}
+
+
+def test_an_unknown_settings_value_of_six_characters_is_a_secret_and_one_of_five_is_not():
+    # a launcher's FOO_BAR=... whose meaning aorta does not know: held as a secret from 6 characters on
+    assert launcher_secrets("FOO_BAR=abcdef python train.py") == ["abcdef"]
+    assert launcher_secrets("FOO_BAR=abcde python train.py") == []
 
 
 def test_the_history_refusal_hides_the_password_and_says_how_to_write_an_at(capsys):
