@@ -23,7 +23,7 @@ from aorta.record import RecordError
 from aorta.record.load import read_json_file
 from aorta.record.output_arguments import check_option_outputs
 from aorta.record.output_paths import OutputPathError
-from aorta.record.storage_faults import FAULTS, WriteFailed, faults_named, said_fault
+from aorta.record.storage_faults import FAULTS, WriteFailed, faults_named, said_fault, write_failed
 
 RUN = Path(__file__).resolve().parents[1] / "data" / "report" / "hwq_end_only.json"
 STORAGE = [errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG]
@@ -90,6 +90,22 @@ def test_said_fault_leaves_other_errors_to_their_traceback():
     assert said_fault(OSError(errno.ENOENT, "No such file", "x")) is None
     assert said_fault(ValueError("a bug")) is None
     assert said_fault(sqlite3.OperationalError("no such table: runs")) is None
+
+
+def test_a_fault_of_a_rename_names_both_its_files_and_one_of_a_write_its_file_alone():
+    # os.replace(a.tmp, a.json) on a full disk: the OSError holds both names (filename2), and the line says both
+    renamed = OSError(errno.ENOSPC, "No space left on device", "a.tmp", None, "a.json")
+    assert said_fault(renamed) == (
+        3,
+        "a.tmp -> a.json: no space left on the device (ENOSPC): free space there and run again",
+    )
+    written = OSError(errno.EROFS, "Read-only file system", "a.json")
+    assert said_fault(written) == (
+        3,
+        "a.json: a read-only filesystem (EROFS): give a place on a writable filesystem",
+    )
+    unnamed = OSError(errno.EIO, "Input/output error")
+    assert said_fault(unnamed)[1].startswith("a file: an I/O error of the device (EIO)")  # type: ignore[index]
 
 
 def _damaged_history(tmp_path: Path) -> Path:
@@ -179,6 +195,19 @@ def test_faults_named_keeps_what_is_no_storage_fault(tmp_path):
     with pytest.raises(FileNotFoundError):
         with faults_named(tmp_path / "x"):
             raise FileNotFoundError(errno.ENOENT, "No such file")
+
+
+def test_a_write_failure_said_inside_faults_named_keeps_its_own_file_and_words(tmp_path):
+    # a writer that failed inside a command's faults_named (the run's log): its own file is named, not the log's
+    inner = write_failed(tmp_path / "inner.json", OSError(errno.ENOSPC, "No space left on device"))
+    with pytest.raises(WriteFailed) as failed:
+        with faults_named(tmp_path / "run.log"):
+            raise inner
+    assert failed.value is inner
+    assert str(failed.value) == (
+        f"{tmp_path / 'inner.json'}: could not be written: no space left on the device (ENOSPC): free space "
+        "there and run again; nothing of it was kept"
+    )
 
 
 @pytest.mark.slow

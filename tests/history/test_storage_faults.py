@@ -102,6 +102,68 @@ def test_a_non_root_writer_at_the_disks_root_reserve_is_told_no_space(
     assert list(tmp_path.iterdir()) == []  # the probe is removed either way
 
 
+def test_a_folder_whose_filesystem_answers_no_statvfs_is_no_fault_once_the_probe_wrote(tmp_path, monkeypatch):
+    # The probe's write is the evidence; a filesystem without statvfs (some FUSE mounts: ENOSYS) only means the
+    # root reserve cannot be asked, not that the folder cannot be written.
+    def no_statvfs(folder):
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
+
+    monkeypatch.setattr(os, "statvfs", no_statvfs)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert folder_fault(tmp_path) is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_disk_with_free_inodes_and_no_free_blocks_is_a_full_disk(tmp_path, monkeypatch):
+    # An empty file takes an inode and no block: the probe writes more than a block, so a disk out of blocks
+    # answers ENOSPC to it though creating the file succeeded.
+    real_write = os.write
+
+    def no_blocks(fd, data):
+        if len(data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", no_blocks)
+    got = folder_fault(tmp_path)
+    assert isinstance(got, OSError) and got.errno == errno.ENOSPC
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("code", [errno.EDQUOT, errno.ENOSPC, errno.EIO])
+def test_a_fault_the_filesystem_reports_only_at_fsync_is_the_folders_fault(tmp_path, monkeypatch, code):
+    # NFS and other network filesystems report a quota or a full disk when the data is flushed, not at write():
+    # the probe is synced, and that fault is the answer (the probe removed all the same).
+    def fsync(fd):
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    got = folder_fault(tmp_path)
+    assert isinstance(got, OSError) and got.errno == code
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "code,said",
+    [
+        (errno.ENOSPC, "no space left on the device (ENOSPC): free space there and run again"),
+        (
+            errno.EDQUOT,
+            "over the disk quota (EDQUOT): free space within your quota (or raise it) and run again",
+        ),
+        (errno.EROFS, "a read-only filesystem (EROFS): give a place on a writable filesystem"),
+        (errno.EACCES, "no permission to write there (EACCES): give a place you may write to"),
+        (errno.EPERM, "no permission to write there (EPERM): give a place you may write to"),
+        (errno.EIO, "an I/O error of the device (EIO): check the device (dmesg) before writing there again"),
+        (errno.EFBIG, "a file larger than the filesystem allows (EFBIG): give a place on another filesystem"),
+        (errno.EEXIST, "File exists"),  # no storage fault: the error's own words
+    ],
+    ids=lambda v: errno.errorcode[v] if isinstance(v, int) else None,
+)
+def test_each_storage_fault_is_said_by_its_own_number_and_what_to_do(code, said):
+    assert fault_words(OSError(code, os.strerror(code))) == said
+
+
 def _copy_with_uncheckpointed_wal(tmp_path, *, runs: int) -> tuple[str, sqlite3.Connection]:
     """A history whose last commits are still in its write-ahead log, copied with it (a writer holds the log)."""
     src = tmp_path / "src" / "h.db"

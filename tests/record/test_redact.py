@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from aorta.record.redact import redact_argv, redact_env, redact_text, redact_url, url_password
+from aorta.record.redact import (
+    SECRET_NAME,
+    conninfo_secrets,
+    launcher_secrets,
+    libpq_fields,
+    redact_argv,
+    redact_env,
+    redact_text,
+    redact_url,
+    url_password,
+)
 
 
 @pytest.mark.parametrize(
@@ -98,6 +108,80 @@ def test_libpq_keyword_strings_hide_the_password():
 )
 def test_a_password_the_name_value_rule_cannot_read_is_hidden_in_each_quoting(text, shown):
     assert redact_text(text) == shown
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["password", "passwd", "pwd", "sslpassword", "token", "secret", "AccountKey", "SharedAccessKey", "sig"],
+)
+def test_every_keyword_the_password_rule_names_is_hidden_spaced_and_quoted(name):
+    # Spaced around '=' and quoted with a space inside: only the password rule reads these (the NAME=VALUE
+    # rule takes no spaces), so each of its keywords is seen alone.
+    assert redact_text(f"a {name} = 'x y' b") == f"a {name} = *** b"
+    assert redact_text(f'a {name} = "x y" b') == f"a {name} = *** b"
+
+
+def test_an_azure_sas_signature_is_hidden_and_the_rest_of_the_url_kept():
+    url = "https://acct.blob.core.windows.net/c/f?sv=2022-11-02&se=2026-01-01&sp=r&sig=AbC%2Fd3f%3D"
+    assert (
+        redact_text(url) == "https://acct.blob.core.windows.net/c/f?sv=2022-11-02&se=2026-01-01&sp=r&sig=***"
+    )
+
+
+def test_the_shells_folder_words_are_kept_though_they_spell_pwd():
+    # PWD and OLDPWD are the shell's folders, never a password: a log of the environment keeps them.
+    assert redact_text("PWD=/home/ann OLDPWD=/tmp/a b") == "PWD=/home/ann OLDPWD=/tmp/a b"
+    assert redact_text("cd ok; PWD = /home/ann") == "cd ok; PWD = /home/ann"
+
+
+@pytest.mark.parametrize("name", ["PWD", "pwd", "Pwd", "OLDPWD", "OldPwd"])
+def test_the_shells_folder_is_no_secret_name_in_any_case(name):
+    assert not SECRET_NAME.search(name)
+    assert redact_env({name: "/home/ann"}) == {name: "/home/ann"}
+
+
+def test_an_option_that_says_secret_followed_by_another_option_hides_nothing():
+    # --use-token takes no value here: the next word is an option, not its secret
+    assert redact_text("aorta ab --use-token --json out.json") == "aorta ab --use-token --json out.json"
+    assert redact_text("aorta ab --token t0ps3cret --json out.json") == "aorta ab --token *** --json out.json"
+
+
+def test_a_known_secret_of_three_characters_is_hidden_and_one_of_two_is_not():
+    # shorter than 3 characters it would hide every "1" or "ab" in a message
+    assert redact_text("user abc, key abc", ["abc"]) == "user ***, key ***"
+    assert redact_text("user ab, key ab", ["ab"]) == "user ab, key ab"
+
+
+def test_a_libpq_password_with_an_escaped_quote_is_known_as_libpq_reads_it():
+    # libpq: inside '...' a \' is a quote; a driver that quotes the password back quotes it unescaped
+    text = r"host=db password='it\'s a b' user=ann"
+    assert libpq_fields(text) == {"host": "db", "password": "it's a b", "user": "ann"}
+    assert conninfo_secrets(text) == ["it's a b"]
+
+
+def test_a_libpq_strings_client_key_password_is_a_secret_too():
+    assert conninfo_secrets("host=db sslpassword=k3yk3y user=ann") == ["k3yk3y"]
+    assert conninfo_secrets("host=db password=pw1 sslpassword=k3y") == ["pw1", "k3y"]
+
+
+def test_an_option_given_its_secret_after_equals_leaves_the_next_word_shown():
+    argv = ["aorta", "history", "--db-password=s3cret", "report.json"]
+    assert redact_argv(argv) == ["aorta", "history", "--db-password=***", "report.json"]
+    assert redact_argv(["aorta", "--db-password", "s3cret", "report.json"])[2:] == ["***", "report.json"]
+
+
+@pytest.mark.parametrize(
+    "name", ["GITHUBTOKEN", "HF_ACCESSTOKEN", "npmToken", "DBPASSWORD", "APPSECRET", "MYPASSWD"]
+)
+def test_a_name_whose_last_word_ends_in_a_secret_word_says_secret(name):
+    assert SECRET_NAME.search(name)
+    assert redact_env({name: "v4lue"}) == {name: "***"}
+
+
+def test_an_unknown_settings_value_of_six_characters_is_a_secret_and_one_of_five_is_not():
+    # a launcher's FOO_BAR=... whose meaning aorta does not know: held as a secret from 6 characters on
+    assert launcher_secrets("FOO_BAR=abcdef python train.py") == ["abcdef"]
+    assert launcher_secrets("FOO_BAR=abcde python train.py") == []
 
 
 def test_the_history_refusal_hides_the_password_and_says_how_to_write_an_at(capsys):

@@ -12,12 +12,12 @@ import pytest
 
 from aorta.cli import main
 from aorta.report import trace_figures
-from aorta.timeline.device_identity import device_value, kineto_device
+from aorta.timeline.device_identity import device_value, kineto_device, kineto_stream, merged_ranks
 
 
 @pytest.mark.parametrize(
     ("value", "device"),
-    [(0, 0), (0.0, 0), ("0", 0), (" 3 ", 3), ("Agent 4", 4), ("GPU 1", 1), ("cuda:2", 2), ("gfx942", "gfx942"),
+    [(0, 0), (0.0, 0), ("0", 0), (" 3 ", 3), ("Agent 4", 4), ("GPU 1", 1), ("cuda:2", 2), ("hip:3", 3), ("HIP 5", 5), ("Device 6", 6), ("gfx942", "gfx942"),
      (None, None), ("", None), (True, None), (1.5, "1.5")],
 )  # fmt: skip
 def test_a_device_value_is_normalised_to_its_index(value, device):
@@ -27,6 +27,20 @@ def test_a_device_value_is_normalised_to_its_index(value, device):
 def test_a_kineto_op_without_args_device_is_on_the_gpu_of_its_pid():
     assert kineto_device({"pid": 3, "args": {}}) == 3
     assert kineto_device({"pid": 3, "args": {"device": "1"}}) == 1
+
+
+def test_a_kineto_ops_stream_is_args_stream_else_its_tid():
+    assert kineto_stream({"tid": 7, "args": {"stream": 3}}) == 3
+    assert kineto_stream({"tid": 7, "args": {"stream": 0}}) == 0  # stream 0 is a stream, not "none"
+    assert kineto_stream({"tid": 7, "args": {}}) == 7
+    assert kineto_stream({"args": {}}) == 0
+
+
+def test_a_merged_traces_ranks_are_found_by_the_pid_that_holds_each():
+    # aorta trace merge puts each rank in a process of its own: the events' pid finds the rank, not its number
+    doc = {"otherData": {"aorta_merge": {"ranks": {"0": {"pid": 100}, "1": {"pid": 101}, "2": {}, "x": {}}}}}
+    assert merged_ranks(doc) == {100: {"rank": 0, "pid": 100}, 101: {"rank": 1, "pid": 101}, 2: {"rank": 2}}
+    assert merged_ranks({"otherData": {}}) == {} and merged_ranks({}) == {}
 
 
 def _trace(kernels: list[dict]) -> dict:

@@ -265,9 +265,14 @@ def _on(device: int, ts: float, corr: int | None = None, cat: str = "kernel", na
 
 def test_a_one_gpu_trace_whose_copy_and_memset_name_no_device_is_one_timeline(tmp_path):
     """Kineto writes no ``args.device`` on some copies and memsets: on a trace of one GPU they are that GPU's
-    work (one rank, copy busy 2 ms), not a second timeline "unknown"."""
-    copy = {**_on(0, 2000.0, cat="gpu_memcpy", name="Memcpy HtoD"), "args": {"stream": 7}}
-    memset = {**_on(0, 4000.0, cat="gpu_memset", name="Memset"), "args": {"stream": 7}}
+    work (one rank, copy busy 2 ms), not a second timeline "unknown". Without a ``pid`` either (a GPU's
+    ``pid`` is its device), they name none."""
+
+    def no_device(event: dict) -> dict:
+        return {**{k: v for k, v in event.items() if k != "pid"}, "args": {"stream": 7}}
+
+    copy = no_device(_on(0, 2000.0, cat="gpu_memcpy", name="Memcpy HtoD"))
+    memset = no_device(_on(0, 4000.0, cat="gpu_memset", name="Memset"))
     path = tmp_path / "one_gpu.json"
     path.write_text(json.dumps({"traceEvents": [_on(0, 1000.0), copy, memset]}))
     (rank,) = trace_figures.figures([path])["ranks"]
