@@ -121,7 +121,7 @@ class AortaOptions:
 
     streams: tuple[int, ...]
     rounds: int  # resolved: the user's, else 10 on a GPU and 5 on CPU (plugin.GPU_ROUNDS)
-    warmup: int  # resolved: the user's, else 3 on a GPU and 1 on CPU
+    warmup: int  # resolved: the user's, else 3 on a GPU and 1 on CPU; 1 in a gate's lean run
     sync_mode: str
     device: str  # as requested: auto / cuda / rocm / cpu
     backend: str  # what it resolved to: cuda / rocm / cpu

@@ -225,6 +225,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # process-to-process shift of a figure's median exceeded its within-run CV on most benchmarks, docs/
 # measurements.md), while twenty cost a gate-grade compare's several runs twice the timed-round time.
 GPU_ROUNDS, CPU_ROUNDS = 10, 5
+GPU_WARMUP_ROUNDS, CPU_WARMUP_ROUNDS = 3, 1
+# A gate's lean run warms up one round (``--aorta-warmup`` given still wins): it follows the untimed warm
+# iteration that stands in for the check (aorta/hw_queue/runner.py ``_warm``) and, unless K is given, the K
+# probe's round, so the GPU has run the step twice before its first timed round. The two rounds more of a full
+# run cost a lean p0 run about 1.1 s on an H200 (issue 63). Proven by A/A and a 2% slowdown: docs/gate.md.
+LEAN_WARMUP_ROUNDS = 1
+# A reference run whose timed rounds nothing reads (``Workload.reference_reads_timed_rounds``) times one round:
+# its figures come from its kernel pass, which still profiles the run's count of rounds.
+REFERENCE_TIMED_ROUNDS = 1
 
 
 def resolved_options(config: pytest.Config) -> AortaOptions:
@@ -247,7 +256,7 @@ def _resolve_options(config: pytest.Config) -> AortaOptions:
     return AortaOptions(
         streams=config.getoption("aorta_streams"),
         rounds=rounds if rounds is not None else (GPU_ROUNDS if gpu else CPU_ROUNDS),
-        warmup=warmup if warmup is not None else (3 if gpu else 1),
+        warmup=warmup if warmup is not None else _default_warmup(config, gpu),
         sync_mode=config.getoption("aorta_sync_mode"),
         device=config.getoption("aorta_device"),
         backend=backend,
@@ -260,6 +269,13 @@ def _resolve_options(config: pytest.Config) -> AortaOptions:
         rounds_given=rounds is not None,
         warmup_given=warmup is not None,
     )
+
+
+def _default_warmup(config: pytest.Config, gpu: bool) -> int:
+    """Warm-up rounds when ``--aorta-warmup`` is not given: 3 on a GPU and 1 on CPU; 1 in a gate's lean run."""
+    if config.getoption("aorta_lean_run", False):
+        return LEAN_WARMUP_ROUNDS
+    return GPU_WARMUP_ROUNDS if gpu else CPU_WARMUP_ROUNDS
 
 
 def session_device(config: pytest.Config) -> Device:
@@ -528,6 +544,9 @@ def hw_queue(
                 lean=bool(request.config.getoption("aorta_lean_run", False)),
                 slowdown_store=Path(os.environ[UNITS_ENV]) if os.environ.get(UNITS_ENV) else None,
                 kernel_pass_rounds=request.config.getoption("aorta_kernel_pass_rounds", None),
+                timed_rounds=None
+                if record or workload.reference_reads_timed_rounds()
+                else REFERENCE_TIMED_ROUNDS,
             )
         except (StreamLimit, WorkloadUnavailable) as exc:
             pytest.skip(f"{workload_cls.spec.name}: {exc}")

@@ -156,6 +156,7 @@ def run_workload(
     lean: bool = False,
     slowdown_store=None,
     kernel_pass_rounds: int | None = None,
+    timed_rounds: int | None = None,
 ) -> BenchResult:
     """``review`` (optional) sees the timed rounds before any figure is derived: it may drop rounds (those
     taken while the GPU was throttled, by cause: aorta/telemetry/round_policy.py), replace them through its
@@ -173,6 +174,8 @@ def run_workload(
     the workload's figures from them are as in a full run.
     ``kernel_pass_rounds``: the profiled rounds of the kernel pass (default ``KERNEL_PASS_ROUNDS``; a gate's
     runs take ``GATE_KERNEL_PASS_ROUNDS``: aorta/hw_queue/kernel_pass.py).
+    ``timed_rounds``: time this many rounds instead of the plan's (a reference run whose timed rounds nothing
+    reads: ``REFERENCE_TIMED_ROUNDS``); the kernel pass still profiles the plan's count.
 
     The steps are those of the module docstring, in order; ``phases`` gives ``host_phase_s``."""
     if mode not in run_mode.MODES:
@@ -183,7 +186,7 @@ def run_workload(
         _warm(device, workload, streams, phases) if lean else _check(device, workload, streams, phases)
     )
     chosen, no_intervals = _choose_mode(device, workload, streams, plan, mode, reference, written, phases)
-    timed = _time(device, workload, chosen, review, test_slowdown, phases, slowdown_store)
+    timed = _time(device, workload, chosen, review, test_slowdown, phases, slowdown_store, timed_rounds)
     kernel_pass = not lean or workload.has_kernel_figures()
     if kernel_pass:
         passes = _kernel_pass(
@@ -298,9 +301,12 @@ def _time(
     test_slowdown: float,
     phases: _Phases,
     slowdown_store=None,
+    timed_rounds: int | None = None,
 ) -> _Timed:
-    """Time: the timed rounds through the one timing loop, reviewed, and the workload's figures from them."""
+    """Time: the timed rounds through the one timing loop, reviewed, and the workload's figures from them.
+    ``timed_rounds`` (optional) replaces the plan's rounds for this step alone (the kernel pass reads the plan)."""
     step, timed_streams, plan = chosen.step, chosen.streams, chosen.plan
+    timed_plan = plan if timed_rounds is None else replace(plan, rounds=timed_rounds)
     slowdown_info = None
     if test_slowdown > 0:
         units, slowdown_info = slowdown.calibrated_units(
@@ -319,12 +325,12 @@ def _time(
     # the time of rounds without, scripts/gpu/interval_probe.py). Busy time, concurrency and stage figures
     # come from a second pass under the profiler: the GPU's own kernel timestamps (aorta/timeline/kernel_timeline.py).
     workload.measure_reference(plan)
-    run = time_rounds(device, timed_streams, step, plan, record_intervals=False)
+    run = time_rounds(device, timed_streams, step, timed_plan, record_intervals=False)
     workload.measure_reference(plan)
     phases.done("timed_rounds")
     reviewed: dict[str, Any] = {}
     if review is not None:
-        run, reviewed = review(run, _more_rounds(device, timed_streams, step, plan, run))
+        run, reviewed = review(run, _more_rounds(device, timed_streams, step, timed_plan, run))
         phases.done("review")
     # The workload's figures are read here, before the kernel pass: their host time lands in its phase.
     per_iter = run.per_iteration_ms

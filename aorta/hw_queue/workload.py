@@ -116,6 +116,12 @@ class Workload:
         gate's lean repeat run keeps its kernel pass, or those figures would have one sample in all."""
         return type(self).extra_metrics is not Workload.extra_metrics
 
+    def reference_reads_timed_rounds(self) -> bool:
+        """Whether a benchmark that reads this configuration as its reference run (``record=False``) reads the
+        reference's timed rounds. One that reads only kernel-pass figures (hetero_kernels' tiny kernels alone)
+        has its reference time one round (the K probe's) before the kernel pass (``REFERENCE_TIMED_ROUNDS``)."""
+        return True
+
     def unavailable(self) -> dict[str, str]:
         """Figures this workload cannot give whatever the device (name -> why), e.g. an overlap on one stream."""
         return {}

@@ -120,6 +120,11 @@ class HeteroKernels(Workload):
         unavailable = {} if self.with_gemms else {"gemm_tflops": "alone variant: no GEMMs run"}
         return out, unavailable
 
+    def reference_reads_timed_rounds(self) -> bool:
+        # The alone variant's figure (tiny_us_per_kernel_alone) and the convoy slowdown read against it come
+        # from its kernel pass: its timed rounds are read by nothing.
+        return self.params.get("with_gemms") is not False
+
     def reference_metrics(self, mine, reference):
         """Against the tiny kernels alone (GEMM streams idle): their µs per kernel, and the convoy slowdown
         (one sample per round of this run, against the alone run's median)."""
