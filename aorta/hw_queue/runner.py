@@ -452,6 +452,7 @@ def _details(
         "issue_order": workload.issue_order,
         "sync_mode": run.sync_mode,
         "iterations_per_round": run.iterations_per_round,
+        "warmup_rounds": plan.warmup_rounds,  # 1 in a gate's lean run, 3 in a full GPU run (aorta/plugin.py)
         "launch_hold_cycles": plan.hold_cycles,
         "launch_hold_cycles_per_iteration": plan.hold_cycles_per_iteration,
         "launch_hold_cycles_per_enqueue_ms": plan.hold_cycles_per_enqueue_ms,

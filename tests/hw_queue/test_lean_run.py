@@ -94,6 +94,7 @@ def test_the_timed_rounds_option_leaves_the_kernel_pass_its_plan(cpu):
     result = runner.run_workload(cpu, w, cpu.streams(2), plan, timed_rounds=1)
     assert len(result.run.rounds) == 1
     assert runner.kernel_pass_plan(plan, result.run, 2).rounds == 2
+    assert result.extra_info["warmup_rounds"] == 0  # the record says how the rounds were warmed
 
 
 class _Config:
