@@ -4,6 +4,7 @@ import signal
 import sys
 from pathlib import Path
 
+import hypothesis
 import pytest
 
 # Imported once, up front: pytester's in-process runs drop from sys.modules the modules first imported inside
@@ -39,12 +40,29 @@ def pytest_report_header(config: pytest.Config) -> str:
     return header_line()
 
 
+# Property tests draw each test's full count of examples in the whole run (the README's test command, CI) and a
+# quarter of it in the fast tier, ``-m 'not slow'`` (tests/hypothesis_tiers.py: ``examples``); AORTA_HYPOTHESIS=full
+# or fast picks a profile whatever the markers.
+hypothesis.settings.register_profile("full", max_examples=100)
+hypothesis.settings.register_profile("fast", max_examples=25)
+
+
+def _hypothesis_profile(config: pytest.Config) -> str:
+    chosen = os.environ.get("AORTA_HYPOTHESIS", "")
+    if chosen:
+        if chosen not in ("full", "fast"):
+            raise pytest.UsageError(f"AORTA_HYPOTHESIS={chosen}: full or fast")
+        return chosen
+    return "fast" if " ".join(str(config.getoption("markexpr") or "").split()) == "not slow" else "full"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if _entry_point() is None:
         raise pytest.UsageError(
             "aorta's tests run pytest the way users do, with the plugin registered by its "
             "installed pytest11 entry point: pip install -e '.[dev]' (scripts/bootstrap.sh)"
         )
+    hypothesis.settings.load_profile(_hypothesis_profile(config))  # before the test modules are imported
 
 
 def _entry_point():

@@ -13,6 +13,7 @@ import amd_traces
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 from trace_cases import KINETO, MI300X, ROCPD_SAMPLES, piped, refused, rows, write
 
 from aorta.report import trace_figures
@@ -124,7 +125,7 @@ def test_a_trace_with_no_device_work_is_refused_naming_the_file(tmp_path, capsys
 
 
 # --------------------------------------------------------------------------- the streamed JSON
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     events=st.lists(
         st.fixed_dictionaries(
