@@ -1,4 +1,5 @@
 import gc
+import importlib
 import os
 import signal
 import sys
@@ -6,22 +7,6 @@ from pathlib import Path
 
 import hypothesis
 import pytest
-
-# Imported once, up front: pytester's in-process runs drop from sys.modules the modules first imported inside
-# them, and a second import of either fails in this process (torch._dynamo registers the `_inductor_test`
-# op library twice; scipy's extension modules refuse to load twice). Which test imports them first depends
-# on how xdist splits the tests, so without this the failures come and go.
-import torch._dynamo  # noqa: E402, F401
-
-try:
-    import scipy.stats  # noqa: E402, F401
-except ImportError:  # the gate's tests skip or say why without scipy
-    pass
-
-# torch's import leaves some 300,000 objects that live as long as the process: every full collection would walk
-# them again (collecting the tests alone takes seconds more per worker). Frozen, the collector skips them; objects
-# made later are collected as before. Frozen again once the tests are collected (pytest_collection_finish).
-gc.freeze()
 
 pytest_plugins = ["pytester"]
 
@@ -56,12 +41,33 @@ def _hypothesis_profile(config: pytest.Config) -> str:
     return "fast" if " ".join(str(config.getoption("markexpr") or "").split()) == "not slow" else "full"
 
 
+def _import_up_front(config: pytest.Config) -> None:
+    """torch._dynamo and scipy.stats, imported once, before any test runs: pytester's in-process runs drop from
+    sys.modules the modules first imported inside them, and a second import of either fails in this process
+    (torch._dynamo registers the `_inductor_test` op library twice; scipy's extension modules refuse to load
+    twice). Which test imports them first depends on how xdist splits the tests, so without this the failures
+    come and go. Not in xdist's controller, which runs no test (a second of start-up before the workers start).
+
+    Then ``gc.freeze()``: torch's import leaves some 300,000 objects that live as long as the process, and every
+    full collection would walk them again (collecting the tests alone took 3 s more CPU per worker). Frozen, the
+    collector skips them; objects made later are collected as before (frozen again once the tests are collected:
+    pytest_collection_finish)."""
+    if hasattr(config, "workerinput") or config.getoption("dist", "no") == "no":
+        importlib.import_module("torch._dynamo")
+        try:
+            importlib.import_module("scipy.stats")
+        except ImportError:  # the gate's tests skip or say why without scipy
+            pass
+    gc.freeze()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if _entry_point() is None:
         raise pytest.UsageError(
             "aorta's tests run pytest the way users do, with the plugin registered by its "
             "installed pytest11 entry point: pip install -e '.[dev]' (scripts/bootstrap.sh)"
         )
+    _import_up_front(config)
     hypothesis.settings.load_profile(_hypothesis_profile(config))  # before the test modules are imported
 
 
@@ -212,6 +218,8 @@ def counted_work(bench_dir):
 def cpu():
     """The CPU device, one intra-op thread (smoke sizes are many tiny ops: threads would only hand them around).
     Several test modules still define their own; a module's own fixture of this name wins."""
+    import torch
+
     from aorta.device import Device
 
     torch.set_num_threads(1)
