@@ -7,13 +7,13 @@ costs a few tens of bytes per added event (the columns), not the kilobyte a held
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import tracemalloc
 from pathlib import Path
 
 import amd_traces
 import pytest
+from run_once import once
 
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.profiled_steps import split_by_step
@@ -31,10 +31,8 @@ TRACES = sorted(
 )
 
 
-@functools.cache
 def whole(path: Path) -> dict:
-    """The trace read whole: every kept event a dict, linked by the dict-based readers. Read once per process
-    for both tests below (the real traces take a second each); they only read it."""
+    """The trace read whole: every kept event a dict, linked by the dict-based readers."""
     doc = load_trace(path, only_read=True)
     events = doc["traceEvents"]
     links = launch_links(events)
@@ -49,11 +47,20 @@ def whole(path: Path) -> dict:
     }
 
 
+@pytest.fixture
+def read_whole(pytestconfig, tmp_path_factory):
+    """``whole(path)``, read once per session for both tests below, however many xdist workers run them
+    (tests/run_once.py: the real traces take a second each); they only read it."""
+    return lambda path: once(
+        pytestconfig, tmp_path_factory, f"whole-{path.parent.name}-{path.name}", lambda _: whole(path)
+    )
+
+
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name[:40])
-def test_a_streamed_read_is_the_whole_read(path):
+def test_a_streamed_read_is_the_whole_read(path, read_whole):
     if not path.is_file():
         pytest.skip(amd_traces.absent(path))
-    ref, streamed = whole(path), read_kineto_trace(path)
+    ref, streamed = read_whole(path), read_kineto_trace(path)
     assert list(streamed.ops) == ref["ops"]  # every field: times, ns, launch, link, correlation, device ...
     assert streamed.step_ranges == ref["steps"]
     assert streamed.missing_launches_us == ref["missing"]
@@ -85,10 +92,10 @@ def _by_overlap_py(ops) -> list[float]:
 
 
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name[:40])
-def test_every_steps_figures_are_overlap_pys_on_the_whole_reads_ops(path):
+def test_every_steps_figures_are_overlap_pys_on_the_whole_reads_ops(path, read_whole):
     if not path.is_file():
         pytest.skip(amd_traces.absent(path))
-    ref = whole(path)
+    ref = read_whole(path)
     ranks = trace_figures.figures([path])["ranks"]
     devices = sorted({k.device for k in ref["ops"]}, key=str)
     assert [r.get("device") for r in ranks] == devices  # one timeline per GPU
