@@ -182,6 +182,32 @@ def saved_stream_gate(pytestconfig, tmp_path_factory) -> dict:
     return once(pytestconfig, tmp_path_factory, "stream-gate", saved_stream_gate)
 
 
+@pytest.fixture(scope="session")
+def amd_trace(pytestconfig, tmp_path_factory):
+    """``amd_trace(name, events="as_written")``: the path of the real AMD trace ``name`` (tests/amd_traces.py), or
+    with ``events="without_host_ops"`` of a copy without its host ops, made once per session however many xdist
+    workers ask (tests/run_once.py). Where the trace is absent, its path all the same: the test skips on it."""
+    import amd_traces
+    from run_once import once
+
+    made: dict[tuple[str, str], Path] = {}
+
+    def path(name: str, events: str = amd_traces.AS_WRITTEN) -> Path:
+        real = amd_traces.folder() / name
+        if events == amd_traces.AS_WRITTEN or not real.is_file():
+            return real
+        if (name, events) not in made:
+            made[name, events] = once(
+                pytestconfig,
+                tmp_path_factory,
+                f"{events}-{name}",
+                lambda folder: amd_traces.write_without_host_ops(real, folder),
+            )
+        return made[name, events]
+
+    return path
+
+
 @pytest.fixture(params=["in_process", pytest.param("child_process", marks=pytest.mark.slow)])
 def aorta_cli(request):
     """``aorta_cli(*args, cwd=None)``: the CompletedProcess (text) of ``python -m aorta ARGS``. In the fast tier

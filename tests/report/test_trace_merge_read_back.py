@@ -31,25 +31,11 @@ def _without_paths(result: dict) -> dict:
     return out
 
 
-# Host-side events no figure reads (42,000 of the trace's 56,000): the fast tier merges the trace without them, the
-# slow tier the trace as written. The figures are the same to the last bit either way (every kernel, copy,
-# memset, launch, flow and step is kept), so every test below asserts the same in both.
-HOST_ONLY = ("python_function", "cpu_op")
-TRACES = [
-    pytest.param("without_host_ops", id="without_host_ops"),
-    pytest.param("as_written", id="as_written", marks=pytest.mark.slow),
-]
-
-
-def _two_ranks(path: Path, folder: Path, events: str = "as_written") -> tuple[Path, Path]:
-    """The MI300X trace as rank 0, and as rank 1 with its RCCL kernels 10% longer: two ranks on device 2 each.
-    ``without_host_ops``: both without the host-side events no figure reads (``HOST_ONLY``)."""
+def _two_ranks(path: Path, folder: Path) -> tuple[Path, Path]:
+    """The MI300X trace as rank 0, and as rank 1 with its RCCL kernels 10% longer: two ranks on device 2 each."""
     raw = path.read_bytes()
-    doc = json.loads(gzip.decompress(raw))
-    if events == "without_host_ops":
-        doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") not in HOST_ONLY]
-        raw = gzip.compress(json.dumps(doc).encode(), compresslevel=1)
     (folder / "rank0.json.gz").write_bytes(raw)
+    doc = json.loads(gzip.decompress(raw))
     doc["distributedInfo"]["rank"] = 1
     for e in doc["traceEvents"]:
         if e.get("cat") == "kernel" and "nccl" in e.get("name", "").lower():
@@ -58,8 +44,8 @@ def _two_ranks(path: Path, folder: Path, events: str = "as_written") -> tuple[Pa
     return folder / "rank0.json.gz", folder / "rank1.json"
 
 
-def _merge_read_back(folder: Path, events: str) -> dict:
-    two_ranks = _two_ranks(amd_traces.folder() / MI300X, folder, events)
+def _merge_read_back(folder: Path, path: Path) -> dict:
+    two_ranks = _two_ranks(path, folder)
     merged, per_rank = folder / "merged.json", folder / "per_rank"
     args = ["trace", "merge", *map(str, two_ranks), "--output", str(merged), "--per-rank", str(per_rank)]
     code = main(args)
@@ -74,20 +60,19 @@ def _merge_read_back(folder: Path, events: str) -> dict:
     }
 
 
-@pytest.fixture(scope="module", params=TRACES)
-def merge_read_back(request, pytestconfig, tmp_path_factory) -> dict:
+@pytest.fixture(scope="module", params=amd_traces.EVENTS)
+def merge_read_back(request, pytestconfig, tmp_path_factory, amd_trace) -> dict:
     """The two ranks, one ``aorta trace merge --per-rank`` of them, and the figures of its inputs, of the merged
     file and of the per-rank folder: each reading of the real trace takes seconds, so all of it is made once per
     session, however many xdist workers run these tests (tests/run_once.py). ``--per-rank`` adds the folder after
     the merged file is written (aorta/report/cli.py): the merged file is the same with it or without it
-    (test_a_per_rank_folder_leaves_the_merged_file_as_it_is). Made of the trace without its host-side events in
-    the fast tier, of the trace as written in the slow tier (``TRACES``)."""
-    path = amd_traces.folder() / MI300X
+    (test_a_per_rank_folder_leaves_the_merged_file_as_it_is). Made of the trace without its host ops in the fast
+    tier (the same figures to the last bit: tests/amd_traces.py), of the trace as written in the slow tier."""
+    path = amd_trace(MI300X, request.param)
     if not path.is_file():
         pytest.skip(f"{path} is absent: the real AMD traces live beside the checkout (../shared/amd_traces)")
-    events = request.param
     return once(
-        pytestconfig, tmp_path_factory, f"trace-merge-{events}", lambda f: _merge_read_back(f, events)
+        pytestconfig, tmp_path_factory, f"trace-merge-{request.param}", lambda f: _merge_read_back(f, path)
     )
 
 

@@ -25,10 +25,24 @@ from aorta.timeline.profiler_steps import profiler_steps
 from aorta.timeline.trace_events import DEVICE_CATEGORIES, DUPLICATES_KEY, load_trace
 
 ROOT = Path(__file__).resolve().parents[2]
-TRACES = sorted(
-    [p for p in amd_traces.folder().glob("*.json*")]
-    + [p for p in (ROOT / "tests" / "data").glob("*.json") if "traceEvents" in p.read_text()[:1_000_000]]
-)
+# (the trace: a real one's name or a tests/data path, as written or without host ops: tests/amd_traces.py)
+TRACES = [
+    *(
+        p
+        for name in sorted(p.name for p in amd_traces.folder().glob("*.json*"))
+        for p in amd_traces.tiers(name, id=name[:40])
+    ),
+    *(
+        pytest.param(p, amd_traces.AS_WRITTEN, id=p.name[:40])
+        for p in sorted((ROOT / "tests" / "data").glob("*.json"))
+        if "traceEvents" in p.read_text()[:1_000_000]
+    ),
+]
+
+
+@pytest.fixture
+def path(amd_trace, trace, events) -> Path:
+    return amd_trace(trace, events) if isinstance(trace, str) else trace
 
 
 def whole(path: Path) -> dict:
@@ -56,7 +70,7 @@ def read_whole(pytestconfig, tmp_path_factory):
     )
 
 
-@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name[:40])
+@pytest.mark.parametrize(("trace", "events"), TRACES)
 def test_a_streamed_read_is_the_whole_read(path, read_whole):
     if not path.is_file():
         pytest.skip(amd_traces.absent(path))
@@ -91,7 +105,7 @@ def _by_overlap_py(ops) -> list[float]:
     ]
 
 
-@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name[:40])
+@pytest.mark.parametrize(("trace", "events"), TRACES)
 def test_every_steps_figures_are_overlap_pys_on_the_whole_reads_ops(path, read_whole):
     if not path.is_file():
         pytest.skip(amd_traces.absent(path))
