@@ -1,20 +1,12 @@
+import gc
+import importlib
 import os
 import signal
 import sys
 from pathlib import Path
 
+import hypothesis
 import pytest
-
-# Imported once, up front: pytester's in-process runs drop from sys.modules the modules first imported inside
-# them, and a second import of either fails in this process (torch._dynamo registers the `_inductor_test`
-# op library twice; scipy's extension modules refuse to load twice). Which test imports them first depends
-# on how xdist splits the tests, so without this the failures come and go.
-import torch._dynamo  # noqa: E402, F401
-
-try:
-    import scipy.stats  # noqa: E402, F401
-except ImportError:  # the gate's tests skip or say why without scipy
-    pass
 
 pytest_plugins = ["pytester"]
 
@@ -33,12 +25,50 @@ def pytest_report_header(config: pytest.Config) -> str:
     return header_line()
 
 
+# Property tests draw each test's full count of examples in the whole run (the README's test command, CI) and a
+# quarter of it in the fast tier, ``-m 'not slow'`` (tests/hypothesis_tiers.py: ``examples``); AORTA_HYPOTHESIS=full
+# or fast picks a profile whatever the markers.
+hypothesis.settings.register_profile("full", max_examples=100)
+hypothesis.settings.register_profile("fast", max_examples=25)
+
+
+def _hypothesis_profile(config: pytest.Config) -> str:
+    chosen = os.environ.get("AORTA_HYPOTHESIS", "")
+    if chosen:
+        if chosen not in ("full", "fast"):
+            raise pytest.UsageError(f"AORTA_HYPOTHESIS={chosen}: full or fast")
+        return chosen
+    return "fast" if " ".join(str(config.getoption("markexpr") or "").split()) == "not slow" else "full"
+
+
+def _import_up_front(config: pytest.Config) -> None:
+    """torch._dynamo and scipy.stats, imported once, before any test runs: pytester's in-process runs drop from
+    sys.modules the modules first imported inside them, and a second import of either fails in this process
+    (torch._dynamo registers the `_inductor_test` op library twice; scipy's extension modules refuse to load
+    twice). Which test imports them first depends on how xdist splits the tests, so without this the failures
+    come and go. Not in xdist's controller, which runs no test (a second of start-up before the workers start).
+
+    Then ``gc.freeze()``: torch's import leaves some 300,000 objects that live as long as the process, and every
+    full collection would walk them again (collecting the tests alone took 3 s more CPU per worker). Frozen, the
+    collector skips them; objects made later are collected as before (frozen again once the tests are collected:
+    pytest_collection_finish)."""
+    if hasattr(config, "workerinput") or config.getoption("dist", "no") == "no":
+        importlib.import_module("torch._dynamo")
+        try:
+            importlib.import_module("scipy.stats")
+        except ImportError:  # the gate's tests skip or say why without scipy
+            pass
+    gc.freeze()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if _entry_point() is None:
         raise pytest.UsageError(
             "aorta's tests run pytest the way users do, with the plugin registered by its "
             "installed pytest11 entry point: pip install -e '.[dev]' (scripts/bootstrap.sh)"
         )
+    _import_up_front(config)
+    hypothesis.settings.load_profile(_hypothesis_profile(config))  # before the test modules are imported
 
 
 def _entry_point():
@@ -83,6 +113,10 @@ def _start_order(item: pytest.Item) -> int:
     if item.get_closest_marker("slow"):
         return 1
     return 2 if item.nodeid.startswith(LONGEST_FAST) else 3
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    gc.freeze()  # the collected tests live as long as the session
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -148,6 +182,32 @@ def saved_stream_gate(pytestconfig, tmp_path_factory) -> dict:
     return once(pytestconfig, tmp_path_factory, "stream-gate", saved_stream_gate)
 
 
+@pytest.fixture(scope="session")
+def amd_trace(pytestconfig, tmp_path_factory):
+    """``amd_trace(name, events="as_written")``: the path of the real AMD trace ``name`` (tests/amd_traces.py), or
+    with ``events="without_host_ops"`` of a copy without its host ops, made once per session however many xdist
+    workers ask (tests/run_once.py). Where the trace is absent, its path all the same: the test skips on it."""
+    import amd_traces
+    from run_once import once
+
+    made: dict[tuple[str, str], Path] = {}
+
+    def path(name: str, events: str = amd_traces.AS_WRITTEN) -> Path:
+        real = amd_traces.folder() / name
+        if events == amd_traces.AS_WRITTEN or not real.is_file():
+            return real
+        if (name, events) not in made:
+            made[name, events] = once(
+                pytestconfig,
+                tmp_path_factory,
+                f"{events}-{name}",
+                lambda folder: amd_traces.write_without_host_ops(real, folder),
+            )
+        return made[name, events]
+
+    return path
+
+
 @pytest.fixture(params=["in_process", pytest.param("child_process", marks=pytest.mark.slow)])
 def aorta_cli(request):
     """``aorta_cli(*args, cwd=None)``: the CompletedProcess (text) of ``python -m aorta ARGS``. In the fast tier
@@ -184,6 +244,8 @@ def counted_work(bench_dir):
 def cpu():
     """The CPU device, one intra-op thread (smoke sizes are many tiny ops: threads would only hand them around).
     Several test modules still define their own; a module's own fixture of this name wins."""
+    import torch
+
     from aorta.device import Device
 
     torch.set_num_threads(1)

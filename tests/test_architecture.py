@@ -58,11 +58,18 @@ def _exists(name: str) -> bool:
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
+@functools.cache
+def _import_nodes(path: Path) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """Every import statement of ``path``, parsed once per process for the tests that read them."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return tuple(node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom))
+
+
 def _imports(path: Path, roots: tuple[str, ...] = ("aorta",)) -> set[str]:
     """The modules of ``roots`` that ``path`` imports: ``from aorta.x import y`` names ``aorta.x.y`` where that
     is a module. Every import counts: lazy ones, and those under ``TYPE_CHECKING`` (a circle all the same)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in _import_nodes(path):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.split(".")[0] in roots)
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in roots:

@@ -9,6 +9,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 
 from aorta.stats.rounds_plan import Components, best_rounds, components, variance_per_second
 
@@ -53,7 +54,7 @@ def test_hand_worked_rounds():
         best_rounds(comp, 0.0, 0.1)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     within=st.floats(1e-8, 1e-2),
     between=st.floats(1e-8, 1e-2),

@@ -205,19 +205,40 @@ def test_scripts_are_shellcheck_clean():
     assert done.returncode == 0, done.stdout
 
 
-def test_launch_goes_through_aorta_torchrun_where_python_has_aorta(tmp_path):
-    """Issue 24, case 13: plain torchrun exits 1 for any rank code; `aorta torchrun` keeps rank 0's."""
+# A PYTHON that says yes to every `-c "import ..."` the script asks it and logs what it was asked: the fast tier's
+# stand-in for a Python with torch and aorta, whose two answers cost seconds of imports (the slow tier asks one).
+IMPORTS_ANYTHING = """
+printf '%s\\n' "$*" >> "$PYTHON_ASKED"
+[ "$1" = -c ] && exit 0
+exit 1
+"""
+
+
+@pytest.mark.parametrize("python", ["stand_in", pytest.param("real", marks=pytest.mark.slow)])
+def test_launch_goes_through_aorta_torchrun_where_python_has_aorta(tmp_path, python):
+    """Issue 24, case 13: plain torchrun exits 1 for any rank code; `aorta torchrun` keeps rank 0's. With the
+    stand-in, every module the script asks PYTHON to import is imported here instead: the names are real."""
+    import importlib
     import sys
 
+    exe = sys.executable
+    if python == "stand_in":
+        exe = str(Path(bare_path(tmp_path, python=IMPORTS_ANYTHING)) / "python")
+    asked = tmp_path / "asked"
     done = run(
         "launch_cuda.sh",
         "--dry-run",
         CUDA_VISIBLE_DEVICES="0,1",
-        PYTHON=sys.executable,
+        PYTHON=exe,
         PYTHONPATH=str(ROOT),
+        PYTHON_ASKED=str(asked),
     )
     assert done.returncode == 0, done.stderr
-    assert (
-        f"{sys.executable} -m aorta torchrun --standalone --nproc_per_node 2 -m pytest benchmarks/fsdp"
-        in (done.stdout)
+    assert f"{exe} -m aorta torchrun --standalone --nproc_per_node 2 -m pytest benchmarks/fsdp" in (
+        done.stdout
     )
+    if python == "stand_in":
+        imports = [line.removeprefix("-c import ") for line in asked.read_text().splitlines()]
+        assert "aorta.launch.torchrun, torch.distributed.run" in imports, imports
+        for module in {m.strip() for line in imports for m in line.split(",")}:
+            importlib.import_module(module)

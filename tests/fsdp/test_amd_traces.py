@@ -14,6 +14,7 @@ import dataclasses
 import gzip
 import json
 from decimal import Decimal
+from pathlib import Path
 
 import amd_traces
 import pytest
@@ -43,12 +44,11 @@ DTYPE_BYTES = {"BFloat16": 2, "Long": 8}  # the dtypes the MI300X trace's RCCL k
 class Trace:
     """One trace read twice: raw events (json, for the expected values) and through aorta's readers."""
 
-    def __init__(self, name: str):
-        path = AMD_TRACES / name
+    def __init__(self, path: Path):
         if not path.is_file():
             pytest.skip(amd_traces.absent(path))
         raw = path.read_bytes()
-        self.events = json.loads(gzip.decompress(raw) if name.endswith(".gz") else raw)["traceEvents"]
+        self.events = json.loads(gzip.decompress(raw) if path.name.endswith(".gz") else raw)["traceEvents"]
         self.doc = load_trace(path)
         self.ops = ta.parse_chrome_trace(self.doc)  # kernels, copies and memsets
         self.kernels = [k for k in self.ops if k.category == "kernel"]
@@ -74,18 +74,21 @@ class Trace:
         return [(s, e) for _, s, e in sorted(steps)]
 
 
-_cache: dict[str, Trace] = {}
+_cache: dict[Path, Trace] = {}
 
 
-def trace(name: str) -> Trace:
-    if name not in _cache:
-        _cache[name] = Trace(name)
-    return _cache[name]
+def trace(path: Path) -> Trace:
+    """The trace at ``path`` (a real trace, or its copy without host ops: tests/amd_traces.py), read once per
+    process."""
+    if path not in _cache:
+        _cache[path] = Trace(path)
+    return _cache[path]
 
 
-@pytest.fixture(scope="module")
-def mi300x() -> Trace:
-    return trace(MI300X_RCCL)
+@pytest.fixture(scope="module", params=amd_traces.EVENTS)
+def mi300x(request, amd_trace) -> Trace:
+    """The MI300X RCCL trace without its host ops in the fast tier, as written in the slow tier."""
+    return trace(amd_trace(MI300X_RCCL, request.param))
 
 
 def union_us(intervals) -> list[list[float]]:
@@ -132,9 +135,9 @@ def launched_by_step(t: Trace) -> tuple[list[list[dict]], int]:
 
 
 # ---------------------------------------------------------------------- all five traces
-@pytest.mark.parametrize("name", list(TRACES))
-def test_every_amd_trace_is_read_with_every_kernel_and_step_range(name):
-    t = trace(name)
+@pytest.mark.parametrize(("name", "events"), [p for name in TRACES for p in amd_traces.tiers(name)])
+def test_every_amd_trace_is_read_with_every_kernel_and_step_range(name, events, amd_trace):
+    t = trace(amd_trace(name, events))
     kernels, steps = TRACES[name]
     assert len(t.raw_kernels()) == kernels and len(t.kernels) == kernels
     assert len(t.ranges) == steps and t.ranges == t.step_ranges()
@@ -151,13 +154,15 @@ def test_every_amd_trace_is_read_with_every_kernel_and_step_range(name):
     )
 
 
-@pytest.mark.parametrize("name", [MI300X_ONE_GPU, MI210])
-def test_traces_without_steps_or_collectives_give_compute_figures_and_say_why_not_more(name):
-    t = trace(name)
+@pytest.mark.parametrize(("name", "events"), [*amd_traces.tiers(MI300X_ONE_GPU), *amd_traces.tiers(MI210)])
+def test_traces_without_steps_or_collectives_give_compute_figures_and_say_why_not_more(
+    name, events, amd_trace
+):
+    path = amd_trace(name, events)
+    t = trace(path)
     s = ta.analyze(t.kernels, steps=1, n_ranks=1)
     # the times as the text wrote them (Decimal): the MI210 trace's ts, 6.9e12 µs, are past a float's ns, and
     # summing 562 kernels read as floats is off by 5e-5 ms
-    path = AMD_TRACES / name
     exact = json.loads(gzip.decompress(path.read_bytes()), parse_float=Decimal)["traceEvents"]
     kernels = [span(e) for e in exact if e.get("ph") == "X" and e.get("cat") == "kernel"]
     assert s.compute_busy_ms == pytest.approx(float(length_us(kernels) / 1000), abs=TOL_MS)
@@ -264,7 +269,7 @@ def test_the_wait_transfer_split_survives_a_rank_whose_profiler_named_no_collect
 def test_an_empty_last_step_is_left_out_of_the_medians_not_counted_as_zero():
     """The MI250 trace's second ProfilerStep range launched nothing: the step's compute busy is the first
     step's alone, not the median of it and a zero (half of it)."""
-    t = trace(MI250)
+    t = trace(AMD_TRACES / MI250)
     launches, ranges = t.launches(), t.step_ranges()
     in_step = [
         [e for e in t.raw_kernels() if s <= launches[e["args"]["correlation"]][0]["ts"] < end]
@@ -288,7 +293,7 @@ def test_an_empty_last_step_is_left_out_of_the_medians_not_counted_as_zero():
 # ---------------------------------------------------------------------- 5. ROCm 7 memsets as kernels
 def test_rocm7_memsets_recorded_as_kernels_are_not_compute():
     """rocprofiler-sdk records hipMemsetAsync's fill kernel as a kernel: it is memory work, not compute."""
-    t = trace(MI350X)
+    t = trace(AMD_TRACES / MI350X)
     launches = t.launches()
     memset = {c for c, calls in launches.items() if any(x["name"] == "hipMemsetAsync" for x in calls)}
     compute = [e for e in t.raw_kernels() if e["args"]["correlation"] not in memset]

@@ -7,6 +7,7 @@ alignment error is 0, no split is unresolvable, and the exposed time summed over
 from importlib import util
 from pathlib import Path
 
+import amd_traces
 import pytest
 
 from aorta.fsdp.rank_figures import kernel_figures
@@ -16,8 +17,9 @@ amd = util.module_from_spec(_spec)
 _spec.loader.exec_module(amd)
 
 
-def test_transfer_busbw_and_split_resolution_on_a_real_rccl_trace():
-    t = amd.trace(amd.MI300X_RCCL)
+@pytest.mark.parametrize("events", amd_traces.EVENTS)
+def test_transfer_busbw_and_split_resolution_on_a_real_rccl_trace(events, amd_trace):
+    t = amd.trace(amd_trace(amd.MI300X_RCCL, events))
     by_step, _ = amd.launched_by_step(t)
     in_step = [e for ks in by_step for e in ks if amd.is_rccl(e)]
     all_reduce = [e for e in in_step if e["args"].get("Collective name") == "allreduce"]

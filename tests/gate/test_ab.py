@@ -4,6 +4,7 @@ import json
 import shlex
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -97,16 +98,28 @@ PROBE_ANSWER = "-c " + shlex.quote(
 )
 
 
-def test_a_side_that_exits_0_without_its_json_ends_the_ab_with_exit_1_and_no_verdict(tmp_path, capsys):
+def probe_answered(path: Path, then: str) -> Path:
+    """A side's "Python" at ``path`` that passes the launcher check (PROBE_ANSWER: no torch imported), then runs
+    the shell line ``then``."""
+    path.write_text(
+        f'#!/bin/sh\nif [ "$1" = "-c" ]; then exec {sys.executable} {PROBE_ANSWER} "$@"; fi\n{then}\n'
+    )
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.parametrize("b", ["answered", pytest.param("this_python", marks=pytest.mark.slow)])
+def test_a_side_that_exits_0_without_its_json_ends_the_ab_with_exit_1_and_no_verdict(tmp_path, capsys, b):
+    """Side B is never run: its launcher check is answered without torch in the fast tier (a second of imports),
+    by this Python (``--b ''``) in the slow tier."""
     # A side's Python that passes the launcher check, then exits 0 and writes nothing (a wrapper that swallows
     # pytest's code)
-    swallows = tmp_path / "swallows"
-    swallows.write_text(
-        f'#!/bin/sh\nif [ "$1" = "-c" ]; then exec {sys.executable} {PROBE_ANSWER} "$@"; fi\nexit 0\n'
-    )
-    swallows.chmod(0o755)
+    swallows = probe_answered(tmp_path / "swallows", "exit 0")
+    b_side = str(probe_answered(tmp_path / "b_side", "exit 3")) if b == "answered" else ""
     out = tmp_path / "ab"
-    code = main(["ab", "--a", str(swallows), "--b", "", "--runs", "2", "--out", str(out), "--", "test_x.py"])
+    code = main(
+        ["ab", "--a", str(swallows), "--b", b_side, "--runs", "2", "--out", str(out), "--", "test_x.py"]
+    )
     lines = capsys.readouterr().out.splitlines()
     assert code == 1
     assert "aorta ab: A check run: FAILED (exit 0, no JSON) in " in lines[1]

@@ -7,6 +7,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 
 from aorta.gate.runs import blocks
 from aorta.gate.runs.blocks import MIN_PAIRS, pair
@@ -48,7 +49,7 @@ def test_runs_of_one_block_are_averaged_on_the_log_scale_first():
     assert p.diffs[0] == pytest.approx(math.log(20.0) - math.log(20.0))  # geometric mean of 10 and 40
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     effects=st.lists(st.floats(-0.3, 0.3), min_size=MIN_PAIRS, max_size=12),
     noise=st.lists(st.floats(-0.005, 0.005), min_size=24, max_size=24),

@@ -8,6 +8,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 
 from aorta.gate.stats.machine_noise import cross_machine, new_machines
 from aorta.gate.verdicts.verdict import NOT_GATEABLE, SAME, SLOWER, decide
@@ -99,7 +100,7 @@ def test_where_the_machines_add_exactly_nothing_the_run_noise_and_its_degrees_of
 machine_runs = st.lists(st.floats(-0.2, 0.2, allow_nan=False), min_size=1, max_size=4)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(machine_runs, min_size=2, max_size=5), machine_runs, st.floats(-3, 3))
 def test_across_machines_the_gate_is_never_more_sure_than_run_noise_alone(groups, cand, shift):
     ref = [x for g in groups for x in g]

@@ -7,6 +7,7 @@ import math
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 from scipy import stats as sps
 
 from aorta.gate.verdicts.verdict import FASTER, SAME, SLOWER, UNSURE, decide
@@ -209,7 +210,7 @@ def test_a_compare_of_documents_reads_the_baselines_gpu_model():
 runs = st.lists(st.floats(0.5, 2.0), min_size=2, max_size=5)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(runs, runs, st.floats(0.0, 0.05))
 @example([0.5, 0.5, 0.5], [2.0, 1.5], 0.03125)  # a still baseline: Satterthwaite once made p smaller
 def test_another_machine_never_makes_a_verdict_more_sure_than_run_noise_alone(ref, cand, sigma):

@@ -9,6 +9,7 @@ tests/counted_work.py): the rounds take what the step counts, whatever the machi
 import json
 
 import pytest
+from run_once import once
 
 pytest_plugins = ["pytester"]
 
@@ -85,21 +86,28 @@ def baseline_file(pytester, name="base"):
     return pytester.path / ".aorta" / "baselines" / "cpu" / f"{name}.json"
 
 
-_SAVED: dict[str, bytes] = {}  # one real 3-run baseline per step length, reused by the tests that need one
+_SAVED: dict[tuple[str, str], bytes] = {}  # one real 4-run baseline per step length and clock, reused
 
 
 def saved(pytester, monkeypatch, us="1000", name="base"):
     """A baseline of four runs of the spin benchmark at ``us``, saved once per session (and clock: the host's,
     or counted work in a ``counted_work`` folder) and copied in. Four: with the run compared, the five runs in all
-    a CPU figure needs for a SLOWER (it is timed by the host clock: aorta/gate/verdicts/verdict.py, ``decide``)."""
+    a CPU figure needs for a SLOWER (it is timed by the host clock: aorta/gate/verdicts/verdict.py, ``decide``).
+    Once per session, however many xdist workers ask (tests/run_once.py): the first saves it, the others copy."""
     path = baseline_file(pytester, name)
     clock = "counted" if (pytester.path / "conftest.py").exists() else "host"
     if (us, clock) not in _SAVED:
-        monkeypatch.setenv("SPIN_US", us)
-        for _ in range(4):  # several runs: the gate needs the noise between them
-            r = run(pytester, "--aorta-save-baseline", name)
-            assert r.ret == 0, r.stdout.str()
-        _SAVED[us, clock] = path.read_bytes()
+
+        def save(_folder) -> bytes:  # in this test's pytester folder, as before
+            monkeypatch.setenv("SPIN_US", us)
+            for _ in range(4):  # several runs: the gate needs the noise between them
+                r = run(pytester, "--aorta-save-baseline", name)
+                assert r.ret == 0, r.stdout.str()
+            return path.read_bytes()
+
+        request = pytester._request  # the test's own: its session's config and temporary folders
+        factory = request.getfixturevalue("tmp_path_factory")
+        _SAVED[us, clock] = once(request.config, factory, f"spin-baseline-{us}-{clock}", save)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(_SAVED[us, clock])
     return path

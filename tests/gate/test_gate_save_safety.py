@@ -49,8 +49,39 @@ SAVER = textwrap.dedent(
 )
 
 
-def test_two_processes_saving_one_baseline_at_once_keep_both_runs(tmp_path):
-    path, _ = bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "base", {})
+def _slow_load(path):
+    """``bl.load_run`` that waits after it reads: both savers read before either writes."""
+    doc = _LOAD(path)
+    time.sleep(0.5)
+    return doc
+
+
+_LOAD = bl.load_run
+
+
+def _forked_saver(folder: Path, start, seed: int, said) -> None:
+    """SAVER in a process forked from this one (multiprocessing's fork: nothing imported again)."""
+    bl.load_run = _slow_load  # in the forked process only
+    start.wait(60)
+    _, n = bl.save_baseline(run([bench("a", 10.0, seed=seed)]), folder, "base", {})
+    said.put(n)
+
+
+def _save_forked(tmp_path: Path) -> list[int]:
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    start, said = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=_forked_saver, args=(tmp_path, start, seed, said)) for seed in (1, 2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0], "a saver failed"
+    return [said.get(timeout=5) for _ in procs]
+
+
+def _save_in_children(tmp_path: Path) -> list[int]:
     script = tmp_path / "saver.py"
     script.write_text(SAVER)
     signals = tmp_path / "signals"
@@ -72,7 +103,16 @@ def test_two_processes_saving_one_baseline_at_once_keep_both_runs(tmp_path):
     (signals / "go").touch()
     outs = [p.communicate(timeout=60) for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
-    assert sorted(int(o.strip()) for o, _ in outs) == [2, 3]  # the second waited and added to the first
+    return [int(o.strip()) for o, _ in outs]
+
+
+@pytest.mark.parametrize("how", ["forked", pytest.param("python", marks=pytest.mark.slow)])
+def test_two_processes_saving_one_baseline_at_once_keep_both_runs(tmp_path, how):
+    """Two savers, each a process of its own: forked from this one in the fast tier, two Pythons started afresh
+    (each importing aorta) in the slow tier."""
+    path, _ = bl.save_baseline(run([bench("a", 10.0)]), tmp_path, "base", {})
+    said = _save_forked(tmp_path) if how == "forked" else _save_in_children(tmp_path)
+    assert sorted(said) == [2, 3]  # the second waited and added to the first
     assert len(json.loads(path.read_text())["aorta_baseline"][RUNS_KEY]) == 3
 
 

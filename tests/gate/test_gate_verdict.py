@@ -7,6 +7,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 from scipy import stats as scipy_stats
 
 from aorta.gate.verdicts.verdict import (
@@ -236,7 +237,7 @@ def test_policy_refuses_nonsense():
 run_figures = st.lists(st.floats(min_value=0.5, max_value=2.0), min_size=2, max_size=6)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(ref=run_figures, cand=run_figures, scale=st.floats(min_value=1e-3, max_value=1e3))
 def test_the_verdict_does_not_depend_on_the_unit(ref, cand, scale):
     a = device([[x] * 5 for x in ref], [[x] * 5 for x in cand])
@@ -246,7 +247,7 @@ def test_the_verdict_does_not_depend_on_the_unit(ref, cand, scale):
         assert b.change_ratio == pytest.approx(a.change_ratio, rel=1e-6, abs=1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(ref=run_figures, cand=run_figures)
 def test_swapping_the_sides_swaps_slower_and_faster(ref, cand):
     a = device([[x] * 5 for x in ref], [[x] * 5 for x in cand])
@@ -257,7 +258,7 @@ def test_swapping_the_sides_swaps_slower_and_faster(ref, cand):
     assert b.p_value == pytest.approx(a.p_value) if a.p_value is not None else b.p_value is None
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(runs=run_figures)
 def test_the_same_runs_on_both_sides_are_never_a_change(runs):
     v = device([[x] * 5 for x in runs], [[x] * 5 for x in runs])

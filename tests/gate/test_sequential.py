@@ -6,6 +6,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 
 from aorta.gate.stats.sequential import (
     LOOKS,
@@ -84,7 +85,7 @@ def test_the_noisiest_figure_is_left_not_gateable_not_called():
 
 
 @given(st.floats(0.001, 0.05), st.integers(2, 20), st.integers(1, 20))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_runs_to_gateable_is_the_fewest_more_runs_that_reach_the_bound(sigma, m, n):
     more = runs_to_gateable(sigma, m, n, alpha=0.002, power=0.95, max_mde=0.05, limit=40)
     if more is None:

@@ -185,22 +185,27 @@ BY_WAY = {  # how a secret entered -> its value
 }
 
 
-def test_a_secret_given_any_way_never_reaches_pytest_s_output_or_its_junitxml(pytester, monkeypatch):
+def _runpytest(pytester, where: str, *args: str):
+    """pytest with ARGS in this process (the fast tier) or in a child process (the slow tier, as users run it):
+    the plugin redacts the same streams in both."""
+    run = pytester.runpytest_subprocess if where == "child_process" else pytester.runpytest_inprocess
+    return run(*args, "-p", "no:cacheprovider")
+
+
+WHERE = pytest.mark.parametrize(
+    "where", ["in_process", pytest.param("child_process", marks=pytest.mark.slow)]
+)
+
+
+@WHERE
+def test_a_secret_given_any_way_never_reaches_pytest_s_output_or_its_junitxml(pytester, monkeypatch, where):
     pytester.makeini("[pytest]\n")
     pytester.makeconftest(SECRET_CONFTEST)
     pytester.makepyfile(test_secrets=SECRET_TESTS)
     monkeypatch.setenv("PGPASSWORD", BY_WAY["PGPASSWORD in the environment"])
     monkeypatch.setenv("AORTA_HISTORY", f"postgresql://ann:{BY_WAY[next(reversed(BY_WAY))]}@db.invalid/h")
-    result = pytester.runpytest_subprocess(
-        "--db-password",
-        BY_WAY["--db-password X"],
-        "--junitxml",
-        "j.xml",
-        "-l",
-        "-rA",
-        "-v",
-        "-p",
-        "no:cacheprovider",
+    result = _runpytest(
+        pytester, where, "--db-password", BY_WAY["--db-password X"], "--junitxml", "j.xml", "-l", "-rA", "-v"
     )
     out, err = result.stdout.str(), result.stderr.str()
     junit = (pytester.path / "j.xml").read_text()
@@ -261,10 +266,11 @@ def test_the_terminal_reporter_s_stream_hides_every_registered_secret():
         ["--db-password", "argPa55wd", "--aorta-streams", "argPa55wd"],
     ],
 )
-def test_pytest_s_own_refusals_never_quote_a_secret(pytester, args):
+@WHERE
+def test_pytest_s_own_refusals_never_quote_a_secret(pytester, args, where):
     pytester.makeini("[pytest]\n")
     pytester.makeconftest(SECRET_CONFTEST)
-    result = pytester.runpytest_subprocess(*args, "-p", "no:cacheprovider")
+    result = _runpytest(pytester, where, *args)
     said = result.stdout.str() + result.stderr.str()
     assert result.ret == 4, said
     assert "argPa55wd" not in said and "***" in said, said

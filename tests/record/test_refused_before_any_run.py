@@ -9,6 +9,7 @@ import os
 import signal
 
 import pytest
+from test_ab import probe_answered
 
 from aorta.cli import main
 from aorta.exit_codes import EXIT_USAGE
@@ -25,16 +26,28 @@ def _nothing_ran(folder) -> bool:
 
 
 @pytest.mark.parametrize(
-    "launcher,said",
+    "launcher,said,a",
     [
-        ("1BAD=x", "'1BAD' is not an environment variable name"),
-        ("A=1 2B=3 python", "'2B' is not an environment variable name"),
-        ("/opt/nope/bin/python", "/opt/nope/bin/python cannot start: No such file or directory"),
-        ("X=1 /bin/false", "/bin/false does not start a working Python (exit 1)"),
+        ("1BAD=x", "'1BAD' is not an environment variable name", "this_python"),
+        ("A=1 2B=3 python", "'2B' is not an environment variable name", "this_python"),
+        (
+            "/opt/nope/bin/python",
+            "/opt/nope/bin/python cannot start: No such file or directory",
+            "this_python",
+        ),
+        # B's check is read after A's: A's answered without torch (a second of imports), or by this Python (slow)
+        ("X=1 /bin/false", "/bin/false does not start a working Python (exit 1)", "answered"),
+        pytest.param(
+            "X=1 /bin/false",
+            "/bin/false does not start a working Python (exit 1)",
+            "this_python",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
-def test_an_ab_launcher_that_cannot_run_is_refused_before_side_a_runs(in_tmp, capsys, launcher, said):
-    assert main(["ab", "--a", "", "--b", launcher, "--", "benchmarks/hw_queue"]) == EXIT_USAGE
+def test_an_ab_launcher_that_cannot_run_is_refused_before_side_a_runs(in_tmp, capsys, launcher, said, a):
+    a_side = str(probe_answered(in_tmp / "a_side", "exit 3")) if a == "answered" else ""
+    assert main(["ab", "--a", a_side, "--b", launcher, "--", "benchmarks/hw_queue"]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert err.startswith(f"aorta ab: --b={launcher!r}: ") and said in err
     assert "Traceback" not in err and _nothing_ran(in_tmp)

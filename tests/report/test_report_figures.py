@@ -1,13 +1,23 @@
 """Figures whose data a run could not measure are still drawn, with the reason, never with invented numbers."""
 
-from aorta.report import figures
+import pytest
+
 from aorta.report.fsdp_artifacts import ScenarioRank
 from aorta.report.summary import breakdown_rows
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def test_unmeasured_figures_are_drawn_with_their_reason(tmp_path):
+@pytest.fixture
+def figures():
+    """aorta.report.figures, imported by the tests that draw: it imports matplotlib (most of a second), which
+    every xdist worker would pay while collecting if it were imported here."""
+    from aorta.report import figures
+
+    return figures
+
+
+def test_unmeasured_figures_are_drawn_with_their_reason(tmp_path, figures):
     cpu = ScenarioRank(
         "baseline",
         0,
@@ -43,7 +53,7 @@ def test_unmeasured_figures_are_drawn_with_their_reason(tmp_path):
     ]
 
 
-def test_a_scaling_panel_without_its_headline_says_why_and_warns_nothing(tmp_path, monkeypatch):
+def test_a_scaling_panel_without_its_headline_says_why_and_warns_nothing(tmp_path, monkeypatch, figures):
     """Issue 24, case 17: hetero_kernels on the CPU drew an empty panel with no reason and a legend warning."""
     import warnings
 
@@ -65,7 +75,7 @@ def test_a_scaling_panel_without_its_headline_says_why_and_warns_nothing(tmp_pat
     assert notes == [f"unavailable:\n{why}", f"unavailable:\n{why}"]
 
 
-def test_the_scaling_series_carries_the_reason_a_headline_is_missing():
+def test_the_scaling_series_carries_the_reason_a_headline_is_missing(figures):
     from aorta.report.summary import scaling_series
 
     cfg = {

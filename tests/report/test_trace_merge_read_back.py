@@ -44,8 +44,8 @@ def _two_ranks(path: Path, folder: Path) -> tuple[Path, Path]:
     return folder / "rank0.json.gz", folder / "rank1.json"
 
 
-def _merge_read_back(folder: Path) -> dict:
-    two_ranks = _two_ranks(amd_traces.folder() / MI300X, folder)
+def _merge_read_back(folder: Path, path: Path) -> dict:
+    two_ranks = _two_ranks(path, folder)
     merged, per_rank = folder / "merged.json", folder / "per_rank"
     args = ["trace", "merge", *map(str, two_ranks), "--output", str(merged), "--per-rank", str(per_rank)]
     code = main(args)
@@ -60,17 +60,20 @@ def _merge_read_back(folder: Path) -> dict:
     }
 
 
-@pytest.fixture(scope="module")
-def merge_read_back(pytestconfig, tmp_path_factory) -> dict:
+@pytest.fixture(scope="module", params=amd_traces.EVENTS)
+def merge_read_back(request, pytestconfig, tmp_path_factory, amd_trace) -> dict:
     """The two ranks, one ``aorta trace merge --per-rank`` of them, and the figures of its inputs, of the merged
     file and of the per-rank folder: each reading of the real trace takes seconds, so all of it is made once per
     session, however many xdist workers run these tests (tests/run_once.py). ``--per-rank`` adds the folder after
     the merged file is written (aorta/report/cli.py): the merged file is the same with it or without it
-    (test_a_per_rank_folder_leaves_the_merged_file_as_it_is)."""
-    path = amd_traces.folder() / MI300X
+    (test_a_per_rank_folder_leaves_the_merged_file_as_it_is). Made of the trace without its host ops in the fast
+    tier (the same figures to the last bit: tests/amd_traces.py), of the trace as written in the slow tier."""
+    path = amd_trace(MI300X, request.param)
     if not path.is_file():
         pytest.skip(f"{path} is absent: the real AMD traces live beside the checkout (../shared/amd_traces)")
-    return once(pytestconfig, tmp_path_factory, "trace-merge", _merge_read_back)
+    return once(
+        pytestconfig, tmp_path_factory, f"trace-merge-{request.param}", lambda f: _merge_read_back(f, path)
+    )
 
 
 @pytest.fixture(scope="module")

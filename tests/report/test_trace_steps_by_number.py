@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 
 from aorta.cli import main
 from aorta.report import trace_figures
@@ -57,7 +58,7 @@ def test_ranks_with_no_step_in_common_have_no_across_ranks_figures_and_say_why(t
     }
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     st.dictionaries(st.integers(1, 8), st.floats(0.1, 5.0), min_size=1, max_size=5),
     st.dictionaries(st.integers(1, 8), st.floats(0.1, 5.0), min_size=1, max_size=5),

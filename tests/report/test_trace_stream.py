@@ -13,6 +13,7 @@ from pathlib import Path
 
 import amd_traces
 import pytest
+from run_once import once
 
 from aorta.fsdp import trace_analysis as ta
 from aorta.fsdp.profiled_steps import split_by_step
@@ -24,10 +25,24 @@ from aorta.timeline.profiler_steps import profiler_steps
 from aorta.timeline.trace_events import DEVICE_CATEGORIES, DUPLICATES_KEY, load_trace
 
 ROOT = Path(__file__).resolve().parents[2]
-TRACES = sorted(
-    [p for p in amd_traces.folder().glob("*.json*")]
-    + [p for p in (ROOT / "tests" / "data").glob("*.json") if "traceEvents" in p.read_text()[:1_000_000]]
-)
+# (the trace: a real one's name or a tests/data path, as written or without host ops: tests/amd_traces.py)
+TRACES = [
+    *(
+        p
+        for name in sorted(p.name for p in amd_traces.folder().glob("*.json*"))
+        for p in amd_traces.tiers(name, id=name[:40])
+    ),
+    *(
+        pytest.param(p, amd_traces.AS_WRITTEN, id=p.name[:40])
+        for p in sorted((ROOT / "tests" / "data").glob("*.json"))
+        if "traceEvents" in p.read_text()[:1_000_000]
+    ),
+]
+
+
+@pytest.fixture
+def path(amd_trace, trace, events) -> Path:
+    return amd_trace(trace, events) if isinstance(trace, str) else trace
 
 
 def whole(path: Path) -> dict:
@@ -46,11 +61,20 @@ def whole(path: Path) -> dict:
     }
 
 
-@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name[:40])
-def test_a_streamed_read_is_the_whole_read(path):
+@pytest.fixture
+def read_whole(pytestconfig, tmp_path_factory):
+    """``whole(path)``, read once per session for both tests below, however many xdist workers run them
+    (tests/run_once.py: the real traces take a second each); they only read it."""
+    return lambda path: once(
+        pytestconfig, tmp_path_factory, f"whole-{path.parent.name}-{path.name}", lambda _: whole(path)
+    )
+
+
+@pytest.mark.parametrize(("trace", "events"), TRACES)
+def test_a_streamed_read_is_the_whole_read(path, read_whole):
     if not path.is_file():
         pytest.skip(amd_traces.absent(path))
-    ref, streamed = whole(path), read_kineto_trace(path)
+    ref, streamed = read_whole(path), read_kineto_trace(path)
     assert list(streamed.ops) == ref["ops"]  # every field: times, ns, launch, link, correlation, device ...
     assert streamed.step_ranges == ref["steps"]
     assert streamed.missing_launches_us == ref["missing"]
@@ -81,11 +105,11 @@ def _by_overlap_py(ops) -> list[float]:
     ]
 
 
-@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name[:40])
-def test_every_steps_figures_are_overlap_pys_on_the_whole_reads_ops(path):
+@pytest.mark.parametrize(("trace", "events"), TRACES)
+def test_every_steps_figures_are_overlap_pys_on_the_whole_reads_ops(path, read_whole):
     if not path.is_file():
         pytest.skip(amd_traces.absent(path))
-    ref = whole(path)
+    ref = read_whole(path)
     ranks = trace_figures.figures([path])["ranks"]
     devices = sorted({k.device for k in ref["ops"]}, key=str)
     assert [r.get("device") for r in ranks] == devices  # one timeline per GPU
@@ -125,10 +149,11 @@ def test_memory_grows_by_the_columns_alone_not_a_held_event(tmp_path):
     """N and 4N events of the same shape (steps of 200 launches): the peak grows by under 150 bytes per added
     event (the columns: about 50 measured), where a held event dict cost about 640."""
     gen = _generator()
-    small, large = tmp_path / "n.json", tmp_path / "4n.json"
+    tiny, small, large = tmp_path / "tiny.json", tmp_path / "n.json", tmp_path / "4n.json"
+    gen.write(tiny, 400, kernels_per_step=200)
     n_small = gen.write(small, 6_000, kernels_per_step=200)
     n_large = gen.write(large, 24_000, kernels_per_step=200)
-    _peak_bytes(small)  # imports, caches: paid before either is measured
+    _peak_bytes(tiny)  # imports, caches: paid before either is measured
     grown = _peak_bytes(large) - _peak_bytes(small)
     print(f"{grown / (n_large - n_small):.0f} bytes per added event")
     assert grown / (n_large - n_small) < 150, f"{grown / (n_large - n_small):.0f} bytes per added event"

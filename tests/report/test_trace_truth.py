@@ -22,6 +22,7 @@ import rocpd_truth as rt
 import trace_cases as cases
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 
 from aorta.cli import main
 from aorta.report import trace_figures
@@ -121,7 +122,9 @@ def _close(got: dict, want: dict) -> bool:
     return got == want  # to the ns: counts and union lengths exactly
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(truth=truths, seed=st.integers(0, 2**16))
 def test_figures_of_generated_traces_and_of_their_merge_are_the_truth(tmp_path_factory, truth, seed):
     rnd = random.Random(seed)
@@ -233,7 +236,9 @@ def _rocpd_read(result: dict) -> dict:
     return out
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(truth=truths, seed=st.integers(0, 2**16), one_db=st.booleans())
 def test_figures_of_a_generated_rocpd_database_are_the_truth_to_the_ns(tmp_path_factory, truth, seed, one_db):
     rnd = random.Random(seed)

@@ -9,11 +9,14 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
+import traceback
 from pathlib import Path
 
 import pytest
+from signal_defaults import default_stop_signals
 from test_sweep_run import FAKE, sweep
 
 from aorta.cli import main
@@ -49,7 +52,66 @@ def alive(pid: int) -> bool:
         return True
 
 
-def start_sweep(tmp_path: Path) -> tuple[subprocess.Popen, Path, Path]:
+class ForkedCli:
+    """``python -m aorta ARGS`` in a process forked from this one: ``aorta.cli.main`` in the child, which has
+    torch and aorta imported already (a fresh Python spends more than a second importing them for a sweep), its
+    stop signals at their defaults (tests/signal_defaults.py), its stdout and stderr in files of its own. The
+    calls of ``subprocess.Popen`` the tests make."""
+
+    def __init__(self, args: list[str], env: dict[str, str]):
+        self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        self.returncode: int | None = None
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: never returns
+            code = 70
+            try:
+                os.dup2(self._out.fileno(), 1)
+                os.dup2(self._err.fileno(), 2)
+                default_stop_signals()
+                os.environ.clear()
+                os.environ.update(env)
+                sys.stdout = open(1, "w", closefd=False, buffering=1)
+                sys.stderr = open(2, "w", closefd=False, buffering=1)
+                code = main(args)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def communicate(self, timeout: float = 60) -> tuple[str, str]:
+        deadline = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"aorta (forked, pid {self.pid})", timeout)
+            time.sleep(0.02)
+        said = []
+        for f in (self._out, self._err):
+            f.seek(0)
+            said.append(f.read().decode(errors="replace"))
+        return said[0], said[1]
+
+
+def start_sweep(tmp_path: Path, how: str = "forked") -> tuple[subprocess.Popen | ForkedCli, Path, Path]:
+    """A sweep of one cell whose stand-in pytest hangs: forked from this process (``ForkedCli``), or ``python``:
+    a fresh ``python -m aorta sweep``, as users start it."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     fake = bindir / "pytest"
@@ -62,19 +124,19 @@ def start_sweep(tmp_path: Path) -> tuple[subprocess.Popen, Path, Path]:
         "PIDS": str(pids),
         "PYTHONPATH": str(REPO),
     }
-    cmd = [
-        sys.executable,
-        "-m",
-        "aorta",
-        "sweep",
-        "--grid",
-        "NCCL_NTHREADS=256",
-        "--output",
-        str(out),
-        "--",
-        "pytest",
-    ]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    args = ["sweep", "--grid", "NCCL_NTHREADS=256", "--output", str(out), "--", "pytest"]
+    proc: subprocess.Popen | ForkedCli
+    if how == "forked":
+        proc = ForkedCli(args, env)
+    else:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "aorta", *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=default_stop_signals,
+        )
     deadline = time.monotonic() + 60
     while not (pids.exists() and pids.read_text()) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -90,16 +152,22 @@ def wait_gone(pids: list[int], timeout_s: float = 10.0) -> list[int]:
 
 
 # ------------------------------------------------------------------------------ 1. no orphaned cell
-def test_a_sweep_killed_outright_takes_its_cell_and_the_cells_children_with_it(tmp_path):
-    proc, pids_file, _ = start_sweep(tmp_path)
+# how the sweep starts: forked from this process in the fast tier, a fresh Python in the slow tier
+HOW = pytest.mark.parametrize("how", ["forked", pytest.param("python", marks=pytest.mark.slow)])
+
+
+@HOW
+def test_a_sweep_killed_outright_takes_its_cell_and_the_cells_children_with_it(tmp_path, how):
+    proc, pids_file, _ = start_sweep(tmp_path, how)
     pids = [int(p) for p in pids_file.read_text().split()]
     proc.kill()  # SIGKILL: the sweep cannot stop anything itself
     proc.communicate(timeout=30)
     assert wait_gone(pids) == [], "the cell (or its child) outlived the sweep"
 
 
-def test_sighup_stops_the_sweep_like_sigterm(tmp_path):
-    proc, pids_file, out = start_sweep(tmp_path)
+@HOW
+def test_sighup_stops_the_sweep_like_sigterm(tmp_path, how):
+    proc, pids_file, out = start_sweep(tmp_path, how)
     pids = [int(p) for p in pids_file.read_text().split()]
     proc.send_signal(signal.SIGHUP)
     _, err = proc.communicate(timeout=30)

@@ -5,14 +5,17 @@ anything; the first goes on untouched."""
 import os
 import signal
 
+import pytest
 from test_sweep_faults import alive, start_sweep, wait_gone
 
 from aorta.cli import main
 from aorta.exit_codes import EXIT_USAGE
 
 
-def test_a_second_sweep_into_a_busy_folder_is_refused_naming_the_first(tmp_path, capsys):
-    first, pids_file, out = start_sweep(tmp_path)
+@pytest.mark.parametrize("how", ["forked", pytest.param("python", marks=pytest.mark.slow)])
+def test_a_second_sweep_into_a_busy_folder_is_refused_naming_the_first(tmp_path, capsys, how):
+    """The first sweep forked from this process in the fast tier, a fresh Python in the slow tier."""
+    first, pids_file, out = start_sweep(tmp_path, how)
     pids = [int(p) for p in pids_file.read_text().split()]
     try:
         code = main(["sweep", "--grid", "NCCL_NTHREADS=256", "--output", str(out), "--", "pytest"])

@@ -4,6 +4,7 @@ the same pieces in the same order, and lengths summed as Python sums them (left 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 
 from aorta.timeline import interval_arrays as ia
 from aorta.timeline import overlap
@@ -22,7 +23,7 @@ def pairs(a):
     return list(zip(a[0].tolist(), a[1].tolist()))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(groups, groups)
 def test_every_figure_is_overlaps_own(a, b):
     A, B = arrays(a), arrays(b)

@@ -111,16 +111,19 @@ def test_rccl_generic_kernels_take_their_op_from_the_profilers_collective_arg():
 
 
 @pytest.mark.parametrize(
-    "trace, kernels, names, gemm, families",
+    "trace, events, kernels, names, gemm, families",
     [
-        # (file, kernel events, distinct raw names = normalised names, GEMM names, families)
-        ("hta_mi250_minitoy_train_ROCm6_2_kineto.json.gz", 14, 12, 2, 10),
-        ("rocm_aorta_smci350-zts-gtu-c6-25_200691.1758927066581847260.pt.trace.json", 20, 9, 3, 7),
-        ("tracelens_mi300_resnet_act_checkpoint.json.gz", 2995, 55, None, 30),
+        # (file, as written or without host ops, kernel events, distinct raw names = normalised names, GEMM names,
+        # families)
+        *amd_traces.tiers("hta_mi250_minitoy_train_ROCm6_2_kineto.json.gz", 14, 12, 2, 10),
+        *amd_traces.tiers(
+            "rocm_aorta_smci350-zts-gtu-c6-25_200691.1758927066581847260.pt.trace.json", 20, 9, 3, 7
+        ),
+        *amd_traces.tiers("tracelens_mi300_resnet_act_checkpoint.json.gz", 2995, 55, None, 30),
     ],
 )
-def test_real_amd_traces_keep_one_name_per_kernel(trace, kernels, names, gemm, families):
-    path = amd_traces.folder() / trace
+def test_real_amd_traces_keep_one_name_per_kernel(trace, events, kernels, names, gemm, families, amd_trace):
+    path = amd_trace(trace, events)
     if not path.is_file():
         pytest.skip(amd_traces.absent(path))
     events = [e for e in load_trace(path)["traceEvents"] if e.get("cat") == "kernel"]

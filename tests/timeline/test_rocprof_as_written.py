@@ -16,6 +16,7 @@ import amd_traces
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 from trace_cases import ROCPD_SAMPLES, SAMPLES, refused, rows, write
 
 from aorta.cli import main
@@ -34,7 +35,7 @@ def test_duplicated_csv_rows_are_dropped_and_counted(kernel_csv, tmp_path):
     assert "2 duplicated rows dropped (each kept once)" in rank["note"]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(again=st.lists(st.integers(0, 8), max_size=6), order=st.randoms(use_true_random=False))
 def test_any_rows_repeated_anywhere_give_the_figures_of_the_rows_once(
     kernel_csv, tmp_path_factory, again, order

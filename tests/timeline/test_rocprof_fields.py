@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 from test_rocprof import SCHEMA, UUID, union_ms
 
 from aorta.timeline import rocprof, rocprof_read
@@ -230,7 +231,7 @@ WRITTEN = {
 
 
 @pytest.mark.parametrize("kind", WRITTEN)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(records=traces())
 def test_each_column_is_read_as_its_own_field_and_copies_are_no_queues_kernels(kind, records):
     with tempfile.TemporaryDirectory() as tmp:

@@ -13,6 +13,7 @@ import amd_traces
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_tiers import examples
 from trace_cases import KINETO, MI300X, ROCPD_SAMPLES, piped, refused, rows, write
 
 from aorta.report import trace_figures
@@ -98,10 +99,12 @@ def test_a_kernel_with_args_no_profiler_writes_is_refused_naming_the_event(tmp_p
     assert refused([str(p)], capsys) == f"{p}: event 1 (kernel 'k') {why}"
 
 
-def test_a_host_only_trace_says_it_holds_launches_but_no_kernels(tmp_path, capsys):
-    if not MI300X.is_file():
-        pytest.skip(amd_traces.absent(MI300X))
-    doc = json.loads(gzip.decompress(MI300X.read_bytes()))
+@pytest.mark.parametrize("events", amd_traces.EVENTS)
+def test_a_host_only_trace_says_it_holds_launches_but_no_kernels(tmp_path, capsys, events, amd_trace):
+    path = amd_trace(MI300X.name, events)
+    if not path.is_file():
+        pytest.skip(amd_traces.absent(path))
+    doc = json.loads(gzip.decompress(path.read_bytes()))
     device = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
     doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") not in device]
     launches = sum(  # host calls that launch one kernel each (the issue counted 2238)
@@ -124,7 +127,7 @@ def test_a_trace_with_no_device_work_is_refused_naming_the_file(tmp_path, capsys
 
 
 # --------------------------------------------------------------------------- the streamed JSON
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     events=st.lists(
         st.fixed_dictionaries(
