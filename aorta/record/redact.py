@@ -205,6 +205,9 @@ def redact_argv(argv: Sequence[str], secrets: Iterable[str] = ()) -> list[str]:
     return out
 
 
+LAUNCHER_OPTIONS = ("--a", "--b")  # aorta ab's: each takes one launcher as one word
+
+
 def argv_secrets(argv: Sequence[str], launchers: bool = True) -> list[str]:
     """The secrets of a command line: each value of an option whose name says secret (``--db-password X``,
     ``--token=X``), each URL's and connection string's password, each secret setting's value (``NAME=V``), and
@@ -212,6 +215,12 @@ def argv_secrets(argv: Sequence[str], launchers: bool = True) -> list[str]:
     words = list(argv)
     found: list[str] = []
     for i, word in enumerate(words):
+        option, eq, launcher = word.partition("=")
+        if launchers and (i and words[i - 1] in LAUNCHER_OPTIONS or eq and option in LAUNCHER_OPTIONS):
+            # a launcher is shell words (``PGPASSWORD=pw /venv/bin/python``): only its settings' values are
+            # secret, never the program after them
+            found += launcher_secrets(launcher if eq and option in LAUNCHER_OPTIONS else word, nested=True)
+            continue
         if launchers and any(c.isspace() for c in word) and libpq_fields(word) is None:
             found += launcher_secrets(word, nested=True)
         name, eq, value = word.partition("=")

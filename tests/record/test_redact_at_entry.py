@@ -12,7 +12,7 @@ import pytest
 from aorta.cli import main
 from aorta.exit_codes import EXIT_USAGE
 from aorta.history.store import is_postgresql, parse_history_url
-from aorta.record.redact import libpq_fields, redact_env, redact_launcher, redact_text
+from aorta.record.redact import argv_secrets, libpq_fields, redact_env, redact_launcher, redact_text
 
 SECRET = "Hunter2-pw"
 
@@ -99,6 +99,43 @@ def test_ab_shows_its_launchers_with_their_secrets_hidden(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == EXIT_USAGE
     assert "PGPASSWORD=***" in err and SECRET not in err
+
+
+@pytest.mark.parametrize("form", ["--b VALUE", "--b=VALUE"])
+def test_ab_past_its_launcher_checks_prints_and_stores_no_secret_of_a_launcher(tmp_path, capsys, form):
+    """Both sides pass the launcher check (stand-ins answer it without torch) and A's check run fails: the run's
+    header line shows B's program with its setting hidden (not the program hidden with it), and no output or
+    file of its folder holds the secret, whichever way the option is written."""
+    from test_ab import probe_answered
+
+    a_side = probe_answered(tmp_path / "a_side", "exit 0")
+    b_side = probe_answered(tmp_path / "b_side", "exit 0")
+    b = f"PGPASSWORD={SECRET} {b_side}"
+    b_args = ["--b", b] if form == "--b VALUE" else [f"--b={b}"]
+    out = tmp_path / "o"
+    code = main(["ab", "--a", str(a_side), *b_args, "--runs", "2", "--out", str(out), "--", "test_x.py"])
+    said = capsys.readouterr()
+    assert code == 1
+    assert f"B = 'PGPASSWORD=*** {b_side}'" in said.out
+    assert SECRET not in said.out + said.err
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert files
+    assert [p for p in files if SECRET in p.read_text(errors="replace")] == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ab", "--b", "PGPASSWORD=Hunter2-pw /venv/bin/python"],
+        ["ab", "--b=PGPASSWORD=Hunter2-pw /venv/bin/python"],
+    ],
+)
+def test_a_launcher_on_the_command_line_is_secret_only_in_its_settings_values(argv):
+    assert set(argv_secrets(argv)) == {"Hunter2-pw"}
+
+
+def test_a_setting_given_as_one_word_with_a_space_is_secret_whole():
+    assert "Hunter2 pw" in argv_secrets(["env", "HF_TOKEN=Hunter2 pw", "cmd"])
 
 
 def test_sweep_json_never_holds_the_password_of_its_command(tmp_path):
