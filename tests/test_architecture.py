@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("telemetry",),  # what the GPU's clocks and power did while a benchmark ran
     ("environment",),  # machine info (through device and telemetry), versions, fingerprint
     ("plugin", "options", "hookspec"),  # the pytest entry point and its options
+    ("processes",),  # the processes aorta starts, forks and locks against: shared by gate, launch and sweep
     ("gate", "report", "sweep", "launch", "history"),  # what runs over saved runs, and the launchers
     ("cli", "__main__"),  # ``aorta <command>``
 )
