@@ -15,6 +15,8 @@ record -> verdicts -> report), in that order:
 - ``environment/``  machine info, software versions, the fingerprint two runs are diffed by, stack label
 - ``record/``       what goes to disk and how it is read back: bench record, metric, atomic writes, paths, a run
                     document's samples (``record/run_samples.py``) and machine (``record/machines.py``)
+- ``processes/``    the processes aorta starts: a child under a keeper and its tree's end, death with the
+                    parent, the fork server and the rank server (warm ranks), the locks between processes
 - ``gate/``         baselines, statistical verdicts, why a figure moved, the fresh runs that feed them
 - ``report/``       summary JSON, figures, one HTML page, Chrome traces over saved runs
 - ``sweep/``        ``aorta sweep``: one benchmark command per cell of a grid of settings
@@ -24,7 +26,7 @@ record -> verdicts -> report), in that order:
 Top level: ``plugin`` (the pytest entry point), ``hookspec`` (the seams between the plugins), ``options``
 (parsed once), ``exit_codes`` (every exit code: constants only), ``cli``. Imports go only from a layer to those
 before it: stats, record, exit_codes <- timeline <- device <- timing <- hw_queue, fsdp <- telemetry <-
-environment <- plugin, options, hookspec <- gate, report, sweep, launch, history <- cli
+environment <- plugin, options, hookspec <- processes <- gate, report, sweep, launch, history <- cli
 (tests/test_architecture.py); a plugin reaches a later layer's plugin through a hook or a fixture named in
 ``hookspec``, not an import, and no module reaches itself through its imports.
 """

@@ -14,11 +14,11 @@ from aorta.exit_codes import EXIT_USAGE, EXIT_WRITE_FAILED
 from aorta.gate.ab_cli import add_ab_arguments, run_ab
 from aorta.gate.cli import add_compare_arguments, run_compare
 from aorta.gate.noise_cli import add_noise_arguments, run_noise
-from aorta.gate.runs.child_process import run_until_stopped
 from aorta.history.cli import add_history_arguments, run_history
 from aorta.history.store import HistoryError, HistoryWriteError
 from aorta.hw_queue.listing import add_list_arguments, run_list
 from aorta.launch.torchrun import add_torchrun_arguments, run_torchrun
+from aorta.processes.child_process import run_until_stopped
 from aorta.record.output_arguments import (
     check_parsed_outputs,
     chosen_parsers,

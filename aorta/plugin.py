@@ -322,7 +322,7 @@ def pytest_configure(config: pytest.Config) -> None:
 class _ChildDone:
     """In a gate's or ``aorta ab``'s child: the session's final exit status written as pytest's last act, so
     a parent can tell a child that finished but hangs at exit from one still running
-    (aorta/gate/runs/child_process.py, ``call_to_end``)."""
+    (aorta/processes/child_process.py, ``call_to_end``)."""
 
     status = 0
 

@@ -129,7 +129,7 @@ def _cpu_probed_once():
     """pytest-benchmark asks py-cpuinfo for the machine's CPU at the end of every session that ran a benchmark,
     and py-cpuinfo starts a Python of its own for each answer (0.2 s, seconds under load): the sessions that
     tests run in this process (pytester) share the first answer, as a gate's fork server does for its runs
-    (aorta/gate/runs/fork_server.py). Each gets a copy: the same CPU, whatever a session does with it."""
+    (aorta/processes/fork_server.py). Each gets a copy: the same CPU, whatever a session does with it."""
     import copy
 
     try:
@@ -266,7 +266,7 @@ def stop_signals_at_default():
     """SIGINT, SIGTERM and SIGHUP at their defaults for a test that signals this process, then back: a test run
     that is a background job of a non-interactive shell ignores SIGINT, one under nohup SIGHUP, and aorta keeps
     an ignored stop signal ignored, as nohup asks (tests/signal_defaults.py: the same for a child)."""
-    from aorta.gate.runs import child_process
+    from aorta.processes import child_process
 
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

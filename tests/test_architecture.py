@@ -5,6 +5,10 @@ The layers, in order (aorta/__init__.py draws the map): a module of layer ``i`` 
 layers ``0..i``; an import of a later layer is an error unless ``EXCEPTIONS`` names it with its reason. Every
 import counts, a lazy one inside a function too: it runs all the same, only later. Modules are parsed, not
 imported, so the test needs no torch and no GPU.
+
+Between top-level packages the rule is stricter (issue 66): no import to a later layer (no ``EXCEPTIONS``), an
+import between two packages of one layer only along an edge ``SIDE_BY_SIDE`` names with its reason, and no circle
+between packages.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("telemetry",),  # what the GPU's clocks and power did while a benchmark ran
     ("environment",),  # machine info (through device and telemetry), versions, fingerprint
     ("plugin", "options", "hookspec"),  # the pytest entry point and its options
+    ("processes",),  # the processes aorta starts, forks and locks against: shared by gate, launch and sweep
     ("gate", "report", "sweep", "launch", "history"),  # what runs over saved runs, and the launchers
     ("cli", "__main__"),  # ``aorta <command>``
 )
@@ -184,6 +189,112 @@ def test_no_import_circles(tree):
     assert _circles(edges) == [], (
         f"import circles in {tree}/ (move what both need below both): {_circles(edges)}"
     )
+
+
+# Packages of one layer sit side by side: none is before another, so an import between two of them is one of
+# these edges, each with why and the only modules of the imported package it may reach (a module, or a room and
+# what lies below it); any other import between two packages of one layer is an error. In particular gate, launch,
+# sweep and history import none of the others for a process: what they share lies below them (aorta/processes).
+# The list only shrinks: an edge no import makes any more fails ``test_every_side_by_side_edge_is_still_needed``.
+SIDE_BY_SIDE: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
+    ("record", "stats"): (("aorta.stats",), "a record's figures are summarised with the pure statistics"),
+    ("hookspec", "options"): (("aorta.options",), "a hook's signature names the parsed options"),
+    ("plugin", "hookspec"): (("aorta.hookspec",), "the registrar registers the hooks declared there"),
+    ("plugin", "options"): (("aorta.options",), "the registrar parses the options, once"),
+    ("report", "gate"): (
+        ("aorta.gate.causes", "aorta.gate.comparison"),
+        "the report shows the gate's verdicts over two saved runs and why each moved: never its runs or session",
+    ),
+    ("report", "sweep"): (
+        ("aorta.sweep.manifest", "aorta.sweep.grid", "aorta.sweep.knob_check", "aorta.sweep.knob_evidence"),
+        "the report reads a sweep's folder as the sweep wrote it (its manifest and grid, knobs.json)",
+    ),
+    ("sweep", "gate"): (
+        ("aorta.gate.causes",),
+        "a knob took effect where the kernels changed between cells, read as the gate's causes read them",
+    ),
+    ("__main__", "cli"): (("aorta.cli",), "``python -m aorta`` is ``aorta``"),
+}
+
+
+def _package(name: str) -> str | None:
+    """The top-level package (or top-level module) of ``name``; None for ``aorta`` itself."""
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def _reaches(imported: str, allowed: tuple[str, ...]) -> bool:
+    return any(imported == a or imported.startswith(a + ".") for a in allowed)
+
+
+def _package_edges(edges) -> set[tuple[str, str]]:
+    """(importer's package, imported package) for every import between two of aorta's top-level packages."""
+    found = set()
+    for a, b in edges:
+        pa, pb = _package(a), _package(b)
+        if pa is not None and pb is not None and pa != pb:
+            found.add((pa, pb))
+    return found
+
+
+def _wrong_package_imports(edges) -> list[tuple[str, str, str]]:
+    """The imports that go up between top-level packages, each with why: to a later layer, or to a package of the
+    same layer that ``SIDE_BY_SIDE`` does not name (or names, but not the module reached). ``EXCEPTIONS`` does
+    not count here: between packages there are none."""
+    wrong = []
+    for a, b in sorted(edges):
+        pa, pb = _package(a), _package(b)
+        if pa is None or pb is None or pa == pb:
+            continue
+        la, lb = _layer(a), _layer(b)
+        assert la is not None and lb is not None
+        if lb > la:
+            wrong.append((a, b, f"{pb} is a later layer than {pa}"))
+        elif lb == la and (pa, pb) not in SIDE_BY_SIDE:
+            wrong.append((a, b, f"{pa} and {pb} sit side by side and SIDE_BY_SIDE names no {pa} -> {pb}"))
+        elif lb == la and not _reaches(b, SIDE_BY_SIDE[(pa, pb)][0]):
+            wrong.append((a, b, f"{pa} -> {pb} may reach only {', '.join(SIDE_BY_SIDE[(pa, pb)][0])}"))
+    return wrong
+
+
+def test_between_packages_no_import_goes_up():
+    """Between aorta's top-level packages every import goes down the layers, or along ``SIDE_BY_SIDE``: launch
+    imports no gate, the gate no launch, the sweep nothing of the gate's runs (issue 66)."""
+    wrong = _wrong_package_imports(_edges())
+    assert wrong == [], (
+        "imports up between packages (move what both need below both: aorta/processes for a process):\n"
+        + "\n".join(f"  {a} -> {b}: {why}" for a, b, why in wrong)
+    )
+
+
+def test_every_side_by_side_edge_is_still_needed():
+    stale = sorted(set(SIDE_BY_SIDE) - _package_edges(_edges()))
+    assert stale == [], f"these SIDE_BY_SIDE edges no import makes any more; remove them: {stale}"
+
+
+def test_no_circles_between_packages():
+    """No top-level package reaches itself through another's imports: modules may be free of circles while their
+    packages are not (gate -> launch -> gate, each through another module), and then neither package can be read,
+    moved or replaced alone."""
+    circles = _circles(_package_edges(_edges()))
+    assert circles == [], f"circles between aorta's packages: {circles}"
+
+
+def test_the_package_checks_see_a_realistic_violation():
+    """The checks above on imports that once were real: launch importing the gate's process pieces (the warm
+    ranks, before aorta/processes), the gate importing launch back, the sweep reaching the gate's runs."""
+    up = {
+        ("aorta.launch.torchrun", "aorta.gate.runs.fresh_runs"),
+        ("aorta.gate.session.options", "aorta.launch.torchrun"),
+        ("aorta.sweep.runner", "aorta.gate.runs.fresh_runs"),
+        ("aorta.processes.child_process", "aorta.gate.runs.fresh_runs"),
+    }
+    allowed = {
+        ("aorta.sweep.knob_evidence", "aorta.gate.causes.kernel_diff"),
+        ("aorta.gate.cli", "aorta.record"),
+    }
+    assert [(a, b) for a, b, _ in _wrong_package_imports(up | allowed)] == sorted(up)
+    assert _circles(_package_edges(up)) == [["gate", "launch"]]
 
 
 def test_the_gate_and_the_history_import_neither_the_other():

@@ -3,7 +3,7 @@
 Its rooms, in the order a run's data flows through them (each imports only itself and the rooms before it,
 tests/test_architecture.py):
 
-- ``runs/``        plan and run: fresh processes, their blocks and seeds, the baseline's lock, empty runs
+- ``runs/``        plan and run: the fresh runs, their blocks and seeds, their wall, empty runs
 - ``stats/``       a document's samples run by run; noise and spread between machines; the sequential looks
 - ``verdicts/``    one figure's verdict: baseline runs against candidate runs, paired by block; the one-machine rule
 - ``causes/``      why a verdict moved: each run's evidence, the kernels that changed, named causes in words
@@ -15,5 +15,7 @@ tests/test_architecture.py):
 On top, the entry points: ``plugin.py`` (pytest's hooks, each handing over to a step of ``session/``),
 ``cli.py`` (``aorta compare``), ``noise_cli.py`` (``aorta noise``) and ``ab_cli.py`` (``aorta ab``).
 Below the gate, shared with the run history: ``aorta/stats/noise.py`` (between-run noise, the MDE),
-``aorta/record/run_samples.py`` and ``machines.py`` (a run's samples and machine), ``aorta/exit_codes.py``.
+``aorta/record/run_samples.py`` and ``machines.py`` (a run's samples and machine), ``aorta/exit_codes.py``;
+shared with the launchers and the sweep: ``aorta/processes/`` (the fork server, the keeper, a child's start and
+stop, the lock on a baseline).
 """

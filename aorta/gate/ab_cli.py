@@ -25,10 +25,8 @@ from aorta.gate.cli import add_judging_arguments, add_output_arguments, argtype,
 from aorta.gate.comparison.compare import Comparison, compare_runs
 from aorta.gate.outputs.outputs import write_outputs
 from aorta.gate.outputs.render import overall_exit, terminal_lines
-from aorta.gate.runs import fork_server
 from aorta.gate.runs import launcher_check as lc
 from aorta.gate.runs.ab import AbError, Launcher, check_command, pair_order, parse_launcher, run_command
-from aorta.gate.runs.child_process import call_to_end, end_tree, ended, exit_status, start_child
 from aorta.gate.runs.fresh_runs import (
     CHILD_ENV,
     ChildRun,
@@ -42,7 +40,8 @@ from aorta.gate.runs.run_wall import report as wall_report
 from aorta.gate.session import check_pass
 from aorta.gate.session.auto_runs import AutoOutcome, run_auto, time_line
 from aorta.gate.stats.sequential import LOOKS, Budget, parse_budget
-from aorta.launch import warm_rank
+from aorta.processes import fork_server, warm_rank
+from aorta.processes.child_process import call_to_end, end_tree, ended, exit_status, start_child
 from aorta.record.output_arguments import holds_records, output_argument
 from aorta.record.output_paths import OutputPathError, check_not_another_output, check_output_file
 from aorta.record.redact import env_secrets, redact_argv, redact_launcher

@@ -26,10 +26,11 @@ from collections.abc import Iterator
 import pytest
 
 from aorta.gate.comparison.compare import NOTHING_COMPARED
-from aorta.gate.runs import blocks, child_process, fork_server
+from aorta.gate.runs import blocks
 from aorta.gate.runs.run_wall import WALL_KEY
 from aorta.gate.session import before_run, finish, fresh, options, selection, wall_record
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, RUN_BLOCK
+from aorta.processes import child_process, fork_server
 from aorta.record.redact import redact_text
 from aorta.record.storage_faults import said_fault
 
@@ -104,7 +105,7 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json:
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The candidate judged against the baseline, confirmed, written and saved; the exit code. The fork
-    servers of its runs end with it (``aorta.gate.runs.fork_server``)."""
+    servers of its runs end with it (``aorta.processes.fork_server``)."""
     _stop_with_one_line(session.config, lambda opts: opts.confirm > 0)  # confirmation runs are children too
     try:
         with _faults_said():

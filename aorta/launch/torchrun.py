@@ -3,14 +3,14 @@
 torchrun ends with 1 whenever a rank's exit status is not 0, whatever the code: under it the gate's codes
 (10 regression, 13 not saved, 14 settings differ, 4 usage error) all read 1, and CI cannot tell a
 regression from a crash. This launcher runs the same torchrun command with each rank's pytest wrapped
-(``aorta.launch.rank_exit``) so that its code is left in a file, and exits with rank 0's code; where rank 0
+(``aorta.processes.rank_exit``) so that its code is left in a file, and exits with rank 0's code; where rank 0
 passed but another rank failed, or rank 0 left no code (killed, crashed), torchrun's own code stands. A
 SIGINT, SIGTERM or SIGHUP to the launcher is passed on to torchrun and the launcher exits 128 + N (130, 143,
 129: ``EXIT_SIGNAL_BASE``, issue 65) once torchrun has stopped; torchrun dies with the launcher (``PR_SET_PDEATHSIG``).
 
 With ``$AORTA_RANK_START=fork`` the ranks start warm: the launcher starts a rank server on its node
-(``aorta.launch.rank_server``: torch imported once, before CUDA) and torchrun starts stubs
-(``aorta.launch.warm_rank``) that have it fork each rank; every rank is still a process of its own, with its own
+(``aorta.processes.rank_server``: torch imported once, before CUDA) and torchrun starts stubs
+(``aorta.processes.warm_rank``) that have it fork each rank; every rank is still a process of its own, with its own
 CUDA context and process group. A server that cannot start leaves the ranks to start from nothing, said in one line.
 """
 
@@ -25,10 +25,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from aorta.exit_codes import EXIT_SIGNAL_BASE, EXIT_USAGE
-from aorta.gate.runs.child_process import exit_status, signal_name, start_child
-from aorta.launch import rendezvous, warm_rank
-from aorta.launch.rank_server import RankServer, RankServerError
+from aorta.launch import rendezvous
 from aorta.launch.scratch_folder import codes_folder
+from aorta.processes import warm_rank
+from aorta.processes.child_process import exit_status, signal_name, start_child
+from aorta.processes.rank_server import RankServer, RankServerError
 
 PYTEST = ("-m", "pytest")
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # to torchrun, which stops its ranks
@@ -41,7 +42,7 @@ def add_torchrun_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-RANK_EXIT, WARM_RANK = "aorta.launch.rank_exit", "aorta.launch.warm_rank"
+RANK_EXIT, WARM_RANK = "aorta.processes.rank_exit", "aorta.processes.warm_rank"
 
 
 def rank_command(
@@ -80,7 +81,7 @@ def read_codes(folder: Path) -> dict[int, int]:
 
 def first_failure(folder: Path) -> str | None:
     """The rank that failed first and why, from the ``rank<R>.error`` files its ranks left
-    (``aorta.launch.rank_exit.FirstError``); None where none failed."""
+    (``aorta.processes.rank_exit.FirstError``); None where none failed."""
     found = []
     for p in folder.glob("rank*.error"):
         try:

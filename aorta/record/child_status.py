@@ -1,5 +1,5 @@
 """A child's last word: the exit status its pytest session ended with, written to a file a parent names
-(pure: stdlib). The parent (aorta/gate/runs/child_process.py, ``call_to_end``) reads it to tell a child that finished
+(pure: stdlib). The parent (aorta/processes/child_process.py, ``call_to_end``) reads it to tell a child that finished
 but hangs at exit from one still running.
 
 Seen on an H100 (CUDA 13.0, torch 2.11): a gate child wrote its results, printed its summary, and then sat at

@@ -9,7 +9,7 @@ On Linux the kernel also sends the guard SIGTERM when the sweep dies (``PR_SET_P
 once; elsewhere it notices within ``POLL_S``.
 
 The guard's exit status is the command's (a command ended by a signal: the same signal ends the guard).
-``SWEEP_PID`` 0: a keeper above the guard (``aorta.gate.runs.keeper``, Linux) ends the cell's whole tree when
+``SWEEP_PID`` 0: a keeper above the guard (``aorta.processes.keeper``, Linux) ends the cell's whole tree when
 the sweep dies, and the guard only starts the command.
 """
 

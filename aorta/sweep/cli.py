@@ -130,7 +130,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 def _folder_lock(folder: Path) -> Iterator[None]:
     """One sweep at a time per folder (issue 38, case 4: two at once ran every cell twice and deleted each
     other's cell folders): the second is refused at once, naming the first."""
-    from aorta.gate.runs.lock import LockBusy, locked
+    from aorta.processes.lock import LockBusy, locked
 
     folder = folder.resolve()
     folder.parent.mkdir(parents=True, exist_ok=True)

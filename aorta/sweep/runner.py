@@ -23,7 +23,7 @@ from typing import TextIO
 
 from aorta.environment.fingerprint import CELL_ENV_VAR
 from aorta.exit_codes import EXIT_CANNOT_START, EXIT_CELL_FAILED, EXIT_CLEAN
-from aorta.gate.runs.child_process import KEEPER_PYTHON, end_tree, start_child
+from aorta.processes.child_process import KEEPER_PYTHON, end_tree, start_child
 from aorta.record.redact import env_secrets, redact_argv
 from aorta.sweep import manifest as mf
 from aorta.sweep.command import cell_command

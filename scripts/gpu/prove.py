@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from aorta.gate.runs.child_process import end_tree, run_until_stopped, start_child
+from aorta.processes.child_process import end_tree, run_until_stopped, start_child
 from aorta.record.output_arguments import check_parsed_outputs, output_argument
 from aorta.record.output_paths import OutputPathError, check_output
 from aorta.record.redact import env_secrets, redact_argv

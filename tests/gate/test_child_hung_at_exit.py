@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from aorta.gate.runs import child_process
+from aorta.processes import child_process
 from aorta.record import child_status
 
 HANG_AFTER_DONE = (

@@ -1,6 +1,6 @@
 """No child outlives a stopped command (issue 46, class 2): every command that starts children is signalled
 while its child (and the child's own child) runs, and the processes left alive are listed. Every child starts
-through one helper (aorta/gate/runs/child_process.py, ``start_child``); a command stopped by SIGINT, SIGTERM or SIGHUP
+through one helper (aorta/processes/child_process.py, ``start_child``); a command stopped by SIGINT, SIGTERM or SIGHUP
 ends its children's trees and exits 128 + N with one line (sweeps and aorta torchrun too: 128 + N, issue 65).
 """
 

@@ -1,5 +1,5 @@
 """Cheap fresh runs (issue 45): a gate's or ``aorta ab``'s run of this Python's pytest is forked from a server
-that imported torch once (aorta/gate/runs/fork_server.py). Each forked run still is a process of its own: its
+that imported torch once (aorta/processes/fork_server.py). Each forked run still is a process of its own: its
 own environment, folder, output and exit status, a session of its own that ends with its parent, and a record
 of how it was started. ``AORTA_RUN_START=exec`` starts every run from nothing; a wrong value is refused before
 any run."""
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.gate.runs import child_process, fork_server
+from aorta.processes import child_process, fork_server
 
 REPO = Path(__file__).resolve().parents[2]
 

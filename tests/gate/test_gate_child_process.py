@@ -14,7 +14,7 @@ import pytest
 from signal_defaults import default_stop_signals
 
 from aorta.gate.runs import fresh_runs
-from aorta.gate.runs.child_process import ended, exit_status
+from aorta.processes.child_process import ended, exit_status
 
 REPO = Path(__file__).resolve().parents[2]
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")

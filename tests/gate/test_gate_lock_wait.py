@@ -11,14 +11,14 @@ import pytest
 from test_gate_offline import bench, run
 
 from aorta.gate.baselines import baseline as bl
-from aorta.gate.runs import lock
+from aorta.processes import lock
 
 REPO = Path(__file__).resolve().parents[2]
 
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from aorta.gate.runs.lock import locked
+    from aorta.processes.lock import locked
     with locked(sys.argv[1]):
         print("held", flush=True)
         time.sleep(60)

@@ -1,7 +1,7 @@
 """Every child in one tree that dies with aorta (issue 56, class 3), tested on real small process trees in about a
 second a case: a shell script as the launcher, a grandchild that left the launcher's process group and session
 (``setsid``, as a wrapper script or ``docker run``'s helpers do), the keeper above them
-(aorta/gate/runs/keeper.py), the fork server's refusals and statuses, and each stop path's one line."""
+(aorta/processes/keeper.py), the fork server's refusals and statuses, and each stop path's one line."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from signal_defaults import default_stop_signals
 
-from aorta.gate.runs import fork_server, keeper
-from aorta.gate.runs.child_process import end_tree, exit_status, start_child
-from aorta.gate.runs.parent_death import die_with_parent
+from aorta.processes import fork_server, keeper
+from aorta.processes.child_process import end_tree, exit_status, start_child
+from aorta.processes.parent_death import die_with_parent
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(
@@ -77,7 +77,7 @@ def launcher(tmp_path) -> Path:
 SUPERVISOR = textwrap.dedent(
     """
     import sys
-    from aorta.gate.runs.child_process import start_child
+    from aorta.processes.child_process import start_child
     start_child([sys.argv[1]]).wait()
     """
 )
@@ -147,7 +147,7 @@ def test_the_death_signal_reaches_the_direct_child(tmp_path):
             sys.executable,
             "-c",
             "import subprocess, sys\n"
-            "from aorta.gate.runs.parent_death import die_with_parent\n"
+            "from aorta.processes.parent_death import die_with_parent\n"
             "p = subprocess.Popen(['sleep', '300'], preexec_fn=die_with_parent())\n"
             f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
             "p.wait()\n",
@@ -176,7 +176,7 @@ def test_descendants_are_read_from_the_parent_table_nearest_first():
 FAKE_SERVER = textwrap.dedent(
     """
     import sys
-    from aorta.gate.runs import fork_server
+    from aorta.processes import fork_server
     fork_server._preload = lambda: 0.0  # no torch: the test is about what the server does with a request
     fork_server._cuda_initialized = lambda: True
     sys.exit(fork_server.serve(int(sys.argv[1])))
@@ -249,7 +249,7 @@ def _stopped(
 SLOW_TO_END = textwrap.dedent(
     """
     import os, sys, time
-    from aorta.gate.runs.child_process import run_until_stopped, start_child
+    from aorta.processes.child_process import run_until_stopped, start_child
     def body():
         trapped = os.path.join(sys.argv[1], "trapped")
         p = start_child(["sh", "-c", "trap 'sleep 1; exit 0' TERM; : > \\"$0\\"; sleep 300 & wait", trapped])
@@ -275,7 +275,7 @@ def test_a_command_stopped_twice_in_a_row_says_one_line_and_exits_128_plus_the_f
 DURING_SERVER_START = textwrap.dedent(
     """
     import os, sys
-    from aorta.gate.runs import child_process, fork_server
+    from aorta.processes import child_process, fork_server
     mode, cwd = sys.argv[2], sys.argv[1]
     def body():
         print("starting", flush=True)

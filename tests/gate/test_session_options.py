@@ -18,10 +18,10 @@ from aorta.gate.comparison.compare import (
     DEFAULT_MIN_JUDGED,
 )
 from aorta.gate.outputs.outputs import DEFAULT_VERDICT_JSON
-from aorta.gate.runs import fork_server, fresh_runs
+from aorta.gate.runs import fresh_runs
 from aorta.gate.session import options as o
 from aorta.gate.stats.sequential import LOOKS
-from aorta.launch import warm_rank
+from aorta.processes import fork_server, warm_rank
 
 ROOT = Path("/r")
 NOTSET = object()

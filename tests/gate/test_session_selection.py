@@ -11,9 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from aorta.gate.runs import blocks, fork_server, fresh_runs
+from aorta.gate.runs import blocks, fresh_runs
 from aorta.gate.session import selection, state, wall_record
 from aorta.hw_queue.marks import CHECK_RUN_ONLY, LEAN_MODE
+from aorta.processes import fork_server
 
 
 class Item:

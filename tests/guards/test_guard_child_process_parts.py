@@ -1,4 +1,4 @@
-"""The child starter's parts word for word (aorta/gate/runs/child_process.py, issue 58), each against a real small
+"""The child starter's parts word for word (aorta/processes/child_process.py, issue 58), each against a real small
 child or a recorder: the death signal every child is started with, a run handed to the fork server with its own
 environment, folder and output (and a plain process with all of its settings where the server cannot fork it),
 a wait that is not cut short, a hung child's note, a stop signal while a child runs, and every ended child
@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from aorta.gate.runs import child_process, fork_server
+from aorta.processes import child_process, fork_server
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG, /proc")
 READ_DEATH_SIGNAL = (

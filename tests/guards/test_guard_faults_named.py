@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from aorta import cli
-from aorta.gate.runs import fresh_runs, lock
+from aorta.gate.runs import fresh_runs
 from aorta.history.store import HistoryError, open_store
+from aorta.processes import lock
 from aorta.record import RecordError
 from aorta.record.load import read_json_file
 from aorta.record.output_arguments import check_option_outputs

@@ -21,7 +21,7 @@ import warnings
 
 import pytest
 
-from aorta.gate.runs import child_process, fork_server
+from aorta.processes import child_process, fork_server
 
 
 class FakeOs:

@@ -1,4 +1,4 @@
-"""What a fork server does around each fork (aorta/gate/runs/fork_server.py, issue 58), in this process with the
+"""What a fork server does around each fork (aorta/processes/fork_server.py, issue 58), in this process with the
 process calls faked: the server's buffered output written before the fork, the child's death with the server
 armed, the server's sockets closed in the child; the forked child's frame (a session of its own, the death
 signal set after it, the stop signals at their defaults, the body's return or ``SystemExit`` as its exit code,
@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from aorta.gate.runs import fork_server
+from aorta.processes import fork_server
 
 
 class Exited(Exception):

@@ -1,4 +1,4 @@
-"""The keeper's guards in this process (aorta/gate/runs/keeper.py, issue 58): the process table it reads, the tree
+"""The keeper's guards in this process (aorta/processes/keeper.py, issue 58): the process table it reads, the tree
 it kills and reaps, the prctl it asks, and how its wait treats the stop signals it was sent: the first passed on
 to the command's group as it came (the command's death signal once aorta is gone), the tree killed at the
 grace's end, at once on a second signal or SIGUSR1. Real small processes (sh, sleep) started by this test; the
@@ -18,7 +18,7 @@ from functools import wraps
 import pytest
 from process_watch import alive, wait_for
 
-from aorta.gate.runs import keeper
+from aorta.processes import keeper
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and prctl are Linux's")
 

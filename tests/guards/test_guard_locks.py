@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from aorta.gate.runs import lock
 from aorta.history import store as history
+from aorta.processes import lock
 
 
 def busy_timeout_ms(st: history.HistoryStore) -> int:

@@ -15,8 +15,8 @@ import time
 import pytest
 from process_watch import alive, gone_within, wait_for
 
-from aorta.gate.runs import child_process
-from aorta.gate.runs.parent_death import SIGNAL_BASE, die_with_parent
+from aorta.processes import child_process
+from aorta.processes.parent_death import SIGNAL_BASE, die_with_parent
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG")
 

@@ -1,4 +1,4 @@
-"""A stop signal during a baseline's save (aorta/gate/runs/child_process.py: held_stop, issue 65): the save ends
+"""A stop signal during a baseline's save (aorta/processes/child_process.py: held_stop, issue 65): the save ends
 first, then the stop, with 128 + N and a line that says whether the baseline changed; "stopped" alone was said
 though the baseline had been replaced. In this process: ``os._exit`` raises instead."""
 
@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from aorta.gate.runs import child_process
+from aorta.processes import child_process
 
 
 class Exited(Exception):

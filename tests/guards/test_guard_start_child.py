@@ -1,4 +1,4 @@
-"""How aorta starts a child and kills its tree now (aorta/gate/runs/process_tree.py, issue 58): under a keeper, the
+"""How aorta starts a child and kills its tree now (aorta/processes/process_tree.py, issue 58): under a keeper, the
 keeper's own command line (isolated, no site, the grace, the death signal, this pid); without one, a session of
 its own and the death signal asked for; a command that cannot run refused before anything starts, as ``Popen``
 refuses it (found on the ``PATH`` the child gets, a relative path in the child's folder); and ``kill_now``: a
@@ -17,7 +17,7 @@ import time
 import pytest
 from process_watch import gone_within, wait_for
 
-from aorta.gate.runs import keeper, process_tree
+from aorta.processes import keeper, process_tree
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, prctl and a keeper")
 

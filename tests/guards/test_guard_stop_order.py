@@ -1,4 +1,4 @@
-"""The order a stopped command ends things in, and the second signal (aorta/gate/runs/child_process.py, issue 58):
+"""The order a stopped command ends things in, and the second signal (aorta/processes/child_process.py, issue 58):
 the runs before the fork servers that forked them (a server ended first kills its run outright), the servers not
 counted as runs, every server closed; a second stop signal while the first one's children end is ignored, in
 ``run_until_stopped`` and in the gate's own handlers (``exit_on_stop_signals``), which take only the signals at
@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from aorta.gate.runs import child_process
+from aorta.processes import child_process
 
 
 class Child:
@@ -151,7 +151,7 @@ def test_off_the_main_thread_no_handler_is_set(stop_signals_at_default):
 
 
 def test_a_torchrun_the_rank_server_warms_starts_as_it_says(monkeypatch, tmp_path):
-    from aorta.launch import rank_server
+    from aorta.processes import rank_server
 
     seen = {}
     monkeypatch.setattr(

@@ -1,4 +1,4 @@
-"""A command stopped by a signal (aorta/gate/runs/child_process.py, issue 58), in this process: SIGTERM, SIGHUP
+"""A command stopped by a signal (aorta/processes/child_process.py, issue 58), in this process: SIGTERM, SIGHUP
 and Ctrl-C end every child's tree first and exit 128 + N with one line; a signal ignored when the command began
 stays ignored (``nohup``); a handler someone else set is kept; each handler is put back afterwards; and a
 child being waited for when the wait is interrupted does not outlive it. The slow tier stops real commands
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.gate.runs import child_process
+from aorta.processes import child_process
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta.launch import rank_exit
 from aorta.launch.torchrun import first_failure
+from aorta.processes import rank_exit
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,7 +36,7 @@ OOM_TESTS = (
 
 
 def test_a_rank_leaves_its_first_failure_and_its_code_in_process(pytester, monkeypatch):
-    """``rank_exit.main``, which ``python -m aorta.launch.rank_exit`` exits with, run here (in pytester's folder,
+    """``rank_exit.main``, which ``python -m aorta.processes.rank_exit`` exits with, run here (in pytester's folder,
     its modules put back after): the same files as from a rank's own process, in a fraction of its start-up."""
     codes = pytester.mkdir("codes")
     pytester.makepyfile(test_oom=OOM_TESTS)
@@ -59,7 +59,7 @@ def test_a_rank_leaves_its_first_failure_and_its_code(tmp_path):
         [
             sys.executable,
             "-m",
-            "aorta.launch.rank_exit",
+            "aorta.processes.rank_exit",
             str(codes),
             "-q",
             "-p",

@@ -26,7 +26,7 @@ def test_the_rank_command_wraps_pytest_and_keeps_torchrun_options():
         "--nproc_per_node",
         "2",
         "-m",
-        "aorta.launch.rank_exit",
+        "aorta.processes.rank_exit",
         "/d",
         "benchmarks/fsdp",
         "-q",

@@ -1,5 +1,5 @@
-"""Warm ranks (``$AORTA_RANK_START=fork``): torchrun starts stubs (``aorta.launch.warm_rank``) that have the node's
-rank server (``aorta.launch.rank_server``) fork each rank. A rank is still a process of its own: it leaves its
+"""Warm ranks (``$AORTA_RANK_START=fork``): torchrun starts stubs (``aorta.processes.warm_rank``) that have the node's
+rank server (``aorta.processes.rank_server``) fork each rank. A rank is still a process of its own: it leaves its
 exit code, ends as the rank ended, takes stop signals, dies with its stub; where no server answers, the stub
 runs the rank itself."""
 
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from aorta.cli import main
-from aorta.launch import rank_exit, warm_rank
-from aorta.launch.rank_server import RankServer
 from aorta.launch.torchrun import WARM_RANK, rank_command
+from aorta.processes import rank_exit, warm_rank
+from aorta.processes.rank_server import RankServer
 
 REPO = Path(__file__).resolve().parents[2]
 SLOW_TEST = "import time\n\ndef test_waits():\n    time.sleep(60)\n"
@@ -41,7 +41,7 @@ def test_the_warm_rank_command_runs_the_stub_with_the_rank_wrappers_arguments():
     cmd = rank_command(
         ["--nproc_per_node", "2", "-m", "pytest", "benchmarks/fsdp"], "/d", "py", module=WARM_RANK
     )
-    assert cmd[-4:] == ["-m", "aorta.launch.warm_rank", "/d", "benchmarks/fsdp"]
+    assert cmd[-4:] == ["-m", "aorta.processes.warm_rank", "/d", "benchmarks/fsdp"]
 
 
 def test_a_stub_with_no_server_runs_the_rank_itself_and_says_so(monkeypatch, capsys, tmp_path):
@@ -68,7 +68,7 @@ def server(tmp_path_factory):
 def _stub(server, *args, **popen):
     srv, folder, env = server
     return subprocess.Popen(
-        [sys.executable, "-m", "aorta.launch.warm_rank", str(folder), *args],
+        [sys.executable, "-m", "aorta.processes.warm_rank", str(folder), *args],
         cwd=folder,
         env={**env, warm_rank.SERVER_ENV: srv.path, "RANK": "0"},
         stdout=subprocess.PIPE,
@@ -173,7 +173,7 @@ def test_aorta_torchrun_with_warm_ranks_runs_fsdp_and_records_the_start(tmp_path
 
 
 def test_a_gate_or_ab_torchrun_run_gets_the_stub_and_one_server_per_environment(monkeypatch, tmp_path):
-    from aorta.launch import rank_server
+    from aorta.processes import rank_server
 
     started = []
 
@@ -203,7 +203,9 @@ def test_a_gate_or_ab_torchrun_run_gets_the_stub_and_one_server_per_environment(
         assert rank_server.warm_torchrun(cmd, {}, str(tmp_path)) is None  # exec: ranks from nothing
         assert rank_server.warm_torchrun(cmd[:1] + ["-m", "pytest", "x"], env, str(tmp_path)) is None
         warm, warm_env = rank_server.warm_torchrun(cmd, env, str(tmp_path))
-        assert warm[:5] == cmd[:5] and warm[5:7] == ["-m", "aorta.launch.warm_rank"] and warm[8:] == cmd[7:]
+        assert (
+            warm[:5] == cmd[:5] and warm[5:7] == ["-m", "aorta.processes.warm_rank"] and warm[8:] == cmd[7:]
+        )
         assert Path(warm[7]).is_dir()  # where the ranks leave their codes
         assert warm_env[warm_rank.SERVER_ENV].endswith("ranks.sock")
         again, _ = rank_server.warm_torchrun(cmd, {**env, "AORTA_FRESH_RUN": "2/3"}, str(tmp_path))

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from aorta.gate.runs.lock import remove_stale_temps
+from aorta.processes.lock import remove_stale_temps
 from aorta.record import atomic
 from aorta.record.atomic import write_bytes_atomic, write_json_atomic, write_text_atomic
 
@@ -48,7 +48,7 @@ def test_the_file_is_as_readable_as_open_makes_it_mode_666_less_the_umask(tmp_pa
 
 def test_the_temp_file_is_beside_the_target_named_as_the_stale_temp_cleaner_finds_it(tmp_path, monkeypatch):
     """``.<name>.<12 hex>.tmp`` in the target's folder: same file system (the rename is atomic), hidden,
-    and what ``aorta.gate.runs.lock.remove_stale_temps`` removes after a save killed mid-write."""
+    and what ``aorta.processes.lock.remove_stale_temps`` removes after a save killed mid-write."""
     renamed = []
     real_replace = os.replace
 

@@ -83,7 +83,7 @@ def test_ctrl_c_in_a_command_is_one_line_and_130_not_a_traceback(in_tmp, capsys,
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    from aorta.gate.runs import child_process
+    from aorta.processes import child_process
 
     monkeypatch.setattr(cli, "open_store", interrupted)
     monkeypatch.setattr(child_process, "_LIVE", {})  # no child of another test counted

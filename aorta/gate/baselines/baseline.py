@@ -29,13 +29,13 @@ from aorta.gate.comparison.compare import (
     world_size_change,
 )
 from aorta.gate.runs.blocks import RUN_KEY
-from aorta.gate.runs.lock import locked, remove_stale_temps
 from aorta.gate.stats.samples import (  # noqa: F401 - repeated_run_notes: gate API (the plugin's note on a run stored twice)
     MAX_BASELINE_RUNS,
     baseline_runs,
     repeated_run_notes,
 )
 from aorta.gate.stats.schema import BASELINE_SCHEMA, check_schema
+from aorta.processes.lock import locked, remove_stale_temps
 from aorta.record import RecordError, check_run, load_run, write_json_atomic  # noqa: F401 - load_run: gate API
 from aorta.record.machines import machine_id, machine_key
 from aorta.record.run_samples import CANDIDATE_RUNS_KEY, RUNS_KEY, figures, stored_runs, unique_runs

@@ -1,1 +1,1 @@
-"""Plan and run: fresh processes, their blocks and seeds, the lock on a baseline, what an empty run means."""
+"""Plan and run: the fresh runs, their blocks and seeds, their wall, ``aorta ab``'s sides, what an empty run means."""

@@ -48,7 +48,7 @@ def run_block(
 ) -> dict:
     """What a run records of itself: ``sample`` False for a check run (a full run of workloads whose lean
     run measures otherwise), which never counts as a sample; ``start``: how its process was made (``fork``
-    from the fork server, ``exec`` from nothing: ``aorta.gate.runs.fork_server``), said, not paired on;
+    from the fork server, ``exec`` from nothing: ``aorta.processes.fork_server``), said, not paired on;
     ``code``: a hash of the code it ran (``aorta.gate.session.check_pass``), not paired on either."""
     if kind not in (LEAN, FULL):
         raise ValueError(f"a run's kind is {LEAN!r} or {FULL!r}, got {kind!r}")

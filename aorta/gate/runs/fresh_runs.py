@@ -24,8 +24,8 @@ from pathlib import Path
 
 from aorta.gate.runs.ab import gate_pass_rounds
 from aorta.gate.runs.blocks import RUN_KEY, is_sample
-from aorta.gate.runs.child_process import call_to_end, ended, exit_status
 from aorta.gate.runs.run_wall import RunWall, run_wall
+from aorta.processes.child_process import call_to_end, ended, exit_status
 from aorta.record.redact import env_secrets, redact_argv
 from aorta.record.storage_faults import faults_named
 from aorta.timing.slowdown import UNITS_ENV
@@ -123,7 +123,7 @@ class ChildRun:
     wall_s: float
     lean: bool = False  # a repeat run that timed the rounds only
     ended: str = (
-        ""  # "exit 1", "killed by signal 9 (SIGKILL), exit 137" (aorta.gate.runs.child_process.ended)
+        ""  # "exit 1", "killed by signal 9 (SIGKILL), exit 137" (aorta.processes.child_process.ended)
     )
     sample: bool = True  # its figures are samples (a check run's are not: aorta.gate.runs.blocks)
     lean_estimate_s: float | None = None  # a full run's guess at a lean run's wall (aorta.gate.runs.run_wall)

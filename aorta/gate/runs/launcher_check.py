@@ -106,7 +106,7 @@ def _read_probe(option: str, text: str, launcher: Sequence[str], returncode: int
     lines = (said or "").strip().splitlines()
     answer = [line for line in lines if line.startswith(MARKER)]
     if returncode != 0:
-        from aorta.gate.runs.child_process import ended
+        from aorta.processes.child_process import ended
 
         said_why = [line for line in lines if "Error" in line or "error:" in line]  # Fatal Python error, ...
         last = (said_why or [line for line in lines if line.strip()] or [ended(returncode)])[-1]

@@ -13,11 +13,12 @@ from aorta.gate.baselines.save_line import one_run_hint
 from aorta.gate.comparison.compare import NOTHING_COMPARED, compare_runs
 from aorta.gate.outputs.outputs import write_outputs
 from aorta.gate.outputs.render import overall_exit, terminal_lines
-from aorta.gate.runs import blocks, child_process, empty_run
+from aorta.gate.runs import blocks, empty_run
 from aorta.gate.session import auto_runs
 from aorta.gate.session.fresh import candidate, confirm_suspects, time_line, wall_report, write_combined
 from aorta.gate.session.options import DEFAULT_GATE_RUNS, GateOptions, rank
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, GateState, baseline_label
+from aorta.processes import child_process
 from aorta.record.run_samples import stored_runs
 
 

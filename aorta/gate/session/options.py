@@ -13,10 +13,10 @@ import pytest
 from aorta.gate.baselines import baseline as bl
 from aorta.gate.comparison.compare import GateSettings, parse_threshold
 from aorta.gate.outputs.outputs import DEFAULT_VERDICT_JSON
-from aorta.gate.runs import fork_server, fresh_runs
+from aorta.gate.runs import fresh_runs
 from aorta.gate.session import check_pass
 from aorta.gate.stats import sequential
-from aorta.launch import warm_rank
+from aorta.processes import fork_server, warm_rank
 from aorta.record.output_arguments import output_option
 from aorta.stats.option_values import parse_alpha, parse_positive_ratio, parse_ratio, parse_whole
 

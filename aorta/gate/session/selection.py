@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from aorta.gate.runs import blocks, fork_server, fresh_runs
+from aorta.gate.runs import blocks, fresh_runs
 from aorta.gate.session import check_pass
 from aorta.gate.session.state import CODE_HASH, LEAN_MODE_FIXTURE, RUN_BLOCK
 from aorta.hw_queue.marks import CHECK_RUN_ONLY, LEAN_MODE
+from aorta.processes import fork_server
 
 
 def select_items(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -19,9 +19,9 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 
-from aorta.gate.runs import fork_server
-from aorta.gate.runs.parent_death import SIGNAL_BASE
-from aorta.gate.runs.process_tree import (  # noqa: F401  (start_child, end_tree: imported from here too)
+from aorta.processes import fork_server
+from aorta.processes.parent_death import SIGNAL_BASE
+from aorta.processes.process_tree import (  # noqa: F401  (start_child, end_tree: imported from here too)
     _LIVE,
     KEEPER_PYTHON,
     STOP_GRACE_S,
@@ -223,12 +223,12 @@ def call_to_end(
 
 def start_run(cmd, env: dict, popen: dict):
     """A gate or ``aorta ab`` run: ``<this python> -m pytest ...`` writing to a log file is forked by the fork
-    server of its environment (``aorta.gate.runs.fork_server``) unless ``$AORTA_RUN_START`` is ``exec``; anything
+    server of its environment (``aorta.processes.fork_server``) unless ``$AORTA_RUN_START`` is ``exec``; anything
     else, or a run the server cannot fork (the reason goes to the run's log), is a plain process. A torchrun run's
-    ranks are forked by a rank server where ``$AORTA_RANK_START`` is ``fork`` (``aorta.launch.rank_server``)."""
+    ranks are forked by a rank server where ``$AORTA_RANK_START`` is ``fork`` (``aorta.processes.rank_server``)."""
     import subprocess
 
-    from aorta.launch import rank_server
+    from aorta.processes import rank_server
 
     warm = rank_server.warm_torchrun(cmd, env, str(popen.get("cwd") or os.getcwd()))
     if warm is not None:  # a torchrun run whose ranks a rank server forks ($AORTA_RANK_START=fork)

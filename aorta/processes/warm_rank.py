@@ -1,7 +1,7 @@
 """One rank of ``aorta torchrun`` started warm: a stub that asks the node's rank server to fork the rank.
 
-``python -m aorta.launch.warm_rank DIR PYTEST_ARGS...`` is what torchrun starts in place of
-``aorta.launch.rank_exit`` when the launcher runs a rank server (``aorta.launch.rank_server``; ``$AORTA_RANK_START``
+``python -m aorta.processes.warm_rank DIR PYTEST_ARGS...`` is what torchrun starts in place of
+``aorta.processes.rank_exit`` when the launcher runs a rank server (``aorta.processes.rank_server``; ``$AORTA_RANK_START``
 is ``fork``). The stub imports no torch (an interpreter's start, tens of ms): it sends the server its environment
 (torchrun's ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``/``MASTER_PORT`` ...), its folder, its
 arguments and its stdout and stderr, then waits. The server's child is the rank: its own process, CUDA context
@@ -91,7 +91,7 @@ def main(argv: list[str]) -> int:
     path = os.environ.get(SERVER_ENV)
     got = connect(path, argv) if path else None
     if got is None:
-        from aorta.launch import rank_exit
+        from aorta.processes import rank_exit
 
         return rank_exit.main(argv)
     sock, pid = got

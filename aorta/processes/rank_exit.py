@@ -1,6 +1,6 @@
 """One rank of ``aorta torchrun``: run pytest as ``python -m pytest`` does and leave its exit code in a file.
 
-``python -m aorta.launch.rank_exit DIR PYTEST_ARGS...``: the code goes to ``DIR/rank<RANK>.code`` (written
+``python -m aorta.processes.rank_exit DIR PYTEST_ARGS...``: the code goes to ``DIR/rank<RANK>.code`` (written
 then renamed, so a half-written file is never read), and is this process's exit status too.
 """
 

@@ -1,7 +1,7 @@
 """The keeper: one small process between aorta and each command it starts, so that the command's whole tree dies
 with aorta, whatever the command starts beneath it (pure: stdlib only; run as a script, ``python -I keeper.py``).
 
-A parent-death signal (``aorta.gate.runs.parent_death``) reaches the direct child only, and a process group holds
+A parent-death signal (``aorta.processes.parent_death``) reaches the direct child only, and a process group holds
 only what did not move out of it: a wrapper script's ``setsid``, ``docker run``'s helpers or a daemonised
 grandchild escaped both, and SIGKILL of ``aorta ab`` left them running, on a GPU holding the device (issue 56,
 class 3). The keeper is a Linux *child subreaper* (``PR_SET_CHILD_SUBREAPER``): every orphan of the command's
@@ -10,7 +10,7 @@ tree is re-parented to it instead of to PID 1, so the tree stays the keeper's de
 
 * the command ends: whatever it left running is killed (SIGKILL) and reaped; the keeper exits with the
   command's status (ended by signal N, the keeper ends by signal N too: ``Popen.returncode`` stays ``-N``);
-* SIGTERM, SIGINT or SIGHUP (``end_tree`` in ``aorta.gate.runs.process_tree``, a forwarded Ctrl-C): passed on
+* SIGTERM, SIGINT or SIGHUP (``end_tree`` in ``aorta.processes.process_tree``, a forwarded Ctrl-C): passed on
   to the command's group, once (torchrun stops its ranks, ``docker run`` its container); the whole tree is killed
   when the command ends, or ``GRACE_S`` later if it has not;
 * aorta dies, even by SIGKILL: the keeper's own death signal (SIGTERM) arrives; the command's group gets the

@@ -16,7 +16,7 @@ hash seed, and py-cpuinfo's answer (the same machine's CPU; read once). Each run
 Used only for ``<this python> -m pytest ...`` (gate runs, ``aorta ab`` sides that run this Python), one server
 per environment (``aorta ab``'s sides differ); anything else, and ``AORTA_RUN_START=exec``, starts a plain
 process. Each server and each child runs in a session of its own and dies with its parent
-(``aorta.gate.runs.child_process``).
+(``aorta.processes.child_process``).
 
 The protocol is one Unix socket pair of packets (``SOCK_SEQPACKET``: a message is one packet): the parent sends a JSON request with the log's file descriptor
 (``socket.send_fds``); the server answers ``{"pid": N}`` once forked and ``{"pid": N, "status": S}`` when the
@@ -36,8 +36,8 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 
-from aorta.gate.runs import keeper
-from aorta.gate.runs.parent_death import die_with_parent
+from aorta.processes import keeper
+from aorta.processes.parent_death import die_with_parent
 
 START_ENV = "AORTA_RUN_START"  # "fork" (default) or "exec": how a gate or ab run's process is made
 STARTS = ("fork", "exec")
@@ -114,18 +114,18 @@ class ForkedChild:
 
 
 class ForkServer:
-    """One server process (``python -m aorta.gate.runs.fork_server``) for runs of one environment and folder."""
+    """One server process (``python -m aorta.processes.fork_server``) for runs of one environment and folder."""
 
     def __init__(self, env: Mapping[str, str], cwd: str) -> None:
         self.env, self.cwd = dict(env), cwd
         # a packet a message: one recv is one whole answer, never two run together or half of one
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = parent_end
-        from aorta.gate.runs.process_tree import start_child
+        from aorta.processes.process_tree import start_child
 
         try:  # under a keeper, a session of its own; dies with this process, its children's trees with it
             self.proc = start_child(
-                [sys.executable, "-m", "aorta.gate.runs.fork_server", str(child_end.fileno())],
+                [sys.executable, "-m", "aorta.processes.fork_server", str(child_end.fileno())],
                 env=self.env,
                 cwd=cwd,
                 pass_fds=(child_end.fileno(),),
@@ -186,7 +186,7 @@ class ForkServer:
 
     def close(self) -> None:
         """End the server and, with it, a run still running and whatever that run left (its keeper's tree)."""
-        from aorta.gate.runs.process_tree import end_tree
+        from aorta.processes.process_tree import end_tree
 
         self.sock.close()
         end_tree(self.proc, grace_s=CLOSE_GRACE_S)
@@ -310,7 +310,7 @@ def _returncode(status: int) -> int:
 
 
 def fork_run(closing, child) -> int:
-    """Fork one child from a server (a gate's run here, a rank in aorta/launch/rank_server.py): the server's
+    """Fork one child from a server (a gate's run here, a rank in aorta/processes/rank_server.py): the server's
     buffered output written first (a child would write it again), the child's death with the server armed, the
     server's sockets (``closing``; None entries skipped) closed in the child, then ``child(preexec)``, which never
     returns. Returns the child's pid, in the server."""
@@ -353,7 +353,7 @@ def take_request(request: Mapping) -> None:
 
 
 def forked_child(preexec, body) -> None:
-    """The frame of a child forked by a server (a gate's run here, a torchrun rank in aorta/launch/rank_server.py):
+    """The frame of a child forked by a server (a gate's run here, a torchrun rank in aorta/processes/rank_server.py):
     a session of its own, ``preexec`` (death with its server), the stop signals at their defaults, then ``body``,
     whose return is the exit code; ends as an interpreter exit would (threads joined, atexit run, streams
     flushed), with ``os._exit``: never returns."""

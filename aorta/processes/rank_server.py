@@ -3,11 +3,11 @@
 A torchrun run's ranks each pay an interpreter, torch's import, torch.distributed's and FSDP's first use, and an
 interpreter's teardown before and after their few timed steps (docs/fsdp.md, "A gate's lean run, and where a run's
 wall goes"). With ``$AORTA_RANK_START=fork`` the launcher (``aorta.launch.torchrun``) starts this server before
-torchrun, and torchrun starts stubs (``aorta.launch.warm_rank``) that ask it for their rank: for each stub the
+torchrun, and torchrun starts stubs (``aorta.processes.warm_rank``) that ask it for their rank: for each stub the
 server forks a child that takes the stub's environment, folder, stdout and stderr, and runs the rank
 (``rank_exit.main``). The child makes its own CUDA context, process group and NCCL communicators, as a process
 started from nothing does: the server never touches the GPU (it refuses to fork once CUDA is initialised, as the
-gate's fork server does: ``aorta.gate.runs.fork_server``, whose preload this one extends).
+gate's fork server does: ``aorta.processes.fork_server``, whose preload this one extends).
 
 Lifetimes: each child runs in a session of its own and dies with the server (``PR_SET_PDEATHSIG``); the server
 kills a child whose stub's connection closes (torchrun's SIGKILL of a stub after its grace time); the server dies
@@ -35,8 +35,8 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 
-from aorta.gate.runs import fork_server
-from aorta.gate.runs.parent_death import die_with_parent
+from aorta.processes import fork_server
+from aorta.processes.parent_death import die_with_parent
 
 # What each rank of an FSDP run imports before its first step, none of it a pytest plugin and none touching CUDA.
 PRELOAD = ("torch.distributed", "torch.distributed.fsdp", "torch.profiler")
@@ -51,13 +51,13 @@ class RankServerError(RuntimeError):
 
 
 class RankServer:
-    """The launcher's handle on one server (``python -m aorta.launch.rank_server PATH FD``)."""
+    """The launcher's handle on one server (``python -m aorta.processes.rank_server PATH FD``)."""
 
     def __init__(self, path: str, env: Mapping[str, str], cwd: str) -> None:
         self.path = path
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = subprocess.Popen(  # a session of its own; dies with the launcher, its children with it
-            [sys.executable, "-m", "aorta.launch.rank_server", path, str(child_end.fileno())],
+            [sys.executable, "-m", "aorta.processes.rank_server", path, str(child_end.fileno())],
             env=dict(env),
             cwd=cwd,
             pass_fds=(child_end.fileno(),),
@@ -95,7 +95,7 @@ def warm_torchrun(
     where ``$AORTA_RANK_START`` is ``fork``: (the command with the stub in place of pytest, the environment naming
     the server); the server is started on first use for that environment and folder and kept for the next runs.
     None: the run starts its ranks from nothing (another command, exec, or a server that could not start)."""
-    from aorta.launch import warm_rank
+    from aorta.processes import warm_rank
 
     if (
         warm_rank.start_mode(env) != "fork"
@@ -118,8 +118,8 @@ def warm_torchrun(
         if len(_SERVERS) == 1:
             atexit.register(close_servers)
     server, folder = _SERVERS[key]
-    codes = tempfile.mkdtemp(prefix="run-", dir=folder)  # the ranks' exit codes (aorta.launch.rank_exit)
-    warm = [*cmd[:at], "-m", "aorta.launch.warm_rank", codes, *cmd[at + 2 :]]
+    codes = tempfile.mkdtemp(prefix="run-", dir=folder)  # the ranks' exit codes (aorta.processes.rank_exit)
+    warm = [*cmd[:at], "-m", "aorta.processes.warm_rank", codes, *cmd[at + 2 :]]
     return warm, {**env, warm_rank.SERVER_ENV: server.path}
 
 
@@ -244,7 +244,7 @@ def _child(request: dict, fds: list[int], preexec) -> None:
             import torch
 
             torch.set_num_threads(int(threads))
-        from aorta.launch import rank_exit
+        from aorta.processes import rank_exit
 
         return rank_exit.main(list(request["argv"]))
 

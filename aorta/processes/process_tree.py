@@ -1,7 +1,7 @@
 """Starting a child process under a keeper, and ending its whole tree (pure: stdlib; no torch).
 
-``start_child`` is the one way aorta starts a process (``aorta.gate.runs.child_process`` says who calls it and
-what a stopped command does with the children it knows); ``aorta.gate.runs.keeper`` is what runs above each
+``start_child`` is the one way aorta starts a process (``aorta.processes.child_process`` says who calls it and
+what a stopped command does with the children it knows); ``aorta.processes.keeper`` is what runs above each
 command on Linux. Kept apart from ``child_process`` so that the fork server, itself started here, needs nothing of
 the stop handling that ends it.
 """
@@ -12,14 +12,14 @@ import os
 import signal
 import sys
 
-from aorta.gate.runs import keeper
-from aorta.gate.runs.parent_death import die_with_parent
+from aorta.processes import keeper
+from aorta.processes.parent_death import die_with_parent
 
 
 def start_child(cmd, *, die_signal: int = signal.SIGKILL, **popen):
     """Every child process aorta starts (gate runs, ``aorta ab``, sweep cells, torchrun, the proof driver's runs,
     the fork servers) starts here (issue 46, class 2; issue 56, class 3): in a session of its own, under a keeper
-    (``aorta.gate.runs.keeper``, Linux) that is a subreaper for its whole tree, whatever the command starts beneath
+    (``aorta.processes.keeper``, Linux) that is a subreaper for its whole tree, whatever the command starts beneath
     it, so that one ``end_tree`` ends the tree and nothing of it outlives this process, even killed by SIGKILL:
     the command gets ``die_signal`` and the rest of its tree SIGKILL. Known to ``end_children``, which a stopped
     command calls before it exits. Elsewhere the command itself, with its death signal where there is one.

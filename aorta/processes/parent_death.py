@@ -1,5 +1,5 @@
 """A child that dies with its parent (Linux's ``PR_SET_PDEATHSIG``), for every process aorta starts or forks
-(pure: stdlib): ``aorta.gate.runs.child_process`` and the fork server's children (``aorta.gate.runs.fork_server``)."""
+(pure: stdlib): ``aorta.processes.child_process`` and the fork server's children (``aorta.processes.fork_server``)."""
 
 from __future__ import annotations
 
