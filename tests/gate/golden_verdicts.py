@@ -46,7 +46,10 @@ CASES = (
     Case("hwq_end_only_vs_per_round", ("hwq_end_only.json", "hwq_per_round.json")),
     Case("sweep_cell01_a_vs_b_env_refused", ("a_cell01.json", "b_cell01.json")),
     Case("sweep_cell01_a_vs_b", ("a_cell01.json", "b_cell01.json", "--allow-env-diff", "*")),
-    Case("sweep_cell04_a_vs_b_two_cells", ("a_cell04.json", "b_cell04.json", "b_cell03.json", "--allow-env-diff", "*")),
+    Case(
+        "sweep_cell04_a_vs_b_two_cells",
+        ("a_cell04.json", "b_cell04.json", "b_cell03.json", "--allow-env-diff", "*"),
+    ),
     Case("pool_a_aa_plain", ("a-1.json", "a-2.json")),
     Case("pool_a_vs_c_two_files", ("a-1.json", "c-1.json", "c-2.json")),
     Case("pool_f1_vs_fb_slowdown", ("f1-1.json", *_pool("pool_fb", 1, 2))),
