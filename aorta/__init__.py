@@ -14,7 +14,8 @@ record -> verdicts -> report), in that order:
 - ``telemetry/``    clocks, power, temperature and throttling during a benchmark
 - ``environment/``  machine info, software versions, the fingerprint two runs are diffed by, stack label
 - ``record/``       what goes to disk and how it is read back: bench record, metric, atomic writes, paths, a run
-                    document's samples (``record/run_samples.py``) and machine (``record/machines.py``)
+                    document's samples (``record/run_samples.py``), its runs read once (``record/run_set.py``)
+                    and machine (``record/machines.py``)
 - ``gate/``         baselines, statistical verdicts, why a figure moved, the fresh runs that feed them
 - ``report/``       summary JSON, figures, one HTML page, Chrome traces over saved runs
 - ``sweep/``        ``aorta sweep``: one benchmark command per cell of a grid of settings

@@ -212,7 +212,7 @@ def _save_locked(
         check_can_add(held, path, run)
         meta = old.get("aorta_baseline") or {}
         old_stack = meta.get("stack") or stack_of(old)
-        earlier = list(meta.get(RUNS_KEY) or [])
+        earlier = list(held.stored if held.stored_at == BASELINE_RUNS_AT else ())  # repeats dropped below
         if not earlier:  # a baseline saved before runs were kept: its own samples are its one run
             baseline_runs(held)  # validates
             earlier = [run_entry(old, str(meta.get("saved_at") or ""), old_stack)]
