@@ -132,9 +132,8 @@ def load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, state
         else:
             path = bl.resolve(ref_name, opts.baseline_dir, key)
             baseline = bl.load_run(path)
-        held = read_runs(
-            baseline
-        )  # read once: this session's compares take these runs (GateState.baseline_runs)
+        # read once: this session's compares take these runs (GateState.baseline_runs)
+        held = read_runs(baseline)
         bl.baseline_runs(held, source=str(path))  # every stored run is checked before any benchmark runs
     except ValueError as exc:  # a BaselineError, or the history's errors (HistoryError, NoHistoryBaseline)
         raise pytest.UsageError(f"--aorta-compare: {exc}") from None
