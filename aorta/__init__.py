@@ -14,7 +14,8 @@ record -> verdicts -> report), in that order:
 - ``telemetry/``    clocks, power, temperature and throttling during a benchmark
 - ``environment/``  machine info, software versions, the fingerprint two runs are diffed by, stack label
 - ``record/``       what goes to disk and how it is read back: bench record, metric, atomic writes, paths, a run
-                    document's samples (``record/run_samples.py``) and machine (``record/machines.py``)
+                    document's samples (``record/run_samples.py``), its runs read once (``record/run_set.py``)
+                    and machine (``record/machines.py``)
 - ``processes/``    the processes aorta starts: a child under a keeper and its tree's end, death with the
                     parent, the fork server and the rank server (warm ranks), the locks between processes
 - ``gate/``         baselines, statistical verdicts, why a figure moved, the fresh runs that feed them

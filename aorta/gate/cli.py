@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from aorta.environment.fingerprint import parse_allowed
@@ -35,6 +36,7 @@ from aorta.record.output_paths import (
     check_not_another_output,
     check_output_file,
 )
+from aorta.record.run_set import RunSet, read_runs
 from aorta.stats.option_values import parse_alpha, parse_positive_ratio, parse_ratio
 
 
@@ -155,7 +157,7 @@ def add_output_arguments(parser: argparse.ArgumentParser, default_place: str) ->
     parser.add_argument("-v", "--verbose", action="store_true", help="show SAME verdicts too")
 
 
-def _label(path: str, run: dict) -> str:
+def _label(path: str, run: Mapping) -> str:
     name = (run.get("aorta_baseline") or {}).get("name")
     return f"{name} ({path})" if name else path
 
@@ -188,10 +190,10 @@ def run_compare(args: argparse.Namespace) -> int:
     except OutputPathError as exc:
         print(f"aorta compare: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    runs = {}
+    runs: dict[str, RunSet] = {}  # each file's runs, read once: every question below takes them
     for path in [args.ref, *args.cands]:
         try:
-            runs[path] = bl.load_run(path)
+            runs[path] = read_runs(bl.load_run(path))
             bl.baseline_runs(runs[path], source=path)  # stored runs are checked before any verdict
         except bl.BaselineError as exc:
             print(f"aorta compare: {exc}", file=sys.stderr)
@@ -202,8 +204,8 @@ def run_compare(args: argparse.Namespace) -> int:
         return EXIT_MISMATCH
     refusals = [
         settings_refusal(
-            aorta_machine(runs[args.ref]),
-            aorta_machine(runs[c]),
+            aorta_machine(runs[args.ref].doc),
+            aorta_machine(runs[c].doc),
             parse_allowed(args.allow_env_diff),
             baseline=args.ref,
             candidate=c,
@@ -216,11 +218,11 @@ def run_compare(args: argparse.Namespace) -> int:
             print(f"aorta compare: {refusal}", file=sys.stderr)
         return EXIT_SETTINGS_DIFFER
     # an auto gate's runs were judged at its looks' level: judged again, at the same (issue 45, item 5)
-    looks = max(int((runs[c].get(LOOKS_KEY) or {}).get("looks") or 1) for c in args.cands)
+    looks = max(int((runs[c].doc.get(LOOKS_KEY) or {}).get("looks") or 1) for c in args.cands)
     settings = settings_from(args, allow_mismatch=args.allow_mismatch, looks=looks)
     ref = runs[args.ref]
     cand = (
-        bl.combine_runs([runs[c] for c in args.cands], list(args.cands))
+        read_runs(bl.combine_runs([runs[c] for c in args.cands], list(args.cands)))
         if len(args.cands) > 1
         else runs[args.cands[0]]
     )
@@ -231,11 +233,11 @@ def run_compare(args: argparse.Namespace) -> int:
         for note in repeated_run_notes(cand, "the candidate's files together"):
             print(f"aorta compare: note: {note}", file=sys.stderr)
     cand_label = (
-        _label(args.cands[0], cand)
+        _label(args.cands[0], cand.doc)
         if len(args.cands) == 1
         else f"{len(args.cands)} files ({', '.join(args.cands)})"
     )
-    comps = [compare_runs(ref, cand, settings, ref_label=_label(args.ref, ref), cand_label=cand_label)]
+    comps = [compare_runs(ref, cand, settings, ref_label=_label(args.ref, ref.doc), cand_label=cand_label)]
     code = overall_exit(comps)
     for comp in comps:
         for line in terminal_lines(comp, verbose=args.verbose):

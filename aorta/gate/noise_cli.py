@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 
 from aorta.exit_codes import EXIT_USAGE
 from aorta.gate.baselines import baseline as bl
@@ -27,6 +28,7 @@ from aorta.record.output_arguments import output_argument
 from aorta.record.output_paths import OutputPathError, check_output_file
 from aorta.record.run_identity import repeats
 from aorta.record.run_samples import DEVICE_TIME
+from aorta.record.run_set import read_runs
 from aorta.record.table import format_table
 from aorta.stats.noise import DEFAULT_MAX_MDE, Noise, mde, pooled_noise, run_value
 from aorta.stats.option_values import parse_alpha, parse_whole
@@ -85,7 +87,7 @@ def profile_rows(
     return rows
 
 
-def reading_notes(doc: dict) -> dict[str, str]:
+def reading_notes(doc: Mapping) -> dict[str, str]:
     """fullname -> the first reading note a benchmark of ``doc`` carries (host-bound, power-limited, ...)."""
     out = {}
     for b in doc.get("benchmarks", ()):
@@ -119,15 +121,15 @@ def run_noise(args: argparse.Namespace) -> int:
         sources: list[str] = []
         keys: list[str] = []
         for path in args.runs:
-            doc = bl.load_run(path)
-            for note in repeated_run_notes(doc, path):
+            held = read_runs(bl.load_run(path))  # read once: every question below takes its runs
+            for note in repeated_run_notes(held, path):
                 print(f"aorta noise: note: {note}", file=sys.stderr)
-            found = baseline_runs(doc, path)
+            found = baseline_runs(held, path)
             runs += found
-            keys += run_keys(doc)
+            keys += run_keys(held)
             sources += [path] * len(found)
-            machines += run_machines(doc)
-            notes.update(reading_notes(doc))
+            machines += run_machines(held)
+            notes.update(reading_notes(held.doc))
         runs, machines = _each_run_once(runs, machines, sources, keys)
     except (bl.BaselineError, OutputPathError) as exc:
         print(f"aorta noise: {exc}", file=sys.stderr)

@@ -17,8 +17,9 @@ from typing import Any
 from aorta.environment.fingerprint import fingerprint
 from aorta.environment.stack_label import stack_label
 from aorta.record.machines import aorta_machine, machine_id, machine_key
-from aorta.record.run_samples import figures, stored_runs
+from aorta.record.run_samples import figures
 from aorta.record.run_samples import run_key as samples_run_key
+from aorta.record.run_set import read_runs
 from aorta.stats.noise import run_value
 
 
@@ -125,8 +126,8 @@ def run_rows(doc: Mapping, source: str, now: str) -> list[RunRow]:
         "settings": _settings(list(doc.get("benchmarks", ()))),
         "source": source,
     }
-    stored = stored_runs(doc)
-    if not stored:
+    held = read_runs(doc)
+    if not held.stored:
         figs = tuple(
             FigureRow(b["fullname"], name, run_value(s), unit, hib, tuple(s))
             for b in doc.get("benchmarks", ())
@@ -138,7 +139,7 @@ def run_rows(doc: Mapping, source: str, now: str) -> list[RunRow]:
             RunRow(when, machine_id=machine_id(doc), figures=figs, measured_at=doc.get("datetime"), **common)
         ]
     out = []
-    for entry in stored:
+    for entry in held.entries:
         benches = entry.get("benchmarks") or {}
         figs = tuple(
             FigureRow(

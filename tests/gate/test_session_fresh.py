@@ -147,7 +147,9 @@ def test_an_auto_comparison_judges_every_sample_with_the_check_runs_entries(tmp_
     rest = [child(tmp_path, "r1", one("a", 12.0, 3))]
     opts = options(tmp_path, settings=GateSettings(alpha=0.02))
     assert fresh.auto_comparison(opts, state, full, rest) == "the comparison"
-    assert seen["ref"] is base and seen["settings"] == GateSettings(alpha=0.02)
+    # the baseline's runs, read once for the session (GateState.baseline_runs), of the baseline's document
+    assert seen["ref"] is state.baseline_runs() and seen["ref"].doc is base
+    assert seen["settings"] == GateSettings(alpha=0.02)
     assert (seen["ref_label"], seen["cand_label"]) == (
         f"main ({tmp_path / 'main.json'})",
         "this run (2 fresh processes, auto)",

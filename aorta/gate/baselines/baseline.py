@@ -38,7 +38,8 @@ from aorta.gate.stats.schema import BASELINE_SCHEMA, check_schema
 from aorta.processes.lock import locked, remove_stale_temps
 from aorta.record import RecordError, check_run, load_run, write_json_atomic  # noqa: F401 - load_run: gate API
 from aorta.record.machines import machine_id, machine_key
-from aorta.record.run_samples import CANDIDATE_RUNS_KEY, RUNS_KEY, figures, stored_runs, unique_runs
+from aorta.record.run_samples import CANDIDATE_RUNS_KEY, RUNS_KEY, figures, unique_runs
+from aorta.record.run_set import BASELINE_RUNS_AT, RunSet, read_runs
 from aorta.stats.noise import noise_profile
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
@@ -117,11 +118,12 @@ def _machine_text(machine: Mapping) -> str:
     return machine_label({"machine_info": {"aorta": dict(machine)}})
 
 
-def mixed_machines(doc: Mapping, where: str | os.PathLike) -> str | None:
-    """Why the runs of baseline ``doc`` are not all of one machine (naming both), or None. A stored run
-    saved before runs recorded their machine counts as the document's own machine."""
-    own = machine_of(doc)
-    for i, entry in enumerate((doc.get("aorta_baseline") or {}).get(RUNS_KEY) or []):
+def mixed_machines(doc: Mapping | RunSet, where: str | os.PathLike) -> str | None:
+    """Why the runs of baseline ``doc`` (or its ``RunSet``) are not all of one machine (naming both), or None.
+    A stored run saved before runs recorded their machine counts as the document's own machine."""
+    rs = read_runs(doc)
+    own = machine_of(rs.doc)
+    for i, entry in enumerate(rs.stored if rs.stored_at == BASELINE_RUNS_AT else ()):
         theirs = entry.get("machine") if isinstance(entry, Mapping) else None
         if not isinstance(theirs, Mapping) or "backend" not in theirs:
             continue  # no machine recorded with the run: the document's own
@@ -134,11 +136,12 @@ def mixed_machines(doc: Mapping, where: str | os.PathLike) -> str | None:
     return None
 
 
-def check_can_add(old: Mapping, path: Path, run: Mapping) -> None:
-    """Refuse to add ``run`` to the saved baseline ``old`` (at ``path``) when it holds runs of another
-    machine, world size or software stack (``MachineChanged`` / ``StackChanged``, naming both and the way
-    out)."""
+def check_can_add(old: Mapping | RunSet, path: Path, run: Mapping) -> None:
+    """Refuse to add ``run`` to the saved baseline ``old`` (at ``path``, or its ``RunSet``) when it holds runs
+    of another machine, world size or software stack (``MachineChanged`` / ``StackChanged``, naming both and
+    the way out)."""
     mixed = mixed_machines(old, path)
+    old = read_runs(old).doc
     if mixed:
         raise MachineChanged(mixed)
     if machine_of(old) != machine_of(run):
@@ -205,15 +208,16 @@ def _save_locked(
     if path.exists() and not replace:
         old = load_run(path)
         check_schema(old, str(path))  # a newer aorta's baseline is never rewritten in the old schema
-        check_can_add(old, path, run)
+        held = read_runs(old)  # read once: the checks below take its runs
+        check_can_add(held, path, run)
         meta = old.get("aorta_baseline") or {}
         old_stack = meta.get("stack") or stack_of(old)
-        earlier = list(meta.get(RUNS_KEY) or [])
+        earlier = list(held.stored if held.stored_at == BASELINE_RUNS_AT else ())  # repeats dropped below
         if not earlier:  # a baseline saved before runs were kept: its own samples are its one run
-            baseline_runs(old)  # validates
+            baseline_runs(held)  # validates
             earlier = [run_entry(old, str(meta.get("saved_at") or ""), old_stack)]
         benchmarks = merge_benchmarks(old["benchmarks"], benchmarks)
-    added = [dict(e, stack=stack) for e in stored_runs(run)] or [run_entry(run, now, stack)]
+    added = [dict(e, stack=stack) for e in read_runs(run).entries] or [run_entry(run, now, stack)]
     runs = unique_runs([*earlier, *added])[-MAX_BASELINE_RUNS:]  # a run saved twice is kept once
     doc = {k: v for k, v in run.items() if k != CANDIDATE_RUNS_KEY}
     doc["benchmarks"] = benchmarks
@@ -297,27 +301,31 @@ def merge_benchmarks(older: Sequence[Mapping], newer: Sequence[Mapping]) -> list
     return out + [b for b in older if b["fullname"] not in mine]
 
 
-def combine_runs(docs: Sequence[Mapping], ids: Sequence[str], *, check: Mapping | None = None) -> dict:
+def combine_runs(
+    docs: Sequence[Mapping | RunSet], ids: Sequence[str], *, check: Mapping | None = None
+) -> dict:
     """Several fresh-process runs of one command as one candidate document: the last run's document,
     every benchmark any run holds (the latest's entry), and each run's samples in ``aorta_runs`` (a
     document that already holds several runs, a baseline or an earlier combination, gives each of them).
     ``check``: the check run's document (``aorta.gate.runs.blocks``): its benchmarks' entries (output checks,
-    kernel and labelled passes) join the document, its samples do not (it is not a sample)."""
+    kernel and labelled passes) join the document, its samples do not (it is not a sample). A run may come as
+    its ``RunSet`` (``aorta.record.run_set.read_runs``): its runs are not read again."""
+    sets = [read_runs(d) for d in docs]
     if not docs or len(docs) != len(ids):
         raise ValueError(f"combine_runs needs one id per run, got {len(docs)} runs and {len(ids)} ids")
     now = datetime.now(UTC).isoformat()
     benchmarks: list[Mapping] = list(check.get("benchmarks", ())) if check is not None else []
-    for d in docs:
-        benchmarks = merge_benchmarks(benchmarks, d.get("benchmarks", ()))
-    doc = dict(docs[-1])
+    for rs in sets:
+        benchmarks = merge_benchmarks(benchmarks, rs.doc.get("benchmarks", ()))
+    doc = dict(sets[-1].doc)
     doc["benchmarks"] = benchmarks
     entries: list[dict] = []
-    for d, i in zip(docs, ids):
-        held = stored_runs(d)
+    for rs, i in zip(sets, ids):
+        held = rs.entries
         if held:
             entries += [dict(e, id=f"{i}/{e.get('id') or k + 1}") for k, e in enumerate(held)]
         else:
-            entries.append(run_entry(d, now, stack_of(d), run_id=i))
+            entries.append(run_entry(rs.doc, now, stack_of(rs.doc), run_id=i))
     doc.pop("aorta_baseline", None)
     doc[CANDIDATE_RUNS_KEY] = entries
     return doc

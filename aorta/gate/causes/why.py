@@ -16,25 +16,27 @@ from aorta.gate.causes.kernel_diff import kernel_diff, stream_change
 from aorta.gate.causes.run_evidence import EVIDENCE_KEY, bench_evidence
 from aorta.gate.verdicts.verdict import FASTER, SLOWER, Verdict
 from aorta.record.machines import aorta_machine
-from aorta.record.run_samples import DEVICE_TIME, stored_runs
+from aorta.record.run_samples import DEVICE_TIME
+from aorta.record.run_set import RunSet, read_runs
 
 MOVED = (SLOWER, FASTER)
 
 
-def side_evidence(doc: Mapping, fullname: str) -> list[dict]:
+def side_evidence(doc: Mapping | RunSet, fullname: str) -> list[dict]:
     """One side's evidence for a benchmark, a dict per run that kept some: from the stored runs of a baseline
     or multi-run candidate, else (a plain run file, or runs saved before evidence was kept) from the
-    document's own benchmark entry."""
+    document's own benchmark entry. ``doc``: the document or its runs (``aorta.record.run_set.read_runs``)."""
+    rs = read_runs(doc)
     held = [
         e[EVIDENCE_KEY][fullname]
-        for e in stored_runs(doc)
+        for e in rs.entries
         if isinstance(e, Mapping)
         and isinstance(e.get(EVIDENCE_KEY), Mapping)
         and isinstance(e[EVIDENCE_KEY].get(fullname), Mapping)
     ]
     if held:
         return held
-    for bench in doc.get("benchmarks", ()):
+    for bench in rs.doc.get("benchmarks", ()):
         if bench.get("fullname") == fullname:
             ev = bench_evidence(bench)
             return [ev] if ev else []
@@ -49,9 +51,15 @@ def _direction(verdicts: Sequence[Verdict]) -> str:
 
 
 def explain(
-    verdicts: Sequence[Verdict], ref: Mapping, cand: Mapping, extra_runs: Sequence[Mapping] = ()
+    verdicts: Sequence[Verdict],
+    ref: Mapping | RunSet,
+    cand: Mapping | RunSet,
+    extra_runs: Sequence[Mapping | RunSet] = (),
 ) -> dict[str, dict[str, Any]]:
-    """``{benchmark: {"outcome", "figures", "kernels", "streams", "causes"}}`` for each moved benchmark."""
+    """``{benchmark: {"outcome", "figures", "kernels", "streams", "causes"}}`` for each moved benchmark; each
+    side's runs read once (``aorta.record.run_set.read_runs``), whatever the number of moved benchmarks."""
+    ref, cand = read_runs(ref), read_runs(cand)
+    extra = [read_runs(doc) for doc in extra_runs]
     moved: dict[str, list[Verdict]] = {}
     for v in verdicts:
         if v.outcome in MOVED:
@@ -60,7 +68,7 @@ def explain(
     for name, vs in moved.items():
         outcome = _direction(vs)
         ref_ev = side_evidence(ref, name)
-        cand_ev = side_evidence(cand, name) + [e for doc in extra_runs for e in side_evidence(doc, name)]
+        cand_ev = side_evidence(cand, name) + [e for rs in extra for e in side_evidence(rs, name)]
         diff = kernel_diff(
             [e["kernels"] for e in ref_ev if "kernels" in e],
             [e["kernels"] for e in cand_ev if "kernels" in e],
@@ -76,8 +84,8 @@ def explain(
                 cand_ev,
                 diff,
                 slower=outcome == SLOWER,
-                ref_machine=aorta_machine(ref),
-                cand_machine=aorta_machine(cand),
+                ref_machine=aorta_machine(ref.doc),
+                cand_machine=aorta_machine(cand.doc),
             ),
         }
     return out

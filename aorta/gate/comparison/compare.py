@@ -48,6 +48,7 @@ from aorta.record.run_samples import (
     metric_samples,
     per_round_figures,
 )
+from aorta.record.run_set import RunSet, read_runs
 from aorta.stats.noise import DEFAULT_MAX_MDE, DEFAULT_POWER, run_value
 from aorta.stats.option_values import parse_ratio
 
@@ -313,49 +314,53 @@ def _by_name(doc: Mapping) -> dict[str, Mapping]:
 
 
 def compare_runs(
-    ref: Mapping,
-    cand: Mapping,
+    ref: Mapping | RunSet,
+    cand: Mapping | RunSet,
     settings: GateSettings = GateSettings(),
     *,
     ref_label: str = "baseline",
     cand_label: str = "this run",
-    extra_runs: Sequence[Mapping] = (),
+    extra_runs: Sequence[Mapping | RunSet] = (),
     extra_ids: Sequence[str] = (),
 ) -> Comparison:
     """Every figure of every benchmark in both, baseline runs against candidate runs. ``cand`` may hold
     several runs (``aorta_runs``); ``extra_runs``: confirmation runs (documents of a few benchmarks each),
     added to the candidate's runs of the benchmarks they hold; ``extra_ids`` names them (default
-    ``confirm1``..)."""
+    ``confirm1``..). Each document may come as its ``RunSet`` (``aorta.record.run_set.read_runs``); its runs
+    are read once either way, and every question below (ids, samples, machines, blocks, evidence) takes them."""
+    ref_set, cand_set = read_runs(ref), read_runs(cand)
+    extra_sets = [read_runs(doc) for doc in extra_runs]
+    ref_doc, cand_doc = ref_set.doc, cand_set.doc
     comp = Comparison(
         ref_label,
         cand_label,
-        machine_label(ref),
-        machine_label(cand),
-        stack=stack_diff(ref, cand),
-        env=env_diff(ref, cand),
-        mismatch=mismatch_reason(ref, cand),
+        machine_label(ref_doc),
+        machine_label(cand_doc),
+        stack=stack_diff(ref_doc, cand_doc),
+        env=env_diff(ref_doc, cand_doc),
+        mismatch=mismatch_reason(ref_doc, cand_doc),
         mismatch_allowed=settings.allow_mismatch,
-        test_slowdown=deliberate_slowdowns(cand),
-        slowdown_misses=slowdown_misses(cand),
+        test_slowdown=deliberate_slowdowns(cand_doc),
+        slowdown_misses=slowdown_misses(cand_doc),
         settings=settings,
     )
-    ref_by_name, cand_by_name = _by_name(ref), _by_name(cand)
+    ref_by_name, cand_by_name = _by_name(ref_doc), _by_name(cand_doc)
     comp.missing = [n for n in ref_by_name if n not in cand_by_name]
     comp.new = [n for n in cand_by_name if n not in ref_by_name]
     comp.matched = [n for n in cand_by_name if n in ref_by_name]
     if comp.refused:
         return comp
-    ref_runs = baseline_runs(ref)
-    ref_machines = run_machines(ref)
-    cand_runs = list(zip(run_ids(cand), baseline_runs(cand)))
-    cand_machines = run_machines(cand)
-    ref_blocks, cand_blocks = run_blocks(ref), run_blocks(cand)
-    for i, doc in enumerate(extra_runs):
+    ref_runs = baseline_runs(ref_set)
+    ref_machines = run_machines(ref_set)
+    cand_runs = list(zip(run_ids(cand_set), baseline_runs(cand_set)))
+    cand_machines = run_machines(cand_set)
+    ref_blocks, cand_blocks = run_blocks(ref_set), run_blocks(cand_set)
+    for i, rs in enumerate(extra_sets):
         rid = extra_ids[i] if i < len(extra_ids) else f"confirm{i + 1}"
-        cand_runs += [(rid, r) for r in baseline_runs(doc)]
-        cand_machines += run_machines(doc)
-        cand_blocks += run_blocks(doc)
-    comp.ref_runs, comp.cand_runs = len(ref_runs), len(run_ids(cand))
+        cand_runs += [(rid, r) for r in baseline_runs(rs)]
+        cand_machines += run_machines(rs)
+        cand_blocks += run_blocks(rs)
+    comp.ref_runs, comp.cand_runs = len(ref_runs), len(cand_set.runs)
     if comp.ref_runs > 1 and comp.cand_runs > 1:
         comp.unpaired_reason = why_unpaired(ref_blocks, cand_blocks)
     for name in comp.matched:
@@ -368,12 +373,12 @@ def compare_runs(
                 ref_runs,
                 cand_runs,
                 machines=(ref_machines, cand_machines),
-                gpu_model=str(aorta_machine(ref).get("gpu_name") or ""),
+                gpu_model=str(aorta_machine(ref_doc).get("gpu_name") or ""),
                 blocks=(ref_blocks, cand_blocks),
             )
         )
     comp.verdicts = control_false_alarms(comp.verdicts, settings.look_alpha)
-    comp.why = explain(comp.verdicts, ref, cand, extra_runs)
+    comp.why = explain(comp.verdicts, ref_set, cand_set, extra_sets)
     return comp
 
 

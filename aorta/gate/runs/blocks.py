@@ -20,6 +20,10 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from aorta.record.run_set import (
+    RUN_KEY as RUN_KEY,  # re-exported: a run's block (aorta.gate.plugin writes it)
+)
+
 # Pairing spends degrees of freedom (df = pairs - 1, against m + n - 2 for independent runs): at 3 pairs
 # and the auto gate's look level (0.002) the paired MDE is 20.6 x the within-block run noise, against 7.6 x
 # the between-run noise unpaired at 3 v 3; at 5 pairs 5.9 x against 4.0 x, at 8 3.3 x against 2.8 x, at 12
@@ -29,7 +33,6 @@ from dataclasses import dataclass
 # design (how many blocks both sides hold), never by the result.
 MIN_PAIRS = 5
 LOOKS_KEY = "aorta_looks"  # in an auto gate's combined runs: {"looks": N}, the looks its verdicts used
-RUN_KEY = "aorta_run"  # in a run's JSON: {"seed", "kind", "selection", "sample", "start"} (aorta.gate.plugin)
 LEAN, FULL = "lean", "full"
 
 

@@ -14,6 +14,7 @@ from aorta.gate.comparison.compare import machine_label, mismatch_reason
 from aorta.gate.session.options import GateOptions, rank
 from aorta.gate.session.state import GateState
 from aorta.record.output_paths import OutputPathError, check_appendable, check_output_dir, check_output_file
+from aorta.record.run_set import read_runs
 
 
 def current_machine(config: pytest.Config) -> dict:
@@ -131,11 +132,13 @@ def load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, state
         else:
             path = bl.resolve(ref_name, opts.baseline_dir, key)
             baseline = bl.load_run(path)
-        bl.baseline_runs(baseline, source=str(path))  # every stored run is checked before any benchmark runs
+        # read once: this session's compares take these runs (GateState.baseline_runs)
+        held = read_runs(baseline)
+        bl.baseline_runs(held, source=str(path))  # every stored run is checked before any benchmark runs
     except ValueError as exc:  # a BaselineError, or the history's errors (HistoryError, NoHistoryBaseline)
         raise pytest.UsageError(f"--aorta-compare: {exc}") from None
-    state.baseline_path, state.baseline = path, baseline
-    state.lines += [f"aorta gate: note: {n}" for n in bl.repeated_run_notes(baseline, str(path))]
+    state.baseline_path, state.baseline, state.baseline_set = path, baseline, held
+    state.lines += [f"aorta gate: note: {n}" for n in bl.repeated_run_notes(held, str(path))]
     if allow or current is None:  # current is None only where mismatches are allowed
         return
     reason = mismatch_reason(baseline, current)
@@ -145,7 +148,7 @@ def load_baseline(config: pytest.Config, ref_name: str, opts: GateOptions, state
             f"{machine_label(current)} ({reason}); a baseline from another GPU model or backend is refused: "
             "compare with one saved on this machine, or pass --aorta-allow-mismatch to compare anyway"
         )
-    mixed = bl.mixed_machines(baseline, path)
+    mixed = bl.mixed_machines(held, path)
     if mixed:
         raise pytest.UsageError(f"--aorta-compare: {mixed}")
 

@@ -19,7 +19,7 @@ from aorta.gate.session.fresh import candidate, confirm_suspects, time_line, wal
 from aorta.gate.session.options import DEFAULT_GATE_RUNS, GateOptions, rank
 from aorta.gate.session.state import GATE_OPTIONS, GATE_STATE, GateState, baseline_label
 from aorta.processes import child_process
-from aorta.record.run_samples import stored_runs
+from aorta.record.run_set import read_runs
 
 
 def finish_gate(session: pytest.Session, exitstatus: int) -> None:
@@ -66,7 +66,8 @@ def finish_gate(session: pytest.Session, exitstatus: int) -> None:
     if baseline is not None:
         label = f"this run ({opts.runs} fresh processes)" if opts.orchestrates else "this run"
         ref_label = baseline_label(baseline, state.baseline_path)
-        comp = compare_runs(baseline, run, opts.settings, ref_label=ref_label, cand_label=label)
+        held, judged = state.baseline_runs() or baseline, read_runs(run)  # each read once, for every compare
+        comp = compare_runs(held, judged, opts.settings, ref_label=ref_label, cand_label=label)
         if state.auto is not None and state.auto.comparison is not None:  # auto: judged at its looks
             comp = state.auto.comparison
         elif int(exitstatus) == 0 and not comp.refused:
@@ -81,7 +82,7 @@ def finish_gate(session: pytest.Session, exitstatus: int) -> None:
                 return
             if extra:
                 comp = compare_runs(
-                    baseline, run, opts.settings, ref_label=ref_label, cand_label=label, extra_runs=extra
+                    held, judged, opts.settings, ref_label=ref_label, cand_label=label, extra_runs=extra
                 )
         state.comparison = comp
         code = overall_exit([comp])
@@ -189,7 +190,7 @@ def save_run(
         f"; noise profile: {profile.get('gateable', 0)} of {total} figures gateable (MDE at most "
         f"{opts.settings.max_mde * 100:.3g}% with {DEFAULT_GATE_RUNS} candidate runs)"
     )
-    n_blocks = len(blocks.paired_seeds(stored_runs(saved)))
+    n_blocks = len(blocks.paired_seeds(read_runs(saved).entries))
     pairs = (
         f"; {n_blocks} lean blocks a later compare pairs with (its runs past {n_blocks} repeat them)"
         if n_blocks

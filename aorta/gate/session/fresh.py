@@ -18,7 +18,6 @@ from aorta.gate.session import auto_runs, check_pass
 from aorta.gate.session.options import GateOptions, rank
 from aorta.gate.session.state import CODE_HASH, GATE_OPTIONS, GATE_STATE, GateState, baseline_label, say_to
 from aorta.gate.stats import sequential
-from aorta.record.run_samples import stored_runs
 
 
 # ------------------------------------------------------------------------------------------ the run
@@ -73,7 +72,8 @@ def run_auto_gate(config: pytest.Config, opts: GateOptions, state: GateState) ->
     assert state.runs_dir is not None
     out_dir, say = state.runs_dir, say_to(config)
     only_files: dict[tuple[str, ...], Path | None] = {}
-    entries = stored_runs(state.baseline) if state.baseline is not None else []
+    held = state.baseline_runs()
+    entries = list(held.entries) if held is not None else []
     seeds = blocks.paired_seeds(entries)
 
     def start(k: int, only, lean: bool) -> fresh_runs.ChildRun:
@@ -163,7 +163,7 @@ def auto_comparison(opts: GateOptions, state: GateState, full, restricted) -> Co
     docs, ids, lead = auto_docs(full, restricted, check)
     run = bl.combine_runs(docs, ids, check=lead)
     return compare_runs(
-        state.baseline,
+        state.baseline_runs() or state.baseline,
         run,
         opts.settings,
         ref_label=baseline_label(state.baseline, state.baseline_path),

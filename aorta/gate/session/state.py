@@ -12,6 +12,7 @@ from aorta.gate.comparison.compare import Comparison
 from aorta.gate.runs import fresh_runs
 from aorta.gate.session import auto_runs
 from aorta.gate.session.options import GateOptions
+from aorta.record.run_set import RunSet, read_runs
 
 
 @dataclass
@@ -20,6 +21,7 @@ class GateState:
 
     baseline: dict | None = None
     baseline_path: Path | None = None
+    baseline_set: RunSet | None = None  # the baseline's runs, read once: ``baseline_runs``
     runs_dir: Path | None = None  # where the fresh-process runs write their JSON and logs
     children: list[fresh_runs.ChildRun] = field(default_factory=list)
     json_target: object = None  # --benchmark-json of a run in fresh processes (a path, or an open file)
@@ -29,6 +31,14 @@ class GateState:
     started: float = field(
         default_factory=time.monotonic
     )  # the gate's start (its wall: aorta.gate.runs.run_wall)
+
+    def baseline_runs(self) -> RunSet | None:
+        """The baseline's runs (``aorta.record.run_set``), read once whatever asks; None without a baseline."""
+        if self.baseline is None:
+            return None
+        if self.baseline_set is None or self.baseline_set.doc is not self.baseline:
+            self.baseline_set = read_runs(self.baseline)
+        return self.baseline_set
 
 
 GATE_OPTIONS = pytest.StashKey[GateOptions]()

@@ -11,21 +11,18 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from aorta.gate.runs.blocks import RUN_KEY, block_key
+from aorta.gate.runs.blocks import block_key
 from aorta.gate.stats.schema import check_schema
 from aorta.record import RecordError
-from aorta.record.machines import machine_id
 from aorta.record.run_samples import (
     CANDIDATE_RUNS_KEY,
     DEVICE_TIME,
     RUNS_KEY,
     FigureSamples,
-    all_stored,
     figures,
-    repeated_entries,
     run_key,
-    stored_runs,
 )
+from aorta.record.run_set import BASELINE_RUNS_AT, RunSet, read_runs
 
 MAX_BASELINE_RUNS = 20  # the oldest runs are dropped past this (the save line says so)
 
@@ -35,18 +32,21 @@ MAX_ABS_SAMPLE = 1e15
 
 
 # ------------------------------------------------------------------------------ a baseline's runs
-def run_keys(doc: Mapping) -> list[str]:
+# Each question takes a document or its ``RunSet`` (``aorta.record.run_set.read_runs``): a caller that asks several
+# reads the document's runs once and passes the set.
+def run_keys(doc: Mapping | RunSet) -> list[str]:
     """The identity of each of ``doc``'s runs, in ``baseline_runs`` order."""
-    entries = stored_runs(doc)
-    if not entries:
-        return [run_key(baseline_runs(doc)[0], doc.get("datetime"))]
-    return [run_key(e.get("benchmarks") or {}, e.get("measured_at")) for e in entries]
+    rs = read_runs(doc)
+    if not rs.stored:
+        return [run_key(baseline_runs(rs)[0], rs.doc.get("datetime"))]
+    return [run_key(r.samples, r.measured_at) for r in rs.runs]
 
 
-def repeated_run_notes(doc: Mapping, source: str) -> list[str]:
+def repeated_run_notes(doc: Mapping | RunSet, source: str) -> list[str]:
     """One line per stored run that repeats an earlier one of ``doc`` (issue 38, case 12)."""
-    entries = all_stored(doc)
-    key = RUNS_KEY if (doc.get("aorta_baseline") or {}).get(RUNS_KEY) else CANDIDATE_RUNS_KEY
+    rs = read_runs(doc)
+    entries = rs.stored
+    key = RUNS_KEY if rs.stored_at == BASELINE_RUNS_AT else CANDIDATE_RUNS_KEY
 
     def name(i: int) -> str:
         e = entries[i]
@@ -55,44 +55,40 @@ def repeated_run_notes(doc: Mapping, source: str) -> list[str]:
 
     return [
         f"{source}: {name(i)} holds the same samples as {name(j)}: one run, counted once"
-        for i, j in repeated_entries(entries).items()
+        for i, j in rs.repeats.items()
     ]
 
 
-def run_ids(doc: Mapping) -> list[str]:
+def run_ids(doc: Mapping | RunSet) -> list[str]:
     """The ids of a document's runs, in ``baseline_runs`` order (``run1`` ... where none was stored)."""
-    stored = stored_runs(doc)
-    if not stored:
-        return ["run1"]
-    return [
-        str(e.get("id") or f"run{i + 1}") if isinstance(e, Mapping) else f"run{i + 1}"
-        for i, e in enumerate(stored)
-    ]
+    return list(read_runs(doc).ids)
 
 
-def run_blocks(doc: Mapping) -> list[str | None]:
+def run_blocks(doc: Mapping | RunSet) -> list[str | None]:
     """The block of each of a document's runs, in ``baseline_runs`` order (None: not recorded)."""
-    stored = stored_runs(doc)
-    if not stored:
-        return [block_key(doc.get(RUN_KEY))]
-    return [block_key(e.get("block")) if isinstance(e, Mapping) else None for e in stored]
+    return [block_key(b) for b in read_runs(doc).blocks]
 
 
-def run_machines(doc: Mapping) -> list[str]:
+def run_machines(doc: Mapping | RunSet) -> list[str]:
     """The machine of each of a document's runs, in ``baseline_runs`` order (``""``: not recorded)."""
-    stored = stored_runs(doc)
-    if not stored:
-        return [machine_id(doc)]
-    return [str(((e.get("machine") or {}) if isinstance(e, Mapping) else {}).get("id") or "") for e in stored]
+    return list(read_runs(doc).machines)
 
 
-def baseline_runs(doc: Mapping, source: str = "") -> list[dict[str, FigureSamples]]:
+def baseline_runs(doc: Mapping | RunSet, source: str = "") -> list[dict[str, FigureSamples]]:
     """A document's runs, oldest first, each ``{fullname: {figure: samples}}``; a document without stored
     runs (an older baseline, or a plain run file) is one run. ``RecordError`` names the file (``source``),
-    the run and the field when a stored sample is not a finite number, or a device time is negative."""
+    the run and the field when a stored sample is not a finite number, or a device time is negative. A
+    ``RunSet`` keeps the runs once checked: asked again, it gives them without reading them again."""
+    rs = read_runs(doc)
+    if not rs.checked:
+        rs.checked.append(_checked_runs(rs, source))
+    return list(rs.checked[0])
+
+
+def _checked_runs(rs: RunSet, source: str) -> list[dict[str, FigureSamples]]:
+    doc = rs.doc
     check_schema(doc, source)  # a newer aorta's baseline is not read as this one's (issue 38, case 3)
-    stored = all_stored(doc)  # every entry checked, named by its place in the file; a repeat counted once
-    again = repeated_entries(stored)
+    stored = rs.stored  # every entry checked, named by its place in the file; a repeat counted once
     where = f"{source}: " if source else ""
     if not stored:
         one: dict[str, FigureSamples] = {
@@ -103,7 +99,7 @@ def baseline_runs(doc: Mapping, source: str = "") -> list[dict[str, FigureSample
         return [one]
     out = []
     for i, entry in enumerate(stored):
-        key = "aorta_baseline.runs" if (doc.get("aorta_baseline") or {}).get(RUNS_KEY) else CANDIDATE_RUNS_KEY
+        key = rs.stored_at
         benches = entry.get("benchmarks") if isinstance(entry, Mapping) else None
         if not isinstance(benches, Mapping):
             raise RecordError(f"{where}{key}[{i}].benchmarks: missing or not a mapping")
@@ -118,7 +114,7 @@ def baseline_runs(doc: Mapping, source: str = "") -> list[dict[str, FigureSample
                     raise RecordError(f"{at}.{name}: expected a list of finite numbers")
                 run[fullname][name] = [float(v) for v in samples]
             _check(run[fullname], at)
-        if i not in again:
+        if i not in rs.repeats:
             out.append(run)
     return out
 
