@@ -88,7 +88,8 @@ class SessionState:
     # reference run (``record=False``) of a configuration that already ran is that result, not a second run.
     results: dict[tuple, Any] = field(default_factory=dict)
     # Reference runs made here and recorded with no benchmark of their own (hetero_kernels' tiny kernels alone):
-    # their timed rounds are counted with the benchmark that reads them (``reference_timed_s``).
+    # their timed rounds are counted with the benchmark that reads them (``reference_timed_s``), and their
+    # phases recorded with it (``reference_phase_s``).
     unrecorded: weakref.WeakValueDictionary = field(default_factory=weakref.WeakValueDictionary)
 
 
@@ -569,6 +570,11 @@ def hw_queue(
         if record:
             if reference is not None and state.unrecorded.get(id(reference)) is reference:
                 result.record.details["reference_timed_s"] = round(reference.run.host_total_ms / 1e3, 4)
+                # Its other phases too: where the rest of a run's test seconds went (the ledger's "checks and
+                # passes" holds them; without this line they showed in no benchmark's host_phase_s).
+                result.record.details["reference_phase_s"] = dict(
+                    reference.record.details.get("host_phase_s", {})
+                )
             benchmark.group = workload_cls.spec.name
             write_record(benchmark, result.record)
             replay_into(benchmark, state.clock, result.run.per_iteration_ms)

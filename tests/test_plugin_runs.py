@@ -159,6 +159,10 @@ def test_hetero_reports_latency_alone_and_beside_gemms(p0_run):
         assert not names & set(extra["metrics"])
         assert all("CPU backend" in extra["unavailable"][name] for name in names)
         assert extra["workload_info"]["with_gemms"] is True
+        # The tiny kernels' run alone is recorded with this benchmark: its timed seconds and its phases.
+        alone = extra["reference_phase_s"]
+        assert {"setup", "check", "timed_rounds", "figures"} <= set(alone)
+        assert alone["timed_rounds"] >= extra["reference_timed_s"] > 0
 
 
 BROKEN = """
