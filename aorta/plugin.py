@@ -43,6 +43,7 @@ from aorta.options import (
     parse_warmup,
 )
 from aorta.record import BenchRecord, child_status, write_record
+from aorta.record.bench import MEASURED_AS_REFERENCE
 from aorta.record.output_arguments import (
     check_option_outputs,
     check_outputs,
@@ -91,6 +92,10 @@ class SessionState:
     # their timed rounds are counted with the benchmark that reads them (``reference_timed_s``), and their
     # phases recorded with it (``reference_phase_s``).
     unrecorded: weakref.WeakValueDictionary = field(default_factory=weakref.WeakValueDictionary)
+    # Reference runs that timed the plan's rounds, by configuration, until a benchmark of that configuration
+    # records one (tiny_kernel_stress's one-stream run, made first as a 4- or 16-stream run's reference): that
+    # benchmark records this run rather than measure the same configuration twice in one session.
+    reusable: dict[tuple, Any] = field(default_factory=dict)
 
 
 OPTIONS = pytest.StashKey[AortaOptions]()
@@ -519,7 +524,8 @@ def hw_queue(
     Skips below the workload's minimum or above its maximum stream count; a wrong result or an
     out-of-memory size fails the test with the reason; the rest of the run goes on. A reference run of a
     configuration that already ran in this session (tiny_kernel_stress's one-stream run, recorded as its own
-    benchmark) is not run again: that run's result is the reference.
+    benchmark) is not run again: that run's result is the reference. Alike, a benchmark whose configuration
+    already ran here as a reference run of the plan's rounds records that run (``MEASURED_AS_REFERENCE``).
     """
     state = request.config.stash[STATE]
 
@@ -531,6 +537,9 @@ def hw_queue(
         workload = workload_cls(aorta_device, n_streams, **kwargs)
         if not record and workload.identity() in state.results:
             return state.results[workload.identity()]
+        reused = state.reusable.pop(workload.identity(), None) if record and reference is None else None
+        if reused is not None:
+            return _record_run(request, benchmark, state, workload_cls, reused, reused=True)
         try:
             streams = workload.make_streams()
             result = run_workload(
@@ -567,22 +576,34 @@ def hw_queue(
         state.results[workload.identity()] = replace(result, traced=None)
         if not record:
             state.unrecorded[id(result)] = result
-        if record:
-            if reference is not None and state.unrecorded.get(id(reference)) is reference:
-                result.record.details["reference_timed_s"] = round(reference.run.host_total_ms / 1e3, 4)
-                # Its other phases too: where the rest of a run's test seconds went (the ledger's "checks and
-                # passes" holds them; without this line they showed in no benchmark's host_phase_s).
-                result.record.details["reference_phase_s"] = dict(
-                    reference.record.details.get("host_phase_s", {})
-                )
-            benchmark.group = workload_cls.spec.name
-            write_record(benchmark, result.record)
-            replay_into(benchmark, state.clock, result.run.per_iteration_ms)
-            state.rows.append(_summary_row(request.node.name, result.record))
-            request.config.hook.pytest_aorta_bench_result(item=request.node, result=result)
-        return result
+            if workload.reference_reads_timed_rounds():  # it timed the plan's rounds: a benchmark's own run
+                state.reusable[workload.identity()] = result
+            return result
+        if reference is not None and state.unrecorded.get(id(reference)) is reference:
+            result.record.details["reference_timed_s"] = round(reference.run.host_total_ms / 1e3, 4)
+            # Its other phases too: where the rest of a run's test seconds went (the ledger's "checks and
+            # passes" holds them; without this line they showed in no benchmark's host_phase_s).
+            result.record.details["reference_phase_s"] = dict(
+                reference.record.details.get("host_phase_s", {})
+            )
+        return _record_run(request, benchmark, state, workload_cls, result)
 
     return run
+
+
+def _record_run(request, benchmark, state: SessionState, workload_cls, result, *, reused: bool = False):
+    """Record ``result`` as this test's benchmark: its extra_info, pytest-benchmark's stats, the summary row."""
+    if reused:
+        result.record.details[MEASURED_AS_REFERENCE] = (
+            "this configuration ran once in this session, first as the reference of an earlier benchmark; "
+            "that run is recorded here, not measured again"
+        )
+    benchmark.group = workload_cls.spec.name
+    write_record(benchmark, result.record)
+    replay_into(benchmark, state.clock, result.run.per_iteration_ms)
+    state.rows.append(_summary_row(request.node.name, result.record))
+    request.config.hook.pytest_aorta_bench_result(item=request.node, result=result)
+    return result
 
 
 def _summary_row(name: str, record: BenchRecord) -> dict:

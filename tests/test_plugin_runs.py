@@ -165,6 +165,42 @@ def test_hetero_reports_latency_alone_and_beside_gemms(p0_run):
         assert alone["timed_rounds"] >= extra["reference_timed_s"] > 0
 
 
+REFERENCE_FIRST = """
+from aorta.hw_queue.workloads.tiny_kernel_stress import TinyKernelStress
+
+
+def test_two_streams_first(hw_queue):
+    one = hw_queue(TinyKernelStress, 1, mode="eager", record=False)
+    hw_queue(TinyKernelStress, 2, mode="eager", reference=one)
+
+
+def test_one_stream_after(hw_queue):
+    hw_queue(TinyKernelStress, 1, mode="eager")
+"""
+
+
+def test_a_benchmark_whose_configuration_ran_as_a_reference_records_that_run(run_pytest, pytester):
+    # The one-stream configuration runs first as the two-stream benchmark's reference: the one-stream benchmark
+    # after it records that run (the same samples the two-stream one reads), said in its record, and the run
+    # ledger counts its timed seconds once (with the benchmark that read it).
+    pytester.makepyfile(test_ref=REFERENCE_FIRST)
+    out = pytester.path / "run.json"
+    result = run_pytest("--aorta-rounds=3", "--aorta-warmup=1", f"--benchmark-json={out}")
+    result.assert_outcomes(passed=2)
+    by_name = {b["name"]: b["extra_info"] for b in json.loads(out.read_text())["benchmarks"]}
+    two, one = by_name["test_two_streams_first"], by_name["test_one_stream_after"]
+    beside = two["metrics"]["one_stream_us_per_launch"]
+    assert beside["samples"] == one["metrics"]["us_per_launch"]["samples"]
+    assert "first as the reference of an earlier benchmark" in one["measured_as_reference"]
+    assert "measured_as_reference" not in two
+    assert two["reference_timed_s"] == one["timed_s"] > 0
+
+    from aorta.gate.session.wall_record import WallRecorder
+
+    wall = WallRecorder(None).record([{"extra_info": two}, {"extra_info": one}])  # type: ignore[arg-type]
+    assert wall["timed_s"] == pytest.approx(two["timed_s"] + two["reference_timed_s"], abs=2e-3)
+
+
 BROKEN = """
 import torch
 import pytest

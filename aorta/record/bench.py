@@ -122,6 +122,12 @@ class BenchRecord:
         return record
 
 
+# In a benchmark's record: its run was made earlier in the session as another benchmark's reference (the same
+# configuration), and is recorded here rather than measured twice. Its timed seconds were counted with that
+# benchmark (``reference_timed_s``): the gate's ledger does not count them again.
+MEASURED_AS_REFERENCE = "measured_as_reference"
+
+
 def write_record(benchmark: Any, record: BenchRecord) -> None:
     """The one writer of a benchmark's ``extra_info`` (pytest-benchmark's ``benchmark`` fixture): ``record`` as
     ``to_extra_info`` gives it, over what an earlier write left (the ``hw_queue`` fixture writes the run's
