@@ -131,18 +131,10 @@ def check_against_one_stream(device, workload: Workload, streams) -> tuple[Any, 
     return reference, written
 
 
-# Eager iterations on a side stream before a graph capture: 2 after a full run's check; 1 in a lean run, whose warm
-# iteration (``_warm``) has already loaded the libraries and allocated the workspaces on the streams.
-CAPTURE_WARMUP = 2
-LEAN_CAPTURE_WARMUP = 1
-
-
-def _graph_step(device, workload: Workload, streams, reference, written: list, warmup: int = CAPTURE_WARMUP):
+def _graph_step(device, workload: Workload, streams, reference, written: list):
     """Capture one multi-stream iteration as a graph, check one replay, return the replay step."""
     rec = RoundRecorder(device, streams, record_intervals=False)
-    replay = device.capture_graph(
-        lambda: run_forked(device, streams, lambda: workload.step(rec)), warmup=warmup
-    )
+    replay = device.capture_graph(lambda: run_forked(device, streams, lambda: workload.step(rec)))
     _poison_written(workload, written)
     replay()
     device.synchronize()  # the replayed result is read next
@@ -193,10 +185,7 @@ def run_workload(
     reference, written = (
         _warm(device, workload, streams, phases) if lean else _check(device, workload, streams, phases)
     )
-    warmup = LEAN_CAPTURE_WARMUP if lean else CAPTURE_WARMUP
-    chosen, no_intervals = _choose_mode(
-        device, workload, streams, plan, mode, reference, written, phases, warmup
-    )
+    chosen, no_intervals = _choose_mode(device, workload, streams, plan, mode, reference, written, phases)
     timed = _time(device, workload, chosen, review, test_slowdown, phases, slowdown_store, timed_rounds)
     kernel_pass = not lean or workload.has_kernel_figures()
     if kernel_pass:
@@ -288,7 +277,6 @@ def _choose_mode(
     reference,
     written: list,
     phases: _Phases,
-    capture_warmup: int = CAPTURE_WARMUP,
 ) -> tuple[run_mode.RoundMode, str | None]:
     """Choose mode: the round to time (eager, a launch hold, or a graph replay captured and checked here), and
     why the workload gives no interval figures whatever the device (None when it may)."""
@@ -298,7 +286,7 @@ def _choose_mode(
         streams,
         plan,
         mode,
-        lambda: _graph_step(device, workload, streams, reference, written, capture_warmup),
+        lambda: _graph_step(device, workload, streams, reference, written),
     )
     no_intervals = workload.interval_unavailable_reason()
     phases.done("mode")
