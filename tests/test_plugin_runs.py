@@ -166,6 +166,7 @@ def test_hetero_reports_latency_alone_and_beside_gemms(p0_run):
 
 
 REFERENCE_FIRST = """
+from aorta.hw_queue.workloads.hetero_kernels import HeteroKernels
 from aorta.hw_queue.workloads.tiny_kernel_stress import TinyKernelStress
 
 
@@ -176,6 +177,19 @@ def test_two_streams_first(hw_queue):
 
 def test_one_stream_after(hw_queue):
     hw_queue(TinyKernelStress, 1, mode="eager")
+
+
+def test_one_stream_again(hw_queue):
+    hw_queue(TinyKernelStress, 1, mode="eager")
+
+
+def test_hetero(hw_queue):
+    alone = hw_queue(HeteroKernels, 2, with_gemms=False, record=False)
+    hw_queue(HeteroKernels, 2, reference=alone)
+
+
+def test_hetero_alone_recorded(hw_queue):
+    hw_queue(HeteroKernels, 2, with_gemms=False)
 """
 
 
@@ -186,13 +200,23 @@ def test_a_benchmark_whose_configuration_ran_as_a_reference_records_that_run(run
     pytester.makepyfile(test_ref=REFERENCE_FIRST)
     out = pytester.path / "run.json"
     result = run_pytest("--aorta-rounds=3", "--aorta-warmup=1", f"--benchmark-json={out}")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=5)
     by_name = {b["name"]: b["extra_info"] for b in json.loads(out.read_text())["benchmarks"]}
-    two, one = by_name["test_two_streams_first"], by_name["test_one_stream_after"]
+    two, one, again = (
+        by_name[f"test_{n}"] for n in ("two_streams_first", "one_stream_after", "one_stream_again")
+    )
     beside = two["metrics"]["one_stream_us_per_launch"]
     assert beside["samples"] == one["metrics"]["us_per_launch"]["samples"]
     assert "first as the reference of an earlier benchmark" in one["measured_as_reference"]
     assert "measured_as_reference" not in two
+    # Once: a second benchmark of the configuration measures it again.
+    assert "measured_as_reference" not in again
+    assert again["metrics"]["us_per_launch"]["samples"] != one["metrics"]["us_per_launch"]["samples"]
+    # Only a reference that timed the plan's rounds: hetero_kernels' alone run times one, so the benchmark of
+    # that configuration measures its own 3.
+    alone = by_name["test_hetero_alone_recorded"]
+    assert "measured_as_reference" not in alone
+    assert len(alone["device_ms_per_iteration"]) == 3  # one per round (one iteration a round at smoke size)
     assert two["reference_timed_s"] == one["timed_s"] > 0
 
     from aorta.gate.session.wall_record import WallRecorder
