@@ -59,7 +59,7 @@ def pytest_aorta_bench_result(item: pytest.Item, result: BenchResult) -> None:
     """One hardware-queue benchmark's result, once the ``hw_queue`` fixture has recorded it.
 
     Called by the ``hw_queue`` fixture (``aorta.plugin``) for each recorded run (not for a reference run,
-    ``record=False``), during the test. Implemented by ``aorta.report.plugin``, which keeps the result on the
+    ``record=False``, until a benchmark of its configuration records it: then during that test), during the test. Implemented by ``aorta.report.plugin``, which keeps the result on the
     item and writes its Chrome trace after the test (``--aorta-trace-dir``). For example:
 
     .. sourcecode:: python
